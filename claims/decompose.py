@@ -1,0 +1,130 @@
+"""Decomposition: answer text -> list[Claim].
+
+The offline :class:`SentenceDecomposer` makes one claim per sentence. It understands the
+shape of chat answers: markdown headings become non-check-worthy claims, list items are
+split on their own (the bullet or number is not part of the claim), and citation markers
+such as ``[2]`` or ``[1, 3]`` are cut out of the claim's character spans, so a claim's
+text is always exactly the concatenation of the answer characters it covers.
+
+A later :class:`Decomposer` (an LLM producing atomic claims) plugs in through the same
+protocol.
+"""
+from __future__ import annotations
+
+import functools
+import re
+from typing import Protocol, runtime_checkable
+
+from claims.text import CITATION_RE, WORD_RE
+from claims.types import Claim
+
+HEADING_RE = re.compile(r"^\s{0,3}(#{1,6})\s+")
+BOLD_LINE_RE = re.compile(r"^\s*(\*\*|__)[^*_]+(\*\*|__):?\s*$")
+LIST_RE = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+")
+EMPHASIS_RE = re.compile(r"\*\*|__|`")
+
+
+@runtime_checkable
+class Decomposer(Protocol):
+    """Turns an answer into claims whose ``char_spans`` point into that answer."""
+
+    name: str
+
+    def decompose(self, answer: str) -> list[Claim]: ...
+
+
+@functools.lru_cache(maxsize=1)
+def _sentencizer():
+    import spacy
+
+    nlp = spacy.blank("en")
+    nlp.add_pipe("sentencizer")
+    return nlp
+
+
+def split_sentences(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int]]:
+    """Sentence ``(start, end)`` spans of ``text[start:end]`` in absolute offsets.
+
+    Uses spaCy's rule-based sentencizer on a blank English pipeline (no model download);
+    its tokenizer keeps abbreviations ("e.g.", "Dr.", "U.S.") and decimals in one token.
+    """
+    end = len(text) if end is None else end
+    doc = _sentencizer()(text[start:end])
+    spans = []
+    for sent in doc.sents:
+        s, e = _strip(text, start + sent.start_char, start + sent.end_char)
+        if e > s:
+            spans.append((s, e))
+    return spans
+
+
+def _strip(text: str, s: int, e: int) -> tuple[int, int]:
+    while s < e and text[s].isspace():
+        s += 1
+    while e > s and text[e - 1].isspace():
+        e -= 1
+    return s, e
+
+
+def cut_spans(text: str, s: int, e: int) -> tuple[tuple[int, int], ...]:
+    """Split ``[s, e)`` around citation markers and markdown emphasis, trimming whitespace."""
+    cuts = [(m.start(), m.end()) for m in CITATION_RE.finditer(text, s, e)]
+    cuts += [(m.start(), m.end()) for m in EMPHASIS_RE.finditer(text, s, e)]
+    spans, pos = [], s
+    for cs, ce in sorted(cuts):
+        if cs > pos:
+            spans.append((pos, cs))
+        pos = max(pos, ce)
+    if pos < e:
+        spans.append((pos, e))
+    out = []
+    for i, (a, b) in enumerate(spans):
+        if i == 0:  # leading whitespace of the claim
+            a, b = _strip(text, a, b)[0], b
+        if i == len(spans) - 1:
+            b = _strip(text, a, b)[1]
+        if b > a and text[a:b].strip():
+            out.append((a, b))
+    # A cut before final punctuation ("big [2].") must not leave "big ." behind.
+    return tuple(out)
+
+
+def spans_text(text: str, spans: tuple[tuple[int, int], ...]) -> str:
+    return "".join(text[a:b] for a, b in spans)
+
+
+class SentenceDecomposer:
+    """Offline, deterministic: one claim per sentence, per list item, per heading."""
+
+    name = "sentence"
+
+    def decompose(self, answer: str) -> list[Claim]:
+        claims: list[Claim] = []
+        pos = 0
+        for line in answer.splitlines(keepends=True):
+            ls, le = pos, pos + len(line)
+            pos = le
+            if not line.strip():
+                continue
+            heading = HEADING_RE.match(line) or BOLD_LINE_RE.match(line)
+            if heading:
+                body = ls + (heading.end() if HEADING_RE.match(line) else 0)
+                spans = cut_spans(answer, body, le)
+                claims.append(
+                    Claim(spans_text(answer, spans), spans, sentence=len(claims),
+                          check_worthy=False, note="heading")
+                )
+                continue
+            marker = LIST_RE.match(line)
+            body = ls + (marker.end() if marker else 0)
+            for s, e in split_sentences(answer, body, le):
+                spans = cut_spans(answer, s, e)
+                text = spans_text(answer, spans)
+                if not text:
+                    continue
+                worthy = WORD_RE.search(text) is not None
+                claims.append(
+                    Claim(text, spans, sentence=len(claims), check_worthy=worthy,
+                          note=None if worthy else "no words to check")
+                )
+        return claims

@@ -1,0 +1,39 @@
+"""franq: claim-level factuality of RAG answers with FRANQ.
+
+    >>> import franq
+    >>> result = franq.score(question, passages, answer)
+    >>> for c in result.claims: print(c.p_true, c.claim.text)
+
+Heavy modules (torch, transformers) load on first use of ``score``, ``Franq`` or
+``CausalLM``, so ``import franq`` stays fast.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from claims.types import Claim
+from franq.config import FranqConfig
+from franq.errors import ContextOverflowError, FranqError, InputError, ModelNotFoundError
+from franq.types import AnswerScore, ClaimScore, Passage
+
+if TYPE_CHECKING:
+    from franq.lm import CausalLM
+    from franq.pipeline import Franq, score
+
+__version__ = "0.1.0"
+__all__ = [
+    "AnswerScore", "CausalLM", "Claim", "ClaimScore", "ContextOverflowError", "Franq",
+    "FranqConfig", "FranqError", "InputError", "ModelNotFoundError", "Passage", "score",
+]
+
+
+def __getattr__(name: str):
+    if name in ("Franq", "score"):
+        from franq import pipeline
+
+        return getattr(pipeline, name)
+    if name == "CausalLM":
+        from franq.lm import CausalLM
+
+        return CausalLM
+    raise AttributeError(f"module 'franq' has no attribute {name!r}")

@@ -1,0 +1,3 @@
+from franq.cli import main
+
+main()

@@ -1,0 +1,123 @@
+"""Validation of user input at the public boundary (API, JSON and JSONL readers).
+
+Every error is an :class:`~franq.errors.InputError` that names the field, what was
+expected and what arrived, e.g. ``"line 12: 'passages' must be a list, got dict"``.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from franq.errors import InputError
+from franq.types import Passage
+
+KNOWN_FIELDS = {"id", "question", "passages", "answer", "claims"}
+
+
+@dataclass(frozen=True)
+class Example:
+    question: str
+    passages: tuple[Passage, ...]
+    answer: str
+    id: str | None = None
+    claims: tuple[str, ...] | None = None
+
+    def stable_id(self) -> str:
+        """The given id, or a content hash so reruns give the same id."""
+        if self.id is not None:
+            return self.id
+        blob = json.dumps([self.question, [(p.title, p.text) for p in self.passages], self.answer],
+                          ensure_ascii=False)
+        return "sha1:" + hashlib.sha1(blob.encode()).hexdigest()[:16]
+
+
+def _prefix(where: str) -> str:
+    return f"{where}: " if where else ""
+
+
+def _type(v: Any) -> str:
+    return type(v).__name__
+
+
+def parse_text(value: Any, field: str, where: str = "", *, allow_empty: bool = False) -> str:
+    if not isinstance(value, str):
+        raise InputError(f"{_prefix(where)}'{field}' must be a string, got {_type(value)}")
+    if not allow_empty and not value.strip():
+        raise InputError(f"{_prefix(where)}'{field}' is empty")
+    return value
+
+
+def parse_passages(value: Any, where: str = "") -> tuple[Passage, ...]:
+    """Accept a list of strings, ``{"title", "text"}`` objects or :class:`Passage`."""
+    if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
+        raise InputError(f"{_prefix(where)}'passages' must be a list of strings or "
+                         f"{{'title', 'text'}} objects, got {_type(value)}")
+    if not value:
+        raise InputError(f"{_prefix(where)}'passages' is an empty list; give at least one passage")
+    out = []
+    for i, p in enumerate(value):
+        field = f"passages[{i}]"
+        if isinstance(p, Passage):
+            out.append(p)
+        elif isinstance(p, str):
+            out.append(Passage(parse_text(p, field, where)))
+        elif isinstance(p, Mapping):
+            extra = set(p) - {"title", "text"}
+            if extra:
+                raise InputError(f"{_prefix(where)}'{field}' has unknown keys {sorted(extra)}; "
+                                 f"expected 'title' and 'text'")
+            if "text" not in p:
+                raise InputError(f"{_prefix(where)}'{field}' has no 'text'")
+            title = p.get("title") or ""
+            out.append(Passage(parse_text(p["text"], f"{field}.text", where),
+                               parse_text(title, f"{field}.title", where, allow_empty=True)))
+        else:
+            raise InputError(f"{_prefix(where)}'{field}' must be a string or a {{'title', 'text'}} "
+                             f"object, got {_type(p)}")
+    return tuple(out)
+
+
+def parse_claims(value: Any, where: str = "") -> tuple[str, ...] | None:
+    if value is None:
+        return None
+    if isinstance(value, str) or not isinstance(value, Sequence):
+        raise InputError(f"{_prefix(where)}'claims' must be a list of strings, got {_type(value)}")
+    return tuple(parse_text(c, f"claims[{i}]", where) for i, c in enumerate(value))
+
+
+def parse_example(obj: Any, where: str = "") -> Example:
+    """Validate one JSON object ``{"id", "question", "passages", "answer", "claims"?}``."""
+    if not isinstance(obj, Mapping):
+        raise InputError(f"{_prefix(where)}expected a JSON object, got {_type(obj)}")
+    unknown = set(obj) - KNOWN_FIELDS
+    if unknown:
+        raise InputError(f"{_prefix(where)}unknown field(s) {sorted(unknown)}; "
+                         f"expected {sorted(KNOWN_FIELDS)}")
+    for field in ("question", "passages", "answer"):
+        if field not in obj:
+            raise InputError(f"{_prefix(where)}missing field '{field}'")
+    ident = obj.get("id")
+    if ident is not None and (isinstance(ident, bool) or not isinstance(ident, (str, int))):
+        raise InputError(f"{_prefix(where)}'id' must be a string or an integer, got {_type(ident)}")
+    return Example(
+        question=parse_text(obj["question"], "question", where),
+        passages=parse_passages(obj["passages"], where),
+        answer=parse_text(obj["answer"], "answer", where),
+        id=None if ident is None else str(ident),
+        claims=parse_claims(obj.get("claims"), where),
+    )
+
+
+def _reject_constant(name: str) -> float:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def parse_json_line(line: str, where: str) -> Example:
+    try:
+        obj = json.loads(line, parse_constant=_reject_constant)
+    except ValueError as exc:
+        raise InputError(f"{where}: not valid JSON ({exc})") from None
+    return parse_example(obj, where)

@@ -1,0 +1,197 @@
+"""Franq: owns the loaded components and runs the stages in order:
+
+    decompose -> align -> token log-probs (with / without passages) -> scorers
+    -> faithfulness -> mix
+
+Forward passes and faithfulness calls are batched across all answers of a call to
+:meth:`Franq.score_many`.
+"""
+from __future__ import annotations
+
+import functools
+import logging
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from claims.align import align_claims, locate_claim
+from claims.decompose import Decomposer, SentenceDecomposer
+from claims.types import Claim
+from franq.config import FranqConfig
+from franq.faithfulness.base import FaithfulnessBackend
+from franq.faithfulness.lexical import LexicalFaithfulness
+from franq.io import Example, parse_claims, parse_passages, parse_text
+from franq.lm import CausalLM, Generation
+from franq.mix import mix
+from franq.scorers.base import ClaimContext
+from franq.scorers.claim_prob import MaxClaimProbabilityScorer
+from franq.scorers.parametric import ParametricKnowledgeScorer
+from franq.types import AnswerScore, ClaimScore, Passage
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class _Work:
+    """One answer on its way through the stages."""
+
+    example: Example
+    claims: list[Claim]
+    answer_ids: list[int]
+    rag_ids: tuple[int, ...] | None
+    closed_ids: tuple[int, ...]
+    rag_logprobs: np.ndarray | None = None
+    closed_logprobs: np.ndarray | None = None
+    warnings: list[str] = field(default_factory=list)
+
+
+def passages_context(passages: Sequence[Passage]) -> str:
+    """The faithfulness context: all passages, titles first, separated by blank lines."""
+    return "\n\n".join(f"{p.title}. {p.text}" if p.title else p.text for p in passages)
+
+
+class Franq:
+    """FRANQ long-form scoring (paper section 2).
+
+    ``uq_faith`` defaults to Max Claim Probability p(c|x,r) and ``uq_unfaith`` to
+    Parametric Knowledge p(c|x); ``faithfulness`` to the lexical backend. The result for
+    each claim is ``P(true) = P_f * UQ_faith + (1 - P_f) * UQ_unfaith`` (uncalibrated).
+    """
+
+    def __init__(self, lm: CausalLM, *, decomposer: Decomposer | None = None,
+                 faithfulness: FaithfulnessBackend | None = None,
+                 on_overflow: str = "truncate", max_batch_tokens: int = 4096,
+                 max_new_tokens: int = 256):
+        self.lm = lm
+        self.decomposer = decomposer or SentenceDecomposer()
+        self.faithfulness = faithfulness or LexicalFaithfulness()
+        self.uq_faith = MaxClaimProbabilityScorer()
+        self.uq_unfaith = ParametricKnowledgeScorer()
+        self.on_overflow = on_overflow
+        self.max_batch_tokens = max_batch_tokens
+        self.max_new_tokens = max_new_tokens
+
+    @classmethod
+    def from_config(cls, config: FranqConfig | None = None) -> Franq:
+        config = config or FranqConfig()
+        lm = CausalLM.load(config.model, gguf_file=config.gguf_file, device=config.device, dtype=config.dtype)
+        return cls(lm, decomposer=SentenceDecomposer(), faithfulness=LexicalFaithfulness(),
+                   on_overflow=config.on_overflow, max_batch_tokens=config.max_batch_tokens,
+                   max_new_tokens=config.max_new_tokens)
+
+    # ------------------------------------------------------------------ public API
+    def score(self, question: str, passages: Sequence[str | dict | Passage], answer: str, *,
+              claims: Sequence[str] | None = None) -> AnswerScore:
+        """Score an existing answer, claim by claim. ``claims`` (optional) gives the claims
+        as text instead of decomposing the answer; each is located in the answer."""
+        example = Example(parse_text(question, "question"), parse_passages(passages),
+                          parse_text(answer, "answer"), claims=parse_claims(claims))
+        return self.score_many([example])[0]
+
+    def score_many(self, examples: Iterable[Example]) -> list[AnswerScore]:
+        """Score validated examples together, batching forward passes across them."""
+        work = [self._prepare(ex) for ex in examples]
+        return self._finish(work)
+
+    def answer(self, question: str, passages: Sequence[str | dict | Passage], *,
+               max_new_tokens: int | None = None) -> AnswerScore:
+        """Generate a greedy answer with the passages and score it. The generation's own
+        log-probabilities serve as p(c|x,r): only the closed-book pass is run again."""
+        question = parse_text(question, "question")
+        passages = parse_passages(passages)
+        n = max_new_tokens or self.max_new_tokens
+        prompt = self.lm.rag_prompt(question, passages, reserve=n, on_overflow=self.on_overflow)
+        gen = self.lm.generate(prompt.ids, max_new_tokens=n)
+        if not gen.token_ids:
+            raise ValueError("the model generated an empty answer")
+        example = Example(question, passages, gen.text)
+        w = self._prepare(example, generation=gen)
+        w.warnings[:0] = prompt.warnings
+        return self._finish([w])[0]
+
+    # ------------------------------------------------------------------ stages
+    def _prepare(self, ex: Example, generation: Generation | None = None) -> _Work:
+        if generation is None:
+            answer_ids, offsets = self.lm.encode_answer(ex.answer)
+        else:
+            answer_ids, offsets = list(generation.token_ids), list(generation.offsets)
+        if ex.claims is None:
+            claims = self.decomposer.decompose(ex.answer)
+        else:
+            claims = [locate_claim(ex.answer, c, sentence=i) for i, c in enumerate(ex.claims)]
+        claims = align_claims(ex.answer, claims, offsets, answer_ids)
+        closed = self.lm.closed_book_prompt(ex.question)
+        if generation is None:
+            rag = self.lm.rag_prompt(ex.question, ex.passages, reserve=len(answer_ids),
+                                     on_overflow=self.on_overflow)
+            return _Work(ex, claims, answer_ids, rag.ids, closed.ids, warnings=list(rag.warnings))
+        return _Work(ex, claims, answer_ids, None, closed.ids,
+                     rag_logprobs=np.asarray(generation.token_logprobs, dtype=np.float64))
+
+    def _finish(self, work: list[_Work]) -> list[AnswerScore]:
+        self._forward(work)
+        contexts: list[ClaimContext] = []
+        pairs: list[tuple[str, str]] = []
+        for w in work:
+            ctx = passages_context(w.example.passages)
+            for c in w.claims:
+                if c.check_worthy and c.is_aligned:
+                    contexts.append(ClaimContext(c, w.rag_logprobs, w.closed_logprobs))
+                    pairs.append((ctx, c.text))
+        if contexts:
+            log_faith = self.uq_faith.log_score(contexts)
+            log_unfaith = self.uq_unfaith.log_score(contexts)
+            p_faith, p_unfaith = np.exp(log_faith), np.exp(log_unfaith)
+            p_f = np.clip(np.asarray(self.faithfulness.predict(pairs), dtype=np.float64), 0.0, 1.0)
+            p_true = mix(p_f, p_faith, p_unfaith)
+        scored = iter(range(len(contexts)))
+        results = []
+        for w in work:
+            out = []
+            for c in w.claims:
+                if not c.check_worthy:
+                    out.append(ClaimScore(c, "not_check_worthy"))
+                elif not c.is_aligned:
+                    out.append(ClaimScore(c, "unaligned"))
+                else:
+                    k = next(scored)
+                    out.append(ClaimScore(
+                        c, "scored", p_faithful=float(p_f[k]), p_true_if_faithful=float(p_faith[k]),
+                        p_true_if_unfaithful=float(p_unfaith[k]), p_true=float(p_true[k]),
+                        components={
+                            self.uq_faith.name: float(p_faith[k]),
+                            f"{self.uq_faith.name}_logprob": float(log_faith[k]),
+                            self.uq_unfaith.name: float(p_unfaith[k]),
+                            f"{self.uq_unfaith.name}_logprob": float(log_unfaith[k]),
+                            "n_tokens": float(len(c.token_positions)),
+                        }))
+            results.append(AnswerScore(
+                question=w.example.question, answer=w.example.answer, claims=tuple(out), mode="long",
+                model=self.lm.name, faithfulness=self.faithfulness.name, warnings=tuple(w.warnings)))
+        return results
+
+    def _forward(self, work: list[_Work]) -> None:
+        """All with-passage and closed-book passes of all answers in one batched call."""
+        items, slots = [], []
+        for w in work:
+            if w.rag_logprobs is None:
+                items.append((w.rag_ids, w.answer_ids))
+                slots.append((w, "rag_logprobs"))
+            items.append((w.closed_ids, w.answer_ids))
+            slots.append((w, "closed_logprobs"))
+        for (w, attr), lp in zip(slots, self.lm.continuation_logprobs(items, max_batch_tokens=self.max_batch_tokens)):
+            setattr(w, attr, lp)
+
+
+@functools.lru_cache(maxsize=1)
+def default_franq() -> Franq:
+    """The embedded default pipeline, loaded on first use and reused."""
+    return Franq.from_config(FranqConfig())
+
+
+def score(question: str, passages: Sequence[str | dict | Passage], answer: str, *,
+          claims: Sequence[str] | None = None) -> AnswerScore:
+    """Score ``answer`` to ``question`` given the retrieved ``passages`` with the default
+    (embedded) pipeline. See :meth:`Franq.score`."""
+    return default_franq().score(question, passages, answer, claims=claims)

@@ -1,0 +1,104 @@
+"""Shared fixtures: tiny random causal LMs built from configs (no network), saved in the
+Hugging Face format and loaded through franq's real loading code."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+CHATML = (
+    "{% for message in messages %}{{ '<|im_start|>' + message['role'] + '\n' + message['content'] "
+    "+ '<|im_end|>\n' }}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}"
+)
+
+CORPUS = [
+    "The Eiffel Tower is a wrought-iron lattice tower in Paris, France, built from 1887 to 1889.",
+    "Gustave Eiffel was a French civil engineer who designed bridges and the tower.",
+    "Paris is the capital of France. Lyon and Marseille are large French cities.",
+    "Question: Answer: Passages: What is the capital? Who designed it? When was it built?",
+    "- item one\n- item two\n1. first [1] [2] [3] 2. second (e.g. 3.5 million) # Heading",
+    "Café, naïve, Zürich, São Paulo, 東京, emoji 🙂 and other unicode text.",
+]
+
+
+def _train_tokenizer(kind: str):
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    specials = ["<|pad|>", "<|im_start|>", "<|im_end|>"]
+    if kind == "bytelevel":
+        tok = Tokenizer(models.BPE())
+        tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+        tok.decoder = decoders.ByteLevel()
+        trainer = trainers.BpeTrainer(vocab_size=420, special_tokens=specials,
+                                      initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+    else:  # SentencePiece-like: metaspace word boundaries, unigram model
+        tok = Tokenizer(models.Unigram())
+        tok.pre_tokenizer = pre_tokenizers.Metaspace()
+        tok.decoder = decoders.Metaspace()
+        trainer = trainers.UnigramTrainer(vocab_size=300, special_tokens=specials + ["<unk>"], unk_token="<unk>")
+    tok.train_from_iterator(CORPUS * 3, trainer)
+    hf = PreTrainedTokenizerFast(tokenizer_object=tok, eos_token="<|im_end|>", pad_token="<|pad|>",
+                                 unk_token="<unk>" if kind != "bytelevel" else None)
+    hf.chat_template = CHATML
+    return hf
+
+
+def build_tiny_lm(path, kind: str = "bytelevel", seed: int = 0, max_positions: int = 512):
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    tokenizer = _train_tokenizer(kind)
+    config = LlamaConfig(vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64,
+                         num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+                         max_position_embeddings=max_positions, initializer_range=0.3,
+                         pad_token_id=tokenizer.pad_token_id, eos_token_id=tokenizer.eos_token_id,
+                         bos_token_id=None, tie_word_embeddings=False)
+    torch.manual_seed(seed)
+    model = LlamaForCausalLM(config)
+    model.save_pretrained(path)
+    tokenizer.save_pretrained(path)
+    return path
+
+
+@pytest.fixture(scope="session")
+def tiny_lm_path(tmp_path_factory):
+    return build_tiny_lm(tmp_path_factory.mktemp("tiny-bytelevel"))
+
+
+@pytest.fixture(scope="session")
+def tiny_lm(tiny_lm_path):
+    from franq.lm import CausalLM
+
+    return CausalLM.load(str(tiny_lm_path), device="cpu")
+
+
+@pytest.fixture(scope="session")
+def tiny_sp_lm(tmp_path_factory):
+    from franq.lm import CausalLM
+
+    return CausalLM.load(str(build_tiny_lm(tmp_path_factory.mktemp("tiny-sp"), kind="sp")), device="cpu")
+
+
+class ConstantFaithfulness:
+    """Test double: the same P(supported) for every pair."""
+
+    def __init__(self, value: float):
+        self.value = value
+        self.name = f"constant-{value}"
+
+    def predict(self, pairs):
+        return np.full(len(pairs), self.value)
+
+
+@pytest.fixture
+def constant_faithfulness():
+    return ConstantFaithfulness
+
+
+@pytest.fixture(autouse=True)
+def _isolated_franq_home(tmp_path_factory, monkeypatch):
+    """Tests never write to the user's cache, except the shared embedded-model cache."""
+    import os
+
+    if "FRANQ_HOME" not in os.environ:
+        monkeypatch.setenv("FRANQ_HOME", str(tmp_path_factory.getbasetemp() / "franq-home"))
