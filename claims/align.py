@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
+import re
 from collections.abc import Sequence
 
-from claims.decompose import cut_spans, spans_text, split_sentences
-from claims.text import is_content_word, iter_words, normalize_word
+from claims.decompose import SentenceDecomposer, cut_spans, spans_text
+from claims.text import STOPWORDS, content_words, is_content_word, iter_words, normalize_word
 from claims.types import Claim
 
 
@@ -54,41 +55,110 @@ def align_claims(answer: str, claims: Sequence[Claim], offsets: Sequence[tuple[i
     return out
 
 
-def locate_claim(answer: str, text: str, *, sentence: int = 0) -> Claim:
-    """Find the characters of ``answer`` that express a claim given as free text.
+def answer_units(answer: str) -> list[tuple[int, int]]:
+    """The answer's sentences, list items and headings as ``(start, end)`` ranges, in the
+    order :class:`~claims.decompose.SentenceDecomposer` finds them."""
+    return [(c.char_spans[0][0], c.char_spans[-1][1])
+            for c in SentenceDecomposer().decompose(answer) if c.char_spans]
 
-    Tries, in order: the exact text; the text with citation markers and emphasis cut out
-    (matched against the answer with the same cuts); then content-word matching inside
-    the answer sentence sharing the most content words with the claim (this handles
-    paraphrased and non-contiguous claims such as "Paris is the capital of France" from
-    "Paris, the capital of France, ..."). If no content word of the claim occurs in the
-    answer the claim comes back with no spans and a ``note``.
+
+def _same_word(a: str, b: str) -> bool:
+    """Normalized words match, or share a long prefix ("designed" / "design", "built" / "build")."""
+    if a == b:
+        return True
+    n = min(len(a), len(b))
+    if n < 4 or a.isdigit() or b.isdigit():
+        return False
+    k = 0
+    while k < n and a[k] == b[k]:
+        k += 1
+    return k >= max(4, max(len(a), len(b)) - 3)
+
+
+def _bridgeable(gap: str) -> bool:
+    """A gap of whitespace and stop words ("capital of France") joins two matched words."""
+    return all(w.isspace() or w.lower() in STOPWORDS for w in re.split(r"(\s+)", gap) if w)
+
+
+def _match_in_unit(wanted: list[str], words: list[tuple[str, int, int]]) -> list[int]:
+    """Indices of ``words`` matched by ``wanted`` in order: each claim word takes the first
+    unused occurrence after the previous match, else the first unused one anywhere."""
+    used: list[int] = []
+    last = -1
+    for w in wanted:
+        cands = [i for i, (u, _, _) in enumerate(words) if i not in used and _same_word(w, u)]
+        if not cands:
+            continue
+        after = [i for i in cands if i > last]
+        pick = after[0] if after else cands[0]
+        used.append(pick)
+        last = pick
+    return sorted(used)
+
+
+def match_content_words(answer: str, text: str, units: Sequence[tuple[int, int]], *,
+                        near: int | None = None) -> tuple[tuple[tuple[int, int], ...], int | None, str | None]:
+    """Align a claim to the answer unit (sentence, list item) sharing most of its content
+    words, and to those words inside it. Deterministic; ties go to the unit nearest
+    ``near`` (the previous claim's unit), then to the earlier one.
+
+    Returns ``(char_spans, unit_index, note)``; spans are empty and the note says why when
+    no content word of the claim occurs in the answer.
     """
-    text = text.strip()
-    if not text:
-        return Claim("", (), sentence=sentence, check_worthy=False, note="empty claim")
-    i = answer.find(text)
-    if i >= 0:
-        spans = cut_spans(answer, i, i + len(text))
-        return Claim(text, spans, sentence=sentence)
-
-    wanted = {normalize_word(w) for w, _, _ in iter_words(text) if is_content_word(w)}
-    best: list[tuple[int, int]] = []
-    for s, e in split_sentences(answer):
-        hits = [(a, b) for w, a, b in iter_words(answer, s, e)
-                if is_content_word(w) and normalize_word(w) in wanted]
-        if len({normalize_word(answer[a:b]) for a, b in hits}) > \
-                len({normalize_word(answer[a:b]) for a, b in best}):
-            best = hits
-    if not best:
-        return Claim(text, (), sentence=sentence, note="no content word of the claim occurs in the answer")
+    wanted = content_words(text)
+    if not wanted:
+        return (), None, "the claim has no content words to align"
+    best: tuple | None = None
+    for k, (s, e) in enumerate(units):
+        words = [(normalize_word(w), a, b) for w, a, b in iter_words(answer, s, e) if is_content_word(w)]
+        picked = _match_in_unit(wanted, words)
+        if not picked:
+            continue
+        distinct = len({words[i][0] for i in picked})
+        key = (distinct, -abs(k - near) if near is not None else 0, -k)
+        if best is None or key > best[0]:
+            best = (key, k, [(words[i][1], words[i][2]) for i in picked])
+    if best is None:
+        return (), None, "no content word of the claim occurs in the answer"
+    _, k, hits = best
     merged: list[tuple[int, int]] = []
-    for a, b in best:  # join words separated only by spaces or stop words' absence
-        if merged and not answer[merged[-1][1]:a].strip():
+    for a, b in hits:  # words separated only by spaces and stop words form one span
+        if merged and _bridgeable(answer[merged[-1][1]:a]):
             merged[-1] = (merged[-1][0], b)
         else:
             merged.append((a, b))
-    return Claim(text, tuple(merged), sentence=sentence)
+    n_found = len({normalize_word(answer[a:b]) for a, b in hits})
+    n_wanted = len(set(wanted))
+    note = None
+    if n_found * 2 < n_wanted:
+        note = f"only {n_found} of {n_wanted} content words of the claim found in the answer"
+    return tuple(merged), k, note
 
 
-__all__ = ["align_claims", "locate_claim", "token_positions", "spans_text"]
+def locate_claim(answer: str, text: str, *, sentence: int | None = 0,
+                 units: Sequence[tuple[int, int]] | None = None, near: int | None = None) -> Claim:
+    """Find the characters of ``answer`` that express a claim given as free text.
+
+    First the exact text (citation markers and emphasis inside it are cut out of the
+    spans); otherwise content-word matching inside the answer unit (sentence, list item)
+    sharing the most content words with the claim, which handles paraphrased and
+    non-contiguous claims such as "Paris is the capital of France" from "Paris, the
+    capital of France, ...". A claim with no alignable word comes back with no spans and
+    a ``note`` saying why, never dropped. ``sentence=None`` stores the index of the
+    matched unit in :func:`answer_units` order (``units`` may be passed in precomputed).
+    """
+    text = text.strip()
+    if not text:
+        return Claim("", (), sentence=sentence or 0, check_worthy=False, note="empty claim")
+    units = answer_units(answer) if units is None else units
+    i = answer.find(text)
+    if i >= 0:
+        spans = cut_spans(answer, i, i + len(text))
+        unit = next((k for k, (s, e) in enumerate(units) if s <= i < e), 0)
+        return Claim(text, spans, sentence=unit if sentence is None else sentence)
+    spans, unit, note = match_content_words(answer, text, units, near=near)
+    idx = sentence if sentence is not None else (unit if unit is not None else 0)
+    return Claim(text, spans, sentence=idx, note=note)
+
+
+__all__ = ["align_claims", "answer_units", "locate_claim", "match_content_words", "token_positions", "spans_text"]

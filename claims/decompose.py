@@ -6,17 +6,21 @@ split on their own (the bullet or number is not part of the claim), and citation
 such as ``[2]`` or ``[1, 3]`` are cut out of the claim's character spans, so a claim's
 text is always exactly the concatenation of the answer characters it covers.
 
-A later :class:`Decomposer` (an LLM producing atomic claims) plugs in through the same
-protocol.
+Sentences that carry no fact (greetings, refusals, restated questions, "Here are ...:"
+intros) are kept as not check-worthy claims with the reason in ``note``. The LLM
+decomposer producing atomic claims (:mod:`claims.llm_decompose`) plugs in through the
+same protocol; :func:`decompose_all` also returns warnings and usage for any decomposer.
 """
 from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
+from claims.checkworthy import non_claim_reason
 from claims.text import CITATION_RE, WORD_RE
-from claims.types import Claim
+from claims.types import Claim, Decomposition
 
 HEADING_RE = re.compile(r"^\s{0,3}(#{1,6})\s+")
 BOLD_LINE_RE = re.compile(r"^\s*(\*\*|__)[^*_]+(\*\*|__):?\s*$")
@@ -122,9 +126,21 @@ class SentenceDecomposer:
                 text = spans_text(answer, spans)
                 if not text:
                     continue
-                worthy = WORD_RE.search(text) is not None
+                reason = "no words to check" if WORD_RE.search(text) is None else non_claim_reason(text)
                 claims.append(
-                    Claim(text, spans, sentence=len(claims), check_worthy=worthy,
-                          note=None if worthy else "no words to check")
+                    Claim(text, spans, sentence=len(claims), check_worthy=reason is None, note=reason)
                 )
         return claims
+
+    def decompose_many(self, answers: Sequence[str]) -> list[Decomposition]:
+        return [Decomposition(tuple(self.decompose(a)), method=self.name) for a in answers]
+
+
+def decompose_all(decomposer: Decomposer, answers: Sequence[str]) -> list[Decomposition]:
+    """Decompose several answers with warnings and usage: through the decomposer's own
+    ``decompose_many`` (batched, concurrent) when it has one, else one by one."""
+    many = getattr(decomposer, "decompose_many", None)
+    if many is not None:
+        return list(many(answers))
+    return [Decomposition(tuple(decomposer.decompose(a)), method=getattr(decomposer, "name", "custom"))
+            for a in answers]

@@ -83,8 +83,14 @@ def main(verbose: bool) -> None:
 @click.option("--gguf-file", help="GGUF file inside --model, or a path to one.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table",
               help="Output for a single example.")
+@click.option("--decomposer", type=click.Choice(["sentence", "llm"]), default=None,
+              help="Claims: 'sentence' (default: offline splitter) or 'llm' (atomic claims from a "
+                   "chat model: the scoring model, or a server with --decomposer-base-url).")
+@click.option("--decomposer-model", help="LLM decomposer: server model name, or local model path.")
+@click.option("--decomposer-base-url", help="LLM decomposer: OpenAI-compatible server URL, e.g. "
+                                            "http://localhost:8000/v1 (API key from $OPENAI_API_KEY).")
 def score(input_path, output, errors_path, question, passages, answer, example, config_path,
-          model, gguf_file, fmt):
+          model, gguf_file, fmt, decomposer, decomposer_model, decomposer_base_url):
     """Score one example (flags, --example or a .json file) or a JSONL file of examples.
 
     A JSONL line is {"id", "question", "passages": [str | {"title", "text"}], "answer",
@@ -92,7 +98,9 @@ def score(input_path, output, errors_path, question, passages, answer, example, 
     naming the line and field, and the run carries on.
     """
     try:
-        cfg = _config(config_path, model, gguf_file)
+        cfg = _config(config_path, model, gguf_file).replace(
+            decomposer=decomposer, decomposer_model=decomposer_model, decomposer_base_url=decomposer_base_url,
+            decomposer_backend="openai" if decomposer_base_url else None)
         if input_path and (input_path == "-" or input_path.endswith(".jsonl")):
             _score_jsonl(cfg, input_path, output, errors_path)
             return

@@ -14,7 +14,8 @@ from typing import Any
 
 from franq.errors import InputError
 
-DECOMPOSERS = ("sentence",)
+DECOMPOSERS = ("sentence", "llm")
+DECOMPOSER_BACKENDS = ("local", "openai")
 FAITHFULNESS = ("lexical",)
 OVERFLOW = ("truncate", "error")
 
@@ -32,13 +33,34 @@ class FranqConfig:
     on_overflow: str = "truncate"
     max_batch_tokens: int = 4096
     max_new_tokens: int = 256
+    decomposer_backend: str = "local"
+    """For ``decomposer="llm"``: "local" runs a CausalLM in-process (``decomposer_model``
+    = a local model path; None = the scoring model); "openai" calls an OpenAI-compatible
+    server at ``decomposer_base_url`` (None = the OpenAI API) with model ``decomposer_model``."""
+    decomposer_model: str | None = None
+    decomposer_base_url: str | None = None
+    decomposer_api_key_env: str = "OPENAI_API_KEY"
+    """Name of the environment variable holding the API key (the key itself is never stored)."""
+    decomposer_timeout: float = 60.0
+    decomposer_max_retries: int = 2
+    decomposer_concurrency: int = 4
+    decomposer_max_tokens: int = 1024
+    decomposer_cache_dir: str | None = None
+    """Disk cache of decomposition replies; None = ``$FRANQ_HOME/decompose``."""
 
     def __post_init__(self):
         for key, allowed in (("decomposer", DECOMPOSERS), ("faithfulness", FAITHFULNESS),
-                             ("on_overflow", OVERFLOW)):
+                             ("on_overflow", OVERFLOW), ("decomposer_backend", DECOMPOSER_BACKENDS)):
             if getattr(self, key) not in allowed:
                 raise InputError(f"config '{key}': expected one of {list(allowed)}, got {getattr(self, key)!r}")
-        for key in ("max_batch_tokens", "max_new_tokens"):
+        if self.decomposer == "llm" and self.decomposer_backend == "openai" and not self.decomposer_model:
+            raise InputError("config 'decomposer_model': the openai decomposer backend needs a model name")
+        if not isinstance(self.decomposer_timeout, (int, float)) or self.decomposer_timeout <= 0:
+            raise InputError(f"config 'decomposer_timeout': expected a positive number of seconds, "
+                             f"got {self.decomposer_timeout!r}")
+        if not isinstance(self.decomposer_max_retries, int) or self.decomposer_max_retries < 0:
+            raise InputError(f"config 'decomposer_max_retries': expected 0 or more, got {self.decomposer_max_retries!r}")
+        for key in ("max_batch_tokens", "max_new_tokens", "decomposer_concurrency", "decomposer_max_tokens"):
             v = getattr(self, key)
             if not isinstance(v, int) or isinstance(v, bool) or v < 1:
                 raise InputError(f"config '{key}': expected a positive integer, got {v!r}")

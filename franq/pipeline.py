@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from claims.align import align_claims, locate_claim
-from claims.decompose import Decomposer, SentenceDecomposer
-from claims.types import Claim
+from claims.decompose import Decomposer, SentenceDecomposer, decompose_all
+from claims.types import Claim, Decomposition
 from franq.config import FranqConfig
 from franq.faithfulness.base import FaithfulnessBackend
 from franq.faithfulness.lexical import LexicalFaithfulness
@@ -76,7 +76,9 @@ class Franq:
     def from_config(cls, config: FranqConfig | None = None) -> Franq:
         config = config or FranqConfig()
         lm = CausalLM.load(config.model, gguf_file=config.gguf_file, device=config.device, dtype=config.dtype)
-        return cls(lm, decomposer=SentenceDecomposer(), faithfulness=LexicalFaithfulness(),
+        from franq.decomposers import build_decomposer
+
+        return cls(lm, decomposer=build_decomposer(config, lm), faithfulness=LexicalFaithfulness(),
                    on_overflow=config.on_overflow, max_batch_tokens=config.max_batch_tokens,
                    max_new_tokens=config.max_new_tokens)
 
@@ -91,7 +93,9 @@ class Franq:
 
     def score_many(self, examples: Iterable[Example]) -> list[AnswerScore]:
         """Score validated examples together, batching forward passes across them."""
-        work = [self._prepare(ex) for ex in examples]
+        examples = list(examples)
+        decs = iter(decompose_all(self.decomposer, [ex.answer for ex in examples if ex.claims is None]))
+        work = [self._prepare(ex, decomposition=next(decs) if ex.claims is None else None) for ex in examples]
         return self._finish(work)
 
     def answer(self, question: str, passages: Sequence[str | dict | Passage], *,
@@ -111,13 +115,16 @@ class Franq:
         return self._finish([w])[0]
 
     # ------------------------------------------------------------------ stages
-    def _prepare(self, ex: Example, generation: Generation | None = None) -> _Work:
+    def _prepare(self, ex: Example, generation: Generation | None = None,
+                 decomposition: Decomposition | None = None) -> _Work:
         if generation is None:
             answer_ids, offsets = self.lm.encode_answer(ex.answer)
         else:
             answer_ids, offsets = list(generation.token_ids), list(generation.offsets)
+        decomp_warnings: tuple[str, ...] = ()
         if ex.claims is None:
-            claims = self.decomposer.decompose(ex.answer)
+            decomposition = decomposition or decompose_all(self.decomposer, [ex.answer])[0]
+            claims, decomp_warnings = list(decomposition.claims), decomposition.warnings
         else:
             claims = [locate_claim(ex.answer, c, sentence=i) for i, c in enumerate(ex.claims)]
         claims = align_claims(ex.answer, claims, offsets, answer_ids)
@@ -125,8 +132,9 @@ class Franq:
         if generation is None:
             rag = self.lm.rag_prompt(ex.question, ex.passages, reserve=len(answer_ids),
                                      on_overflow=self.on_overflow)
-            return _Work(ex, claims, answer_ids, rag.ids, closed.ids, warnings=list(rag.warnings))
-        return _Work(ex, claims, answer_ids, None, closed.ids,
+            return _Work(ex, claims, answer_ids, rag.ids, closed.ids,
+                         warnings=list(rag.warnings) + list(decomp_warnings))
+        return _Work(ex, claims, answer_ids, None, closed.ids, warnings=list(decomp_warnings),
                      rag_logprobs=np.asarray(generation.token_logprobs, dtype=np.float64))
 
     def _finish(self, work: list[_Work]) -> list[AnswerScore]:

@@ -1,0 +1,53 @@
+"""Which sentences are not claims: greetings, restated questions, headings, refusals.
+
+Such sentences are kept in the output as not check-worthy (with the reason in
+``Claim.note``) instead of being scored or dropped. The rules are deliberately
+conservative: a sentence that also states a fact ("Sure! Paris is the capital.") is
+split into sentences first, and only a sentence made of filler alone is excluded.
+"""
+from __future__ import annotations
+
+import re
+
+from claims.text import content_words
+
+_GREETING = re.compile(
+    r"^(?:(?:sure|certainly|of course|absolutely|okay|ok|great|hello|hi|hey|thanks|thank you)"
+    r"(?:\s+there)?\s*(?:[!.,:]|$)"
+    r"|(?:good|great|excellent|interesting) question\b|thanks? (?:you )?for (?:asking|your question)"
+    r"|(?:i'?m |i am )?(?:glad|happy) to help|no problem\b|i hope (?:this|that) helps|hope this helps"
+    r"|let me know if|feel free to|i'?d be (?:happy|glad) to)",
+    re.IGNORECASE)
+_INTRO = re.compile(r"^(?:here (?:is|are|'s)|below (?:is|are)|the following)\b.*:$", re.IGNORECASE)
+_REFUSAL = re.compile(
+    r"^(?:i'?m sorry|i am sorry|sorry,|unfortunately,? i|as an ai\b|i (?:cannot|can't|can not|"
+    r"don't|do not|am unable to|am not able to) (?:answer|provide|help|find|know|say|determine|"
+    r"access|browse)|i don't know|i do not know|the (?:passages|documents|context|sources) "
+    r"(?:do not|don't) (?:provide|contain|mention|say))", re.IGNORECASE)
+_RESTATED = re.compile(
+    r"^(?:you (?:asked|want to know|are asking)|your question (?:is|was|asks)|the question (?:is|asks)"
+    r"|to answer (?:your|the|this) question)\b", re.IGNORECASE)
+_MAX_HEADING_WORDS = 8
+
+
+def non_claim_reason(sentence: str, *, question: str | None = None) -> str | None:
+    """Why ``sentence`` is not check-worthy ("greeting", "refusal", "restated question",
+    "heading", "question"), or None if it may carry a fact."""
+    s = sentence.strip().strip("*_#` ").strip()
+    if not s:
+        return "empty"
+    if _REFUSAL.match(s):
+        return "refusal"
+    if _RESTATED.match(s):
+        return "restated question"
+    if s.endswith("?"):
+        return "question"
+    if question is not None:
+        q, c = set(content_words(question)), content_words(s)
+        if c and set(c) <= q and len(c) >= 0.6 * len(q):
+            return "restated question"
+    if s.endswith(":") and len(s.split()) <= _MAX_HEADING_WORDS or _INTRO.match(s):
+        return "heading"
+    if _GREETING.match(s) and len(content_words(s)) <= 4:
+        return "greeting"
+    return None

@@ -1,0 +1,43 @@
+"""LocalChat: a :class:`~claims.chat.ChatModel` on a local :class:`~franq.lm.CausalLM`
+(the embedded model or any transformers model), so LLM decomposition needs no server."""
+from __future__ import annotations
+
+import threading
+
+from claims.chat import ChatError, ChatReply
+from franq.lm import CausalLM
+
+
+class LocalChat:
+    """Greedy (temperature 0) chat completions from a loaded causal LM.
+
+    ``response_prefix`` is put at the start of the model's turn and of the returned text
+    (e.g. ``'["'``): it steers a small model into the JSON list the decomposer expects
+    (a "prefill", which OpenAI-compatible servers do not all offer).
+
+    Calls are serialized: one model, one forward at a time. A prompt that does not fit
+    the model's context raises :class:`~claims.chat.ChatError`, which the decomposer turns
+    into a fallback with a warning.
+    """
+
+    def __init__(self, lm: CausalLM, *, response_prefix: str = ""):
+        self.lm = lm
+        self.response_prefix = response_prefix
+        self.name = f"local:{lm.name}" + (f"+prefix:{response_prefix}" if response_prefix else "")
+        self._lock = threading.Lock()
+
+    def complete(self, messages: list[dict[str, str]], *, max_tokens: int = 1024) -> ChatReply:
+        tok = self.lm.tokenizer
+        if getattr(tok, "chat_template", None):
+            text = tok.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+        else:
+            text = "\n\n".join(m["content"] for m in messages) + "\n"
+        text += self.response_prefix
+        ids = self.lm.encode(text)
+        room = self.lm.max_context - len(ids)
+        if room < 16:
+            raise ChatError(f"{self.name}: the decomposition prompt ({len(ids)} tokens) does not fit "
+                            f"the model context of {self.lm.max_context} tokens")
+        with self._lock:
+            gen = self.lm.generate(ids, max_new_tokens=min(max_tokens, room))
+        return ChatReply(self.response_prefix + gen.text, len(ids), len(gen.token_ids), 1)
