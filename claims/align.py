@@ -47,7 +47,7 @@ def align_claims(answer: str, claims: Sequence[Claim], offsets: Sequence[tuple[i
     for claim in claims:
         pos = token_positions(answer, claim.char_spans, offsets)
         note = claim.note
-        if not pos and claim.check_worthy:
+        if not pos and claim.check_worthy and not (note and not claim.char_spans):
             note = ("claim has no character spans in the answer" if not claim.char_spans
                     else "no answer token overlaps the claim's characters")
         out.append(dataclasses.replace(
@@ -81,19 +81,29 @@ def _bridgeable(gap: str) -> bool:
 
 
 def _match_in_unit(wanted: list[str], words: list[tuple[str, int, int]]) -> list[int]:
-    """Indices of ``words`` matched by ``wanted`` in order: each claim word takes the first
-    unused occurrence after the previous match, else the first unused one anywhere."""
-    used: list[int] = []
+    """Indices of ``words`` matched by ``wanted``. Each claim word first takes the first
+    unused occurrence after the previous match (else the first unused one); then a word
+    that occurs several times moves to the occurrence nearest the other matches, so "the
+    river is old" picks the "river" next to "old"."""
+    picks: list[tuple[str, int]] = []
     last = -1
     for w in wanted:
+        used = {i for _, i in picks}
         cands = [i for i, (u, _, _) in enumerate(words) if i not in used and _same_word(w, u)]
         if not cands:
             continue
         after = [i for i in cands if i > last]
-        pick = after[0] if after else cands[0]
-        used.append(pick)
-        last = pick
-    return sorted(used)
+        last = after[0] if after else cands[0]
+        picks.append((w, last))
+    for j, (w, i) in enumerate(picks):
+        others = sorted(p for k, (_, p) in enumerate(picks) if k != j)
+        if not others:
+            continue
+        center = others[len(others) // 2]
+        used = {p for k, (_, p) in enumerate(picks) if k != j}
+        cands = [c for c, (u, _, _) in enumerate(words) if c not in used and _same_word(w, u)]
+        picks[j] = (w, min(cands, key=lambda c: (abs(c - center), c)))
+    return sorted(i for _, i in picks)
 
 
 def match_content_words(answer: str, text: str, units: Sequence[tuple[int, int]], *,

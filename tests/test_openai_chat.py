@@ -1,0 +1,153 @@
+"""The OpenAI-compatible path against a real HTTP server on 127.0.0.1, through the real
+``openai`` client: success, HTTP 500 then success, timeout, malformed content."""
+from __future__ import annotations
+
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from claims.chat import ChatError, OpenAIChat
+from claims.llm_decompose import LLMDecomposer
+
+ANSWER = "Paris, the capital of France, is known for the Eiffel Tower. The tower was built in 1889."
+GOOD = json.dumps(["Paris is the capital of France.", "Paris is known for the Eiffel Tower.",
+                   "The Eiffel Tower was built in 1889."])
+
+
+class _Handler(BaseHTTPRequestHandler):
+    def log_message(self, *args):  # keep test output clean
+        pass
+
+    def do_POST(self):
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        server = self.server
+        with server.lock:
+            server.requests.append({"path": self.path, "body": body, "auth": self.headers.get("Authorization")})
+            action = server.script.pop(0) if server.script else ("ok", "[]")
+        kind, arg = action
+        if kind == "status":
+            self.send_response(arg)
+            self.send_header("Content-Type", "application/json")
+            payload = json.dumps({"error": {"message": "boom", "type": "server_error"}}).encode()
+            self.send_header("Content-Length", str(len(payload)))
+            self.end_headers()
+            self.wfile.write(payload)
+            return
+        if kind == "sleep":
+            time.sleep(arg)
+            arg = "[]"
+        if kind == "echo":  # the answer of the request, as the only claim
+            text = body["messages"][-1]["content"].rsplit("Text: ", 1)[1].split("\nClaims:")[0]
+            arg = json.dumps([text])
+        payload = json.dumps({
+            "id": "chatcmpl-test", "object": "chat.completion", "created": 0, "model": body["model"],
+            "choices": [{"index": 0, "finish_reason": "stop",
+                         "message": {"role": "assistant", "content": arg}}],
+            "usage": {"prompt_tokens": 42, "completion_tokens": 7, "total_tokens": 49},
+        }).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
+
+
+@pytest.fixture
+def server():
+    srv = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+    srv.daemon_threads = True
+    srv.script, srv.requests, srv.lock = [], [], threading.Lock()
+    thread = threading.Thread(target=srv.serve_forever, daemon=True)
+    thread.start()
+    srv.base_url = f"http://127.0.0.1:{srv.server_address[1]}/v1"
+    yield srv
+    srv.shutdown()
+    srv.server_close()
+
+
+def _chat(server, **kw):
+    kw.setdefault("backoff", 0.01)
+    return OpenAIChat("tiny-chat", base_url=server.base_url, api_key_env="FRANQ_TEST_KEY", **kw)
+
+
+def test_success_returns_claims_tokens_and_sends_temperature_zero(server, monkeypatch):
+    monkeypatch.setenv("FRANQ_TEST_KEY", "sk-test-secret")
+    server.script = [("ok", GOOD)]
+    dec = LLMDecomposer(_chat(server)).decompose_report(ANSWER)
+    assert dec.method == "llm" and dec.warnings == ()
+    assert [c.text for c in dec.claims] == json.loads(GOOD)
+    assert all(c.char_spans for c in dec.claims)
+    assert (dec.usage.calls, dec.usage.prompt_tokens, dec.usage.completion_tokens) == (1, 42, 7)
+    [req] = server.requests
+    assert req["path"] == "/v1/chat/completions"
+    assert req["body"]["temperature"] == 0 and req["body"]["model"] == "tiny-chat"
+    assert req["auth"] == "Bearer sk-test-secret"
+
+
+def test_api_key_never_in_name_or_results(server, monkeypatch):
+    monkeypatch.setenv("FRANQ_TEST_KEY", "sk-test-secret")
+    server.script = [("ok", GOOD)]
+    chat = _chat(server)
+    dec = LLMDecomposer(chat).decompose_report(ANSWER)
+    assert "sk-test-secret" not in chat.name and "sk-test-secret" not in repr(dec)
+
+
+def test_http_500_then_success_is_retried(server):
+    server.script = [("status", 500), ("ok", GOOD)]
+    dec = LLMDecomposer(_chat(server, max_retries=2)).decompose_report(ANSWER)
+    assert dec.method == "llm"
+    assert dec.usage.calls == 2 and len(server.requests) == 2
+
+
+def test_persistent_500_falls_back_with_warning(server):
+    server.script = [("status", 500)] * 3
+    dec = LLMDecomposer(_chat(server, max_retries=2)).decompose_report(ANSWER)
+    assert dec.method == "llm->sentence" and len(server.requests) == 3
+    assert "InternalServerError after 3 call(s)" in dec.warnings[0]
+
+
+def test_timeout_raises_chat_error_then_falls_back(server):
+    server.script = [("sleep", 1.5)]
+    chat = _chat(server, timeout=0.2, max_retries=0)
+    t = time.perf_counter()
+    with pytest.raises(ChatError, match="APITimeoutError"):
+        chat.complete([{"role": "user", "content": "hi"}], max_tokens=8)
+    assert time.perf_counter() - t < 1.4
+    server.script = [("sleep", 1.5)]
+    dec = LLMDecomposer(chat).decompose_report(ANSWER)
+    assert dec.method == "llm->sentence" and "APITimeoutError" in dec.warnings[0]
+
+
+def test_client_error_is_not_retried(server):
+    server.script = [("status", 400), ("ok", GOOD)]
+    with pytest.raises(ChatError, match="BadRequestError"):
+        _chat(server, max_retries=3).complete([{"role": "user", "content": "hi"}], max_tokens=8)
+    assert len(server.requests) == 1
+
+
+def test_malformed_content_is_repaired_or_retried(server):
+    server.script = [("ok", "Sure, here are the claims: ```json\n[\"The Eiffel Tower was built in 1889.\",")]
+    dec = LLMDecomposer(_chat(server)).decompose_report(ANSWER)
+    assert dec.method == "llm" and [c.text for c in dec.claims] == ["The Eiffel Tower was built in 1889."]
+    assert any("truncated" in w for w in dec.warnings)
+    server.requests.clear()
+    server.script = [("ok", "I do not know."), ("ok", GOOD)]
+    dec = LLMDecomposer(_chat(server)).decompose_report(ANSWER)
+    assert dec.method == "llm" and len(server.requests) == 2
+    assert server.requests[1]["body"]["messages"][-2]["content"] == "I do not know."
+
+
+def test_missing_key_is_an_error_only_for_the_openai_api(monkeypatch):
+    monkeypatch.delenv("FRANQ_TEST_KEY", raising=False)
+    with pytest.raises(ValueError, match="FRANQ_TEST_KEY"):
+        OpenAIChat("gpt-4o-mini", api_key_env="FRANQ_TEST_KEY")
+
+
+def test_batches_run_with_bounded_concurrency(server):
+    answers = [f"Item number {i} weighs {i} kilograms." for i in range(5)]
+    server.script = [("echo", None)] * 5
+    decs = LLMDecomposer(_chat(server), concurrency=2).decompose_many(answers)
+    assert [d.claims[0].text for d in decs] == answers and len(server.requests) == 5

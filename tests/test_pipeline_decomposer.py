@@ -1,0 +1,117 @@
+"""The decomposer stage inside the pipeline: config, warnings in the result, CLI flags."""
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from claims.chat import ChatReply
+from claims.decompose import SentenceDecomposer
+from claims.llm_decompose import LLMDecomposer
+from franq.cli import main
+from franq.config import FranqConfig
+from franq.decomposers import build_decomposer
+from franq.errors import InputError
+from franq.io import Example, parse_passages
+from franq.pipeline import Franq
+
+QUESTION = "What is the capital of France?"
+PASSAGES = ["Paris is the capital of France."]
+ANSWER = "Sure! Paris, the capital of France, is known for the Eiffel Tower."
+
+
+class ScriptedChat:
+    name = "scripted"
+
+    def __init__(self, *replies):
+        self.replies = list(replies)
+
+    def complete(self, messages, *, max_tokens):
+        return ChatReply(self.replies.pop(0), 10, 5)
+
+
+def test_llm_claims_are_scored_and_greeting_kept(tiny_lm, constant_faithfulness):
+    chat = ScriptedChat('["Paris is the capital of France.", "Paris is known for the Eiffel Tower."]')
+    franq = Franq(tiny_lm, decomposer=LLMDecomposer(chat), faithfulness=constant_faithfulness(0.5))
+    result = franq.score(QUESTION, PASSAGES, ANSWER)
+    assert [(c.claim.text, c.status) for c in result.claims] == [
+        ("Sure!", "not_check_worthy"), ("Paris is the capital of France.", "scored"),
+        ("Paris is known for the Eiffel Tower.", "scored")]
+    assert result.warnings == ()
+
+
+def test_decomposer_fallback_warning_reaches_answer_score(tiny_lm, constant_faithfulness):
+    franq = Franq(tiny_lm, decomposer=LLMDecomposer(ScriptedChat("oops", "oops again")),
+                  faithfulness=constant_faithfulness(0.5))
+    [result] = franq.score_many([Example(QUESTION, parse_passages(PASSAGES), ANSWER)])
+    assert any("fell back to the sentence splitter" in w for w in result.warnings)
+    assert [c.status for c in result.claims] == ["not_check_worthy", "scored"]
+
+
+def test_default_config_uses_the_sentence_splitter():
+    assert isinstance(build_decomposer(FranqConfig()), SentenceDecomposer)
+
+
+@pytest.mark.parametrize("changes, field", [
+    ({"decomposer": "gpt"}, "decomposer"),
+    ({"decomposer": "llm", "decomposer_backend": "openai"}, "decomposer_model"),
+    ({"decomposer_backend": "vllm"}, "decomposer_backend"),
+    ({"decomposer_timeout": 0}, "decomposer_timeout"),
+    ({"decomposer_concurrency": 0}, "decomposer_concurrency"),
+])
+def test_bad_decomposer_config_names_the_field(changes, field):
+    with pytest.raises(InputError, match=f"'{field}'"):
+        FranqConfig(**changes)
+
+
+@pytest.fixture(scope="module")
+def long_context_lm(tmp_path_factory):
+    from tests.conftest import build_tiny_lm
+    from franq.lm import CausalLM
+
+    path = build_tiny_lm(tmp_path_factory.mktemp("tiny-2k"), max_positions=2048)
+    return CausalLM.load(str(path), device="cpu")
+
+
+def test_local_llm_decomposer_reuses_the_scoring_model(long_context_lm, tmp_path):
+    config = FranqConfig(decomposer="llm", decomposer_cache_dir=str(tmp_path), decomposer_max_tokens=24)
+    dec = build_decomposer(config, long_context_lm)
+    assert isinstance(dec, LLMDecomposer) and dec.chat.lm is long_context_lm and dec.concurrency == 1
+    report = dec.decompose_report("Paris is the capital of France. Lyon is a city.")
+    assert report.claims  # a random tiny model: parsed claims or the fallback, never nothing
+    assert report.usage.calls >= 1 and report.usage.completion_tokens >= 1
+    assert list(tmp_path.rglob("*.json"))
+
+
+def test_prompt_longer_than_context_falls_back_with_reason(tiny_lm):
+    dec = build_decomposer(FranqConfig(decomposer="llm"), tiny_lm)  # 512-token context
+    report = dec.decompose_report("Paris is the capital of France.")
+    assert report.method == "llm->sentence"
+    assert "does not fit the model context" in report.warnings[0]
+
+
+def test_cli_llm_decomposer_through_server(tiny_lm_path, tmp_path, monkeypatch):
+    from tests.test_openai_chat import _Handler  # the same scripted server
+
+    import threading
+    from http.server import ThreadingHTTPServer
+
+    srv = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+    srv.script = [("ok", '["Paris is the capital of France."]')]
+    srv.requests, srv.lock = [], threading.Lock()
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    try:
+        monkeypatch.setenv("FRANQ_HOME", str(tmp_path))
+        args = ["score", "--model", str(tiny_lm_path), "-q", QUESTION, "-p", PASSAGES[0], "-a", ANSWER,
+                "--format", "json", "--decomposer", "llm", "--decomposer-model", "tiny-chat",
+                "--decomposer-base-url", f"http://127.0.0.1:{srv.server_address[1]}/v1"]
+        out = CliRunner().invoke(main, args)
+    finally:
+        srv.shutdown()
+        srv.server_close()
+    assert out.exit_code == 0, out.output
+    record = json.loads(out.output)
+    assert [c["claim"]["text"] for c in record["claims"]] == ["Sure!", "Paris is the capital of France."]
+    assert len(srv.requests) == 1
+    assert list((tmp_path / "decompose").rglob("*.json"))  # cached under $FRANQ_HOME
