@@ -80,6 +80,17 @@ def _bridgeable(gap: str) -> bool:
     return all(w.isspace() or w.lower() in STOPWORDS for w in re.split(r"(\s+)", gap) if w)
 
 
+def merge_word_spans(answer: str, hits: Sequence[tuple[int, int]]) -> tuple[tuple[int, int], ...]:
+    """Join matched words separated only by spaces and stop words into one span."""
+    merged: list[tuple[int, int]] = []
+    for a, b in sorted(hits):
+        if merged and _bridgeable(answer[merged[-1][1]:a]):
+            merged[-1] = (merged[-1][0], b)
+        else:
+            merged.append((a, b))
+    return tuple(merged)
+
+
 def _match_in_unit(wanted: list[str], words: list[tuple[str, int, int]]) -> list[int]:
     """Indices of ``words`` matched by ``wanted``. Each claim word first takes the first
     unused occurrence after the previous match (else the first unused one); then a word
@@ -131,18 +142,13 @@ def match_content_words(answer: str, text: str, units: Sequence[tuple[int, int]]
     if best is None:
         return (), None, "no content word of the claim occurs in the answer"
     _, k, hits = best
-    merged: list[tuple[int, int]] = []
-    for a, b in hits:  # words separated only by spaces and stop words form one span
-        if merged and _bridgeable(answer[merged[-1][1]:a]):
-            merged[-1] = (merged[-1][0], b)
-        else:
-            merged.append((a, b))
+    merged = merge_word_spans(answer, hits)
     n_found = len({normalize_word(answer[a:b]) for a, b in hits})
     n_wanted = len(set(wanted))
     note = None
     if n_found * 2 < n_wanted:
         note = f"only {n_found} of {n_wanted} content words of the claim found in the answer"
-    return tuple(merged), k, note
+    return merged, k, note
 
 
 def locate_claim(answer: str, text: str, *, sentence: int | None = 0,

@@ -196,18 +196,22 @@ class LLMDecomposer:
 
     ``cache_dir=None`` disables the disk cache; ``concurrency`` bounds the answers in
     flight in :meth:`decompose_many` (a local model serializes its own calls).
+    ``aligner`` (e.g. :class:`claims.llm_align.LLMWordAligner`) optionally refines each
+    claim's spans with the words the model says express it; the default is content-word
+    alignment only.
     """
 
     name = "llm"
 
     def __init__(self, chat: ChatModel, *, cache_dir: str | Path | None = None, max_tokens: int = 1024,
-                 concurrency: int = 4):
+                 concurrency: int = 4, aligner=None):
         if concurrency < 1:
             raise ValueError(f"concurrency: expected a positive integer, got {concurrency!r}")
         self.chat = chat
         self.cache = DecompositionCache(cache_dir) if cache_dir is not None else None
         self.max_tokens = max_tokens
         self.concurrency = concurrency
+        self.aligner = aligner
         self._fallback = SentenceDecomposer()
 
     def decompose(self, answer: str) -> list[Claim]:
@@ -267,6 +271,13 @@ class LLMDecomposer:
             usage += DecompositionUsage(fallbacks=1)
             return Decomposition(tuple(self._fallback.decompose(answer)), tuple(warnings), usage,
                                  f"{self.name}->sentence")
+        if self.aligner is not None:
+            refined = []
+            for c in claims:
+                c, cost = self.aligner.refine(answer, c, units)
+                refined.append(c)
+                usage += cost
+            claims = refined
         return Decomposition(tuple(claims), tuple(warnings), usage, self.name)
 
     def _place(self, answer: str, units: list[tuple[int, int]], texts: Sequence[str]) -> list[Claim]:

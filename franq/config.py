@@ -16,6 +16,7 @@ from franq.errors import InputError
 
 DECOMPOSERS = ("sentence", "llm")
 DECOMPOSER_BACKENDS = ("local", "openai")
+DECOMPOSER_ALIGN = ("words", "llm")
 FAITHFULNESS = ("lexical",)
 OVERFLOW = ("truncate", "error")
 
@@ -47,10 +48,14 @@ class FranqConfig:
     decomposer_max_tokens: int = 1024
     decomposer_cache_dir: str | None = None
     """Disk cache of decomposition replies; None = ``$FRANQ_HOME/decompose``."""
+    decomposer_align: str = "words"
+    """LLM claims -> answer words: "words" (content words, deterministic) or "llm" (the
+    decomposer's model also lists the supporting words, one call per claim)."""
 
     def __post_init__(self):
         for key, allowed in (("decomposer", DECOMPOSERS), ("faithfulness", FAITHFULNESS),
-                             ("on_overflow", OVERFLOW), ("decomposer_backend", DECOMPOSER_BACKENDS)):
+                             ("on_overflow", OVERFLOW), ("decomposer_backend", DECOMPOSER_BACKENDS),
+                             ("decomposer_align", DECOMPOSER_ALIGN)):
             if getattr(self, key) not in allowed:
                 raise InputError(f"config '{key}': expected one of {list(allowed)}, got {getattr(self, key)!r}")
         if self.decomposer == "llm" and self.decomposer_backend == "openai" and not self.decomposer_model:

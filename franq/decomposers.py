@@ -43,5 +43,10 @@ def build_decomposer(config: FranqConfig, lm: CausalLM | None = None) -> Decompo
             lm = CausalLM.load(config.model, gguf_file=config.gguf_file, device=config.device, dtype=config.dtype)
         chat = LocalChat(lm, response_prefix=LOCAL_RESPONSE_PREFIX)
         concurrency = 1
+    aligner = None
+    if config.decomposer_align == "llm":
+        from claims.llm_align import LLMWordAligner
+
+        aligner = LLMWordAligner(chat)
     return LLMDecomposer(chat, cache_dir=cache_dir, max_tokens=config.decomposer_max_tokens,
-                         concurrency=concurrency)
+                         concurrency=concurrency, aligner=aligner)

@@ -169,3 +169,25 @@ def test_sentence_splitter_marks_greetings_not_check_worthy():
     assert [(c.check_worthy, c.note) for c in claims] == [
         (False, "greeting"), (True, None), (True, None), (False, "greeting")]
     assert spans_text(ANSWER, claims[1].char_spans) == claims[1].text
+
+
+def test_llm_word_aligner_narrows_spans_to_listed_words():
+    from claims.llm_align import LLMWordAligner
+
+    answer = "Paris, the capital of France, is known for the Eiffel Tower and for its museums."
+    decomposer_chat = ScriptedChat('["Paris is known for its museums."]')
+    align_chat = ScriptedChat('Words: ["Paris", "known", "for", "its", "museums"]')
+    dec = LLMDecomposer(decomposer_chat, aligner=LLMWordAligner(align_chat)).decompose_report(answer)
+    [claim] = dec.claims
+    assert [answer[a:b] for a, b in claim.char_spans] == ["Paris", "known for", "its museums"]
+    assert dec.usage.calls == 2
+
+
+def test_llm_word_aligner_keeps_content_word_spans_on_bad_reply():
+    from claims.llm_align import LLMWordAligner
+
+    answer = "Paris, the capital of France, is known for the Eiffel Tower."
+    plain = LLMDecomposer(ScriptedChat('["Paris is the capital of France."]')).decompose_report(answer)
+    aligned = LLMDecomposer(ScriptedChat('["Paris is the capital of France."]'),
+                            aligner=LLMWordAligner(ScriptedChat("no idea"))).decompose_report(answer)
+    assert aligned.claims == plain.claims
