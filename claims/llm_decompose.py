@@ -32,12 +32,12 @@ from claims.align import answer_units, locate_claim
 from claims.chat import ChatError, ChatModel
 from claims.checkworthy import non_claim_reason
 from claims.decompose import SentenceDecomposer, cut_spans, spans_text
-from claims.text import content_words
+from claims.text import CITATION_RE, content_words
 from claims.types import Claim, Decomposition, DecompositionUsage
 
 log = logging.getLogger(__name__)
 
-PROMPT_VERSION = "atomic-v1"
+PROMPT_VERSION = "atomic-v2"
 SYSTEM = "You split texts into atomic factual claims. You reply with a JSON array of strings only."
 EXAMPLE_TEXT = ("Marie Curie, born in Warsaw, won two Nobel Prizes. She discovered polonium with "
                 "Pierre Curie [2].")
@@ -51,11 +51,7 @@ Rules:
 - Leave out greetings, questions, headings, refusals and remarks about the answer itself.
 - Reply with a JSON array of strings and nothing else.
 
-Text: {example}
-Claims: {example_claims}
-
-Text: {text}
-Claims:"""
+Text: {text}"""
 REPAIR = "That was not a JSON array of strings. Reply with only the JSON array of claims, nothing else."
 
 _FENCE_RE = re.compile(r"```[a-zA-Z]*\s*(.*?)(?:```|$)", re.DOTALL)
@@ -100,7 +96,7 @@ def parse_claim_list(reply: str) -> ParsedClaims:
     for item in items:
         if isinstance(item, dict):
             item = item.get("claim") or item.get("text") or ""
-        c = " ".join(str(item).split()).strip(" \"'")
+        c = " ".join(CITATION_RE.sub("", str(item)).split()).strip(" \"'")
         if not c or not content_words(c):
             n_empty += 1
             continue
@@ -121,27 +117,38 @@ def _read_list(text: str, repairs: list[str]) -> list | None:
     start = text.find("[")
     if start < 0:
         return None
-    end = text.rfind("]")
-    if start > 0 or (end >= 0 and text[end + 1:].strip()):
-        repairs.append("ignored text around the list")
-    if end > start:
-        chunk = text[start:end + 1]
-        for load in (json.loads, ast.literal_eval):
-            try:
-                value = load(chunk)
-            except (ValueError, SyntaxError, MemoryError, RecursionError):
-                continue
-            if isinstance(value, list):
-                if load is ast.literal_eval:
-                    repairs.append("read a Python list literal")
-                return value
-    # Truncated or otherwise broken: keep every complete quoted string after the '['.
-    strings = [_unescape(m.group(1) if m.group(1) is not None else m.group(2))
-               for m in _STRING_RE.finditer(text, start)]
+    if start > 0:
+        repairs.append("ignored text before the list")
+    try:  # the first complete JSON value; anything after it is ignored
+        value, end = json.JSONDecoder().raw_decode(text, start)
+    except ValueError:
+        value, end = None, start
+    if isinstance(value, list):
+        if text[end:].strip():
+            repairs.append("ignored text after the list")
+        return value
+    close = text.find("]", start)
+    while close > start:  # a Python list literal: ['a', 'b']
+        try:
+            value = ast.literal_eval(text[start:close + 1])
+        except (ValueError, SyntaxError, MemoryError, RecursionError):
+            close = text.find("]", close + 1)
+            continue
+        if isinstance(value, list):
+            repairs.append("read a Python list literal")
+            return value
+        break
+    # Truncated or otherwise broken: keep the complete quoted strings of the first list.
+    strings = []
+    for m in _STRING_RE.finditer(text, start):
+        between = text[start if not strings else strings[-1][1]:m.start()]
+        if strings and "]" in between:
+            break
+        strings.append((_unescape(m.group(1) if m.group(1) is not None else m.group(2)), m.end()))
     if not strings:
         return None
     repairs.append("repaired a broken or truncated list")
-    return strings
+    return [s for s, _ in strings]
 
 
 def _unescape(s: str) -> str:
@@ -152,9 +159,11 @@ def _unescape(s: str) -> str:
 
 
 def build_messages(answer: str) -> list[dict[str, str]]:
-    user = INSTRUCTIONS.format(example=EXAMPLE_TEXT, example_claims=json.dumps(EXAMPLE_CLAIMS),
-                               text=answer.strip())
-    return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": user}]
+    """System prompt, one worked example as a chat turn, then the answer to decompose."""
+    return [{"role": "system", "content": SYSTEM},
+            {"role": "user", "content": INSTRUCTIONS.format(text=EXAMPLE_TEXT)},
+            {"role": "assistant", "content": json.dumps(EXAMPLE_CLAIMS)},
+            {"role": "user", "content": INSTRUCTIONS.format(text=answer.strip())}]
 
 
 class DecompositionCache:

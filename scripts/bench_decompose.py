@@ -63,6 +63,7 @@ def f1(a: list[str], b: list[str]) -> float:
 def evaluate(rows, decompositions, lm, threshold: float) -> dict:
     n_claims = n_worthy = n_aligned = n_match_prod = 0
     n_human = n_human_matched = 0
+    coverage = 0.0
     fallbacks = calls = ptok = ctok = 0
     for row, dec in zip(rows, decompositions):
         ids, offsets = lm.encode_answer(row["answer"])
@@ -76,6 +77,9 @@ def evaluate(rows, decompositions, lm, threshold: float) -> dict:
         n_human += len(hum)
         n_human_matched += sum(any(f1(h, p) >= threshold for p in prod) for h in hum)
         n_match_prod += sum(any(f1(h, p) >= threshold for h in hum) for p in prod)
+        for h in hum:  # atomic claims inside a human claim, together, cover how much of it
+            inside = {w for p in prod if p and sum(w in set(h) for w in p) >= 0.5 * len(p) for w in p}
+            coverage += len(set(h) & inside) / max(len(set(h)), 1)
         fallbacks += dec.usage.fallbacks
         calls += dec.usage.calls
         ptok += dec.usage.prompt_tokens
@@ -85,6 +89,7 @@ def evaluate(rows, decompositions, lm, threshold: float) -> dict:
         "answers": len(rows), "claims_per_answer": n_claims / n, "check_worthy_per_answer": n_worthy / n,
         "human_claims_per_answer": n_human / n,
         "human_recall": n_human_matched / max(n_human, 1), "precision": n_match_prod / max(n_worthy, 1),
+        "human_word_coverage": coverage / max(n_human, 1),
         "aligned": n_aligned / max(n_worthy, 1), "fallback_rate": fallbacks / n,
         "calls": calls, "prompt_tokens": ptok, "completion_tokens": ctok,
     }
@@ -100,8 +105,11 @@ def main() -> None:
     ap.add_argument("--cache-dir", type=Path, default=Path("benchmarks/cache/decompose"))
     ap.add_argument("--max-seconds", type=float, default=None,
                     help="stop the LLM decomposer after this long and report the answers done")
+    ap.add_argument("--limit", type=int, default=None,
+                    help="run the LLM decomposer on the first LIMIT answers of the sample only")
     ap.add_argument("--no-llm", action="store_true")
     ap.add_argument("--out", type=Path, default=None)
+    ap.add_argument("--md", type=Path, default=None, help="also write the table as markdown")
     args = ap.parse_args()
 
     from franq.chat import LocalChat
@@ -124,7 +132,7 @@ def main() -> None:
         llm = LLMDecomposer(LocalChat(lm, response_prefix='["'), cache_dir=args.cache_dir,
                             max_tokens=args.max_tokens, concurrency=1)
         decs, t = [], time.perf_counter()
-        for i, row in enumerate(sample):
+        for i, row in enumerate(sample[:args.limit]):
             if args.max_seconds is not None and time.perf_counter() - t > args.max_seconds:
                 break
             decs.append(llm.decompose_report(row["answer"]))
@@ -145,6 +153,28 @@ def main() -> None:
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(text + "\n", encoding="utf-8")
+    if args.md:
+        args.md.parent.mkdir(parents=True, exist_ok=True)
+        args.md.write_text(markdown_table(report), encoding="utf-8")
+
+
+COLUMNS = [("answers", "answers", "{:d}"), ("claims_per_answer", "claims/answer", "{:.2f}"),
+           ("check_worthy_per_answer", "check-worthy/answer", "{:.2f}"),
+           ("human_claims_per_answer", "human claims/answer", "{:.2f}"),
+           ("human_recall", "human claims matched (F1>=0.5)", "{:.1%}"),
+           ("human_word_coverage", "human claim words covered", "{:.1%}"),
+           ("precision", "produced claims matching a human claim", "{:.1%}"),
+           ("aligned", "produced claims aligned to tokens", "{:.1%}"),
+           ("fallback_rate", "answers fell back", "{:.1%}"),
+           ("seconds_per_answer", "s/answer", "{:.2f}")]
+
+
+def markdown_table(report: dict) -> str:
+    head = "| method | " + " | ".join(c[1] for c in COLUMNS) + " |"
+    lines = [head, "|" + "---|" * (len(COLUMNS) + 1)]
+    for name, res in report["results"].items():
+        lines.append(f"| {name} | " + " | ".join(fmt.format(res[key]) for key, _, fmt in COLUMNS) + " |")
+    return "\n".join(lines) + "\n"
 
 
 if __name__ == "__main__":

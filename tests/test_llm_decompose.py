@@ -39,6 +39,8 @@ class ScriptedChat:
     ('["Ann is tall.", "", "ann is tall.", "  ", "Bob is short."]', ["Ann is tall.", "Bob is short."]),
     ('[{"claim": "Ann is tall."}, {"text": "Bob is short."}]', ["Ann is tall.", "Bob is short."]),
     ("1. Ann is tall.\n2. Bob is short.", ["Ann is tall.", "Bob is short."]),
+    ('["Ann is tall [1].", "Bob is short."]\n\nText: Ann [2] and "Bob" [3]', ["Ann is tall.", "Bob is short."]),
+    ("['Ann is tall.', 'Bob is short.'] and [1]", ["Ann is tall.", "Bob is short."]),
 ])
 def test_parse_claim_list_is_lenient(reply, expected):
     parsed = parse_claim_list(reply)
@@ -191,3 +193,18 @@ def test_llm_word_aligner_keeps_content_word_spans_on_bad_reply():
     aligned = LLMDecomposer(ScriptedChat('["Paris is the capital of France."]'),
                             aligner=LLMWordAligner(ScriptedChat("no idea"))).decompose_report(answer)
     assert aligned.claims == plain.claims
+
+
+@pytest.mark.embedded
+def test_embedded_model_decomposes_or_falls_back_never_loses_claims(tmp_path):
+    from franq.config import FranqConfig
+    from franq.decomposers import build_decomposer
+    from franq.lm import CausalLM
+
+    answer = "Sure! The Eiffel Tower is in Paris. It was built in 1889 [1]."
+    dec = build_decomposer(FranqConfig(decomposer="llm", decomposer_max_tokens=64,
+                                       decomposer_cache_dir=str(tmp_path)), CausalLM.load())
+    report = dec.decompose_report(answer)
+    assert report.claims[0].text == "Sure!" and not report.claims[0].check_worthy
+    assert any(c.check_worthy and c.char_spans for c in report.claims)
+    assert report.method in ("llm", "llm->sentence") and report.usage.calls >= 1

@@ -59,6 +59,7 @@ def test_default_config_uses_the_sentence_splitter():
     ({"decomposer_backend": "vllm"}, "decomposer_backend"),
     ({"decomposer_timeout": 0}, "decomposer_timeout"),
     ({"decomposer_concurrency": 0}, "decomposer_concurrency"),
+    ({"decomposer_align": "spacy"}, "decomposer_align"),
 ])
 def test_bad_decomposer_config_names_the_field(changes, field):
     with pytest.raises(InputError, match=f"'{field}'"):
