@@ -1,10 +1,17 @@
 """Claims: split an answer into claims and tie each claim to the answer tokens it came from.
 
-    decompose.py   answer -> list[Claim]      (offline sentence splitter; Decomposer protocol)
-    align.py       Claim -> char spans -> answer token positions
+    decompose.py       answer -> list[Claim]      (offline sentence splitter; Decomposer protocol)
+    llm_decompose.py   answer -> atomic claims from a chat model (lenient parsing, fallback)
+    chat.py            chat backends: any OpenAI-compatible server
+    checkworthy.py     greetings, refusals, headings, restated questions: kept, not scored
+    align.py           Claim -> char spans -> answer token positions
+    llm_align.py       optional: the chat model lists the words that express a claim
 """
 from claims.align import align_claims, locate_claim
-from claims.decompose import Decomposer, SentenceDecomposer
-from claims.types import Claim
+from claims.chat import ChatReply, OpenAIChat
+from claims.decompose import Decomposer, SentenceDecomposer, decompose_all
+from claims.llm_decompose import LLMDecomposer
+from claims.types import Claim, Decomposition, DecompositionUsage
 
-__all__ = ["Claim", "Decomposer", "SentenceDecomposer", "align_claims", "locate_claim"]
+__all__ = ["ChatReply", "Claim", "Decomposer", "Decomposition", "DecompositionUsage", "LLMDecomposer",
+           "OpenAIChat", "SentenceDecomposer", "align_claims", "decompose_all", "locate_claim"]

@@ -52,7 +52,8 @@ Rules:
 - Reply with a JSON array of strings and nothing else.
 
 Text: {text}"""
-REPAIR = "That was not a JSON array of strings. Reply with only the JSON array of claims, nothing else."
+REPAIR = ("Your reply could not be used ({problem}). Reply with only a JSON array of the claims "
+          "of the text, nothing else.")
 
 _FENCE_RE = re.compile(r"```[a-zA-Z]*\s*(.*?)(?:```|$)", re.DOTALL)
 _STRING_RE = re.compile(r'"((?:[^"\\\n]|\\.)*)"|\'((?:[^\'\\\n]|\\.)*)\'')
@@ -244,7 +245,7 @@ class LLMDecomposer:
         messages = build_messages(answer)
         claims: list[Claim] | None = None
         warnings: list[str] = []
-        problem = None
+        problem, call_failed = None, False
         for attempt in range(2):
             if cached is not None and attempt < len(cached):
                 text = cached[attempt]
@@ -252,7 +253,7 @@ class LLMDecomposer:
                 try:
                     reply = self.chat.complete(messages, max_tokens=self.max_tokens)
                 except ChatError as exc:
-                    problem = f"the model call failed: {exc}"
+                    problem, call_failed = f"the model call failed: {exc}", True
                     break
                 usage += DecompositionUsage(reply.calls, reply.prompt_tokens, reply.completion_tokens)
                 text = reply.text
@@ -271,8 +272,10 @@ class LLMDecomposer:
                 claims = None
             else:
                 problem = parsed.problem
-            messages = messages + [{"role": "assistant", "content": text}, {"role": "user", "content": REPAIR}]
-        if self.cache is not None and replies and replies != cached and problem_is_final(problem, claims):
+            messages = messages + [{"role": "assistant", "content": text},
+                                   {"role": "user", "content": REPAIR.format(problem=problem)}]
+        # Cache successes and unusable replies, not failed calls (they may work next time).
+        if self.cache is not None and replies and replies != cached and (claims is not None or not call_failed):
             self.cache.put(key, self.chat.name, replies)
         if claims is None:
             retried = " after one retry" if len(replies) > 1 else ""
@@ -336,11 +339,6 @@ def _uncovered(answer: str, units: list[tuple[int, int]], claims: list[Claim]) -
             short = text if len(text) <= 60 else text[:57] + "..."
             out.append(f"llm decomposer: no claim covers sentence {k} ({short!r})")
     return out
-
-
-def problem_is_final(problem: str | None, claims: list[Claim] | None) -> bool:
-    """Cache successes and unusable replies, not failed calls (they may work next time)."""
-    return claims is not None or not (problem or "").startswith("the model call failed")
 
 
 __all__ = ["PROMPT_VERSION", "DecompositionCache", "LLMDecomposer", "ParsedClaims", "build_messages",
