@@ -31,7 +31,7 @@ from pathlib import Path
 from claims.align import answer_units, locate_claim
 from claims.chat import ChatError, ChatModel
 from claims.checkworthy import non_claim_reason
-from claims.decompose import SentenceDecomposer, cut_spans, spans_text
+from claims.decompose import SentenceDecomposer, cut_spans, spans_text, split_sentences
 from claims.text import CITATION_RE, content_words
 from claims.types import Claim, Decomposition, DecompositionUsage
 
@@ -74,8 +74,9 @@ def parse_claim_list(reply: str) -> ParsedClaims:
 
     Accepts a JSON array; the same inside code fences or prose; a Python list literal;
     a list cut off mid-way (the complete strings are kept); objects with a "claim" or
-    "text" field; and, failing a list, bulleted or numbered lines. Empty and duplicated
-    claims are dropped and counted in ``repairs``.
+    "text" field; and, failing a list, bulleted or numbered lines. An item holding several
+    sentences is split into them; empty and duplicated claims are dropped. Every repair is
+    named in ``repairs``.
     """
     text = reply.strip()
     repairs: list[str] = []
@@ -93,11 +94,19 @@ def parse_claim_list(reply: str) -> ParsedClaims:
         repairs.append("read claims from list lines instead of a JSON array")
     claims: list[str] = []
     seen: set[str] = set()
-    n_empty = n_dup = 0
+    n_empty = n_dup = n_split = 0
+    pieces: list[str] = []
     for item in items:
         if isinstance(item, dict):
             item = item.get("claim") or item.get("text") or ""
         c = " ".join(CITATION_RE.sub("", str(item)).split()).strip(" \"'")
+        sentences = split_sentences(c) if c else []
+        if len(sentences) > 1:  # a small model copied whole passages: one sentence, one claim
+            n_split += 1
+            pieces += [c[a:b] for a, b in sentences]
+        else:
+            pieces.append(c)
+    for c in pieces:
         if not c or not content_words(c):
             n_empty += 1
             continue
@@ -107,6 +116,8 @@ def parse_claim_list(reply: str) -> ParsedClaims:
             continue
         seen.add(key)
         claims.append(c)
+    if n_split:
+        repairs.append(f"split {n_split} multi-sentence claim(s) into sentences")
     if n_empty:
         repairs.append(f"dropped {n_empty} empty claim(s)")
     if n_dup:

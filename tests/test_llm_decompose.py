@@ -208,3 +208,9 @@ def test_embedded_model_decomposes_or_falls_back_never_loses_claims(tmp_path):
     assert report.claims[0].text == "Sure!" and not report.claims[0].check_worthy
     assert any(c.check_worthy and c.char_spans for c in report.claims)
     assert report.method in ("llm", "llm->sentence") and report.usage.calls >= 1
+
+
+def test_multi_sentence_claim_is_split():
+    parsed = parse_claim_list('["Ann is tall. Bob is short [2].", "Eve is kind."]')
+    assert list(parsed.claims) == ["Ann is tall.", "Bob is short.", "Eve is kind."]
+    assert "split 1 multi-sentence claim(s) into sentences" in parsed.repairs
