@@ -30,8 +30,13 @@ def _load(cfg: FranqConfig):
     return Franq.from_config(cfg)
 
 
-def result_record(example_id: str | None, result: AnswerScore) -> dict:
-    return {"id": example_id, **dataclasses.asdict(result)}
+def result_record(example_id: str | None, result: AnswerScore, example: Example | None = None) -> dict:
+    """One output line: the id, the result, and any claim labels the input carried."""
+    record = {"id": example_id, **dataclasses.asdict(result)}
+    if example is not None and example.claim_labels:
+        for claim, labels in zip(record["claims"], example.claim_labels):
+            claim.update(labels)
+    return record
 
 
 def _fmt(p: float | None, small: bool = False) -> str:
@@ -109,7 +114,7 @@ def score(input_path, output, errors_path, question, passages, answer, example, 
     except FranqError as exc:
         raise click.ClickException(str(exc)) from None
     if fmt == "json":
-        click.echo(json.dumps(result_record(ex.id, result), ensure_ascii=False))
+        click.echo(json.dumps(result_record(ex.id, result, ex), ensure_ascii=False))
     else:
         click.echo(format_table(result))
 
@@ -169,7 +174,7 @@ def _score_jsonl(cfg: FranqConfig, input_path: str, output: str | None, errors_p
             bad(line_no, ex.id, f"line {line_no}: {sys.exc_info()[1]}")
             return
         for (_, ex), res in zip(batch, results):
-            out.write(json.dumps(result_record(ex.stable_id(), res), ensure_ascii=False) + "\n")
+            out.write(json.dumps(result_record(ex.stable_id(), res, ex), ensure_ascii=False) + "\n")
             n_ok += 1
         out.flush()
 
