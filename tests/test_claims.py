@@ -31,7 +31,8 @@ def test_claim_text_is_exactly_its_spans(name):
 def test_lists_headings_and_citations_are_split_and_cleaned():
     claims = decompose(TRICKY["list"])
     assert [c.text for c in claims if c.check_worthy] == [
-        "Key facts:", "Lyon is in France.", "Marseille is a port.", "Nice is sunny.", "Lille is north."]
+        "Lyon is in France.", "Marseille is a port.", "Nice is sunny.", "Lille is north."]
+    assert (claims[0].text, claims[0].check_worthy, claims[0].note) == ("Key facts:", False, "heading")
     heads = [c for c in decompose(TRICKY["headings"]) if not c.check_worthy]
     assert [(c.text, c.note) for c in heads] == [("Overview", "heading"), ("History", "heading")]
     cited = decompose(TRICKY["citations"])
