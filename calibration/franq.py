@@ -69,6 +69,12 @@ def as_optional_labels(values: Any, field: str, *, n: int) -> np.ndarray:
     return out
 
 
+def stack_mismatches(fitted_for: dict[str, str], stack: dict[str, str]) -> list[str]:
+    """One line per key whose value differs between ``fitted_for`` and ``stack``."""
+    return [f"{key}: fitted for {fitted_for.get(key)!r}, running {stack.get(key)!r}"
+            for key in sorted(set(fitted_for) | set(stack)) if fitted_for.get(key) != stack.get(key)]
+
+
 class FranqCalibrator:
     """Scikit-learn-style calibrator for FRANQ's three components.
 
@@ -196,12 +202,7 @@ class FranqCalibrator:
     def mismatches(self, stack: dict[str, str]) -> list[str]:
         """Differences between what this calibrator was fitted for and ``stack``, e.g.
         ``["faithfulness: fitted for 'lexical-v1', running 'alignscore'"]``."""
-        fitted = self.fitted_for or {}
-        out = []
-        for key in sorted(set(fitted) | set(stack)):
-            if fitted.get(key) != stack.get(key):
-                out.append(f"{key}: fitted for {fitted.get(key)!r}, running {stack.get(key)!r}")
-        return out
+        return stack_mismatches(self.fitted_for or {}, stack)
 
     # ------------------------------------------------------------------ persistence
     def to_dict(self) -> dict:

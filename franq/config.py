@@ -17,6 +17,7 @@ from franq.errors import InputError
 DECOMPOSERS = ("sentence",)
 FAITHFULNESS = ("lexical",)
 OVERFLOW = ("truncate", "error")
+CALIBRATOR_MISMATCH = ("warn", "error", "force")
 
 
 @dataclass(frozen=True)
@@ -32,12 +33,19 @@ class FranqConfig:
     on_overflow: str = "truncate"
     max_batch_tokens: int = 4096
     max_new_tokens: int = 256
+    calibrator: str = "default"
+    """``"default"`` (the shipped calibrator when it matches the stack), ``"none"``, or a
+    calibrator file from ``franq calibrate``."""
+    calibrator_mismatch: str = "warn"
+    """When the calibrator was fitted for another stack: ``warn`` (do not apply), ``error``, ``force``."""
 
     def __post_init__(self):
         for key, allowed in (("decomposer", DECOMPOSERS), ("faithfulness", FAITHFULNESS),
-                             ("on_overflow", OVERFLOW)):
+                             ("on_overflow", OVERFLOW), ("calibrator_mismatch", CALIBRATOR_MISMATCH)):
             if getattr(self, key) not in allowed:
                 raise InputError(f"config '{key}': expected one of {list(allowed)}, got {getattr(self, key)!r}")
+        if not isinstance(self.calibrator, str) or not self.calibrator.strip():
+            raise InputError(f"config 'calibrator': expected 'default', 'none' or a file path, got {self.calibrator!r}")
         for key in ("max_batch_tokens", "max_new_tokens"):
             v = getattr(self, key)
             if not isinstance(v, int) or isinstance(v, bool) or v < 1:
