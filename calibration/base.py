@@ -94,3 +94,14 @@ def float_list(obj: dict, key: str, where: str) -> list[float]:
                                           and math.isfinite(x) for x in v):
         raise CalibratorFileError(f"{where}: '{key}' must be a list of finite numbers")
     return [float(x) for x in v]
+
+
+def check_header(obj: Any, fmt: str, version: int, where: str) -> None:
+    """The file is a JSON object of format ``fmt`` and a version this code reads."""
+    if not isinstance(obj, dict):
+        raise CalibratorFileError(f"{where}: expected a JSON object, got {type(obj).__name__}")
+    if obj.get("format") != fmt:
+        raise CalibratorFileError(f"{where}: 'format' must be {fmt!r}, got {obj.get('format')!r}")
+    if obj.get("version") != version:
+        raise CalibratorFileError(f"{where}: 'version' {obj.get('version')!r} is not supported "
+                                  f"(this franq reads version {version})")

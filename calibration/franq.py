@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from calibration.base import (CalibratorFileError, NotFittedError, as_labels, as_probabilities, as_weights,
-                              read_json, write_json)
+                              check_header, read_json, write_json)
 from calibration.isotonic import IsotonicCalibrator
 from calibration.metrics import expected_calibration_error
 
@@ -220,13 +220,7 @@ class FranqCalibrator:
 
     @classmethod
     def from_dict(cls, obj: Any, *, where: str = "calibrator") -> FranqCalibrator:
-        if not isinstance(obj, dict):
-            raise CalibratorFileError(f"{where}: expected a JSON object, got {type(obj).__name__}")
-        if obj.get("format") != FORMAT:
-            raise CalibratorFileError(f"{where}: 'format' must be {FORMAT!r}, got {obj.get('format')!r}")
-        if obj.get("version") != VERSION:
-            raise CalibratorFileError(f"{where}: 'version' {obj.get('version')!r} is not supported "
-                                      f"(this franq reads version {VERSION})")
+        check_header(obj, FORMAT, VERSION, where)
         if obj.get("uq_transform") != "log":
             raise CalibratorFileError(f"{where}: 'uq_transform' must be 'log', got {obj.get('uq_transform')!r}")
         fitted_for = obj.get("fitted_for")
@@ -245,7 +239,8 @@ class FranqCalibrator:
         if cal.variant != "none" and (parts["uq_faith"] is None or parts["uq_unfaith"] is None):
             raise CalibratorFileError(f"{where}: variant {cal.variant!r} needs 'uq_faith' and 'uq_unfaith'")
         cal.calibrate_faithfulness = parts["faithfulness"] is not None
-        cal.faithfulness_, cal.uq_faith_, cal.uq_unfaith_ = parts["faithfulness"], parts["uq_faith"], parts["uq_unfaith"]
+        cal.faithfulness_, cal.uq_faith_, cal.uq_unfaith_ = (parts["faithfulness"], parts["uq_faith"],
+                                                              parts["uq_unfaith"])
         cal.n_samples_ = int(obj.get("n_samples", 0))
         cal.counts_ = obj.get("counts", {})
         cal.warnings_ = ()

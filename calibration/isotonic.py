@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from calibration.base import (CalibratorFileError, NotFittedError, as_labels, as_scores, as_weights,
+from calibration.base import (CalibratorFileError, NotFittedError, as_labels, as_scores, as_weights, check_header,
                               float_list, read_json, write_json)
 
 FORMAT = "franq-isotonic"
@@ -86,13 +86,7 @@ class IsotonicCalibrator:
 
     @classmethod
     def from_dict(cls, obj: Any, *, where: str = "isotonic calibrator") -> IsotonicCalibrator:
-        if not isinstance(obj, dict):
-            raise CalibratorFileError(f"{where}: expected a JSON object, got {type(obj).__name__}")
-        if obj.get("format") != FORMAT:
-            raise CalibratorFileError(f"{where}: 'format' must be {FORMAT!r}, got {obj.get('format')!r}")
-        if obj.get("version") != VERSION:
-            raise CalibratorFileError(f"{where}: 'version' {obj.get('version')!r} is not supported "
-                                      f"(this franq reads version {VERSION})")
+        check_header(obj, FORMAT, VERSION, where)
         x, y = float_list(obj, "x", where), float_list(obj, "y", where)
         if not x or len(x) != len(y):
             raise CalibratorFileError(f"{where}: 'x' and 'y' must be non-empty and of equal length, "

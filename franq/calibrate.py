@@ -10,6 +10,7 @@ picked automatically when one matches the running stack and skipped silently oth
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import time
@@ -153,9 +154,21 @@ class TrainingClaims:
     components: dict[str, np.ndarray]
     stack: dict[str, str]
     skipped: dict[str, int] = field(default_factory=dict)
+    groups: np.ndarray | None = None
+    """Per claim, the index of its answer (record) in the input: for grouped splits."""
 
     def __len__(self) -> int:
         return len(self.is_true)
+
+    def subset(self, mask: np.ndarray) -> TrainingClaims:
+        """The claims where ``mask`` is true (e.g. the answers of one cross-validation fold)."""
+        idx = np.flatnonzero(mask)
+        return dataclasses.replace(
+            self, p_faithful=self.p_faithful[idx], p_true_if_faithful=self.p_true_if_faithful[idx],
+            p_true_if_unfaithful=self.p_true_if_unfaithful[idx], is_true=self.is_true[idx],
+            is_faithful=tuple(self.is_faithful[i] for i in idx),
+            components={k: v[idx] for k, v in self.components.items()},
+            groups=None if self.groups is None else self.groups[idx])
 
     def features(self, names: Iterable[str]) -> np.ndarray:
         cols = []
@@ -182,11 +195,11 @@ def training_claims(records: Iterable[tuple[str, dict]], *, uq_faith: str = "cla
     """Collect the scored claims labelled ``is_true`` from ``franq score`` output records
     (``(where, record)`` pairs). Raw (uncalibrated) values are used: the claim's
     ``components`` carry the raw scorer values and, for calibrated output, ``p_faithful_raw``."""
-    p_f, a, b, y, gold = [], [], [], [], []
+    p_f, a, b, y, gold, groups = [], [], [], [], [], []
     comps: list[dict[str, float]] = []
     stack = None
     skipped = {"not_scored": 0, "unlabelled": 0}
-    for where, rec in records:
+    for n_rec, (where, rec) in enumerate(records):
         key = {"model": _need(rec, "model", where), "faithfulness": _need(rec, "faithfulness", where),
                "mode": _need(rec, "mode", where)}
         if stack is None:
@@ -226,6 +239,7 @@ def training_claims(records: Iterable[tuple[str, dict]], *, uq_faith: str = "cla
             b.append(float(comp[uq_unfaith]))
             y.append(float(label))
             gold.append(faithful)
+            groups.append(n_rec)
             comps.append({k: float(v) for k, v in comp.items()
                           if k not in RAW_KEYS and isinstance(v, (int, float)) and not isinstance(v, bool)})
     if stack is None or not y:
@@ -234,7 +248,8 @@ def training_claims(records: Iterable[tuple[str, dict]], *, uq_faith: str = "cla
     common = set.intersection(*(set(c) for c in comps))
     components = {k: np.array([c[k] for c in comps]) for k in sorted(common)}
     return TrainingClaims(np.array(p_f), np.array(a), np.array(b), np.array(y), tuple(gold), components,
-                          stack_key(uq_faith=uq_faith, uq_unfaith=uq_unfaith, **stack), skipped)
+                          stack_key(uq_faith=uq_faith, uq_unfaith=uq_unfaith, **stack), skipped,
+                          np.array(groups))
 
 
 def read_scored(path: str | Path) -> Iterable[tuple[str, dict]]:

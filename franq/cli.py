@@ -299,7 +299,8 @@ def format_fit_report(report: dict, output: str, report_path: str) -> str:
     for cond in ("faithful", "unfaithful"):
         c = report.get("counts", {}).get(cond)
         if c:
-            lines.append(f"  {cond:>10}: {c['n']} claims, weight {c['weight']:g} ({c['true']:g} true, {c['false']:g} false)")
+            lines.append(f"  {cond:>10}: {c['n']} claims, weight {c['weight']:g} "
+                         f"({c['true']:g} true, {c['false']:g} false)")
     if "split" in report.get("counts", {}):
         s = report["counts"]["split"]
         lines.append(f"  split by gold label: {s['gold']}, by P_faithful > 0.5: {s['threshold']}")

@@ -45,7 +45,8 @@ class FranqConfig:
             if getattr(self, key) not in allowed:
                 raise InputError(f"config '{key}': expected one of {list(allowed)}, got {getattr(self, key)!r}")
         if not isinstance(self.calibrator, str) or not self.calibrator.strip():
-            raise InputError(f"config 'calibrator': expected 'default', 'none' or a file path, got {self.calibrator!r}")
+            raise InputError(f"config 'calibrator': expected 'default', 'none' or a file path, "
+                             f"got {self.calibrator!r}")
         for key in ("max_batch_tokens", "max_new_tokens"):
             v = getattr(self, key)
             if not isinstance(v, int) or isinstance(v, bool) or v < 1:

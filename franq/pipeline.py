@@ -73,8 +73,8 @@ class Franq:
         self.on_overflow = on_overflow
         self.max_batch_tokens = max_batch_tokens
         self.max_new_tokens = max_new_tokens
-        self.stack = stack_key(model=self.lm.name, faithfulness=self.faithfulness.name, uq_faith=self.uq_faith.name,
-                               uq_unfaith=self.uq_unfaith.name, mode="long")
+        self.stack = stack_key(model=self.lm.name, faithfulness=self.faithfulness.name,
+                               uq_faith=self.uq_faith.name, uq_unfaith=self.uq_unfaith.name, mode="long")
         self.calibrator, self.calibration_warnings = resolve_calibrator(
             calibrator, self.stack, on_mismatch=calibrator_mismatch)
 
@@ -153,11 +153,11 @@ class Franq:
             p_faith, p_unfaith = np.exp(log_faith), np.exp(log_unfaith)
             p_f = np.clip(np.asarray(self.faithfulness.predict(pairs), dtype=np.float64), 0.0, 1.0)
             p_true = mix(p_f, p_faith, p_unfaith)
-            raw_p_f, raw_p_true = p_f, p_true
+            raw_p_f, raw_faith, raw_unfaith, raw_p_true = p_f, p_faith, p_unfaith, p_true
             if self.calibrator is not None:
                 p_f, p_faith, p_unfaith, p_true = self.calibrator.apply(p_f, p_faith, p_unfaith, {
-                    self.uq_faith.name: np.exp(log_faith), f"log_{self.uq_faith.name}": log_faith,
-                    self.uq_unfaith.name: np.exp(log_unfaith), f"log_{self.uq_unfaith.name}": log_unfaith,
+                    self.uq_faith.name: raw_faith, f"log_{self.uq_faith.name}": log_faith,
+                    self.uq_unfaith.name: raw_unfaith, f"log_{self.uq_unfaith.name}": log_unfaith,
                     "n_tokens": np.array([len(x.claim.token_positions) for x in contexts], dtype=np.float64)})
         scored = iter(range(len(contexts)))
         results = []
@@ -174,9 +174,9 @@ class Franq:
                         c, "scored", p_faithful=float(p_f[k]), p_true_if_faithful=float(p_faith[k]),
                         p_true_if_unfaithful=float(p_unfaith[k]), p_true=float(p_true[k]),
                         components={
-                            self.uq_faith.name: float(np.exp(log_faith[k])),
+                            self.uq_faith.name: float(raw_faith[k]),
                             f"log_{self.uq_faith.name}": float(log_faith[k]),
-                            self.uq_unfaith.name: float(np.exp(log_unfaith[k])),
+                            self.uq_unfaith.name: float(raw_unfaith[k]),
                             f"log_{self.uq_unfaith.name}": float(log_unfaith[k]),
                             "n_tokens": float(len(c.token_positions)),
                             **({"p_faithful_raw": float(raw_p_f[k]), "p_true_raw": float(raw_p_true[k])}

@@ -2,11 +2,14 @@
 ExpertQA train, evaluate on scored ExpertQA test (held apart), write a Markdown table.
 
     python scripts/bench_calibration.py [--train-scored F] [--test-scored F] [--out benchmarks/results/issue6.md]
+    python scripts/bench_calibration.py --cv 5 --cv-scored F   # grouped K-fold on one scored file
 
-Metrics on test claims labelled is_true: ECE (10 equal-width bins, paper appendix D.4),
-Brier score, ROC-AUC of P(true) for true claims, and PR-AUC for detecting false claims
-(the paper's PR-AUC, positive class = false). Fit time = median of 5 fits; file size =
-bytes of the saved calibrator.
+Metrics on claims labelled is_true: ECE (10 equal-width bins, paper appendix D.4), Brier
+score, ROC-AUC of P(true) for true claims, and PR-AUC for detecting false claims (the
+paper's PR-AUC, positive class = false). In --cv mode each method is fitted on K-1 folds
+of answers and predicts the held-out fold; metrics are on the pooled held-out
+predictions. Fit time = median of 5 fits on the full training data; file size = bytes
+of the calibrator fitted on it.
 """
 from __future__ import annotations
 
@@ -28,6 +31,8 @@ from calibration.metrics import brier_score, expected_calibration_error  # noqa:
 from franq.calibrate import fit_franq_calibrator, fit_xgboost, read_scored, training_claims  # noqa: E402
 
 REPEATS = 5
+VARIANTS = [("none", False), ("calibrated", False), ("condition", False), ("soft", False),
+            ("calibrated", True), ("condition", True), ("soft", True)]
 
 
 def metrics(p: np.ndarray, y: np.ndarray) -> dict[str, float]:
@@ -37,83 +42,96 @@ def metrics(p: np.ndarray, y: np.ndarray) -> dict[str, float]:
             "auroc": roc_auc_score(y, p), "prauc_false": average_precision_score(1 - y, 1 - p)}
 
 
-def timed(fit) -> tuple[object, float]:
-    times, out = [], None
+def methods():
+    """(label, fit(train) -> (model, report), predict(model, data) -> p_true)."""
+    for variant, cf in VARIANTS:
+        label = "FRANQ none (raw mix)" if variant == "none" else f"FRANQ {variant}" + ("+faithfulness" if cf else "")
+        yield (label,
+               lambda d, v=variant, c=cf: fit_franq_calibrator(d, variant=v, calibrate_faithfulness=c),
+               lambda m, d: m.predict(d.p_faithful, d.p_true_if_faithful, d.p_true_if_unfaithful))
+    for feats in ("franq", "all"):
+        yield (f"XGBoost ({feats} features)", lambda d, f=feats: fit_xgboost(d, features=f),
+               lambda m, d: m.predict(d.features(m.feature_names)))
+    yield ("constant P(true) = train share true", lambda d: (float(d.is_true.mean()), {"warnings": []}),
+           lambda m, d: np.full(len(d), m))
+    yield ("UQ_faith alone: claim_prob p(c|x,r)", lambda d: (None, {"warnings": []}),
+           lambda m, d: d.p_true_if_faithful)
+    yield ("UQ_unfaith alone: parametric p(c|x)", lambda d: (None, {"warnings": []}),
+           lambda m, d: d.p_true_if_unfaithful)
+
+
+def size_and_time(fit, train, tmp: Path, label: str):
+    times, model = [], None
     for _ in range(REPEATS):
         t0 = time.perf_counter()
-        out = fit()
+        model, report = fit(train)
         times.append(time.perf_counter() - t0)
-    return out, statistics.median(times)
+    if not hasattr(model, "to_json") or label.startswith("FRANQ none"):
+        return None, None, report
+    path = tmp / f"m{abs(hash(label))}.json"
+    model.to_json(path)
+    return statistics.median(times), path.stat().st_size, report
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--train-scored")
     ap.add_argument("--test-scored")
+    ap.add_argument("--cv", type=int, default=0, help="grouped K-fold on --cv-scored instead of train -> test")
+    ap.add_argument("--cv-scored", help="scored file for --cv (default: the scored test split)")
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "issue6.md"))
     args = ap.parse_args()
-    train = training_claims(read_scored(scored_split("train", args.train_scored)))
-    test = training_claims(read_scored(scored_split("test", args.test_scored)))
-    if train.stack != test.stack:
-        raise SystemExit(f"train and test were scored by different stacks: {train.stack} vs {test.stack}")
-    y = test.is_true
-    rows = []
-    base = float(train.is_true.mean())
-    rows.append(("constant P(true) = train share true", metrics(np.full(len(y), base), y), None, None, ""))
     tmp = Path(tempfile.mkdtemp())
-    variants = [("none", False), ("calibrated", False), ("condition", False), ("soft", False),
-                ("calibrated", True), ("condition", True), ("soft", True)]
-    for variant, cf in variants:
-        (cal, report), secs = timed(lambda: fit_franq_calibrator(train, variant=variant, calibrate_faithfulness=cf))
-        path = tmp / f"{cal.name}.json"
-        cal.to_json(path)
-        p = cal.predict(test.p_faithful, test.p_true_if_faithful, test.p_true_if_unfaithful)
-        note = "; ".join(report["warnings"])
-        label = f"FRANQ {cal.name}" if variant != "none" else "FRANQ none (raw mix)"
-        rows.append((label, metrics(p, y), secs if variant != "none" else None,
-                     path.stat().st_size if variant != "none" else None, note))
-    for feats in ("franq", "all"):
-        (cal, report), secs = timed(lambda: fit_xgboost(train, features=feats))
-        path = tmp / f"xgb-{feats}.json"
-        cal.to_json(path)
-        p = cal.predict(test.features(cal.feature_names))
-        rows.append((f"XGBoost ({feats} features: {', '.join(cal.feature_names)})", metrics(p, y), secs,
-                     path.stat().st_size, ""))
-    # the component scores alone, for reference (uncalibrated)
-    for name, p in (("UQ_faith alone: claim_prob p(c|x,r)", test.p_true_if_faithful),
-                    ("UQ_unfaith alone: parametric p(c|x)", test.p_true_if_unfaithful)):
-        rows.append((name, metrics(p, y), None, None, ""))
+    if args.cv:
+        data = training_claims(read_scored(scored_split("test", args.cv_scored)))
+        rng = np.random.default_rng(0)
+        answers = np.unique(data.groups)
+        fold_of = dict(zip(rng.permutation(answers), np.arange(len(answers)) % args.cv))
+        folds = np.array([fold_of[g] for g in data.groups])
+        splits = [(data.subset(folds != k), data.subset(folds == k)) for k in range(args.cv)]
+        full_train, y = data, np.concatenate([te.is_true for _, te in splits])
+        setup = (f"grouped {args.cv}-fold cross-validation by answer on {len(answers)} answers / {len(data)} "
+                 f"labelled claims ({int(data.is_true.sum())} true, {int(len(data) - data.is_true.sum())} false; "
+                 f"skipped {data.skipped}); metrics on the pooled held-out folds")
+    else:
+        train = training_claims(read_scored(scored_split("train", args.train_scored)))
+        test = training_claims(read_scored(scored_split("test", args.test_scored)))
+        if train.stack != test.stack:
+            raise SystemExit(f"train and test were scored by different stacks: {train.stack} vs {test.stack}")
+        splits, full_train, y = [(train, test)], train, test.is_true
+        setup = (f"fitted on scored `datasets/expertqa/train.jsonl` ({len(train)} labelled claims, "
+                 f"{int(train.is_true.sum())} true, {int(len(train) - train.is_true.sum())} false; skipped "
+                 f"{train.skipped}), evaluated on held-apart `datasets/expertqa/test.jsonl` ({len(test)} claims, "
+                 f"{int(y.sum())} true, {int(len(y) - y.sum())} false; skipped {test.skipped})")
+    rows = []
+    for label, fit, predict in methods():
+        p = np.concatenate([predict(fit(tr)[0], te) for tr, te in splits])
+        secs, size, report = size_and_time(fit, full_train, tmp, label)
+        rows.append((label, metrics(p, y), secs, size, "; ".join(report["warnings"])))
 
-    counts = (f"train: {len(train)} labelled claims ({int(train.is_true.sum())} true, "
-              f"{int(len(train) - train.is_true.sum())} false; skipped {train.skipped}); "
-              f"test: {len(test)} ({int(y.sum())} true, {int(len(y) - y.sum())} false; skipped {test.skipped})")
     lines = [
         "# Issue 6: calibration of FRANQ on ExpertQA (embedded stack)",
         "",
         f"- Date: {datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC; machine: 2-core CPU, shared "
-        f"({platform.processor() or platform.machine()}), Python {platform.python_version()}",
-        f"- Command: `PYTHONPATH=$PWD python scripts/bench_calibration.py {' '.join(sys.argv[1:])}`",
-        f"- Stack: {train.stack}",
-        f"- Data: fitted on scored `datasets/expertqa/train.jsonl`, evaluated on held-apart "
-        f"`datasets/expertqa/test.jsonl` (claims labelled is_true). {counts}",
-        f"- Fit time: median of {REPEATS} fits on the full training set; size: bytes of the saved calibrator JSON.",
+        f"({platform.machine()}), Python {platform.python_version()}",
+        f"- Command: `PYTHONPATH=$PWD /work/main/.venv/bin/python scripts/bench_calibration.py "
+        f"{' '.join(sys.argv[1:])}`",
+        f"- Stack: {full_train.stack}",
+        f"- Data: {setup}.",
+        f"- fit s: median of {REPEATS} fits on all the training data; bytes: size of the saved calibrator "
+        f"(FRANQ: our JSON; XGBoost: XGBoost's JSON model, 100 trees of depth 3).",
         "",
-        "| method | test ECE ↓ | Brier ↓ | ROC-AUC ↑ | PR-AUC (false) ↑ | fit s | file bytes | notes |",
+        "| method | ECE ↓ | Brier ↓ | ROC-AUC ↑ | PR-AUC (false) ↑ | fit s | bytes | fit warnings |",
         "|---|---|---|---|---|---|---|---|",
     ]
     for label, m, secs, size, note in rows:
         lines.append(f"| {label} | {m['ece']:.4f} | {m['brier']:.4f} | {m['auroc']:.3f} | {m['prauc_false']:.3f} | "
                      f"{'' if secs is None else f'{secs:.3f}'} | {'' if size is None else size} | {note} |")
-    lines.append("")
-    lines.append(f"Share of false claims in test: {1 - y.mean():.3f} (PR-AUC of a random ranking ≈ that share).")
+    lines += ["", f"Share of false claims among the evaluated claims: {1 - y.mean():.3f} (the PR-AUC of a "
+              f"random ranking)."]
     text = "\n".join(lines) + "\n"
     print(text)
-    out = Path(args.out)
-    if out.exists():
-        old = out.read_text(encoding="utf-8")
-        marker = "\n## Notes"
-        text = text + (old[old.index(marker):] if marker in old else "")
-    out.write_text(text, encoding="utf-8")
+    Path(args.out).write_text(text, encoding="utf-8")
 
 
 if __name__ == "__main__":

@@ -26,7 +26,8 @@ def _claims(n=300, seed=0):
 
 def test_condition_split_uses_gold_label_else_threshold():
     p_f, a, b, y, gold = _claims()
-    cal = FranqCalibrator(variant="condition").fit(p_f, a, b, y, is_faithful=[None if np.isnan(g) else bool(g) for g in gold])
+    labels = [None if np.isnan(g) else bool(g) for g in gold]
+    cal = FranqCalibrator(variant="condition").fit(p_f, a, b, y, is_faithful=labels)
     faithful = np.where(np.isnan(gold), p_f > 0.5, gold == 1)
     ref_f = IsotonicCalibrator().fit(log_scores(a[faithful]), y[faithful])
     ref_u = IsotonicCalibrator().fit(log_scores(b[~faithful]), y[~faithful])
