@@ -86,12 +86,14 @@ class FranqCalibrator:
 
     def __init__(self, *, variant: str = "condition", calibrate_faithfulness: bool = False,
                  faithful_threshold: float = 0.5, min_per_condition: int = MIN_PER_CONDITION,
-                 fitted_for: dict[str, str] | None = None):
+                 fitted_for: dict[str, str] | None = None, description: str = ""):
         self.variant = variant
         self.calibrate_faithfulness = calibrate_faithfulness
         self.faithful_threshold = faithful_threshold
         self.min_per_condition = min_per_condition
         self.fitted_for = fitted_for
+        self.description = description
+        """Free text saved with the calibrator, e.g. what data it was fitted on."""
 
     # ------------------------------------------------------------------ fitting
     def _validate_options(self) -> None:
@@ -209,7 +211,7 @@ class FranqCalibrator:
         self._check_fitted()
         return {
             "format": FORMAT, "version": VERSION, "variant": self.variant,
-            "fitted_for": self.fitted_for or {},
+            "fitted_for": self.fitted_for or {}, "description": self.description,
             "faithful_threshold": self.faithful_threshold,
             "uq_transform": "log",
             "faithfulness": self.faithfulness_.to_dict() if self.faithfulness_ is not None else None,
@@ -227,7 +229,7 @@ class FranqCalibrator:
         if not isinstance(fitted_for, dict) or not all(isinstance(v, str) for v in fitted_for.values()):
             raise CalibratorFileError(f"{where}: 'fitted_for' must be an object of strings")
         cal = cls(variant=obj.get("variant"), faithful_threshold=obj.get("faithful_threshold", 0.5),
-                  fitted_for=fitted_for)
+                  fitted_for=fitted_for, description=str(obj.get("description", "")))
         try:
             cal._validate_options()
         except ValueError as exc:

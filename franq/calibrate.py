@@ -275,11 +275,11 @@ def is_scored_record(obj: dict) -> bool:
 # ---------------------------------------------------------------------- fitting
 def fit_franq_calibrator(data: TrainingClaims, *, variant: str = "condition",
                          calibrate_faithfulness: bool = False,
-                         min_per_condition: int = 30) -> tuple[FranqCalibrator, dict]:
+                         min_per_condition: int = 30, description: str = "") -> tuple[FranqCalibrator, dict]:
     """Fit and return the calibrator and its fit report (counts per condition, train ECE
     before/after, warnings, fit seconds)."""
     cal = FranqCalibrator(variant=variant, calibrate_faithfulness=calibrate_faithfulness,
-                          min_per_condition=min_per_condition, fitted_for=data.stack)
+                          min_per_condition=min_per_condition, fitted_for=data.stack, description=description)
     t0 = time.perf_counter()
     cal.fit(data.p_faithful, data.p_true_if_faithful, data.p_true_if_unfaithful, data.is_true,
             is_faithful=data.is_faithful)

@@ -36,7 +36,8 @@ def main() -> None:
     args = ap.parse_args()
     path = scored_split("train", args.train_scored)
     data = training_claims(read_scored(path))
-    cal, report = fit_franq_calibrator(data, variant=args.variant)
+    cal, report = fit_franq_calibrator(data, variant=args.variant, description=(
+        f"default: fitted by scripts/fit_default_calibrator.py on {path.name} ({len(data)} labelled claims)"))
     s = data.stack
     out = Path(args.out_dir) / f"calibrator-{s['mode']}-{slug(s['model'])}-{slug(s['faithfulness'])}.json"
     cal.to_json(out)

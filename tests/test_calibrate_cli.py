@@ -155,3 +155,31 @@ def test_calibrate_xgboost_baseline_writes_xgboost_json_usable_by_score(fitted, 
         "--format", "json", "--calibrator", str(out)]).output)
     assert rec["calibration"] == "xgboost"
     assert all(0 <= c["p_true"] <= 1 for c in rec["claims"] if c["status"] == "scored")
+
+
+def test_config_validates_calibrator_settings():
+    from franq.config import FranqConfig
+
+    with pytest.raises(InputError, match="'calibrator_mismatch': expected one of"):
+        FranqConfig(calibrator_mismatch="ignore")
+    with pytest.raises(InputError, match="'calibrator': expected 'default', 'none' or a file path"):
+        FranqConfig(calibrator="")
+    assert FranqConfig.from_dict({"calibrator": "none"}).calibrator == "none"
+
+
+def test_missing_calibrator_file_is_an_input_error(tmp_path):
+    stack = stack_key(model="m", faithfulness="f", uq_faith="a", uq_unfaith="b", mode="long")
+    with pytest.raises(InputError, match="cannot read"):
+        resolve_calibrator(str(tmp_path / "nope.json"), stack)
+
+
+def test_direct_franq_construction_is_uncalibrated_unless_asked(tiny_lm, constant_faithfulness, fitted):
+    from franq.pipeline import Franq
+
+    _, out, _ = fitted
+    plain = Franq(tiny_lm, faithfulness=constant_faithfulness(0.7))
+    assert plain.calibrator is None
+    # fitted for lexical-v1: with another backend it is not applied, and the results say so
+    other = Franq(tiny_lm, faithfulness=constant_faithfulness(0.7), calibrator=str(out))
+    res = other.score(FACTS[0][0], [PASSAGE], FACTS[0][1])
+    assert res.calibration == "none" and any("faithfulness: fitted for 'lexical-v1'" in w for w in res.warnings)
