@@ -75,7 +75,7 @@ class ActiveCalibrator:
         return p_f, p_faith, p_unfaith, self.calibrator.predict(X)
 
 
-def load_calibrator(path: str | Path) -> FranqCalibrator:
+def load_calibrator(path: str | Path):
     """A FRANQ isotonic calibrator or an XGBoost baseline model, by the file's content."""
     obj = read_json(path)
     if "learner" in obj:  # XGBoost's own JSON model format

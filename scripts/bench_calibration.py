@@ -131,7 +131,11 @@ def main() -> None:
               f"random ranking)."]
     text = "\n".join(lines) + "\n"
     print(text)
-    Path(args.out).write_text(text, encoding="utf-8")
+    out = Path(args.out)
+    old = out.read_text(encoding="utf-8") if out.exists() else ""
+    if "\n## " in old:  # keep hand-written sections (notes, earlier runs) below the table
+        text += old[old.index("\n## "):]
+    out.write_text(text, encoding="utf-8")
 
 
 if __name__ == "__main__":

@@ -183,3 +183,13 @@ def test_direct_franq_construction_is_uncalibrated_unless_asked(tiny_lm, constan
     other = Franq(tiny_lm, faithfulness=constant_faithfulness(0.7), calibrator=str(out))
     res = other.score(FACTS[0][0], [PASSAGE], FACTS[0][1])
     assert res.calibration == "none" and any("faithfulness: fitted for 'lexical-v1'" in w for w in res.warnings)
+
+
+@pytest.mark.embedded
+def test_embedded_stack_prints_calibrated_probabilities_out_of_the_box():
+    res = CliRunner().invoke(main, ["score", "--example"])
+    assert res.exit_code == 0, res.output
+    assert "calibration: condition" in res.output
+    rec = json.loads(CliRunner().invoke(main, ["score", "--example", "--format", "json"]).output)
+    scored = [c for c in rec["claims"] if c["status"] == "scored"]
+    assert scored and all("p_true_raw" in c["components"] for c in scored)
