@@ -239,6 +239,14 @@ class CausalLM:
         text = self.tokenizer.decode(ids, skip_special_tokens=True)
         return Generation(text, tuple(ids), tuple(lp[:n].tolist()), tuple(self.decode_offsets(ids, text)))
 
+    def sample(self, prompt_ids: Sequence[int], n: int, **options):
+        """``n`` sampled answers with one shared prompt prefill; see :mod:`franq.sampling`."""
+        from franq.sampling import Sampler
+
+        if getattr(self, "_sampler", None) is None:
+            self._sampler = Sampler(self)
+        return self._sampler.sample(prompt_ids, n, **options)
+
     @torch.inference_mode()
     def continuation_logprobs(self, items: Sequence[tuple[Sequence[int], Sequence[int]]], *,
                               max_batch_tokens: int = 4096) -> list[np.ndarray]:
