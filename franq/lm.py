@@ -92,6 +92,7 @@ class CausalLM:
         import inspect
 
         self._keep_arg = "logits_to_keep" in inspect.signature(model.forward).parameters
+        self._sampler = None  # franq.sampling.Sampler, built on first sample()
 
     # ------------------------------------------------------------------ loading
     @classmethod
@@ -243,7 +244,7 @@ class CausalLM:
         """``n`` sampled answers with one shared prompt prefill; see :mod:`franq.sampling`."""
         from franq.sampling import Sampler
 
-        if getattr(self, "_sampler", None) is None:
+        if self._sampler is None:
             self._sampler = Sampler(self)
         return self._sampler.sample(prompt_ids, n, **options)
 
