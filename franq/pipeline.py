@@ -153,10 +153,11 @@ class Franq:
 
         mode = check_mode(mode or self.mode)
         if mode == "short":
-            text, warnings = self.short_form().greedy_answer(question, passages)
+            text, warnings, samples = self.short_form().greedy_answer(question, passages)
             if not text:
                 raise ValueError("the model generated an empty answer")
-            result = self.score_many([Example(question, passages, text)], mode="short")[0]
+            result = self.short_form().score_many([Example(question, passages, text)], [passages_context(passages)],
+                                                  rag_samples=[samples])[0]
             return dataclasses.replace(result, warnings=tuple(warnings) + result.warnings)
         n = max_new_tokens or self.max_new_tokens
         prompt = self.lm.rag_prompt(question, passages, reserve=n, on_overflow=self.on_overflow)

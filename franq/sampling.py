@@ -91,10 +91,11 @@ class Sampler:
     @torch.inference_mode()
     def sample(self, prompt_ids: Sequence[int], n: int, *, temperature: float = 1.0, top_p: float = 1.0,
                top_k: int = 0, max_new_tokens: int = 32, stop_at_newline: bool = True,
-               seed: int | None = 0) -> SampleSet:
+               seed: int | None = 0, greedy_first: bool = False) -> SampleSet:
         """Draw ``n`` answers to ``prompt_ids``. ``temperature=0`` is greedy decoding;
         ``top_k=0`` and ``top_p=1`` disable those filters. The same seed gives the same
-        samples on the same device."""
+        samples on the same device. ``greedy_first`` makes row 0 the greedy answer, so an
+        answer and its samples share one prefill."""
         _check(n, temperature, top_p, top_k, max_new_tokens)
         if not prompt_ids:
             raise ValueError("prompt_ids: the prompt is empty")
@@ -115,6 +116,8 @@ class Sampler:
         for step in range(max_new_tokens):
             logp = torch.log_softmax(logits, dim=-1)
             nxt = _draw(logits, temperature, top_k, top_p, gen)
+            if greedy_first and int(alive[0]) == 0:
+                nxt[0] = logits[0].argmax()
             picked = logp.gather(1, nxt[:, None])[:, 0]
             eos = self._is_eos[nxt]
             nl = torch.zeros_like(eos)

@@ -29,6 +29,7 @@ from franq.config import MODES, UNFAITH_SAMPLES
 from franq.errors import InputError
 from franq.io import Example
 from franq.mix import mix
+from franq.sampling import SampleSet
 from franq.scorers.degree_matrix import DegreeMatrixScorer
 from franq.scorers.eccentricity import EccentricityScorer
 from franq.scorers.eigval import SumEigenvaluesScorer
@@ -99,23 +100,31 @@ class ShortForm:
         texts = samples.texts
         return SampleContext(texts, samples.logprobs, self.judge.entailment(question, texts))
 
-    def greedy_answer(self, question: str, passages) -> tuple[str, tuple[str, ...]]:
-        """The greedy short answer (stops at the first line break) and prompt warnings."""
-        prompt = self.lm.rag_prompt(question, passages, reserve=self.options.max_new_tokens,
-                                    on_overflow=self.on_overflow)
-        s = self.lm.sample(prompt.ids, 1, temperature=0.0, max_new_tokens=self.options.max_new_tokens,
-                           stop_at_newline=True)
-        return s.samples[0].text, prompt.warnings
+    def greedy_answer(self, question: str, passages) -> tuple[str, tuple[str, ...], SampleSet]:
+        """The greedy one-line answer, the prompt's warnings, and the N samples with the
+        passages, all from one prefill (the greedy answer is row 0 of the same batch)."""
+        o = self.options
+        prompt = self.lm.rag_prompt(question, passages, reserve=o.max_new_tokens, on_overflow=self.on_overflow)
+        s = self.lm.sample(prompt.ids, o.n_samples + 1, temperature=o.temperature, top_p=o.top_p, top_k=o.top_k,
+                           max_new_tokens=o.max_new_tokens, stop_at_newline=True, seed=o.seed, greedy_first=True)
+        return s.samples[0].text, prompt.warnings, SampleSet(s.samples[1:], s.prompt_tokens)
 
-    def score_many(self, examples: Sequence[Example], contexts: Sequence[str]) -> list[AnswerScore]:
-        """``contexts[i]`` is the faithfulness context (joined passages) of ``examples[i]``."""
+    def score_many(self, examples: Sequence[Example], contexts: Sequence[str], *,
+                   rag_samples: Sequence[SampleSet] | None = None) -> list[AnswerScore]:
+        """``contexts[i]`` is the faithfulness context (joined passages) of ``examples[i]``;
+        ``rag_samples[i]``, when given, are its samples with the passages (else drawn here)."""
         o = self.options
         faith_ctx, unfaith_ctx, warnings = [], [], []
-        for ex in examples:
-            prompt = self.lm.rag_prompt(ex.question, ex.passages, reserve=o.max_new_tokens,
-                                        on_overflow=self.on_overflow)
-            warnings.append(prompt.warnings)
-            rag = self.context(ex.question, self._samples(prompt.ids))
+        for k, ex in enumerate(examples):
+            if rag_samples is None:
+                prompt = self.lm.rag_prompt(ex.question, ex.passages, reserve=o.max_new_tokens,
+                                            on_overflow=self.on_overflow)
+                warnings.append(prompt.warnings)
+                samples = self._samples(prompt.ids)
+            else:
+                warnings.append(())
+                samples = rag_samples[k]
+            rag = self.context(ex.question, samples)
             faith_ctx.append(rag)
             if o.unfaith_samples == "closed":
                 closed = self._samples(self.lm.closed_book_prompt(ex.question).ids, seed_offset=1)

@@ -66,7 +66,8 @@ def run(args) -> None:
         passages = [Passage(p["text"], p["title"]) for p in q["passages"]]
         rec = {"question": q["question"], "answers": q["answers"], "t": {}}
         t = time.perf_counter()
-        answer, _ = short.greedy_answer(q["question"], passages)
+        rag_ids = lm.rag_prompt(q["question"], passages, reserve=opts.max_new_tokens).ids
+        answer = lm.sample(rag_ids, 1, temperature=0.0, max_new_tokens=opts.max_new_tokens).samples[0].text
         rec["t"]["greedy"] = time.perf_counter() - t
         rec["answer"] = answer
         rec["correct"] = any(normalize_answer(a) in normalize_answer(answer) for a in q["answers"] if normalize_answer(a))

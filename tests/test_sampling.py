@@ -105,3 +105,11 @@ def test_bad_sampling_option_error_names_the_option(tiny_lm, prompt, option, val
     n = kwargs.pop("n")
     with pytest.raises(ValueError, match=field):
         tiny_lm.sample(prompt, n, **kwargs)
+
+
+def test_greedy_first_row_is_the_greedy_answer_and_others_sample(tiny_lm, prompt):
+    greedy = tiny_lm.sample(prompt, 1, temperature=0.0, max_new_tokens=8, stop_at_newline=False)
+    mixed = tiny_lm.sample(prompt, 6, temperature=1.5, max_new_tokens=8, stop_at_newline=False, seed=4,
+                           greedy_first=True)
+    assert mixed.samples[0].token_ids == greedy.samples[0].token_ids
+    assert len({s.token_ids for s in mixed.samples[1:]}) > 1
