@@ -134,10 +134,11 @@ class CausalLM:
         return cls(model, tokenizer, name=name)
 
     # ------------------------------------------------------------------ prompts
-    def render(self, question: str, passages: Sequence[Passage] | None) -> str:
+    def render(self, question: str, passages: Sequence[Passage] | None, *, instruction: str | None = None) -> str:
         """The chat prompt up to the start of the answer. ``passages=None`` gives the
-        closed-book prompt: identical, with the passages block removed (paper eq. 3)."""
-        body = INSTRUCTION + "\n\n"
+        closed-book prompt: identical, with the passages block removed (paper eq. 3).
+        ``instruction`` replaces the default one (short-form mode asks for one line)."""
+        body = (instruction or INSTRUCTION) + "\n\n"
         if passages is not None:
             blocks = []
             for i, p in enumerate(passages, 1):
@@ -154,14 +155,14 @@ class CausalLM:
         return list(self.tokenizer(text, add_special_tokens=False)["input_ids"])
 
     def rag_prompt(self, question: str, passages: Sequence[Passage], *, reserve: int = 0,
-                   on_overflow: str = "truncate") -> Prompt:
+                   on_overflow: str = "truncate", instruction: str | None = None) -> Prompt:
         """The prompt with passages, fitted into the context with ``reserve`` tokens left
         for the answer. On overflow, ``"truncate"`` shortens passages from the last one
         backwards and records a warning for each; ``"error"`` raises."""
         passages = list(passages)
         warnings: list[str] = []
         while True:
-            text = self.render(question, passages)
+            text = self.render(question, passages, instruction=instruction)
             ids = self.encode(text)
             excess = len(ids) + reserve - self.max_context
             if excess <= 0:
@@ -186,8 +187,8 @@ class CausalLM:
             )
             passages[idx] = Passage(new_text, passages[idx].title)
 
-    def closed_book_prompt(self, question: str) -> Prompt:
-        text = self.render(question, None)
+    def closed_book_prompt(self, question: str, *, instruction: str | None = None) -> Prompt:
+        text = self.render(question, None, instruction=instruction)
         return Prompt(text, tuple(self.encode(text)))
 
     def encode_answer(self, answer: str) -> tuple[list[int], list[tuple[int, int]]]:

@@ -41,6 +41,8 @@ from franq.types import AnswerScore, ClaimScore
 log = logging.getLogger(__name__)
 
 SHORT_MAX_WORDS = 15
+SHORT_INSTRUCTION = "Answer the question with a short phrase on a single line."
+"""Short-form prompt instruction (the paper's short-form prompt ends "Answer (single line):")."""
 
 
 def is_short_answer(answer: str) -> bool:
@@ -104,7 +106,8 @@ class ShortForm:
         """The greedy one-line answer, the prompt's warnings, and the N samples with the
         passages, all from one prefill (the greedy answer is row 0 of the same batch)."""
         o = self.options
-        prompt = self.lm.rag_prompt(question, passages, reserve=o.max_new_tokens, on_overflow=self.on_overflow)
+        prompt = self.lm.rag_prompt(question, passages, reserve=o.max_new_tokens, on_overflow=self.on_overflow,
+                                            instruction=SHORT_INSTRUCTION)
         s = self.lm.sample(prompt.ids, o.n_samples + 1, temperature=o.temperature, top_p=o.top_p, top_k=o.top_k,
                            max_new_tokens=o.max_new_tokens, stop_at_newline=True, seed=o.seed, greedy_first=True)
         return s.samples[0].text, prompt.warnings, SampleSet(s.samples[1:], s.prompt_tokens)
@@ -118,7 +121,8 @@ class ShortForm:
         for k, ex in enumerate(examples):
             if rag_samples is None:
                 prompt = self.lm.rag_prompt(ex.question, ex.passages, reserve=o.max_new_tokens,
-                                            on_overflow=self.on_overflow)
+                                            on_overflow=self.on_overflow,
+                                            instruction=SHORT_INSTRUCTION)
                 warnings.append(prompt.warnings)
                 samples = self._samples(prompt.ids)
             else:
@@ -127,7 +131,8 @@ class ShortForm:
             rag = self.context(ex.question, samples)
             faith_ctx.append(rag)
             if o.unfaith_samples == "closed":
-                closed = self._samples(self.lm.closed_book_prompt(ex.question).ids, seed_offset=1)
+                closed_prompt = self.lm.closed_book_prompt(ex.question, instruction=SHORT_INSTRUCTION)
+                closed = self._samples(closed_prompt.ids, seed_offset=1)
                 unfaith_ctx.append(self.context(ex.question, closed))
             else:
                 unfaith_ctx.append(rag)

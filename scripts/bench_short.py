@@ -47,7 +47,7 @@ def run(args) -> None:
     from franq.scorers.eigval import SumEigenvaluesScorer
     from franq.scorers.samples import SampleContext
     from franq.scorers.semantic_entropy import SemanticEntropyScorer
-    from franq.short import SamplingOptions, ShortForm
+    from franq.short import SHORT_INSTRUCTION, SamplingOptions, ShortForm
     from franq.types import Passage
 
     lm = CausalLM.load(args.model)
@@ -66,7 +66,8 @@ def run(args) -> None:
         passages = [Passage(p["text"], p["title"]) for p in q["passages"]]
         rec = {"question": q["question"], "answers": q["answers"], "t": {}}
         t = time.perf_counter()
-        rag_ids = lm.rag_prompt(q["question"], passages, reserve=opts.max_new_tokens).ids
+        rag_ids = lm.rag_prompt(q["question"], passages, reserve=opts.max_new_tokens,
+                                instruction=SHORT_INSTRUCTION).ids
         answer = lm.sample(rag_ids, 1, temperature=0.0, max_new_tokens=opts.max_new_tokens).samples[0].text
         rec["t"]["greedy"] = time.perf_counter() - t
         rec["answer"] = answer
@@ -75,8 +76,8 @@ def run(args) -> None:
         p_f = float(faith.predict([(passages_context(passages), f"{q['question']} {answer}")])[0])
         rec["t"]["faithfulness"] = time.perf_counter() - t
         rec["p_faithful"] = p_f
-        for which, prompt in (("rag", lm.rag_prompt(q["question"], passages, reserve=opts.max_new_tokens).ids),
-                              ("closed", lm.closed_book_prompt(q["question"]).ids)):
+        for which, prompt in (("rag", rag_ids),
+                              ("closed", lm.closed_book_prompt(q["question"], instruction=SHORT_INSTRUCTION).ids)):
             t = time.perf_counter()
             samples = short._samples(prompt, seed_offset=0 if which == "rag" else 1)
             rec["t"][f"sample_{which}"] = time.perf_counter() - t
