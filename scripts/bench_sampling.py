@@ -23,6 +23,7 @@ def main() -> None:
     ap.add_argument("--new-tokens", type=int, default=16)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--model", default=None)
+    ap.add_argument("--components", action="store_true", help="time 1 vs --new-tokens tokens per method")
     args = ap.parse_args()
 
     from transformers import GenerationConfig
@@ -48,23 +49,34 @@ def main() -> None:
                            pad_token_id=lm.pad_id, eos_token_id=lm.tokenizer.eos_token_id)
     ids = torch.tensor([prompt])
 
-    def shared():
-        s = sampler.sample(prompt, args.n, max_new_tokens=args.new_tokens, stop_at_newline=False, seed=0)
-        assert all(len(x.token_ids) == args.new_tokens for x in s.samples)
+    def shared(k=args.new_tokens):
+        s = sampler.sample(prompt, args.n, max_new_tokens=k, stop_at_newline=False, seed=0)
+        assert all(len(x.token_ids) == k for x in s.samples)
 
-    def hf():
+    def hf(k=args.new_tokens):
+        c = GenerationConfig(**{**cfg.to_dict(), "max_new_tokens": k, "min_new_tokens": k})
         with torch.inference_mode():
-            out = lm.model.generate(ids, attention_mask=torch.ones_like(ids), generation_config=cfg)
-        assert out.shape == (args.n, len(prompt) + args.new_tokens)
+            out = lm.model.generate(ids, attention_mask=torch.ones_like(ids), generation_config=c)
+        assert out.shape == (args.n, len(prompt) + k)
 
     shared()  # warm-up (allocator, kernels)
     times = {"shared": [], "generate": []}
-    for r in range(args.repeats):
+    for r in range(0 if args.components else args.repeats):
         for name, fn in (("shared", shared), ("generate", hf)) if r % 2 == 0 else (("generate", hf), ("shared", shared)):
             t = time.perf_counter()
             fn()
             times[name].append(time.perf_counter() - t)
             print(f"repeat {r} {name}: {times[name][-1]:.2f} s", flush=True)
+    if args.components:  # one new token: the prefill part of each method
+        for name, fn in (("shared", shared), ("generate", hf)):
+            cost = {}
+            for k in (1, args.new_tokens):
+                t = time.perf_counter()
+                fn(k)
+                cost[k] = time.perf_counter() - t
+            print(f"components {name}: 1 token {cost[1]:.2f} s, {args.new_tokens} tokens "
+                  f"{cost[args.new_tokens]:.2f} s, decode {cost[args.new_tokens] - cost[1]:.2f} s", flush=True)
+        return
     ratios = [g / s for g, s in zip(times["generate"], times["shared"])]
     print(f"\nprompt tokens {len(prompt)}, N = {args.n}, new tokens {args.new_tokens}, threads {torch.get_num_threads()}")
     print("| method | median s | runs (s) |")

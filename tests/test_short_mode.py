@@ -131,3 +131,10 @@ def test_config_rejects_unknown_judge():
 
     with pytest.raises(InputError, match="'judge'"):
         FranqConfig(judge="gpt")
+
+
+def test_normalized_judge_ignores_words_repeated_from_the_question():
+    m = NormalizedAnswerJudge().entailment("who sang heard it through the grapevine first",
+                                           ["Marvin Gaye sang it first.", "Marvin Gaye", "Gladys Knight"])
+    assert m[0, 1] == m[1, 0] == 1.0
+    assert m[0, 2] == m[2, 1] == 0.0

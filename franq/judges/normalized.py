@@ -1,11 +1,14 @@
 """Normalized-answer equivalence: the offline default judge for short answers.
 
 Answers are normalized as in SQuAD / Natural Questions evaluation (lower case, no
-punctuation, no articles, single spaces) and compared as sets of words.
-``P(a entails b)`` is the share of ``b``'s words found in ``a``: "Paris, France" entails
-"Paris" (1.0); "Paris" entails "Paris, France" only half. Two answers are equivalent
-(both directions >= 0.5) when their word sets overlap that much either way; identical
-normalized answers get 1 both ways. Cheap (microseconds per pair) and deterministic.
+punctuation, no articles, single spaces) and reduced to their *answer words*: content
+words (stop words out, light stemming) that are not already in the question, so "Marvin
+Gaye sang it first" and "Marvin Gaye" to "who sang it first" both become {marvin, gaye}
+(an answer made only of question words keeps its content words). ``P(a entails b)`` is
+the share of ``b``'s answer words found in ``a``: "Paris, France" entails "Paris" (1.0);
+"Paris" entails "Paris, France" only half. Two answers are equivalent when both
+directions are >= 0.5; identical answers get 1 both ways. Cheap (microseconds per pair)
+and deterministic.
 """
 from __future__ import annotations
 
@@ -15,6 +18,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from claims.text import content_words
 from franq.judges.base import expand, unique_pairs
 
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
@@ -31,7 +35,8 @@ class NormalizedAnswerJudge:
 
     def entailment(self, question: str, texts: Sequence[str]) -> np.ndarray:
         uniq, inv, pairs = unique_pairs(texts)
-        words = [set(normalize_answer(t).split()) for t in uniq]
+        asked = set(content_words(normalize_answer(question)))
+        words = [answer_words(t, asked) for t in uniq]
         m = np.eye(len(uniq))
         for a, b in pairs:
             if not words[b]:
@@ -39,3 +44,10 @@ class NormalizedAnswerJudge:
             else:
                 m[a, b] = len(words[a] & words[b]) / len(words[b])
         return expand(m, inv)
+
+
+def answer_words(text: str, asked: set[str]) -> set[str]:
+    """Normalized content words of an answer that the question does not already contain."""
+    norm = normalize_answer(text)
+    content = set(content_words(norm))
+    return (content - asked) or content or set(norm.split())
