@@ -19,6 +19,10 @@ DECOMPOSER_BACKENDS = ("local", "openai")
 DECOMPOSER_ALIGN = ("words", "llm")
 FAITHFULNESS = ("lexical",)
 OVERFLOW = ("truncate", "error")
+CALIBRATOR_MISMATCH = ("warn", "error", "force")
+MODES = ("long", "short", "auto")
+JUDGES = ("normalized", "lm")
+UNFAITH_SAMPLES = ("rag", "closed")
 
 
 @dataclass(frozen=True)
@@ -34,6 +38,19 @@ class FranqConfig:
     on_overflow: str = "truncate"
     max_batch_tokens: int = 4096
     max_new_tokens: int = 256
+    calibrator: str = "default"
+    """``"default"`` (the shipped calibrator when it matches the stack), ``"none"``, or a
+    calibrator file from ``franq calibrate``."""
+    calibrator_mismatch: str = "warn"
+    """When the calibrator was fitted for another stack: ``warn`` (do not apply), ``error``, ``force``."""
+
+    mode: str = "long"
+    """long | short | auto (a single short sentence is short-form)."""
+    judge: str = "normalized"
+    """Short-form equivalence judge: normalized (answer normalization) | lm (the LM asks itself)."""
+    n_samples: int = 10
+    unfaith_samples: str = "rag"
+    """Short-form UQ_unfaith samples: rag (with passages, paper) | closed (without)."""
     decomposer_backend: str = "local"
     """For ``decomposer="llm"``: "local" runs a CausalLM in-process (``decomposer_model``
     = a local model path; None = the scoring model); "openai" calls an OpenAI-compatible
@@ -54,10 +71,14 @@ class FranqConfig:
 
     def __post_init__(self):
         for key, allowed in (("decomposer", DECOMPOSERS), ("faithfulness", FAITHFULNESS),
-                             ("on_overflow", OVERFLOW), ("decomposer_backend", DECOMPOSER_BACKENDS),
-                             ("decomposer_align", DECOMPOSER_ALIGN)):
+                             ("on_overflow", OVERFLOW), ("calibrator_mismatch", CALIBRATOR_MISMATCH),
+                             ("mode", MODES), ("judge", JUDGES), ("unfaith_samples", UNFAITH_SAMPLES),
+                             ("decomposer_backend", DECOMPOSER_BACKENDS), ("decomposer_align", DECOMPOSER_ALIGN)):
             if getattr(self, key) not in allowed:
                 raise InputError(f"config '{key}': expected one of {list(allowed)}, got {getattr(self, key)!r}")
+        if not isinstance(self.calibrator, str) or not self.calibrator.strip():
+            raise InputError(f"config 'calibrator': expected 'default', 'none' or a file path, "
+                             f"got {self.calibrator!r}")
         if self.decomposer == "llm" and self.decomposer_backend == "openai" and not self.decomposer_model:
             raise InputError("config 'decomposer_model': the openai decomposer backend needs a model name")
         if not isinstance(self.decomposer_timeout, (int, float)) or self.decomposer_timeout <= 0:
@@ -65,7 +86,8 @@ class FranqConfig:
                              f"got {self.decomposer_timeout!r}")
         if not isinstance(self.decomposer_max_retries, int) or self.decomposer_max_retries < 0:
             raise InputError(f"config 'decomposer_max_retries': expected 0 or more, got {self.decomposer_max_retries!r}")
-        for key in ("max_batch_tokens", "max_new_tokens", "decomposer_concurrency", "decomposer_max_tokens"):
+        for key in ("max_batch_tokens", "max_new_tokens", "n_samples", "decomposer_concurrency",
+                    "decomposer_max_tokens"):
             v = getattr(self, key)
             if not isinstance(v, int) or isinstance(v, bool) or v < 1:
                 raise InputError(f"config '{key}': expected a positive integer, got {v!r}")
