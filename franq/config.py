@@ -15,7 +15,9 @@ from typing import Any
 from franq.errors import InputError
 
 DECOMPOSERS = ("sentence",)
-FAITHFULNESS = ("lexical",)
+FAITHFULNESS = ("combined", "lexical", "context_pmi", "alignscore", "nli", "judge")
+# settings each faithfulness backend requires
+FAITHFULNESS_NEEDS = {"alignscore": ("alignscore_checkpoint", "alignscore_base_model"), "nli": ("nli_model",)}
 OVERFLOW = ("truncate", "error")
 
 
@@ -28,7 +30,20 @@ class FranqConfig:
     device: str | None = None
     dtype: str | None = None
     decomposer: str = "sentence"
-    faithfulness: str = "lexical"
+    faithfulness: str = "combined"
+    """Faithfulness backend: combined (offline default), lexical, context_pmi, alignscore, nli, judge."""
+    faithfulness_map: str | None = None
+    """JSON logistic map for combined / context_pmi (``None`` = the packaged one)."""
+    alignscore_checkpoint: str | None = None
+    """Local AlignScore ``.ckpt`` (base or large)."""
+    alignscore_base_model: str | None = None
+    """Local directory with the encoder's config.json and tokenizer (roberta-base / -large)."""
+    nli_model: str | None = None
+    """Local transformers sequence-classification NLI model (directory or cached name)."""
+    judge_model: str | None = None
+    """Judge chat model: a local CausalLM path (``None`` = the pipeline's LM) or, with
+    ``judge_base_url``, the model name on an OpenAI-compatible server."""
+    judge_base_url: str | None = None
     on_overflow: str = "truncate"
     max_batch_tokens: int = 4096
     max_new_tokens: int = 256
@@ -38,6 +53,11 @@ class FranqConfig:
                              ("on_overflow", OVERFLOW)):
             if getattr(self, key) not in allowed:
                 raise InputError(f"config '{key}': expected one of {list(allowed)}, got {getattr(self, key)!r}")
+        for key in FAITHFULNESS_NEEDS.get(self.faithfulness, ()):
+            if not getattr(self, key):
+                raise InputError(f"config '{key}': required when faithfulness is {self.faithfulness!r}")
+        if self.judge_base_url and not self.judge_model:
+            raise InputError("config 'judge_model': required with judge_base_url (the server's model name)")
         for key in ("max_batch_tokens", "max_new_tokens"):
             v = getattr(self, key)
             if not isinstance(v, int) or isinstance(v, bool) or v < 1:

@@ -19,7 +19,8 @@ from claims.align import align_claims, locate_claim
 from claims.decompose import Decomposer, SentenceDecomposer
 from claims.types import Claim
 from franq.config import FranqConfig
-from franq.faithfulness.base import FaithfulnessBackend
+from franq.faithfulness.base import FaithfulnessBackend, predict_faithfulness
+from franq.faithfulness.factory import backend_from_config
 from franq.faithfulness.lexical import LexicalFaithfulness
 from franq.io import Example, parse_claims, parse_passages, parse_text
 from franq.lm import CausalLM, Generation
@@ -76,7 +77,7 @@ class Franq:
     def from_config(cls, config: FranqConfig | None = None) -> Franq:
         config = config or FranqConfig()
         lm = CausalLM.load(config.model, gguf_file=config.gguf_file, device=config.device, dtype=config.dtype)
-        return cls(lm, decomposer=SentenceDecomposer(), faithfulness=LexicalFaithfulness(),
+        return cls(lm, decomposer=SentenceDecomposer(), faithfulness=backend_from_config(config, lm),
                    on_overflow=config.on_overflow, max_batch_tokens=config.max_batch_tokens,
                    max_new_tokens=config.max_new_tokens)
 
@@ -144,7 +145,7 @@ class Franq:
             log_faith = self.uq_faith.log_score(contexts)
             log_unfaith = self.uq_unfaith.log_score(contexts)
             p_faith, p_unfaith = np.exp(log_faith), np.exp(log_unfaith)
-            p_f = np.clip(np.asarray(self.faithfulness.predict(pairs), dtype=np.float64), 0.0, 1.0)
+            p_f = predict_faithfulness(self.faithfulness, pairs, contexts)
             p_true = mix(p_f, p_faith, p_unfaith)
         scored = iter(range(len(contexts)))
         results = []
