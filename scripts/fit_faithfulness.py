@@ -43,15 +43,20 @@ def main() -> None:
     ap.add_argument("--scores", help="franq score output for --train (embedded stack)")
     ap.add_argument("--with-pmi", action="store_true", help="add the context-PMI features to combined")
     ap.add_argument("--data-label", default="ExpertQA rand_val + domain_val (datasets/expertqa/train.jsonl)")
+    ap.add_argument("--only-pmi", action="store_true", help="refit only the context-PMI map")
     ap.add_argument("--out", default=str(ROOT / "franq/data"))
     args = ap.parse_args()
     claims = load_claims(args.train, args.scores)
     out = Path(args.out)
     if args.scores:
         with_passes = [c for c in claims if c.passes is not None]
+        if not with_passes:
+            raise SystemExit(f"--scores {args.scores}: no scored claims match {args.train}")
         pmi = fit(("pmi_mean",), with_passes, name="context-pmi-v1", data=args.data_label)
         pmi.to_json(out / "faithfulness-context-pmi.json")
         print(f"context-pmi: {len(with_passes)} claims -> {out / 'faithfulness-context-pmi.json'}")
+    if args.only_pmi:
+        return
     names = TEXT_FEATURES + (("pmi_mean", "rag_mean", "closed_mean") if args.with_pmi else ())
     use = [c for c in claims if c.passes is not None] if args.with_pmi else claims
     name = "combined-pmi-v1" if args.with_pmi else "combined-v1"

@@ -59,14 +59,21 @@ class LMJudgeFaithfulness:
         self.chunk_words = chunk_words
         self.max_batch_tokens = max_batch_tokens
         self.name = f"judge:{lm.name}"
-        self.yes_ids = self._single_tokens(YES)
-        self.no_ids = self._single_tokens(NO)
-        if not self.yes_ids or not self.no_ids:
-            raise FranqError(f"judge_model {lm.name}: its tokenizer has no single token for yes/no")
+        self.yes_ids = self._first_tokens(YES)
+        self.no_ids = self._first_tokens(NO)
+        if set(self.yes_ids) & set(self.no_ids):
+            raise FranqError(f"judge_model {lm.name}: its tokenizer cannot tell yes from no by the first token")
 
-    def _single_tokens(self, words) -> list[int]:
-        ids = {tuple(self.lm.encode(w)) for w in words} | {tuple(self.lm.encode(" " + w)) for w in words}
-        return sorted({t[0] for t in ids if len(t) == 1})
+    def _first_tokens(self, words) -> list[int]:
+        """The first non-blank, known token of each spelling of the answer word (with and
+        without a leading space); in real chat tokenizers these words are single tokens."""
+        unk = self.lm.tokenizer.unk_token_id
+        out = set()
+        for text in [*words, *(" " + w for w in words)]:
+            ids = [t for t in self.lm.encode(text) if t != unk and self.lm.tokenizer.decode([t]).strip()]
+            if ids:
+                out.add(ids[0])
+        return sorted(out)
 
     def _prompt_ids(self, chunk: str, claim: str) -> list[list[int]]:
         """The prompt(s) for one chunk, the chunk halved until each fits the context."""
