@@ -42,10 +42,10 @@ def ece(p: np.ndarray, y: np.ndarray, bins: int = 10) -> float:
                      for b in range(bins) if (idx == b).any()))
 
 
-def row(name, p, y, ms, note=""):
+def row(name, p, y, ms=None, note=""):
     p, y = np.asarray(p, float), np.asarray(y, int)
     return (f"| {name} | {len(y)} | {roc_auc_score(y, p):.3f} | {average_precision_score(y, p):.3f} | "
-            f"{ece(p, y):.3f} | {ms:.2f} | {note} |")
+            f"{ece(p, y):.3f} | {'-' if ms is None else f'{ms:.2f}'} | {note} |")
 
 
 def timed(fn, n):
@@ -141,7 +141,7 @@ def main() -> None:
     comb, ms = timed(lambda: combined.predict(pairs), len(pairs))
     lines.append(row(combined.name, comb, y, ms, f"fitted on train: {', '.join(combined.map.features)}"))
     cited = np.array([("[" in c.claim) for c in claims], float)
-    lines.append(row("(diagnostic) claim carries a citation marker", cited, y, 0.0,
+    lines.append(row("(diagnostic) claim carries a citation marker", cited, y, None,
                      "dataset artefact, not a backend; not shipped"))
 
     sub = [k for k, c in enumerate(claims) if c.passes is not None]
@@ -152,16 +152,16 @@ def main() -> None:
         groups = [claims[k].answer_id for k in sub]
         n_ans = len(set(groups))
         lines.append(f"| *subset with LM passes: {n_ans} answers* | | | | | | |")
-        lines.append(row("lexical-v1 (subset)", lex[sub], ys, 0.0))
-        lines.append(row(f"{combined.name} (subset)", comb[sub], ys, 0.0))
+        lines.append(row("lexical-v1 (subset)", lex[sub], ys))
+        lines.append(row(f"{combined.name} (subset)", comb[sub], ys))
         pmi = np.array([p["pmi_mean"] for p in passes])
-        lines.append(row("context PMI, raw mean token log-ratio", 1 / (1 + np.exp(-pmi)), ys, 0.0,
+        lines.append(row("context PMI, raw mean token log-ratio", 1 / (1 + np.exp(-pmi)), ys, None,
                          "free: from FRANQ's two passes; AUROC does not depend on the map"))
         lines.append(row("context-pmi (5-fold cross-fitted map)",
-                         cross_fit(("pmi_mean",), sp, passes, ys, groups), ys, 0.0, "folds grouped by answer"))
+                         cross_fit(("pmi_mean",), sp, passes, ys, groups), ys, None, "folds grouped by answer"))
         names = combined.map.features + ("pmi_mean", "rag_mean", "closed_mean")
         lines.append(row("combined text + PMI (5-fold cross-fitted)", cross_fit(names, sp, passes, ys, groups),
-                         ys, 0.0, "folds grouped by answer"))
+                         ys, None, "folds grouped by answer"))
     if args.judge_claims:
         from franq.faithfulness.judge import LMJudgeFaithfulness
         from franq.lm import CausalLM
@@ -170,7 +170,7 @@ def main() -> None:
         k = args.judge_claims
         pj, ms = timed(lambda: judge.predict(pairs[:k]), k)
         lines.append(f"| *first {k} test claims* | | | | | | |")
-        lines.append(row("lexical-v1 (same claims)", lex[:k], y[:k], 0.0))
+        lines.append(row("lexical-v1 (same claims)", lex[:k], y[:k]))
         lines.append(row(f"{judge.name}", pj, y[:k], ms, "P(yes)/(P(yes)+P(no)), max over chunks"))
     lines.append("| alignscore | - | not run | | | | no AlignScore checkpoint on this machine (no hub access) |")
     lines.append("| nli | - | not run | | | | no NLI model on this machine (no hub access) |")
