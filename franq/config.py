@@ -19,6 +19,7 @@ FAITHFULNESS = ("combined", "lexical", "context_pmi", "alignscore", "nli", "judg
 # settings each faithfulness backend requires
 FAITHFULNESS_NEEDS = {"alignscore": ("alignscore_checkpoint", "alignscore_base_model"), "nli": ("nli_model",)}
 OVERFLOW = ("truncate", "error")
+CALIBRATOR_MISMATCH = ("warn", "error", "force")
 
 
 @dataclass(frozen=True)
@@ -47,10 +48,15 @@ class FranqConfig:
     on_overflow: str = "truncate"
     max_batch_tokens: int = 4096
     max_new_tokens: int = 256
+    calibrator: str = "default"
+    """``"default"`` (the shipped calibrator when it matches the stack), ``"none"``, or a
+    calibrator file from ``franq calibrate``."""
+    calibrator_mismatch: str = "warn"
+    """When the calibrator was fitted for another stack: ``warn`` (do not apply), ``error``, ``force``."""
 
     def __post_init__(self):
         for key, allowed in (("decomposer", DECOMPOSERS), ("faithfulness", FAITHFULNESS),
-                             ("on_overflow", OVERFLOW)):
+                             ("on_overflow", OVERFLOW), ("calibrator_mismatch", CALIBRATOR_MISMATCH)):
             if getattr(self, key) not in allowed:
                 raise InputError(f"config '{key}': expected one of {list(allowed)}, got {getattr(self, key)!r}")
         for key in FAITHFULNESS_NEEDS.get(self.faithfulness, ()):
@@ -58,6 +64,9 @@ class FranqConfig:
                 raise InputError(f"config '{key}': required when faithfulness is {self.faithfulness!r}")
         if self.judge_base_url and not self.judge_model:
             raise InputError("config 'judge_model': required with judge_base_url (the server's model name)")
+        if not isinstance(self.calibrator, str) or not self.calibrator.strip():
+            raise InputError(f"config 'calibrator': expected 'default', 'none' or a file path, "
+                             f"got {self.calibrator!r}")
         for key in ("max_batch_tokens", "max_new_tokens"):
             v = getattr(self, key)
             if not isinstance(v, int) or isinstance(v, bool) or v < 1:

@@ -18,6 +18,7 @@ import numpy as np
 from claims.align import align_claims, locate_claim
 from claims.decompose import Decomposer, SentenceDecomposer
 from claims.types import Claim
+from franq.calibrate import resolve_calibrator, stack_key
 from franq.config import FranqConfig
 from franq.faithfulness.base import FaithfulnessBackend, predict_faithfulness
 from franq.faithfulness.factory import backend_from_config
@@ -63,7 +64,8 @@ class Franq:
     def __init__(self, lm: CausalLM, *, decomposer: Decomposer | None = None,
                  faithfulness: FaithfulnessBackend | None = None,
                  on_overflow: str = "truncate", max_batch_tokens: int = 4096,
-                 max_new_tokens: int = 256):
+                 max_new_tokens: int = 256, calibrator: str | None = None,
+                 calibrator_mismatch: str = "warn"):
         self.lm = lm
         self.decomposer = decomposer or SentenceDecomposer()
         self.faithfulness = faithfulness or LexicalFaithfulness()
@@ -72,6 +74,10 @@ class Franq:
         self.on_overflow = on_overflow
         self.max_batch_tokens = max_batch_tokens
         self.max_new_tokens = max_new_tokens
+        self.stack = stack_key(model=self.lm.name, faithfulness=self.faithfulness.name,
+                               uq_faith=self.uq_faith.name, uq_unfaith=self.uq_unfaith.name, mode="long")
+        self.calibrator, self.calibration_warnings = resolve_calibrator(
+            calibrator, self.stack, on_mismatch=calibrator_mismatch)
 
     @classmethod
     def from_config(cls, config: FranqConfig | None = None) -> Franq:
@@ -79,7 +85,8 @@ class Franq:
         lm = CausalLM.load(config.model, gguf_file=config.gguf_file, device=config.device, dtype=config.dtype)
         return cls(lm, decomposer=SentenceDecomposer(), faithfulness=backend_from_config(config, lm),
                    on_overflow=config.on_overflow, max_batch_tokens=config.max_batch_tokens,
-                   max_new_tokens=config.max_new_tokens)
+                   max_new_tokens=config.max_new_tokens, calibrator=config.calibrator,
+                   calibrator_mismatch=config.calibrator_mismatch)
 
     # ------------------------------------------------------------------ public API
     def score(self, question: str, passages: Sequence[str | dict | Passage], answer: str, *,
@@ -147,6 +154,12 @@ class Franq:
             p_faith, p_unfaith = np.exp(log_faith), np.exp(log_unfaith)
             p_f = predict_faithfulness(self.faithfulness, pairs, contexts)
             p_true = mix(p_f, p_faith, p_unfaith)
+            raw_p_f, raw_faith, raw_unfaith, raw_p_true = p_f, p_faith, p_unfaith, p_true
+            if self.calibrator is not None:
+                p_f, p_faith, p_unfaith, p_true = self.calibrator.apply(p_f, p_faith, p_unfaith, {
+                    self.uq_faith.name: raw_faith, f"log_{self.uq_faith.name}": log_faith,
+                    self.uq_unfaith.name: raw_unfaith, f"log_{self.uq_unfaith.name}": log_unfaith,
+                    "n_tokens": np.array([len(x.claim.token_positions) for x in contexts], dtype=np.float64)})
         scored = iter(range(len(contexts)))
         results = []
         for w in work:
@@ -162,15 +175,19 @@ class Franq:
                         c, "scored", p_faithful=float(p_f[k]), p_true_if_faithful=float(p_faith[k]),
                         p_true_if_unfaithful=float(p_unfaith[k]), p_true=float(p_true[k]),
                         components={
-                            self.uq_faith.name: float(p_faith[k]),
+                            self.uq_faith.name: float(raw_faith[k]),
                             f"log_{self.uq_faith.name}": float(log_faith[k]),
-                            self.uq_unfaith.name: float(p_unfaith[k]),
+                            self.uq_unfaith.name: float(raw_unfaith[k]),
                             f"log_{self.uq_unfaith.name}": float(log_unfaith[k]),
                             "n_tokens": float(len(c.token_positions)),
+                            **({"p_faithful_raw": float(raw_p_f[k]), "p_true_raw": float(raw_p_true[k])}
+                               if self.calibrator is not None else {}),
                         }))
             results.append(AnswerScore(
                 question=w.example.question, answer=w.example.answer, claims=tuple(out), mode="long",
-                model=self.lm.name, faithfulness=self.faithfulness.name, warnings=tuple(w.warnings)))
+                model=self.lm.name, faithfulness=self.faithfulness.name,
+                calibration=self.calibrator.name if self.calibrator is not None else "none",
+                warnings=(*w.warnings, *self.calibration_warnings)))
         return results
 
     def _forward(self, work: list[_Work]) -> None:
