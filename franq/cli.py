@@ -17,6 +17,9 @@ from franq.io import Example, parse_example, parse_json_line
 from franq.types import AnswerScore
 
 BATCH_ANSWERS = 8
+MODE_OPTION = click.option("--mode", type=click.Choice(["long", "short", "auto"]), default=None,
+              help="long: claims and token probabilities; short: the answer is one claim, scored "
+                   "from samples; auto: a single short sentence is short. Default: config (long).")
 
 
 def _config(config_path: str | None, model: str | None, gguf_file: str | None) -> FranqConfig:
@@ -93,8 +96,9 @@ def main(verbose: bool) -> None:
 @click.option("--calibrator-mismatch", type=click.Choice(["warn", "error", "force"]), default=None,
               help="If the calibrator was fitted for another stack: warn and skip it (default), "
                    "error, or force it.")
+@MODE_OPTION
 def score(input_path, output, errors_path, question, passages, answer, example, config_path,
-          model, gguf_file, fmt, calibrator, calibrator_mismatch):
+          model, gguf_file, fmt, calibrator, calibrator_mismatch, mode=None):
     """Score one example (flags, --example or a .json file) or a JSONL file of examples.
 
     A JSONL line is {"id", "question", "passages": [str | {"title", "text"}], "answer",
@@ -103,7 +107,7 @@ def score(input_path, output, errors_path, question, passages, answer, example, 
     """
     try:
         cfg = _config(config_path, model, gguf_file).replace(
-            calibrator=calibrator, calibrator_mismatch=calibrator_mismatch)
+            calibrator=calibrator, calibrator_mismatch=calibrator_mismatch, mode=mode)
         if input_path and (input_path == "-" or input_path.endswith(".jsonl")):
             _score_jsonl(cfg, input_path, output, errors_path)
             return
@@ -218,10 +222,11 @@ def _peek_id(text: str):
 @click.option("--model")
 @click.option("--gguf-file")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table")
-def answer(question, passages, max_new_tokens, config_path, model, gguf_file, fmt):
+@MODE_OPTION
+def answer(question, passages, max_new_tokens, config_path, model, gguf_file, fmt, mode=None):
     """Generate an answer with the model from the passages, then score its claims."""
     try:
-        result = _load(_config(config_path, model, gguf_file)).answer(
+        result = _load(_config(config_path, model, gguf_file).replace(mode=mode)).answer(
             question, list(passages), max_new_tokens=max_new_tokens)
     except FranqError as exc:
         raise click.ClickException(str(exc)) from None
