@@ -17,7 +17,9 @@ from franq.errors import InputError
 DECOMPOSERS = ("sentence", "llm")
 DECOMPOSER_BACKENDS = ("local", "openai")
 DECOMPOSER_ALIGN = ("words", "llm")
-FAITHFULNESS = ("lexical",)
+FAITHFULNESS = ("combined", "lexical", "context_pmi", "alignscore", "nli", "judge")
+# settings each faithfulness backend requires
+FAITHFULNESS_NEEDS = {"alignscore": ("alignscore_checkpoint", "alignscore_base_model"), "nli": ("nli_model",)}
 OVERFLOW = ("truncate", "error")
 CALIBRATOR_MISMATCH = ("warn", "error", "force")
 MODES = ("long", "short", "auto")
@@ -34,7 +36,20 @@ class FranqConfig:
     device: str | None = None
     dtype: str | None = None
     decomposer: str = "sentence"
-    faithfulness: str = "lexical"
+    faithfulness: str = "combined"
+    """Faithfulness backend: combined (offline default), lexical, context_pmi, alignscore, nli, judge."""
+    faithfulness_map: str | None = None
+    """JSON logistic map for combined / context_pmi (``None`` = the packaged one)."""
+    alignscore_checkpoint: str | None = None
+    """Local AlignScore ``.ckpt`` (base or large)."""
+    alignscore_base_model: str | None = None
+    """Local directory with the encoder's config.json and tokenizer (roberta-base / -large)."""
+    nli_model: str | None = None
+    """Local transformers sequence-classification NLI model (directory or cached name)."""
+    judge_model: str | None = None
+    """Judge chat model: a local CausalLM path (``None`` = the pipeline's LM) or, with
+    ``judge_base_url``, the model name on an OpenAI-compatible server."""
+    judge_base_url: str | None = None
     on_overflow: str = "truncate"
     max_batch_tokens: int = 4096
     max_new_tokens: int = 256
@@ -76,6 +91,11 @@ class FranqConfig:
                              ("decomposer_backend", DECOMPOSER_BACKENDS), ("decomposer_align", DECOMPOSER_ALIGN)):
             if getattr(self, key) not in allowed:
                 raise InputError(f"config '{key}': expected one of {list(allowed)}, got {getattr(self, key)!r}")
+        for key in FAITHFULNESS_NEEDS.get(self.faithfulness, ()):
+            if not getattr(self, key):
+                raise InputError(f"config '{key}': required when faithfulness is {self.faithfulness!r}")
+        if self.judge_base_url and not self.judge_model:
+            raise InputError("config 'judge_model': required with judge_base_url (the server's model name)")
         if not isinstance(self.calibrator, str) or not self.calibrator.strip():
             raise InputError(f"config 'calibrator': expected 'default', 'none' or a file path, "
                              f"got {self.calibrator!r}")

@@ -21,7 +21,8 @@ from claims.decompose import Decomposer, SentenceDecomposer, decompose_all
 from claims.types import Claim, Decomposition
 from franq.calibrate import resolve_calibrator, stack_key
 from franq.config import FranqConfig
-from franq.faithfulness.base import FaithfulnessBackend
+from franq.faithfulness.base import FaithfulnessBackend, predict_faithfulness
+from franq.faithfulness.factory import backend_from_config
 from franq.faithfulness.lexical import LexicalFaithfulness
 from franq.io import Example, parse_claims, parse_passages, parse_text
 from franq.lm import CausalLM, Generation
@@ -90,7 +91,7 @@ class Franq:
         lm = CausalLM.load(config.model, gguf_file=config.gguf_file, device=config.device, dtype=config.dtype)
         from franq.decomposers import build_decomposer
 
-        return cls(lm, decomposer=build_decomposer(config, lm), faithfulness=LexicalFaithfulness(),
+        return cls(lm, decomposer=build_decomposer(config, lm), faithfulness=backend_from_config(config, lm),
                    on_overflow=config.on_overflow, max_batch_tokens=config.max_batch_tokens,
                    max_new_tokens=config.max_new_tokens, calibrator=config.calibrator,
                    calibrator_mismatch=config.calibrator_mismatch,
@@ -211,7 +212,7 @@ class Franq:
             log_faith = self.uq_faith.log_score(contexts)
             log_unfaith = self.uq_unfaith.log_score(contexts)
             p_faith, p_unfaith = np.exp(log_faith), np.exp(log_unfaith)
-            p_f = np.clip(np.asarray(self.faithfulness.predict(pairs), dtype=np.float64), 0.0, 1.0)
+            p_f = predict_faithfulness(self.faithfulness, pairs, contexts)
             p_true = mix(p_f, p_faith, p_unfaith)
             raw_p_f, raw_faith, raw_unfaith, raw_p_true = p_f, p_faith, p_unfaith, p_true
             if self.calibrator is not None:

@@ -53,7 +53,7 @@ def test_calibrate_scores_raw_examples_then_writes_calibrator_and_report(fitted)
     d, out, res = fitted
     cal = FranqCalibrator.from_json(out)
     assert cal.variant == "condition"
-    assert cal.fitted_for["faithfulness"] == "lexical-v1" and cal.fitted_for["mode"] == "long"
+    assert cal.fitted_for["faithfulness"] == "combined-v1" and cal.fitted_for["mode"] == "long"
     report = json.loads((d / "cal.report.json").read_text())
     assert report["n_claims"] == 80 and report["file_bytes"] == out.stat().st_size
     assert report["counts"]["split"]["gold"] == 20
@@ -98,7 +98,7 @@ def test_mismatched_calibrator_warns_and_is_not_applied_or_refuses(fitted, tiny_
             "--format", "json", "--calibrator", str(other)]
     rec = json.loads(CliRunner().invoke(main, args).output)
     assert rec["calibration"] == "none"
-    assert any("NOT applied" in w and "faithfulness: fitted for 'alignscore-large', running 'lexical-v1'" in w
+    assert any("NOT applied" in w and "faithfulness: fitted for 'alignscore-large', running 'combined-v1'" in w
                for w in rec["warnings"])
     res = CliRunner().invoke(main, args + ["--calibrator-mismatch", "error"])
     assert res.exit_code != 0 and "fitted for another stack" in res.output
@@ -119,7 +119,7 @@ def test_shipped_default_calibrator_matches_the_embedded_stack_key():
     paths = shipped_calibrators()
     if not paths:
         pytest.skip("no franq/data/calibrator-*.json shipped yet: run scripts/fit_default_calibrator.py")
-    stack = stack_key(model=EMBEDDED_NAME, faithfulness="lexical-v1", uq_faith="claim_prob",
+    stack = stack_key(model=EMBEDDED_NAME, faithfulness="combined-v1", uq_faith="claim_prob",
                       uq_unfaith="parametric", mode="long")
     active, warnings = resolve_calibrator("default", stack)
     assert active is not None and not warnings
@@ -180,10 +180,10 @@ def test_direct_franq_construction_is_uncalibrated_unless_asked(tiny_lm, constan
     _, out, _ = fitted
     plain = Franq(tiny_lm, faithfulness=constant_faithfulness(0.7))
     assert plain.calibrator is None
-    # fitted for lexical-v1: with another backend it is not applied, and the results say so
+    # fitted for combined-v1 (the default): with another backend it is not applied, and the results say so
     other = Franq(tiny_lm, faithfulness=constant_faithfulness(0.7), calibrator=str(out))
     res = other.score(FACTS[0][0], [PASSAGE], FACTS[0][1])
-    assert res.calibration == "none" and any("faithfulness: fitted for 'lexical-v1'" in w for w in res.warnings)
+    assert res.calibration == "none" and any("faithfulness: fitted for 'combined-v1'" in w for w in res.warnings)
 
 
 @pytest.mark.embedded

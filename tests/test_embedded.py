@@ -23,9 +23,11 @@ def test_claim_copied_from_a_passage_is_far_likelier_with_passages(embedded):
     assert "centrepiece" in copied.claim.text
     lift = copied.components["log_claim_prob"] - copied.components["log_parametric"]
     assert lift > 5.0, lift  # more than e^5 ~ 150 times likelier with the evidence
-    assert copied.p_faithful == 1.0
     berlin = result.scored[-1]
-    assert "Berlin" in berlin.claim.text and berlin.p_faithful < 0.5
+    assert "Berlin" in berlin.claim.text
+    # the default faithfulness backend (combined-v1) is calibrated on ExpertQA, where even
+    # fully overlapping claims are faithful only ~2 times in 3: compare, do not expect 1.0
+    assert copied.p_faithful > 0.5 > berlin.p_faithful
 
 
 def test_answer_generates_and_scores(embedded):

@@ -1,0 +1,184 @@
+"""LLM judge: ask a chat model whether the passages support the claim and read
+``P(yes) / (P(yes) + P(no))`` from its next-token log-probabilities.
+
+Two small classes share the prompt: :class:`LMJudgeFaithfulness` runs a local
+:class:`~franq.lm.CausalLM` (batched, left-padded forward passes), and
+:class:`OpenAIJudgeFaithfulness` asks any OpenAI-compatible server that returns
+``top_logprobs``. Long contexts are chunked (about 350 words at sentence boundaries) and
+the claim's score is the max over chunks. Higher = more likely supported.
+"""
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+from franq.errors import FranqError
+from franq.faithfulness.chunks import CHUNK_WORDS, chunk_context
+
+log = logging.getLogger(__name__)
+
+JUDGE_SYSTEM = "You are a careful fact checker. You answer only yes or no."
+JUDGE_TEMPLATE = ("Passages:\n{context}\n\nClaim: {claim}\n\n"
+                  "Is the claim fully supported by the passages? Answer yes or no.")
+YES = ("yes", "Yes", "YES")
+NO = ("no", "No", "NO")
+
+
+def judge_messages(context: str, claim: str) -> list[dict[str, str]]:
+    return [{"role": "system", "content": JUDGE_SYSTEM},
+            {"role": "user", "content": JUDGE_TEMPLATE.format(context=context, claim=claim)}]
+
+
+def yes_share(p_yes: float, p_no: float) -> float:
+    """``P(yes) / (P(yes) + P(no))``; 0.5 when the model put no mass on either."""
+    total = p_yes + p_no
+    return p_yes / total if total > 0 else 0.5
+
+
+def _chunk_pairs(pairs: Sequence[tuple[str, str]], chunk_words: int) -> tuple[list[tuple[str, str]], list[list[int]]]:
+    """Unique (chunk, claim) prompts and, per input pair, the indices of its chunks."""
+    cache: dict[str, list[str]] = {}
+    index: dict[tuple[str, str], int] = {}
+    owners = []
+    for context, claim in pairs:
+        if context not in cache:
+            cache[context] = chunk_context(context, max_words=chunk_words)
+        owners.append([index.setdefault((chunk, claim), len(index)) for chunk in cache[context]])
+    return list(index), owners
+
+
+class LMJudgeFaithfulness:
+    """The judge prompt on a local chat model (a loaded :class:`~franq.lm.CausalLM`)."""
+
+    def __init__(self, lm, *, chunk_words: int = CHUNK_WORDS, max_batch_tokens: int = 4096):
+        self.lm = lm
+        self.chunk_words = chunk_words
+        self.max_batch_tokens = max_batch_tokens
+        self.name = f"judge:{lm.name}"
+        self.yes_ids = self._first_tokens(YES)
+        self.no_ids = self._first_tokens(NO)
+        if set(self.yes_ids) & set(self.no_ids):
+            raise FranqError(f"judge_model {lm.name}: its tokenizer cannot tell yes from no by the first token")
+
+    def _first_tokens(self, words) -> list[int]:
+        """The first non-blank, known token of each spelling of the answer word (with and
+        without a leading space); in real chat tokenizers these words are single tokens."""
+        unk = self.lm.tokenizer.unk_token_id
+        out = set()
+        for text in [*words, *(" " + w for w in words)]:
+            ids = [t for t in self.lm.encode(text) if t != unk and self.lm.tokenizer.decode([t]).strip()]
+            if ids:
+                out.add(ids[0])
+        return sorted(out)
+
+    def _prompt_ids(self, chunk: str, claim: str) -> list[list[int]]:
+        """The prompt(s) for one chunk, the chunk halved until each fits the context."""
+        tok = self.lm.tokenizer
+        text = tok.apply_chat_template(judge_messages(chunk, claim), tokenize=False, add_generation_prompt=True) \
+            if getattr(tok, "chat_template", None) else f"{JUDGE_SYSTEM}\n\n{JUDGE_TEMPLATE.format(context=chunk, claim=claim)}\nAnswer:"
+        ids = self.lm.encode(text)
+        if len(ids) <= self.lm.max_context:
+            return [ids]
+        words = chunk.split()
+        if len(words) <= 1:
+            raise FranqError(f"judge: the claim alone does not fit the model context of {self.lm.max_context}")
+        half = len(words) // 2
+        return self._prompt_ids(" ".join(words[:half]), claim) + self._prompt_ids(" ".join(words[half:]), claim)
+
+    def predict(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
+        if not pairs:
+            return np.zeros(0, dtype=np.float64)
+        prompts, owners = _chunk_pairs(pairs, self.chunk_words)
+        flat: list[list[int]] = []
+        groups = []
+        for chunk, claim in prompts:
+            ids = self._prompt_ids(chunk, claim)
+            groups.append(list(range(len(flat), len(flat) + len(ids))))
+            flat.extend(ids)
+        lp = next_token_logprobs(self.lm, flat, self.yes_ids + self.no_ids, max_batch_tokens=self.max_batch_tokens)
+        k = len(self.yes_ids)
+        p = np.exp(lp)
+        shares = np.array([yes_share(p[i, :k].sum(), p[i, k:].sum()) for i in range(len(flat))])
+        per_prompt = np.array([shares[g].max() for g in groups])
+        return np.array([per_prompt[o].max() for o in owners], dtype=np.float64)
+
+
+def next_token_logprobs(lm, prompts: Sequence[Sequence[int]], candidates: Sequence[int], *,
+                        max_batch_tokens: int = 4096) -> np.ndarray:
+    """``log p(candidate | prompt)`` for each prompt, shape ``(len(prompts), len(candidates))``,
+    in left-padded, length-sorted batches with position ids that follow the mask."""
+    import torch
+
+    from franq.lm import _length_batches
+
+    out = np.zeros((len(prompts), len(candidates)), dtype=np.float64)
+    order = sorted(range(len(prompts)), key=lambda i: -len(prompts[i]))
+    cand = torch.tensor(list(candidates), device=lm.device)
+    with torch.inference_mode():
+        for batch in _length_batches(order, [len(p) for p in prompts], max_batch_tokens):
+            width = len(prompts[batch[0]])
+            ids = torch.full((len(batch), width), lm.pad_id, dtype=torch.long)
+            mask = torch.zeros((len(batch), width), dtype=torch.long)
+            for b, i in enumerate(batch):
+                ids[b, width - len(prompts[i]):] = torch.tensor(list(prompts[i]))
+                mask[b, width - len(prompts[i]):] = 1
+            positions = (mask.cumsum(-1) - 1).clamp(min=0)
+            kwargs = {"logits_to_keep": 1} if lm._keep_arg else {}
+            logits = lm.model(input_ids=ids.to(lm.device), attention_mask=mask.to(lm.device),
+                              position_ids=positions.to(lm.device), use_cache=False, **kwargs).logits
+            logp = torch.log_softmax(logits[:, -1].float(), dim=-1)[:, cand]
+            out[batch] = logp.double().cpu().numpy()
+    return out
+
+
+class OpenAIJudgeFaithfulness:
+    """The judge prompt on an OpenAI-compatible server that returns ``top_logprobs``."""
+
+    def __init__(self, model: str, *, base_url: str | None = None, api_key: str | None = None,
+                 client=None, chunk_words: int = CHUNK_WORDS, top_logprobs: int = 20, concurrency: int = 4):
+        if client is None:
+            import openai
+
+            client = openai.OpenAI(base_url=base_url, api_key=api_key or "EMPTY") if base_url or api_key \
+                else openai.OpenAI()
+        self.client = client
+        self.model = model
+        self.base_url = base_url
+        self.chunk_words = chunk_words
+        self.top_logprobs = top_logprobs
+        self.concurrency = concurrency
+        self.name = f"judge:{model}"
+
+    def _ask(self, chunk: str, claim: str) -> float:
+        try:
+            resp = self.client.chat.completions.create(
+                model=self.model, messages=judge_messages(chunk, claim), max_tokens=1, temperature=0,
+                logprobs=True, top_logprobs=self.top_logprobs)
+        except Exception as exc:  # noqa: BLE001 - any client/server failure gets the same context
+            raise FranqError(f"judge_model {self.model!r} at judge_base_url {self.base_url!r}: "
+                             f"request failed: {exc}") from exc
+        logprobs = getattr(resp.choices[0], "logprobs", None)
+        content = getattr(logprobs, "content", None) if logprobs is not None else None
+        if not content:
+            raise FranqError(f"judge_model {self.model!r} at judge_base_url {self.base_url!r}: the server "
+                             "returned no log-probabilities (it must support logprobs/top_logprobs)")
+        p_yes = p_no = 0.0
+        for alt in content[0].top_logprobs or []:
+            word = alt.token.strip().lower()
+            if word == "yes":
+                p_yes += math.exp(alt.logprob)
+            elif word == "no":
+                p_no += math.exp(alt.logprob)
+        return yes_share(p_yes, p_no)
+
+    def predict(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
+        if not pairs:
+            return np.zeros(0, dtype=np.float64)
+        prompts, owners = _chunk_pairs(pairs, self.chunk_words)
+        with ThreadPoolExecutor(max_workers=self.concurrency) as pool:
+            scores = np.array(list(pool.map(lambda pc: self._ask(*pc), prompts)), dtype=np.float64)
+        return np.array([scores[o].max() for o in owners], dtype=np.float64)

@@ -1,0 +1,69 @@
+"""NLI faithfulness: any local transformers sequence-classification NLI model.
+
+P_faithful = P(entailment | premise = passage chunk, hypothesis = claim), the max over the
+context's chunks (about 350 words each, cut at sentence boundaries; never truncated). The
+entailment label's index is read from the model's ``config.id2label``. Higher = more
+likely supported. Loads from a local directory or the local Hugging Face cache only.
+"""
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from franq.errors import InputError, ModelNotFoundError
+from franq.faithfulness.chunks import ChunkedPairScorer
+
+log = logging.getLogger(__name__)
+
+
+def entailment_index(id2label: dict) -> int:
+    """The index whose label names entailment (``entailment``, ``ENTAILMENT``, ``entails``)."""
+    hits = [int(i) for i, label in id2label.items() if str(label).lower().startswith("entail")]
+    if len(hits) != 1:
+        raise InputError(f"nli_model: config.id2label must name exactly one entailment label, "
+                         f"got {dict(id2label)}")
+    return hits[0]
+
+
+class NLIFaithfulness:
+    """P(entailment) of the claim given the best passage chunk."""
+
+    def __init__(self, model: str | Path, *, device: str | None = None, max_length: int = 512,
+                 max_batch_tokens: int = 8192, chunk_words: int = 350):
+        from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+        self.device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
+        try:
+            self.tokenizer = AutoTokenizer.from_pretrained(model, local_files_only=True)
+            self.model = AutoModelForSequenceClassification.from_pretrained(model, local_files_only=True)
+        except OSError as exc:
+            raise ModelNotFoundError(f"nli_model: cannot load {model!r} from a local directory or the "
+                                     f"local Hugging Face cache (franq never downloads): {exc}") from exc
+        self.model.to(self.device).eval()
+        self.entail = entailment_index(self.model.config.id2label)
+        limit = getattr(self.tokenizer, "model_max_length", max_length) or max_length
+        positions = getattr(self.model.config, "max_position_embeddings", None)
+        if positions and getattr(self.model.config, "model_type", "") in ("roberta", "xlm-roberta", "camembert"):
+            positions -= 2  # positions start after padding_idx
+        self.name = f"nli:{Path(str(model)).name}"
+        self._pairs = ChunkedPairScorer(self.tokenizer, self._forward,
+                                        max_length=min(max_length, limit, positions or max_length),
+                                        max_batch_tokens=max_batch_tokens, chunk_words=chunk_words,
+                                        split_claim=False)
+        log.info("loaded %s on %s (entailment = label %d)", self.name, self.device, self.entail)
+
+    @torch.inference_mode()
+    def _forward(self, premises: list[str], hypotheses: list[str]) -> np.ndarray:
+        enc = self.tokenizer(premises, hypotheses, padding=True, truncation=False, return_tensors="pt")
+        logits = self.model(**{k: v.to(self.device) for k, v in enc.items()}).logits.float()
+        return torch.softmax(logits, dim=-1)[:, self.entail].double().cpu().numpy()
+
+    def predict(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
+        """P(entailment) for each ``(context, claim)``, max over context chunks."""
+        if not pairs:
+            return np.zeros(0, dtype=np.float64)
+        return self._pairs.score(pairs)
