@@ -18,10 +18,11 @@ import json
 import logging
 from collections.abc import Iterator
 
-from franq.batch import BATCH_TOKENS, BadRecord, Record, Scored, score_records
+from franq.batch import BATCH_TOKENS, Scored, score_records
 from franq.config import FranqConfig
 from franq.errors import FranqError
 from franq.io import parse_example
+from franq.jsonl import BadRecord, Record
 
 log = logging.getLogger(__name__)
 

@@ -33,12 +33,36 @@ def timed_run(factory, path: Path, tmp: Path, tag: str):
     return time.perf_counter() - t, summary
 
 
+def compare(variants, chunks, tmp: Path, tag: str, after=lambda name: None) -> dict:
+    """Time two variants on each chunk, in ABBA order across chunks; sum and take the
+    median of the per-chunk ratios first/second."""
+    (a, _), (b, _) = variants
+    rows = []
+    for k, chunk in enumerate(chunks):
+        t = {}
+        for name, factory in variants[:: -1 if k % 2 else 1]:
+            t[name], s = timed_run(factory, chunk, tmp, name)
+            t[name + "_claims"] = s.claims
+            t[name + "_answers"] = s.scored
+            after(name)
+        rows.append(t)
+        print(json.dumps({tag: k, **t}), flush=True)
+    out: dict = {tag: rows}
+    for name in (a, b):
+        secs = sum(r[name] for r in rows)
+        claims = sum(r[name + "_claims"] for r in rows)
+        out[name] = {"seconds": secs, "claims": claims, "claims_per_s": claims / secs}
+    out[f"median_ratio_{a}_over_{b}"] = statistics.median(r[a] / r[b] for r in rows)
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--input", default="datasets/expertqa-batch50/answers.jsonl")
     ap.add_argument("--chunks", type=int, default=5)
     ap.add_argument("--ray-chunks", type=int, default=2)
     ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--skip-batching", action="store_true", help="run only the Ray comparison")
     ap.add_argument("--out", default="benchmarks/results/issue8.json")
     args = ap.parse_args()
     import torch
@@ -59,56 +83,28 @@ def main() -> None:
     warm = tmp / "warmup.jsonl"
     warm.write_text("\n".join(lines[:2]) + "\n", encoding="utf-8")
     timed_run(batched, warm, tmp, "warmup")
-    rows = []
-    for k, chunk in enumerate(chunks):
-        order = [("single", single), ("batched", batched)]
-        if k % 2:
-            order.reverse()
-        t = {}
-        for name, factory in order:
-            t[name], s = timed_run(factory, chunk, tmp, name)
-            t[name + "_claims"] = s.claims
-            t[name + "_answers"] = s.scored
-        rows.append(t)
-        print(json.dumps({"chunk": k, **t}), flush=True)
-    result = {"torch_threads": torch.get_num_threads(), "answers": len(lines), "chunks": rows}
-    for name in ("single", "batched"):
-        secs = sum(r[name] for r in rows)
-        result[name] = {"seconds": secs, "claims": sum(r[name + "_claims"] for r in rows),
-                        "claims_per_s": sum(r[name + "_claims"] for r in rows) / secs}
-    result["median_ratio_single_over_batched"] = statistics.median(r["single"] / r["batched"] for r in rows)
-    print(json.dumps({k: v for k, v in result.items() if k != "chunks"}), flush=True)
-
+    result = {"torch_threads": torch.get_num_threads(), "answers": len(lines)}
+    if not args.skip_batching:
+        result.update(compare([("single", single), ("batched", batched)], chunks, tmp, "chunk"))
+        print(json.dumps({k: v for k, v in result.items() if k != "chunk"}), flush=True)
     if args.ray_chunks:
         from franq.batch_ray import RayEngine
 
-        ray_rows = []
-        for k, chunk in enumerate(chunks[: args.ray_chunks]):
-            def ray_factory():
-                return RayEngine(FranqConfig(), workers=args.workers, cpus_per_worker=1.0)
-            order = [("plain", batched), ("ray", ray_factory)]
-            if k % 2:
-                order.reverse()
-            t = {}
-            for name, factory in order:
-                t[name], s = timed_run(factory, chunk, tmp, name)
-                t[name + "_claims"] = s.claims
-                if name == "ray":
-                    import ray
+        def ray_factory():
+            return RayEngine(FranqConfig(), workers=args.workers, cpus_per_worker=1.0)
 
-                    ray.shutdown()  # each Ray run pays its own start, as a CLI run does
-            ray_rows.append(t)
-            print(json.dumps({"ray_chunk": k, **t}), flush=True)
-        result["ray_chunks"] = ray_rows
-        for name in ("plain", "ray"):
-            secs = sum(r[name] for r in ray_rows)
-            result[name] = {"seconds": secs, "claims": sum(r[name + "_claims"] for r in ray_rows),
-                            "claims_per_s": sum(r[name + "_claims"] for r in ray_rows) / secs}
-        result["median_ratio_plain_over_ray"] = statistics.median(r["plain"] / r["ray"] for r in ray_rows)
+        def ray_shutdown(name):
+            if name == "ray":
+                import ray
+
+                ray.shutdown()  # each Ray run pays its own start, as a CLI run does
+
+        result.update(compare([("plain", batched), ("ray", ray_factory)], chunks[: args.ray_chunks], tmp,
+                              "ray_chunk", after=ray_shutdown))
         result["workers"] = args.workers
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(result, indent=1) + "\n")
-    print(json.dumps({k: v for k, v in result.items() if k not in ("chunks", "ray_chunks")}))
+    print(json.dumps({k: v for k, v in result.items() if k not in ("chunk", "ray_chunk")}))
 
 
 if __name__ == "__main__":

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from franq.batch import (BadRecord, OutputLockedError, OutputLog, Record, RecordReader, Scored,
-                         dynamic_batches, read_lines, redact, run_jsonl, score_records)
+from franq.batch import Scored, dynamic_batches, run_jsonl, score_records
+from franq.jsonl import BadRecord, OutputLockedError, OutputLog, Record, RecordReader, read_lines, redact
 from franq.cli import main
 from franq.io import Example, parse_example
 from franq.types import Passage
