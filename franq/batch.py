@@ -29,6 +29,7 @@ import dataclasses
 import itertools
 import json
 import logging
+import os
 import sys
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -192,6 +193,8 @@ def run_jsonl(engine_factory: Callable[[], Engine], input_path: str, output: str
     or foreign output fails before any model is loaded, and a finished run loads none.
     """
     started = time.perf_counter()
+    if input_path != "-" and not os.path.isfile(input_path):
+        raise InputError(f"input: no file at {input_path}")
     out = StreamOutput(sys.stdout) if output in (None, "-") else OutputLog(output, fsync=fsync)
     errs = bar = None
     try:

@@ -212,7 +212,10 @@ class OutputLog:
     def __init__(self, path: str, *, fsync: bool = True):
         self.path = path
         self.fsync = fsync
-        self.fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+        try:
+            self.fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+        except OSError as exc:
+            raise InputError(f"output: cannot open {path} for appending: {exc.strerror}") from None
         try:
             fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

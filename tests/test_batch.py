@@ -199,3 +199,12 @@ def test_api_keys_are_redacted_from_error_records(tmp_path, monkeypatch):
     assert key not in redact(f"request failed with key {key}")
     assert key not in BadRecord(1, None, f"unknown field(s) ['{key}']").to_json()
     assert "hf_" not in redact("token hf_abcdefghijkl")
+
+
+def test_missing_input_and_unwritable_output_are_named(tmp_path):
+    with pytest.raises(ValueError, match="input: no file at"):
+        run_jsonl(lambda: None, str(tmp_path / "nope.jsonl"), str(tmp_path / "o.jsonl"), progress=False)
+    src = tmp_path / "in.jsonl"
+    src.write_text("")
+    with pytest.raises(ValueError, match="output: cannot open"):
+        run_jsonl(lambda: None, str(src), str(tmp_path / "no-dir" / "o.jsonl"), progress=False)
