@@ -89,7 +89,8 @@ class RayEngine:
             if address:
                 ray.init(address=address, log_to_driver=False, logging_level=logging.WARNING)
             else:
-                ray.init(num_cpus=max(int(workers * max(cpus_per_worker, 1)), 1),
+                # one CPU beyond the actors' for Ray Data's own tasks
+                ray.init(num_cpus=int(workers * max(cpus_per_worker, 1)) + 1,
                          include_dashboard=False, log_to_driver=False, logging_level=logging.WARNING)
             logging.getLogger("ray.data").setLevel(logging.WARNING)
             ray.data.DataContext.get_current().enable_progress_bars = False
@@ -108,8 +109,10 @@ class RayEngine:
         ds = self.ray.data.from_items(
             [{"line": r.line, "id": r.id, "record": _example_json(r)} for r in window],
             override_num_blocks=max(1, min(len(window), self.workers * 4)))
+        # Enough batches to keep every actor busy, at most answers_per_call answers each.
+        per_call = max(1, min(self.answers_per_call, -(-len(window) // (2 * self.workers))))
         ds = ds.map_batches(
-            FranqActor, batch_size=self.answers_per_call,
+            FranqActor, batch_size=per_call,
             compute=self.ray.data.ActorPoolStrategy(size=self.workers),
             num_cpus=self.cpus_per_worker, num_gpus=self.gpus_per_worker or None,
             fn_constructor_kwargs={"config": self.config, "threads": max(int(self.cpus_per_worker), 1),
