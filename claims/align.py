@@ -47,7 +47,7 @@ def align_claims(answer: str, claims: Sequence[Claim], offsets: Sequence[tuple[i
         pos = token_positions(answer, claim.char_spans, offsets)
         note = claim.note
         if not pos and claim.check_worthy:
-            note = ("claim has no character spans in the answer" if not claim.char_spans
+            note = claim.note or ("claim has no character spans in the answer" if not claim.char_spans
                     else "no answer token overlaps the claim's characters")
         out.append(dataclasses.replace(
             claim, token_positions=pos, token_ids=tuple(int(token_ids[i]) for i in pos), note=note))

@@ -71,14 +71,17 @@ class BatchSummary:
     def message(self) -> str:
         rate = self.claims / self.seconds if self.seconds > 0 else 0.0
         where = f" (see {self.errors_path})" if (self.bad or self.duplicates) and self.errors_path else ""
-        return (f"scored {self.scored} answers ({self.claims} claims, {rate:.2f} claims/s), "
-                f"skipped {self.skipped} already in output, {self.bad} bad records, "
-                f"{self.duplicates} duplicate ids{where}")
+        return (f"scored {self.scored} answers, {self.bad} bad records, {self.duplicates} duplicate ids, "
+                f"{self.skipped} skipped (already in output); {self.claims} claims, {rate:.2f} claims/s{where}")
 
 
-def result_record(example_id: str | None, result: AnswerScore) -> dict:
-    """One output line: the input's id, then ``dataclasses.asdict`` of the result."""
-    return {"id": example_id, **dataclasses.asdict(result)}
+def result_record(example_id: str | None, result: AnswerScore, example: Example | None = None) -> dict:
+    """One output line: the id, the result, and any claim labels the input carried."""
+    record = {"id": example_id, **dataclasses.asdict(result)}
+    if example is not None and example.claim_labels:
+        for claim, labels in zip(record["claims"], example.claim_labels):
+            claim.update(labels)
+    return record
 
 
 # ---------------------------------------------------------------------------- engines
@@ -105,7 +108,8 @@ def score_records(franq, records: Sequence[Record]) -> list[Scored | BadRecord]:
             reason = f"line {r.line}: {reason}"
         log.debug("record on line %d failed", r.line, exc_info=True)
         return [BadRecord(r.line, r.id, reason)]
-    return [Scored(r.line, r.id, json.dumps(result_record(r.id, res), ensure_ascii=False), len(res.claims))
+    return [Scored(r.line, r.id, json.dumps(result_record(r.id, res, r.example), ensure_ascii=False),
+                   len(res.claims))
             for r, res in zip(records, results)]
 
 

@@ -30,10 +30,15 @@ WINDOW = 4096
 
 
 def _example_json(record: Record) -> str:
+    """The validated example as an input line again (claim labels included)."""
     ex = record.example
+    claims = None
+    if ex.claims is not None:
+        labels = ex.claim_labels or [{}] * len(ex.claims)
+        claims = [{"text": text, **label} for text, label in zip(ex.claims, labels)]
     return json.dumps({"id": record.id, "question": ex.question, "answer": ex.answer,
                        "passages": [{"title": p.title, "text": p.text} for p in ex.passages],
-                       "claims": None if ex.claims is None else list(ex.claims)}, ensure_ascii=False)
+                       "claims": claims}, ensure_ascii=False)
 
 
 class FranqActor:

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import click
 
+from franq.batch import BATCH_TOKENS, MAX_PASSAGE_CHARS, MAX_RECORD_BYTES, result_record, score_file
 from franq.config import FranqConfig
 from franq.errors import FranqError, InputError
-from franq.batch import BATCH_TOKENS, MAX_PASSAGE_CHARS, MAX_RECORD_BYTES, result_record, score_file
 from franq.io import Example, parse_example
 from franq.types import AnswerScore
 
@@ -114,7 +114,7 @@ def score(input_path, output, errors_path, question, passages, answer, example, 
     except FranqError as exc:
         raise click.ClickException(str(exc)) from None
     if fmt == "json":
-        click.echo(json.dumps(result_record(ex.id, result), ensure_ascii=False))
+        click.echo(json.dumps(result_record(ex.id, result, ex), ensure_ascii=False))
     else:
         click.echo(format_table(result))
 

@@ -24,6 +24,8 @@ class Example:
     answer: str
     id: str | None = None
     claims: tuple[str, ...] | None = None
+    claim_labels: tuple[dict, ...] | None = None
+    """Per claim, the labels given with it (``is_true``, ``is_faithful``), passed through."""
 
     def stable_id(self) -> str:
         """The given id, or a content hash so reruns give the same id."""
@@ -80,12 +82,37 @@ def parse_passages(value: Any, where: str = "") -> tuple[Passage, ...]:
     return tuple(out)
 
 
-def parse_claims(value: Any, where: str = "") -> tuple[str, ...] | None:
+CLAIM_LABELS = ("is_true", "is_faithful")
+
+
+def parse_claims(value: Any, where: str = "") -> tuple[tuple[str, ...], tuple[dict, ...]] | None:
+    """Claims given with an example: strings, or ``{"text", "is_true"?, "is_faithful"?}``
+    objects whose labels (true, false or null) are kept and passed through to the output."""
     if value is None:
         return None
     if isinstance(value, str) or not isinstance(value, Sequence):
-        raise InputError(f"{_prefix(where)}'claims' must be a list of strings, got {_type(value)}")
-    return tuple(parse_text(c, f"claims[{i}]", where) for i, c in enumerate(value))
+        raise InputError(f"{_prefix(where)}'claims' must be a list of strings or {{'text', "
+                         f"'is_true', 'is_faithful'}} objects, got {_type(value)}")
+    texts, labels = [], []
+    for i, c in enumerate(value):
+        field = f"claims[{i}]"
+        if isinstance(c, Mapping):
+            extra = set(c) - {"text", *CLAIM_LABELS}
+            if extra:
+                raise InputError(f"{_prefix(where)}'{field}' has unknown keys {sorted(extra)}; "
+                                 f"expected 'text', 'is_true', 'is_faithful'")
+            if "text" not in c:
+                raise InputError(f"{_prefix(where)}'{field}' has no 'text'")
+            for key in CLAIM_LABELS:
+                if c.get(key) is not None and not isinstance(c[key], bool):
+                    raise InputError(f"{_prefix(where)}'{field}.{key}' must be true, false or null, "
+                                     f"got {_type(c[key])}")
+            texts.append(parse_text(c["text"], f"{field}.text", where))
+            labels.append({k: c[k] for k in CLAIM_LABELS if k in c})
+        else:
+            texts.append(parse_text(c, field, where))
+            labels.append({})
+    return tuple(texts), tuple(labels)
 
 
 def parse_example(obj: Any, where: str = "") -> Example:
@@ -102,12 +129,14 @@ def parse_example(obj: Any, where: str = "") -> Example:
     ident = obj.get("id")
     if ident is not None and (isinstance(ident, bool) or not isinstance(ident, (str, int))):
         raise InputError(f"{_prefix(where)}'id' must be a string or an integer, got {_type(ident)}")
+    claims = parse_claims(obj.get("claims"), where)
     return Example(
         question=parse_text(obj["question"], "question", where),
         passages=parse_passages(obj["passages"], where),
         answer=parse_text(obj["answer"], "answer", where),
         id=None if ident is None else str(ident),
-        claims=parse_claims(obj.get("claims"), where),
+        claims=claims[0] if claims else None,
+        claim_labels=claims[1] if claims else None,
     )
 
 

@@ -85,8 +85,9 @@ class Franq:
               claims: Sequence[str] | None = None) -> AnswerScore:
         """Score an existing answer, claim by claim. ``claims`` (optional) gives the claims
         as text instead of decomposing the answer; each is located in the answer."""
+        given = parse_claims(claims)
         example = Example(parse_text(question, "question"), parse_passages(passages),
-                          parse_text(answer, "answer"), claims=parse_claims(claims))
+                          parse_text(answer, "answer"), claims=given[0] if given else None)
         return self.score_many([example])[0]
 
     def score_many(self, examples: Iterable[Example]) -> list[AnswerScore]:
@@ -161,9 +162,9 @@ class Franq:
                         p_true_if_unfaithful=float(p_unfaith[k]), p_true=float(p_true[k]),
                         components={
                             self.uq_faith.name: float(p_faith[k]),
-                            f"{self.uq_faith.name}_logprob": float(log_faith[k]),
+                            f"log_{self.uq_faith.name}": float(log_faith[k]),
                             self.uq_unfaith.name: float(p_unfaith[k]),
-                            f"{self.uq_unfaith.name}_logprob": float(log_unfaith[k]),
+                            f"log_{self.uq_unfaith.name}": float(log_unfaith[k]),
                             "n_tokens": float(len(c.token_positions)),
                         }))
             results.append(AnswerScore(

@@ -93,12 +93,3 @@ class ConstantFaithfulness:
 @pytest.fixture
 def constant_faithfulness():
     return ConstantFaithfulness
-
-
-@pytest.fixture(autouse=True)
-def _isolated_franq_home(tmp_path_factory, monkeypatch):
-    """Tests never write to the user's cache, except the shared embedded-model cache."""
-    import os
-
-    if "FRANQ_HOME" not in os.environ:
-        monkeypatch.setenv("FRANQ_HOME", str(tmp_path_factory.getbasetemp() / "franq-home"))

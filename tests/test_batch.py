@@ -81,7 +81,7 @@ def test_sigkill_mid_run_then_rerun_loses_and_duplicates_no_record(tmp_path, con
     assert len(ids) == len(set(ids)), "duplicated records"
     assert set(ids) == set(expected), "lost records"
     assert ids[: len(first)] == first
-    assert f"skipped {len(first)} already in output" in done.stderr
+    assert f"{len(first)} skipped (already in output)" in done.stderr
 
 
 def test_rerun_of_finished_output_skips_everything_and_loads_no_model(tmp_path, config_file):

@@ -1,0 +1,61 @@
+"""The real `franq` entry point, driven as a user would (a subprocess)."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+GOOD = {"question": "When was the Eiffel Tower built?",
+        "passages": ["The Eiffel Tower was built from 1887 to 1889."],
+        "answer": "It was built from 1887 to 1889 [1]. It is in Paris."}
+
+
+def run_franq(*args, cwd=None):
+    return subprocess.run([sys.executable, "-m", "franq", *args], capture_output=True, text=True, cwd=cwd)
+
+
+def test_malformed_jsonl_lines_become_error_records_and_the_run_continues(tiny_lm_path, tmp_path):
+    lines = [
+        json.dumps(GOOD | {"id": "ok-1"}),
+        '{"id": "bad-json", ',
+        json.dumps(GOOD | {"id": "no-passages", "passages": []}),
+        json.dumps({"id": "no-answer", "question": "q", "passages": ["p"]}),
+        json.dumps(GOOD | {"id": "typed", "passages": [{"title": "t", "text": 5}]}),
+        "",
+        json.dumps(GOOD | {"id": "ok-2", "claims": [{"text": "It is in Paris.", "is_true": True}]}),
+    ]
+    src = tmp_path / "in.jsonl"
+    src.write_bytes(("\n".join(lines) + "\n").encode() + b'\xff\xfe{"id": 1}\n')
+    out = tmp_path / "out.jsonl"
+    proc = run_franq("score", str(src), "-o", str(out), "--model", str(tiny_lm_path))
+    assert proc.returncode == 0, proc.stderr
+    results = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [r["id"] for r in results] == ["ok-1", "ok-2"]
+    assert results[1]["claims"][0]["is_true"] is True
+    errors = [json.loads(line) for line in (tmp_path / "out.jsonl.errors.jsonl").read_text().splitlines()]
+    by_line = {e["line"]: e["error"] for e in errors}
+    assert set(by_line) == {2, 3, 4, 5, 8}
+    assert "not valid JSON" in by_line[2]
+    assert "'passages' is an empty list" in by_line[3]
+    assert "missing field 'answer'" in by_line[4]
+    assert "'passages[0].text' must be a string" in by_line[5]
+    assert "not valid UTF-8" in by_line[8]
+    assert "scored 2 answers, 5 bad records" in proc.stderr
+
+
+def test_single_example_from_flags_prints_a_table_and_json(tiny_lm_path):
+    args = ["score", "-q", GOOD["question"], "-p", GOOD["passages"][0], "-a", GOOD["answer"],
+            "--model", str(tiny_lm_path)]
+    table = run_franq(*args)
+    assert table.returncode == 0, table.stderr
+    assert "P(true)" in table.stdout and "It is in Paris." in table.stdout
+    record = json.loads(run_franq(*args, "--format", "json").stdout)
+    assert record["mode"] == "long" and len(record["claims"]) == 2
+    assert {"p_true", "p_faithful", "p_true_if_faithful", "p_true_if_unfaithful"} <= set(record["claims"][0])
+
+
+def test_missing_input_and_missing_model_give_clear_errors(tmp_path):
+    proc = run_franq("score", "-q", "only a question")
+    assert proc.returncode != 0 and "give --question, at least one --passage and --answer" in proc.stderr
+    proc = run_franq("score", "--example", "--model", str(tmp_path / "nowhere"))
+    assert proc.returncode != 0 and "never downloads" in proc.stderr

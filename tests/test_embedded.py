@@ -1,0 +1,35 @@
+"""The real embedded model (SmolLM2-135M-Instruct). Few tests; deselect with -m "not embedded"."""
+from __future__ import annotations
+
+import json
+from importlib import resources
+
+import pytest
+
+pytestmark = pytest.mark.embedded
+
+
+@pytest.fixture(scope="module")
+def embedded():
+    from franq.pipeline import default_franq
+
+    return default_franq()
+
+
+def test_claim_copied_from_a_passage_is_far_likelier_with_passages(embedded):
+    ex = json.loads(resources.files("franq").joinpath("data/example.json").read_text())
+    result = embedded.score(ex["question"], ex["passages"], ex["answer"])
+    copied = result.scored[2]  # "It was the centrepiece of the 1889 World's Fair." (passage 1)
+    assert "centrepiece" in copied.claim.text
+    lift = copied.components["log_claim_prob"] - copied.components["log_parametric"]
+    assert lift > 5.0, lift  # more than e^5 ~ 150 times likelier with the evidence
+    assert copied.p_faithful == 1.0
+    berlin = result.scored[-1]
+    assert "Berlin" in berlin.claim.text and berlin.p_faithful < 0.5
+
+
+def test_answer_generates_and_scores(embedded):
+    result = embedded.answer("What is the capital of France?",
+                             ["Paris is the capital and most populous city of France."], max_new_tokens=24)
+    assert result.answer.strip() and result.scored
+    assert all(0.0 <= c.p_true <= 1.0 for c in result.scored)

@@ -1,0 +1,60 @@
+"""Validation of JSON records and config files: errors name the field."""
+from __future__ import annotations
+
+import pytest
+
+from franq.config import FranqConfig
+from franq.errors import InputError
+from franq.io import parse_example, parse_json_line
+
+GOOD = {"id": "a1", "question": "Q?", "passages": ["p1", {"title": "T", "text": "p2"}], "answer": "A."}
+
+
+def test_valid_record_round_trips():
+    ex = parse_example(GOOD)
+    assert ex.id == "a1" and ex.passages[1].title == "T" and ex.claims is None
+
+
+def test_labelled_claims_keep_their_labels():
+    ex = parse_example(GOOD | {"claims": ["c1", {"text": "c2", "is_true": False, "is_faithful": None}]})
+    assert ex.claims == ("c1", "c2")
+    assert ex.claim_labels == ({}, {"is_true": False, "is_faithful": None})
+
+
+@pytest.mark.parametrize("record, message", [
+    ({k: v for k, v in GOOD.items() if k != "answer"}, "missing field 'answer'"),
+    (GOOD | {"passages": {"a": 1}}, "'passages' must be a list"),
+    (GOOD | {"passages": [1]}, "'passages[0]' must be a string"),
+    (GOOD | {"passages": [{"title": "T"}]}, "'passages[0]' has no 'text'"),
+    (GOOD | {"question": None}, "'question' must be a string, got NoneType"),
+    (GOOD | {"id": 1.5}, "'id' must be a string or an integer"),
+    (GOOD | {"extra": 1}, "unknown field"),
+    (GOOD | {"claims": [{"text": "c", "is_true": "yes"}]}, "'claims[0].is_true' must be true, false or null"),
+    ([1, 2], "expected a JSON object"),
+])
+def test_bad_records_name_the_field(record, message):
+    with pytest.raises(InputError, match=message.replace("[", r"\[").replace("]", r"\]")):
+        parse_example(record, "line 7")
+
+
+def test_json_line_errors_carry_the_line_and_reject_nan():
+    with pytest.raises(InputError, match="line 3: not valid JSON"):
+        parse_json_line('{"question": NaN}', "line 3")
+
+
+def test_stable_id_is_a_content_hash_when_missing():
+    a = parse_example({k: v for k, v in GOOD.items() if k != "id"})
+    b = parse_example({k: v for k, v in GOOD.items() if k != "id"})
+    assert a.stable_id() == b.stable_id() and a.stable_id().startswith("sha1:")
+
+
+def test_config_rejects_unknown_keys_and_bad_values(tmp_path):
+    path = tmp_path / "c.json"
+    path.write_text('{"model": "x", "modle": "y"}')
+    with pytest.raises(InputError, match=r"unknown key\(s\) \['modle'\]"):
+        FranqConfig.from_file(path)
+    with pytest.raises(InputError, match="'faithfulness'"):
+        FranqConfig(faithfulness="magic")
+    toml = tmp_path / "c.toml"
+    toml.write_text('model = "/models/llama"\nmax_batch_tokens = 2048\n')
+    assert FranqConfig.from_file(toml).max_batch_tokens == 2048

@@ -1,0 +1,116 @@
+"""The FRANQ pipeline and mix on a tiny model with test-double faithfulness."""
+from __future__ import annotations
+
+import math
+import re
+
+import numpy as np
+import pytest
+
+from franq.errors import InputError
+from franq.mix import mix
+from franq.pipeline import Franq
+
+QUESTION = "When was the Eiffel Tower built?"
+PASSAGES = ["The Eiffel Tower was built from 1887 to 1889.", {"title": "Paris", "text": "Paris is in France."}]
+ANSWER = "# Answer\nThe Eiffel Tower was built from 1887 to 1889 [1]. It is in Paris, France."
+
+
+def test_mix_endpoints_and_midpoint():
+    a, b = np.array([0.9, 0.2]), np.array([0.1, 0.6])
+    np.testing.assert_allclose(mix(1.0, a, b), a)
+    np.testing.assert_allclose(mix(0.0, a, b), b)
+    np.testing.assert_allclose(mix(0.5, a, b), (a + b) / 2)
+    with pytest.raises(ValueError, match="p_faithful"):
+        mix(1.2, a, b)
+
+
+@pytest.mark.parametrize("p_f, branch", [(1.0, "p_true_if_faithful"), (0.0, "p_true_if_unfaithful")])
+def test_faithfulness_one_gives_uq_faith_and_zero_gives_uq_unfaith(tiny_lm, constant_faithfulness, p_f, branch):
+    result = Franq(tiny_lm, faithfulness=constant_faithfulness(p_f)).score(QUESTION, PASSAGES, ANSWER)
+    scored = result.scored
+    assert len(scored) == 2
+    for c in scored:
+        assert c.p_faithful == p_f
+        assert c.p_true == pytest.approx(getattr(c, branch), rel=1e-12)
+        assert c.p_true_if_faithful == pytest.approx(math.exp(c.components["log_claim_prob"]))
+        assert c.p_true_if_unfaithful == pytest.approx(math.exp(c.components["log_parametric"]))
+
+
+def test_claim_scores_are_products_of_the_claims_token_probabilities(tiny_lm, constant_faithfulness):
+    franq = Franq(tiny_lm, faithfulness=constant_faithfulness(0.5))
+    result = franq.score(QUESTION, PASSAGES, ANSWER)
+    ids, _ = tiny_lm.encode_answer(ANSWER)
+    from franq.types import Passage
+
+    rag = tiny_lm.rag_prompt(QUESTION, [Passage(PASSAGES[0]), Passage("Paris is in France.", "Paris")])
+    closed = tiny_lm.closed_book_prompt(QUESTION)
+    with_p, without_p = tiny_lm.continuation_logprobs([(rag.ids, ids), (closed.ids, ids)])
+    for c in result.scored:
+        pos = list(c.claim.token_positions)
+        assert c.components["log_claim_prob"] == pytest.approx(with_p[pos].sum(), abs=1e-6)
+        assert c.components["log_parametric"] == pytest.approx(without_p[pos].sum(), abs=1e-6)
+        assert c.p_true == pytest.approx(0.5 * c.p_true_if_faithful + 0.5 * c.p_true_if_unfaithful)
+
+
+def test_heading_is_kept_but_not_scored(tiny_lm, constant_faithfulness):
+    result = Franq(tiny_lm, faithfulness=constant_faithfulness(0.5)).score(QUESTION, PASSAGES, ANSWER)
+    head = result.claims[0]
+    assert head.status == "not_check_worthy" and head.p_true is None and head.claim.text == "Answer"
+
+
+def test_given_claims_are_located_and_unlocatable_ones_reported(tiny_lm, constant_faithfulness):
+    franq = Franq(tiny_lm, faithfulness=constant_faithfulness(0.5))
+    result = franq.score(QUESTION, PASSAGES, ANSWER, claims=["The tower is in Paris.", "Quasars emit light."])
+    assert [c.status for c in result.claims] == ["scored", "unaligned"]
+    assert "no content word" in result.claims[1].claim.note
+
+
+def test_score_many_equals_one_by_one(tiny_lm, constant_faithfulness):
+    from franq.io import parse_example
+
+    franq = Franq(tiny_lm, faithfulness=constant_faithfulness(0.3), max_batch_tokens=100_000)
+    examples = [parse_example({"question": QUESTION, "passages": PASSAGES, "answer": a})
+                for a in (ANSWER, "Paris.", "It was built in 1889. It is tall.")]
+    together = franq.score_many(examples)
+    for ex, got in zip(examples, together):
+        alone = franq.score_many([ex])[0]
+        for a, b in zip(got.scored, alone.scored):
+            assert a.p_true == pytest.approx(b.p_true, rel=1e-3)
+
+
+def test_answer_reuses_generation_logprobs_and_runs_only_the_closed_book_pass(tiny_lm, constant_faithfulness,
+                                                                              monkeypatch):
+    franq = Franq(tiny_lm, faithfulness=constant_faithfulness(1.0), max_new_tokens=16)
+    calls = []
+    real = tiny_lm.continuation_logprobs
+    monkeypatch.setattr(tiny_lm, "continuation_logprobs",
+                        lambda items, **kw: calls.append(len(items)) or real(items, **kw))
+    result = franq.answer(QUESTION, PASSAGES)
+    assert calls == [1]  # only the pass without passages
+    gen = tiny_lm.generate(tiny_lm.rag_prompt(QUESTION, [*map(_passage, PASSAGES)], reserve=16).ids,
+                           max_new_tokens=16)
+    assert result.answer == gen.text
+    for c in result.scored:
+        expected = sum(gen.token_logprobs[t] for t in c.claim.token_positions)
+        assert c.components["log_claim_prob"] == pytest.approx(expected, abs=1e-6)
+
+
+def _passage(p):
+    from franq.types import Passage
+
+    return Passage(p) if isinstance(p, str) else Passage(p["text"], p["title"])
+
+
+@pytest.mark.parametrize("kwargs, field", [
+    ({"question": 3}, "question"),
+    ({"passages": "just a string"}, "passages"),
+    ({"passages": []}, "passages"),
+    ({"passages": [{"txt": "x"}]}, "passages[0]"),
+    ({"answer": "   "}, "answer"),
+    ({"claims": "one claim"}, "claims"),
+])
+def test_bad_api_input_names_the_field(tiny_lm, constant_faithfulness, kwargs, field):
+    args = {"question": QUESTION, "passages": PASSAGES, "answer": ANSWER} | kwargs
+    with pytest.raises(InputError, match=re.escape(f"'{field}")):
+        Franq(tiny_lm, faithfulness=constant_faithfulness(0.5)).score(**args)
