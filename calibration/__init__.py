@@ -1,0 +1,16 @@
+"""Calibration: map raw scores to probabilities you can threshold (paper section 2.3).
+
+    isotonic.py   IsotonicCalibrator: fit / predict / to_json / from_json (no pickle)
+    franq.py      FranqCalibrator: the FRANQ variants none / calibrated / condition / soft
+    boosted.py    XGBoostCalibrator: the paper's XGBoost baselines (XGBoost's JSON format)
+    metrics.py    expected_calibration_error, brier_score
+
+A leaf package: it never imports ``franq``.
+"""
+from calibration.base import CalibratorFileError, NotFittedError
+from calibration.franq import VARIANTS, FranqCalibrator
+from calibration.isotonic import IsotonicCalibrator
+from calibration.metrics import brier_score, expected_calibration_error
+
+__all__ = ["VARIANTS", "CalibratorFileError", "FranqCalibrator", "IsotonicCalibrator", "NotFittedError",
+           "brier_score", "expected_calibration_error"]

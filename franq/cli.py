@@ -14,6 +14,9 @@ from franq.errors import FranqError, InputError
 from franq.io import Example, parse_example
 from franq.types import AnswerScore
 
+MODE_OPTION = click.option("--mode", type=click.Choice(["long", "short", "auto"]), default=None,
+              help="long: claims and token probabilities; short: the answer is one claim, scored "
+                   "from samples; auto: a single short sentence is short. Default: config (long).")
 
 def _config(config_path: str | None, model: str | None, gguf_file: str | None) -> FranqConfig:
     cfg = FranqConfig.from_file(config_path) if config_path else FranqConfig()
@@ -75,6 +78,11 @@ def main(verbose: bool) -> None:
 @click.option("--gguf-file", help="GGUF file inside --model, or a path to one.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table",
               help="Output for a single example.")
+@click.option("--calibrator", help="Calibrator file from `franq calibrate`, 'default' (the shipped one "
+              "when it matches the stack) or 'none'.")
+@click.option("--calibrator-mismatch", type=click.Choice(["warn", "error", "force"]), default=None,
+              help="If the calibrator was fitted for another stack: warn and skip it (default), "
+                   "error, or force it.")
 @click.option("--quiet", is_flag=True, help="No progress bar (batch mode).")
 @click.option("--engine", type=click.Choice(["local", "ray"]), default="local", show_default=True,
               help="Batch mode: score in this process, or on Ray Data actors (pip install 'franq[ray]').")
@@ -88,9 +96,10 @@ def main(verbose: bool) -> None:
               help="Batch mode: answers per scoring call, by estimated tokens (0 = one answer per call).")
 @click.option("--max-record-bytes", type=click.IntRange(min=1), default=MAX_RECORD_BYTES, show_default=True)
 @click.option("--max-passage-chars", type=click.IntRange(min=1), default=MAX_PASSAGE_CHARS, show_default=True)
+@MODE_OPTION
 def score(input_path, output, errors_path, question, passages, answer, example, config_path,
-          model, gguf_file, fmt, quiet, engine, workers, cpus_per_worker, gpus_per_worker,
-          ray_address, batch_tokens, max_record_bytes, max_passage_chars):
+          model, gguf_file, fmt, calibrator, calibrator_mismatch, quiet, engine, workers, cpus_per_worker,
+          gpus_per_worker, ray_address, batch_tokens, max_record_bytes, max_passage_chars, mode=None):
     """Score one example (flags, --example or a .json file) or a JSONL file of examples.
 
     A JSONL line is {"id", "question", "passages": [str | {"title", "text"}], "answer",
@@ -99,7 +108,8 @@ def score(input_path, output, errors_path, question, passages, answer, example, 
     resumes: records already in OUT are skipped.
     """
     try:
-        cfg = _config(config_path, model, gguf_file)
+        cfg = _config(config_path, model, gguf_file).replace(
+            calibrator=calibrator, calibrator_mismatch=calibrator_mismatch, mode=mode)
         if input_path and (input_path == "-" or input_path.endswith(".jsonl")):
             summary = score_file(cfg, input_path, output, errors_path=errors_path,
                                  progress=not quiet, engine=engine, workers=workers,
@@ -143,12 +153,96 @@ def _single_example(input_path, question, passages, answer, example) -> Example:
 @click.option("--model")
 @click.option("--gguf-file")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table")
-def answer(question, passages, max_new_tokens, config_path, model, gguf_file, fmt):
+@MODE_OPTION
+def answer(question, passages, max_new_tokens, config_path, model, gguf_file, fmt, mode=None):
     """Generate an answer with the model from the passages, then score its claims."""
     try:
-        result = _load(_config(config_path, model, gguf_file)).answer(
+        result = _load(_config(config_path, model, gguf_file).replace(mode=mode)).answer(
             question, list(passages), max_new_tokens=max_new_tokens)
     except FranqError as exc:
         raise click.ClickException(str(exc)) from None
     click.echo(json.dumps(result_record(None, result), ensure_ascii=False) if fmt == "json"
                else format_table(result))
+
+
+@main.command()
+@click.argument("input_path", type=click.Path(exists=True, dir_okay=False))
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
+              help="Calibrator JSON to write.")
+@click.option("--variant", type=click.Choice(["condition", "calibrated", "soft", "none"]), default="condition",
+              show_default=True, help="FRANQ calibration variant (paper section 2.3; 'soft' is ours).")
+@click.option("--calibrate-faithfulness", is_flag=True,
+              help="Also calibrate P_faithful on gold 'is_faithful' labels (paper table 14).")
+@click.option("--xgboost", "xgb_features", type=click.Choice(["franq", "all"]), default=None,
+              help="Fit an XGBoost baseline instead, on the FRANQ features or on all UQ components.")
+@click.option("--min-per-condition", type=int, default=30, show_default=True,
+              help="Warn when a condition has fewer training claims than this.")
+@click.option("--report", "report_path", type=click.Path(dir_okay=False),
+              help="Fit report JSON. Default: OUTPUT with .report.json.")
+@click.option("--scored", "scored_path", type=click.Path(dir_okay=False),
+              help="Raw input only: where to keep the scored claims. Default: OUTPUT with .scored.jsonl.")
+@click.option("--config", "config_path", type=click.Path(exists=True, dir_okay=False))
+@click.option("--model")
+@click.option("--gguf-file")
+def calibrate(input_path, output, variant, calibrate_faithfulness, xgb_features, min_per_condition,
+              report_path, scored_path, config_path, model, gguf_file):
+    """Fit a calibrator on labelled claims.
+
+    INPUT_PATH is JSONL: either `franq score` output whose claims carry `is_true` (and
+    optionally `is_faithful`) labels, or raw examples with labelled claims
+    ({"question", "passages", "answer", "claims": [{"text", "is_true", "is_faithful"}]}),
+    which are scored first with the configured stack.
+    """
+    from franq.calibrate import fit_franq_calibrator, fit_xgboost, is_scored_record, read_scored, training_claims
+
+    stem = output[:-5] if output.endswith(".json") else output
+    try:
+        with open(input_path, encoding="utf-8") as f:
+            first = next((line for line in f if line.strip()), None)
+        if first is None:
+            raise InputError(f"{input_path}: no records")
+        try:
+            first_obj = json.loads(first)
+        except ValueError as exc:
+            raise InputError(f"{input_path} line 1: not valid JSON ({exc})") from None
+        if not (isinstance(first_obj, dict) and is_scored_record(first_obj)):
+            scored_path = scored_path or stem + ".scored.jsonl"
+            cfg = _config(config_path, model, gguf_file).replace(calibrator="none")
+            Path(scored_path).unlink(missing_ok=True)  # score afresh, as before (no resume here)
+            click.echo(score_file(cfg, input_path, scored_path).message(), err=True)
+            input_path = scored_path
+        data = training_claims(read_scored(input_path))
+        if xgb_features:
+            if not output.endswith(".json"):
+                raise InputError(f"--output: XGBoost models are saved as JSON, the name must end in .json: {output}")
+            cal, report = fit_xgboost(data, features=xgb_features)
+        else:
+            cal, report = fit_franq_calibrator(data, variant=variant, calibrate_faithfulness=calibrate_faithfulness,
+                                               min_per_condition=min_per_condition)
+    except (FranqError, ValueError) as exc:
+        raise click.ClickException(str(exc)) from None
+    cal.to_json(output)
+    report["file_bytes"] = Path(output).stat().st_size
+    report_path = report_path or stem + ".report.json"
+    Path(report_path).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    click.echo(format_fit_report(report, output, report_path), err=True)
+
+
+def format_fit_report(report: dict, output: str, report_path: str) -> str:
+    name = report.get("variant") or f"xgboost on {report['features']}"
+    lines = [f"fitted {name} on {report['n_claims']} labelled claims ({report['n_true']} true, "
+             f"{report['n_false']} false; skipped {report['skipped']}) in {report['fit_seconds']:.3f} s",
+             f"stack: {report['fitted_for']}"]
+    for cond in ("faithful", "unfaithful"):
+        c = report.get("counts", {}).get(cond)
+        if c:
+            lines.append(f"  {cond:>10}: {c['n']} claims, weight {c['weight']:g} "
+                         f"({c['true']:g} true, {c['false']:g} false)")
+    if "split" in report.get("counts", {}):
+        s = report["counts"]["split"]
+        lines.append(f"  split by gold label: {s['gold']}, by P_faithful > 0.5: {s['threshold']}")
+    ece = report["train_ece"]
+    lines.append("train ECE: " + ", ".join(f"{k} {v:.4f}" for k, v in ece.items()))
+    lines += [f"warning: {w}" for w in report["warnings"]]
+    lines.append(f"wrote {output} ({report['file_bytes']} bytes) and {report_path}")
+    return "\n".join(lines)

@@ -17,6 +17,10 @@ from franq.errors import InputError
 DECOMPOSERS = ("sentence",)
 FAITHFULNESS = ("lexical",)
 OVERFLOW = ("truncate", "error")
+CALIBRATOR_MISMATCH = ("warn", "error", "force")
+MODES = ("long", "short", "auto")
+JUDGES = ("normalized", "lm")
+UNFAITH_SAMPLES = ("rag", "closed")
 
 
 @dataclass(frozen=True)
@@ -32,13 +36,30 @@ class FranqConfig:
     on_overflow: str = "truncate"
     max_batch_tokens: int = 4096
     max_new_tokens: int = 256
+    calibrator: str = "default"
+    """``"default"`` (the shipped calibrator when it matches the stack), ``"none"``, or a
+    calibrator file from ``franq calibrate``."""
+    calibrator_mismatch: str = "warn"
+    """When the calibrator was fitted for another stack: ``warn`` (do not apply), ``error``, ``force``."""
+
+    mode: str = "long"
+    """long | short | auto (a single short sentence is short-form)."""
+    judge: str = "normalized"
+    """Short-form equivalence judge: normalized (answer normalization) | lm (the LM asks itself)."""
+    n_samples: int = 10
+    unfaith_samples: str = "rag"
+    """Short-form UQ_unfaith samples: rag (with passages, paper) | closed (without)."""
 
     def __post_init__(self):
         for key, allowed in (("decomposer", DECOMPOSERS), ("faithfulness", FAITHFULNESS),
-                             ("on_overflow", OVERFLOW)):
+                             ("on_overflow", OVERFLOW), ("calibrator_mismatch", CALIBRATOR_MISMATCH),
+                             ("mode", MODES), ("judge", JUDGES), ("unfaith_samples", UNFAITH_SAMPLES)):
             if getattr(self, key) not in allowed:
                 raise InputError(f"config '{key}': expected one of {list(allowed)}, got {getattr(self, key)!r}")
-        for key in ("max_batch_tokens", "max_new_tokens"):
+        if not isinstance(self.calibrator, str) or not self.calibrator.strip():
+            raise InputError(f"config 'calibrator': expected 'default', 'none' or a file path, "
+                             f"got {self.calibrator!r}")
+        for key in ("max_batch_tokens", "max_new_tokens", "n_samples"):
             v = getattr(self, key)
             if not isinstance(v, int) or isinstance(v, bool) or v < 1:
                 raise InputError(f"config '{key}': expected a positive integer, got {v!r}")

@@ -92,6 +92,7 @@ class CausalLM:
         import inspect
 
         self._keep_arg = "logits_to_keep" in inspect.signature(model.forward).parameters
+        self._sampler = None  # franq.sampling.Sampler, built on first sample()
 
     # ------------------------------------------------------------------ loading
     @classmethod
@@ -133,10 +134,11 @@ class CausalLM:
         return cls(model, tokenizer, name=name)
 
     # ------------------------------------------------------------------ prompts
-    def render(self, question: str, passages: Sequence[Passage] | None) -> str:
+    def render(self, question: str, passages: Sequence[Passage] | None, *, instruction: str | None = None) -> str:
         """The chat prompt up to the start of the answer. ``passages=None`` gives the
-        closed-book prompt: identical, with the passages block removed (paper eq. 3)."""
-        body = INSTRUCTION + "\n\n"
+        closed-book prompt: identical, with the passages block removed (paper eq. 3).
+        ``instruction`` replaces the default one (short-form mode asks for one line)."""
+        body = (instruction or INSTRUCTION) + "\n\n"
         if passages is not None:
             blocks = []
             for i, p in enumerate(passages, 1):
@@ -153,14 +155,14 @@ class CausalLM:
         return list(self.tokenizer(text, add_special_tokens=False)["input_ids"])
 
     def rag_prompt(self, question: str, passages: Sequence[Passage], *, reserve: int = 0,
-                   on_overflow: str = "truncate") -> Prompt:
+                   on_overflow: str = "truncate", instruction: str | None = None) -> Prompt:
         """The prompt with passages, fitted into the context with ``reserve`` tokens left
         for the answer. On overflow, ``"truncate"`` shortens passages from the last one
         backwards and records a warning for each; ``"error"`` raises."""
         passages = list(passages)
         warnings: list[str] = []
         while True:
-            text = self.render(question, passages)
+            text = self.render(question, passages, instruction=instruction)
             ids = self.encode(text)
             excess = len(ids) + reserve - self.max_context
             if excess <= 0:
@@ -185,8 +187,8 @@ class CausalLM:
             )
             passages[idx] = Passage(new_text, passages[idx].title)
 
-    def closed_book_prompt(self, question: str) -> Prompt:
-        text = self.render(question, None)
+    def closed_book_prompt(self, question: str, *, instruction: str | None = None) -> Prompt:
+        text = self.render(question, None, instruction=instruction)
         return Prompt(text, tuple(self.encode(text)))
 
     def encode_answer(self, answer: str) -> tuple[list[int], list[tuple[int, int]]]:
@@ -238,6 +240,14 @@ class CausalLM:
         ids = new[:n]
         text = self.tokenizer.decode(ids, skip_special_tokens=True)
         return Generation(text, tuple(ids), tuple(lp[:n].tolist()), tuple(self.decode_offsets(ids, text)))
+
+    def sample(self, prompt_ids: Sequence[int], n: int, **options):
+        """``n`` sampled answers with one shared prompt prefill; see :mod:`franq.sampling`."""
+        from franq.sampling import Sampler
+
+        if self._sampler is None:
+            self._sampler = Sampler(self)
+        return self._sampler.sample(prompt_ids, n, **options)
 
     @torch.inference_mode()
     def continuation_logprobs(self, items: Sequence[tuple[Sequence[int], Sequence[int]]], *,

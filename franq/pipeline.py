@@ -8,6 +8,7 @@ Forward passes and faithfulness calls are batched across all answers of a call t
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 import logging
 from collections.abc import Iterable, Sequence
@@ -18,6 +19,7 @@ import numpy as np
 from claims.align import align_claims, locate_claim
 from claims.decompose import Decomposer, SentenceDecomposer
 from claims.types import Claim
+from franq.calibrate import resolve_calibrator, stack_key
 from franq.config import FranqConfig
 from franq.faithfulness.base import FaithfulnessBackend
 from franq.faithfulness.lexical import LexicalFaithfulness
@@ -62,7 +64,9 @@ class Franq:
     def __init__(self, lm: CausalLM, *, decomposer: Decomposer | None = None,
                  faithfulness: FaithfulnessBackend | None = None,
                  on_overflow: str = "truncate", max_batch_tokens: int = 4096,
-                 max_new_tokens: int = 256):
+                 max_new_tokens: int = 256, calibrator: str | None = None,
+                 calibrator_mismatch: str = "warn", judge=None, sampling=None,
+                 mode: str = "long"):
         self.lm = lm
         self.decomposer = decomposer or SentenceDecomposer()
         self.faithfulness = faithfulness or LexicalFaithfulness()
@@ -71,6 +75,14 @@ class Franq:
         self.on_overflow = on_overflow
         self.max_batch_tokens = max_batch_tokens
         self.max_new_tokens = max_new_tokens
+        self.stack = stack_key(model=self.lm.name, faithfulness=self.faithfulness.name,
+                               uq_faith=self.uq_faith.name, uq_unfaith=self.uq_unfaith.name, mode="long")
+        self.calibrator, self.calibration_warnings = resolve_calibrator(
+            calibrator, self.stack, on_mismatch=calibrator_mismatch)
+        self.judge = judge  # short-form equivalence judge; None = NormalizedAnswerJudge
+        self.sampling = sampling  # short-form SamplingOptions; None = defaults
+        self.mode = mode  # default mode of score / score_many / answer
+        self._short = None
 
     @classmethod
     def from_config(cls, config: FranqConfig | None = None) -> Franq:
@@ -78,35 +90,83 @@ class Franq:
         lm = CausalLM.load(config.model, gguf_file=config.gguf_file, device=config.device, dtype=config.dtype)
         return cls(lm, decomposer=SentenceDecomposer(), faithfulness=LexicalFaithfulness(),
                    on_overflow=config.on_overflow, max_batch_tokens=config.max_batch_tokens,
-                   max_new_tokens=config.max_new_tokens)
+                   max_new_tokens=config.max_new_tokens, calibrator=config.calibrator,
+                   calibrator_mismatch=config.calibrator_mismatch,
+                   judge=_config_judge(config, lm), sampling=_config_sampling(config), mode=config.mode)
 
     # ------------------------------------------------------------------ public API
     def score(self, question: str, passages: Sequence[str | dict | Passage], answer: str, *,
-              claims: Sequence[str] | None = None) -> AnswerScore:
+              claims: Sequence[str] | None = None, mode: str | None = None) -> AnswerScore:
         """Score an existing answer, claim by claim. ``claims`` (optional) gives the claims
-        as text instead of decomposing the answer; each is located in the answer."""
+        as text instead of decomposing the answer; each is located in the answer.
+        ``mode``: "long" (claims, token probabilities), "short" (the whole answer is one
+        claim, scored from samples: :mod:`franq.short`) or "auto" (a single short
+        sentence is short-form); default ``self.mode``."""
         given = parse_claims(claims)
         example = Example(parse_text(question, "question"), parse_passages(passages),
                           parse_text(answer, "answer"), claims=given[0] if given else None)
-        return self.score_many([example])[0]
+        return self.score_many([example], mode=mode)[0]
 
-    def score_many(self, examples: Iterable[Example]) -> list[AnswerScore]:
+    def score_many(self, examples: Iterable[Example], *, mode: str | None = None) -> list[AnswerScore]:
         """Score validated examples together, batching forward passes across them."""
+        examples = list(examples)
+        short = self._short_flags(examples, mode)
+        if any(short):
+            return self._score_mixed(examples, short)
         work = [self._prepare(ex) for ex in examples]
         return self._finish(work)
 
+    def _short_flags(self, examples: list[Example], mode: str | None) -> list[bool]:
+        from franq.short import check_mode, is_short_answer
+
+        mode = check_mode(mode or self.mode)
+        if mode == "auto":
+            return [ex.claims is None and is_short_answer(ex.answer) for ex in examples]
+        return [mode == "short"] * len(examples)
+
+    def _score_mixed(self, examples: list[Example], short: list[bool]) -> list[AnswerScore]:
+        long_ex = [ex for ex, s in zip(examples, short) if not s]
+        short_ex = [ex for ex, s in zip(examples, short) if s]
+        long_res = iter(self._finish([self._prepare(ex) for ex in long_ex]) if long_ex else [])
+        short_res = iter(self.short_form().score_many(short_ex, [passages_context(ex.passages) for ex in short_ex]))
+        return [next(short_res) if s else next(long_res) for s in short]
+
+    def short_form(self):
+        """The short-form scorer (:class:`franq.short.ShortForm`), built on first use."""
+        if self._short is None:
+            from franq.judges.normalized import NormalizedAnswerJudge
+            from franq.short import ShortForm
+
+            self._short = ShortForm(self.lm, self.faithfulness, self.judge or NormalizedAnswerJudge(),
+                                    options=self.sampling, on_overflow=self.on_overflow)
+        return self._short
+
     def answer(self, question: str, passages: Sequence[str | dict | Passage], *,
-               max_new_tokens: int | None = None) -> AnswerScore:
+               max_new_tokens: int | None = None, mode: str | None = None) -> AnswerScore:
         """Generate a greedy answer with the passages and score it. The generation's own
-        log-probabilities serve as p(c|x,r): only the closed-book pass is run again."""
+        log-probabilities serve as p(c|x,r): only the closed-book pass is run again.
+        ``mode="short"`` generates a one-line answer and scores it from samples; "auto"
+        generates as long-form and scores a single short sentence as short-form."""
         question = parse_text(question, "question")
         passages = parse_passages(passages)
+        from franq.short import check_mode, is_short_answer
+
+        mode = check_mode(mode or self.mode)
+        if mode == "short":
+            text, warnings, samples = self.short_form().greedy_answer(question, passages)
+            if not text:
+                raise ValueError("the model generated an empty answer")
+            result = self.short_form().score_many([Example(question, passages, text)], [passages_context(passages)],
+                                                  rag_samples=[samples])[0]
+            return dataclasses.replace(result, warnings=tuple(warnings) + result.warnings)
         n = max_new_tokens or self.max_new_tokens
         prompt = self.lm.rag_prompt(question, passages, reserve=n, on_overflow=self.on_overflow)
         gen = self.lm.generate(prompt.ids, max_new_tokens=n)
         if not gen.token_ids:
             raise ValueError("the model generated an empty answer")
         example = Example(question, passages, gen.text)
+        if mode == "auto" and is_short_answer(gen.text):
+            return self.score_many([example], mode="short")[0]
         w = self._prepare(example, generation=gen)
         w.warnings[:0] = prompt.warnings
         return self._finish([w])[0]
@@ -146,6 +206,12 @@ class Franq:
             p_faith, p_unfaith = np.exp(log_faith), np.exp(log_unfaith)
             p_f = np.clip(np.asarray(self.faithfulness.predict(pairs), dtype=np.float64), 0.0, 1.0)
             p_true = mix(p_f, p_faith, p_unfaith)
+            raw_p_f, raw_faith, raw_unfaith, raw_p_true = p_f, p_faith, p_unfaith, p_true
+            if self.calibrator is not None:
+                p_f, p_faith, p_unfaith, p_true = self.calibrator.apply(p_f, p_faith, p_unfaith, {
+                    self.uq_faith.name: raw_faith, f"log_{self.uq_faith.name}": log_faith,
+                    self.uq_unfaith.name: raw_unfaith, f"log_{self.uq_unfaith.name}": log_unfaith,
+                    "n_tokens": np.array([len(x.claim.token_positions) for x in contexts], dtype=np.float64)})
         scored = iter(range(len(contexts)))
         results = []
         for w in work:
@@ -161,15 +227,19 @@ class Franq:
                         c, "scored", p_faithful=float(p_f[k]), p_true_if_faithful=float(p_faith[k]),
                         p_true_if_unfaithful=float(p_unfaith[k]), p_true=float(p_true[k]),
                         components={
-                            self.uq_faith.name: float(p_faith[k]),
+                            self.uq_faith.name: float(raw_faith[k]),
                             f"log_{self.uq_faith.name}": float(log_faith[k]),
-                            self.uq_unfaith.name: float(p_unfaith[k]),
+                            self.uq_unfaith.name: float(raw_unfaith[k]),
                             f"log_{self.uq_unfaith.name}": float(log_unfaith[k]),
                             "n_tokens": float(len(c.token_positions)),
+                            **({"p_faithful_raw": float(raw_p_f[k]), "p_true_raw": float(raw_p_true[k])}
+                               if self.calibrator is not None else {}),
                         }))
             results.append(AnswerScore(
                 question=w.example.question, answer=w.example.answer, claims=tuple(out), mode="long",
-                model=self.lm.name, faithfulness=self.faithfulness.name, warnings=tuple(w.warnings)))
+                model=self.lm.name, faithfulness=self.faithfulness.name,
+                calibration=self.calibrator.name if self.calibrator is not None else "none",
+                warnings=(*w.warnings, *self.calibration_warnings)))
         return results
 
     def _forward(self, work: list[_Work]) -> None:
@@ -192,7 +262,22 @@ def default_franq() -> Franq:
 
 
 def score(question: str, passages: Sequence[str | dict | Passage], answer: str, *,
-          claims: Sequence[str] | None = None) -> AnswerScore:
+          claims: Sequence[str] | None = None, mode: str | None = None) -> AnswerScore:
     """Score ``answer`` to ``question`` given the retrieved ``passages`` with the default
     (embedded) pipeline. See :meth:`Franq.score`."""
-    return default_franq().score(question, passages, answer, claims=claims)
+    return default_franq().score(question, passages, answer, claims=claims, mode=mode)
+
+
+def _config_judge(config: FranqConfig, lm: CausalLM):
+    """The short-form equivalence judge named by ``config.judge``."""
+    if config.judge == "lm":
+        from franq.judges.lm_judge import LMJudge
+
+        return LMJudge(lm)
+    return None  # "normalized": the default NormalizedAnswerJudge
+
+
+def _config_sampling(config: FranqConfig):
+    from franq.short import SamplingOptions
+
+    return SamplingOptions(n_samples=config.n_samples, unfaith_samples=config.unfaith_samples)

@@ -1,0 +1,107 @@
+"""Shared pieces of the calibrators: errors and input validation.
+
+``calibration/`` is a leaf package: it depends on numpy (and scikit-learn / xgboost to
+fit), never on ``franq``.
+"""
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+
+class NotFittedError(ValueError, AttributeError):
+    """A calibrator was used before ``fit`` (or ``from_json``)."""
+
+
+class CalibratorFileError(ValueError):
+    """A calibrator file is unreadable, of another format, or malformed; the message names the field."""
+
+
+def as_scores(values: Any, field: str, *, n: int | None = None) -> np.ndarray:
+    """A 1-D float array of finite values, optionally of length ``n``."""
+    try:
+        a = np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"'{field}' must be a 1-D sequence of numbers") from None
+    if a.ndim != 1:
+        raise ValueError(f"'{field}' must be 1-D, got shape {a.shape}")
+    if n is not None and len(a) != n:
+        raise ValueError(f"'{field}' has {len(a)} values, expected {n} (one per claim)")
+    bad = ~np.isfinite(a)
+    if bad.any():
+        raise ValueError(f"'{field}' must be finite; {int(bad.sum())} value(s) are NaN or infinite "
+                         f"(first at index {int(np.flatnonzero(bad)[0])})")
+    return a
+
+
+def as_probabilities(values: Any, field: str, *, n: int | None = None) -> np.ndarray:
+    a = as_scores(values, field, n=n)
+    bad = (a < 0) | (a > 1)
+    if bad.any():
+        raise ValueError(f"'{field}' must lie in [0, 1]; got {a[bad][:3].tolist()} "
+                         f"(first at index {int(np.flatnonzero(bad)[0])})")
+    return a
+
+
+def as_labels(values: Any, field: str, *, n: int | None = None) -> np.ndarray:
+    """Binary labels (bools or 0/1) as a float array."""
+    a = as_scores(values, field, n=n)
+    bad = (a != 0) & (a != 1)
+    if bad.any():
+        raise ValueError(f"'{field}' must be 0/1 or true/false; got {a[bad][:3].tolist()} "
+                         f"(first at index {int(np.flatnonzero(bad)[0])})")
+    return a
+
+
+def as_weights(values: Any, field: str, *, n: int) -> np.ndarray:
+    if values is None:
+        return np.ones(n, dtype=np.float64)
+    a = as_scores(values, field, n=n)
+    if (a < 0).any():
+        raise ValueError(f"'{field}' must be non-negative; got {a[a < 0][:3].tolist()}")
+    return a
+
+
+def write_json(obj: dict, path: str | Path) -> None:
+    Path(path).write_text(json.dumps(obj, separators=(",", ":"), allow_nan=False) + "\n", encoding="utf-8")
+
+
+def read_json(path: str | Path) -> dict:
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise CalibratorFileError(f"calibrator: cannot read {path}: {exc.strerror}") from None
+    try:
+        obj = json.loads(text, parse_constant=_reject_constant)
+    except ValueError as exc:
+        raise CalibratorFileError(f"calibrator {path}: not valid JSON ({exc})") from None
+    if not isinstance(obj, dict):
+        raise CalibratorFileError(f"calibrator {path}: expected a JSON object at the top level")
+    return obj
+
+
+def _reject_constant(name: str) -> float:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def float_list(obj: dict, key: str, where: str) -> list[float]:
+    v = obj.get(key)
+    if not isinstance(v, list) or not all(isinstance(x, (int, float)) and not isinstance(x, bool)
+                                          and math.isfinite(x) for x in v):
+        raise CalibratorFileError(f"{where}: '{key}' must be a list of finite numbers")
+    return [float(x) for x in v]
+
+
+def check_header(obj: Any, fmt: str, version: int, where: str) -> None:
+    """The file is a JSON object of format ``fmt`` and a version this code reads."""
+    if not isinstance(obj, dict):
+        raise CalibratorFileError(f"{where}: expected a JSON object, got {type(obj).__name__}")
+    if obj.get("format") != fmt:
+        raise CalibratorFileError(f"{where}: 'format' must be {fmt!r}, got {obj.get('format')!r}")
+    if obj.get("version") != version:
+        raise CalibratorFileError(f"{where}: 'version' {obj.get('version')!r} is not supported "
+                                  f"(this franq reads version {version})")

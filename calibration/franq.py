@@ -1,0 +1,261 @@
+"""The FRANQ calibration variants (paper section 2.3; appendix D table 14).
+
+FRANQ mixes P(true) = P_f * UQ_faith + (1 - P_f) * UQ_unfaith. The two UQ scores live on
+different scales, so each is mapped through its own :class:`IsotonicCalibrator` fitted on
+claims labelled true/false:
+
+``none``
+    no calibration: the raw mix.
+``calibrated``
+    UQ_faith and UQ_unfaith are each fitted on all training claims.
+``condition``
+    UQ_faith is fitted on the faithful claims, UQ_unfaith on the unfaithful ones (the
+    paper's primary method). A claim is faithful by its gold label when it has one, else
+    when P_faithful > ``faithful_threshold`` (0.5).
+``soft``
+    our extension: every claim is used for both fits, weighted by P_faithful (UQ_faith)
+    and 1 - P_faithful (UQ_unfaith), so no hard split is needed.
+
+``calibrate_faithfulness=True`` also fits P_faithful itself on the gold faithfulness
+labels (paper table 14; off by default because it lowered PRR there).
+
+Inputs are probabilities ("higher = more likely true"). The UQ calibrators are fitted on
+``log(max(p, 1e-300))``: isotonic regression depends only on the order of the scores,
+but interpolation between breakpoints is more sensible in log space for claim
+probabilities that span many orders of magnitude.
+
+The file records what it was fitted for (``fitted_for``: model, faithfulness backend,
+scorers, prompt version, mode); :meth:`FranqCalibrator.mismatches` lists differences
+from the stack it is about to be applied to.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from calibration.base import (CalibratorFileError, NotFittedError, as_labels, as_probabilities, as_weights,
+                              check_header, read_json, write_json)
+from calibration.isotonic import IsotonicCalibrator
+from calibration.metrics import expected_calibration_error
+
+FORMAT = "franq-calibrator"
+VERSION = 1
+VARIANTS = ("none", "calibrated", "condition", "soft")
+LOG_FLOOR = 1e-300
+MIN_PER_CONDITION = 30
+
+
+def log_scores(p: np.ndarray) -> np.ndarray:
+    return np.log(np.maximum(p, LOG_FLOOR))
+
+
+def franq_mix(p_faithful: np.ndarray, p_true_if_faithful: np.ndarray, p_true_if_unfaithful: np.ndarray) -> np.ndarray:
+    return p_faithful * p_true_if_faithful + (1.0 - p_faithful) * p_true_if_unfaithful
+
+
+def as_optional_labels(values: Any, field: str, *, n: int) -> np.ndarray:
+    """Labels that may be missing: True/False/1/0, or None/NaN for unknown -> float with NaN."""
+    if values is None:
+        return np.full(n, np.nan)
+    out = np.array([np.nan if v is None else v for v in values], dtype=np.float64)
+    if out.shape != (n,):
+        raise ValueError(f"'{field}' has {len(out)} values, expected {n} (one per claim)")
+    known = ~np.isnan(out)
+    bad = known & (out != 0) & (out != 1)
+    if bad.any():
+        raise ValueError(f"'{field}' must be true, false or null; got {out[bad][:3].tolist()}")
+    return out
+
+
+def stack_mismatches(fitted_for: dict[str, str], stack: dict[str, str]) -> list[str]:
+    """One line per key whose value differs between ``fitted_for`` and ``stack``."""
+    return [f"{key}: fitted for {fitted_for.get(key)!r}, running {stack.get(key)!r}"
+            for key in sorted(set(fitted_for) | set(stack)) if fitted_for.get(key) != stack.get(key)]
+
+
+class FranqCalibrator:
+    """Scikit-learn-style calibrator for FRANQ's three components.
+
+    >>> cal = FranqCalibrator(variant="condition", fitted_for={"model": "...", ...})
+    >>> cal.fit(p_faithful, p_true_if_faithful, p_true_if_unfaithful, is_true, is_faithful=gold)
+    >>> p_true = cal.predict(p_faithful, p_true_if_faithful, p_true_if_unfaithful)
+    >>> cal.to_json("calibrator.json")
+    """
+
+    def __init__(self, *, variant: str = "condition", calibrate_faithfulness: bool = False,
+                 faithful_threshold: float = 0.5, min_per_condition: int = MIN_PER_CONDITION,
+                 fitted_for: dict[str, str] | None = None, description: str = ""):
+        self.variant = variant
+        self.calibrate_faithfulness = calibrate_faithfulness
+        self.faithful_threshold = faithful_threshold
+        self.min_per_condition = min_per_condition
+        self.fitted_for = fitted_for
+        self.description = description
+        """Free text saved with the calibrator, e.g. what data it was fitted on."""
+
+    # ------------------------------------------------------------------ fitting
+    def _validate_options(self) -> None:
+        if self.variant not in VARIANTS:
+            raise ValueError(f"'variant' must be one of {list(VARIANTS)}, got {self.variant!r}")
+        if not isinstance(self.calibrate_faithfulness, bool):
+            raise ValueError(f"'calibrate_faithfulness' must be True or False, got {self.calibrate_faithfulness!r}")
+        if not 0.0 < self.faithful_threshold < 1.0:
+            raise ValueError(f"'faithful_threshold' must lie in (0, 1), got {self.faithful_threshold!r}")
+        if self.fitted_for is not None and not (isinstance(self.fitted_for, dict) and all(
+                isinstance(k, str) and isinstance(v, str) for k, v in self.fitted_for.items())):
+            raise ValueError(f"'fitted_for' must map strings to strings, got {self.fitted_for!r}")
+
+    def fit(self, p_faithful: Any, p_true_if_faithful: Any, p_true_if_unfaithful: Any, is_true: Any, *,
+            is_faithful: Any = None, sample_weight: Any = None) -> FranqCalibrator:
+        """Fit on scored training claims. ``is_true``: binary labels; ``is_faithful``
+        (optional): gold faithfulness per claim, None/NaN where unknown."""
+        self._validate_options()
+        p_f = p_f_raw = as_probabilities(p_faithful, "p_faithful")
+        n = len(p_f)
+        if n == 0:
+            raise ValueError("no training claims: 'p_faithful' is empty")
+        a = as_probabilities(p_true_if_faithful, "p_true_if_faithful", n=n)
+        b = as_probabilities(p_true_if_unfaithful, "p_true_if_unfaithful", n=n)
+        y = as_labels(is_true, "is_true", n=n)
+        gold = as_optional_labels(is_faithful, "is_faithful", n=n)
+        w = as_weights(sample_weight, "sample_weight", n=n)
+        warnings: list[str] = []
+
+        self.faithfulness_ = None
+        if self.calibrate_faithfulness:
+            known = ~np.isnan(gold)
+            if not known.any():
+                raise ValueError("calibrate_faithfulness=True needs gold 'is_faithful' labels; none of the "
+                                 f"{n} training claims has one")
+            self.faithfulness_ = IsotonicCalibrator().fit(p_f[known], gold[known], w[known])
+            p_f = self.faithfulness_.predict(p_f)
+
+        has_gold = ~np.isnan(gold)
+        faithful = np.where(has_gold, gold == 1, p_f > self.faithful_threshold)
+        if self.variant == "soft":
+            w_faith, w_unfaith = w * p_f, w * (1.0 - p_f)
+        elif self.variant == "condition":
+            w_faith, w_unfaith = w * faithful, w * ~faithful
+        else:
+            w_faith = w_unfaith = w
+
+        counts = {}
+        for cond, wc in (("faithful", w_faith), ("unfaithful", w_unfaith)):
+            used = wc > 0
+            counts[cond] = {"n": int(used.sum()), "weight": round(float(wc.sum()), 3),
+                            "true": round(float((wc * y).sum()), 3),
+                            "false": round(float((wc * (1 - y)).sum()), 3)}
+        counts["split"] = {"gold": int(has_gold.sum()), "threshold": int((~has_gold).sum())}
+        self.counts_ = counts
+
+        self.uq_faith_ = self.uq_unfaith_ = None
+        if self.variant != "none":
+            for cond, wc, scores, attr in (("faithful", w_faith, a, "uq_faith_"),
+                                           ("unfaithful", w_unfaith, b, "uq_unfaith_")):
+                c = counts[cond]
+                if c["n"] == 0 or c["weight"] <= 0:
+                    raise ValueError(
+                        f"variant {self.variant!r}: no {cond} training claims to fit "
+                        f"UQ_{'faith' if cond == 'faithful' else 'unfaith'}; use variant 'calibrated' or 'soft'")
+                if c["weight"] < self.min_per_condition:
+                    warnings.append(f"{cond} condition: only {c['weight']:g} (weighted) training claims, fewer "
+                                    f"than {self.min_per_condition}; its calibrator may be unreliable")
+                if min(c["true"], c["false"]) == 0:
+                    warnings.append(f"{cond} condition: all training claims are "
+                                    f"{'true' if c['false'] == 0 else 'false'}; its calibrator is constant")
+                setattr(self, attr, IsotonicCalibrator().fit(log_scores(scores), y, wc))
+        self.n_samples_ = n
+        self.warnings_ = tuple(warnings)
+        self.train_ece_ = {"before": expected_calibration_error(franq_mix(p_f_raw, a, b), y),
+                           "after": expected_calibration_error(self._predict(p_f_raw, a, b)[3], y)}
+        return self
+
+    # ------------------------------------------------------------------ prediction
+    def _check_fitted(self) -> None:
+        if not hasattr(self, "n_samples_"):
+            raise NotFittedError(
+                "this FranqCalibrator is not fitted yet: fit one with `franq calibrate TRAIN.jsonl -o "
+                "calibrator.json` (or FranqCalibrator(...).fit(...)) and load it with FranqCalibrator.from_json")
+
+    def _predict(self, p_f, a, b):
+        if self.faithfulness_ is not None:
+            p_f = self.faithfulness_.predict(p_f)
+        if self.uq_faith_ is not None:
+            a = self.uq_faith_.predict(log_scores(a))
+        if self.uq_unfaith_ is not None:
+            b = self.uq_unfaith_.predict(log_scores(b))
+        return p_f, a, b, franq_mix(p_f, a, b)
+
+    def predict_components(self, p_faithful: Any, p_true_if_faithful: Any, p_true_if_unfaithful: Any
+                           ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Calibrated ``(p_faithful, p_true_if_faithful, p_true_if_unfaithful, p_true)``."""
+        self._check_fitted()
+        p_f = as_probabilities(p_faithful, "p_faithful")
+        n = len(p_f)
+        return self._predict(p_f, as_probabilities(p_true_if_faithful, "p_true_if_faithful", n=n),
+                             as_probabilities(p_true_if_unfaithful, "p_true_if_unfaithful", n=n))
+
+    def predict(self, p_faithful: Any, p_true_if_faithful: Any, p_true_if_unfaithful: Any) -> np.ndarray:
+        """Calibrated FRANQ P(true) per claim."""
+        return self.predict_components(p_faithful, p_true_if_faithful, p_true_if_unfaithful)[3]
+
+    def mismatches(self, stack: dict[str, str]) -> list[str]:
+        """Differences between what this calibrator was fitted for and ``stack``, e.g.
+        ``["faithfulness: fitted for 'lexical-v1', running 'alignscore'"]``."""
+        return stack_mismatches(self.fitted_for or {}, stack)
+
+    # ------------------------------------------------------------------ persistence
+    def to_dict(self) -> dict:
+        self._check_fitted()
+        return {
+            "format": FORMAT, "version": VERSION, "variant": self.variant,
+            "fitted_for": self.fitted_for or {}, "description": self.description,
+            "faithful_threshold": self.faithful_threshold,
+            "uq_transform": "log",
+            "faithfulness": self.faithfulness_.to_dict() if self.faithfulness_ is not None else None,
+            "uq_faith": self.uq_faith_.to_dict() if self.uq_faith_ is not None else None,
+            "uq_unfaith": self.uq_unfaith_.to_dict() if self.uq_unfaith_ is not None else None,
+            "n_samples": self.n_samples_, "counts": self.counts_,
+        }
+
+    @classmethod
+    def from_dict(cls, obj: Any, *, where: str = "calibrator") -> FranqCalibrator:
+        check_header(obj, FORMAT, VERSION, where)
+        if obj.get("uq_transform") != "log":
+            raise CalibratorFileError(f"{where}: 'uq_transform' must be 'log', got {obj.get('uq_transform')!r}")
+        fitted_for = obj.get("fitted_for")
+        if not isinstance(fitted_for, dict) or not all(isinstance(v, str) for v in fitted_for.values()):
+            raise CalibratorFileError(f"{where}: 'fitted_for' must be an object of strings")
+        cal = cls(variant=obj.get("variant"), faithful_threshold=obj.get("faithful_threshold", 0.5),
+                  fitted_for=fitted_for, description=str(obj.get("description", "")))
+        try:
+            cal._validate_options()
+        except ValueError as exc:
+            raise CalibratorFileError(f"{where}: {exc}") from None
+        parts = {}
+        for key in ("faithfulness", "uq_faith", "uq_unfaith"):
+            part = obj.get(key)
+            parts[key] = None if part is None else IsotonicCalibrator.from_dict(part, where=f"{where}: '{key}'")
+        if cal.variant != "none" and (parts["uq_faith"] is None or parts["uq_unfaith"] is None):
+            raise CalibratorFileError(f"{where}: variant {cal.variant!r} needs 'uq_faith' and 'uq_unfaith'")
+        cal.calibrate_faithfulness = parts["faithfulness"] is not None
+        cal.faithfulness_, cal.uq_faith_, cal.uq_unfaith_ = (parts["faithfulness"], parts["uq_faith"],
+                                                              parts["uq_unfaith"])
+        cal.n_samples_ = int(obj.get("n_samples", 0))
+        cal.counts_ = obj.get("counts", {})
+        cal.warnings_ = ()
+        return cal
+
+    def to_json(self, path: str | Path) -> None:
+        write_json(self.to_dict(), path)
+
+    @classmethod
+    def from_json(cls, path: str | Path) -> FranqCalibrator:
+        return cls.from_dict(read_json(path), where=f"calibrator {path}")
+
+    @property
+    def name(self) -> str:
+        """The label for ``AnswerScore.calibration``, e.g. ``"condition"`` or ``"condition+faithfulness"``."""
+        return self.variant + ("+faithfulness" if self.calibrate_faithfulness else "")

@@ -1,0 +1,191 @@
+"""Shared-prefill sampling: N answers to one prompt for the price of one prefill.
+
+``model.generate(num_return_sequences=N)`` copies the prompt N times and prefills every
+copy. :class:`Sampler` runs the prompt once, repeats its KV cache to N rows, draws the N
+first tokens from the one set of prompt logits, and then decodes the N sequences in
+parallel, dropping each row from the batch as soon as it stops. Cost: one prefill plus
+about N decodes per step of the longest answer.
+
+Each sampled token is drawn from the temperature / top-k / top-p filtered distribution,
+but the recorded log-probability is that of the raw model (temperature 1, no filtering),
+so ``Sample.logprob`` is the model's likelihood of the answer, the quantity semantic
+entropy sums over a class (Kuhn et al. 2023), and it equals teacher forcing of the same
+tokens (:meth:`franq.lm.CausalLM.continuation_logprobs`).
+
+Stop conditions: an end-of-sequence token (not part of the answer), or, when
+``stop_at_newline`` (short-form answers), the first token that contains a newline after
+some non-whitespace text: that token is kept in ``token_ids`` (it is the "end of answer"
+event whose probability belongs to the sequence) and the text is cut at the newline.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One sampled answer. ``logprob`` is the sum of ``token_logprobs``."""
+
+    text: str
+    token_ids: tuple[int, ...]
+    token_logprobs: tuple[float, ...]
+    logprob: float
+    stop: str  # "eos", "newline" or "length"
+
+
+@dataclass(frozen=True)
+class SampleSet:
+    """N answers sampled from one prompt."""
+
+    samples: tuple[Sample, ...]
+    prompt_tokens: int
+
+    @property
+    def texts(self) -> tuple[str, ...]:
+        return tuple(s.text for s in self.samples)
+
+    @property
+    def logprobs(self) -> np.ndarray:
+        return np.array([s.logprob for s in self.samples], dtype=np.float64)
+
+
+class Sampler:
+    """Samples answers from a :class:`franq.lm.CausalLM` with a shared prompt prefill.
+
+    Holds per-vocabulary tables (which tokens hold a newline, which hold text) built once.
+    Get one from :meth:`franq.lm.CausalLM.sample`, which keeps it with the model.
+    """
+
+    def __init__(self, lm):
+        self.lm = lm
+        vocab = len(lm.tokenizer)
+        size = max(vocab, int(lm.model.get_output_embeddings().weight.shape[0]))
+        pieces = lm.tokenizer.batch_decode([[i] for i in range(vocab)], skip_special_tokens=False)
+        has_nl = np.zeros(size, dtype=bool)
+        text_before_nl = np.zeros(size, dtype=bool)
+        has_text = np.zeros(size, dtype=bool)
+        for i, piece in enumerate(pieces):
+            has_text[i] = bool(piece.strip())
+            if "\n" in piece:
+                has_nl[i] = True
+                text_before_nl[i] = bool(piece.split("\n", 1)[0].strip())
+        stop = {lm.tokenizer.eos_token_id}
+        gen_eos = getattr(getattr(lm.model, "generation_config", None), "eos_token_id", None)
+        stop.update(gen_eos if isinstance(gen_eos, (list, tuple)) else [gen_eos])
+        stop.discard(None)
+        is_eos = np.zeros(size, dtype=bool)
+        is_eos[sorted(stop)] = True
+        special = set(lm.tokenizer.all_special_ids)
+        has_text[[i for i in special if i < size]] = False
+        dev = lm.device
+        self._has_nl = torch.from_numpy(has_nl).to(dev)
+        self._text_before_nl = torch.from_numpy(text_before_nl).to(dev)
+        self._has_text = torch.from_numpy(has_text).to(dev)
+        self._is_eos = torch.from_numpy(is_eos).to(dev)
+        self._special = special
+
+    @torch.inference_mode()
+    def sample(self, prompt_ids: Sequence[int], n: int, *, temperature: float = 1.0, top_p: float = 1.0,
+               top_k: int = 0, max_new_tokens: int = 32, stop_at_newline: bool = True,
+               seed: int | None = 0, greedy_first: bool = False) -> SampleSet:
+        """Draw ``n`` answers to ``prompt_ids``. ``temperature=0`` is greedy decoding;
+        ``top_k=0`` and ``top_p=1`` disable those filters. The same seed gives the same
+        samples on the same device. ``greedy_first`` makes row 0 the greedy answer, so an
+        answer and its samples share one prefill."""
+        _check(n, temperature, top_p, top_k, max_new_tokens)
+        if not prompt_ids:
+            raise ValueError("prompt_ids: the prompt is empty")
+        lm = self.lm
+        gen = torch.Generator(device=lm.device)
+        gen.manual_seed(int(seed) if seed is not None else int(torch.seed()))
+        ids = torch.tensor([list(prompt_ids)], device=lm.device)
+        out = lm.model(input_ids=ids, use_cache=True, **({"logits_to_keep": 1} if lm._keep_arg else {}))
+        cache = out.past_key_values
+        cache.batch_repeat_interleave(n)
+        logits = out.logits[:, -1].float().expand(n, -1)
+        length = ids.shape[1]
+        alive = torch.arange(n, device=lm.device)  # original row of each batch row
+        started = torch.zeros(n, dtype=torch.bool, device=lm.device)
+        tokens: list[list[int]] = [[] for _ in range(n)]
+        lps: list[list[float]] = [[] for _ in range(n)]
+        stops = ["length"] * n
+        for step in range(max_new_tokens):
+            logp = torch.log_softmax(logits, dim=-1)
+            nxt = _draw(logits, temperature, top_k, top_p, gen)
+            if greedy_first and int(alive[0]) == 0:
+                nxt[0] = logits[0].argmax()
+            picked = logp.gather(1, nxt[:, None])[:, 0]
+            eos = self._is_eos[nxt]
+            nl = torch.zeros_like(eos)
+            if stop_at_newline:
+                nl = self._has_nl[nxt] & (started[alive] | self._text_before_nl[nxt])
+                started[alive] |= self._has_text[nxt]
+            for row, tok, lp, e, s in zip(alive.tolist(), nxt.tolist(), picked.tolist(), eos.tolist(), nl.tolist()):
+                if e:
+                    stops[row] = "eos"
+                    continue
+                tokens[row].append(tok)
+                lps[row].append(lp)
+                if s:
+                    stops[row] = "newline"
+            keep = ~(eos | nl)
+            if not bool(keep.any()) or step == max_new_tokens - 1:
+                break
+            if not bool(keep.all()):
+                idx = keep.nonzero()[:, 0]
+                cache.batch_select_indices(idx)
+                alive, nxt = alive[idx], nxt[idx]
+            length += 1
+            pos = torch.full((len(alive), 1), length - 1, device=lm.device)
+            out = lm.model(input_ids=nxt[:, None], past_key_values=cache, use_cache=True, position_ids=pos,
+                           attention_mask=torch.ones((len(alive), length), dtype=torch.long, device=lm.device))
+            cache = out.past_key_values
+            logits = out.logits[:, -1].float()
+        samples = []
+        for row in range(n):
+            samples.append(Sample(self._text(tokens[row], stops[row]), tuple(tokens[row]), tuple(lps[row]),
+                                  float(np.sum(lps[row], dtype=np.float64)), stops[row]))
+        return SampleSet(tuple(samples), len(prompt_ids))
+
+    def _text(self, token_ids: list[int], stop: str) -> str:
+        text = self.lm.tokenizer.decode(token_ids, skip_special_tokens=True)
+        if stop == "newline":
+            head = text.lstrip()
+            text = head.split("\n", 1)[0]
+        return text.strip()
+
+
+def _draw(logits: torch.Tensor, temperature: float, top_k: int, top_p: float,
+          gen: torch.Generator) -> torch.Tensor:
+    """One token per row from the filtered, tempered distribution (greedy at temperature 0)."""
+    if temperature == 0:
+        return logits.argmax(dim=-1)
+    scores = logits / temperature
+    if top_k and top_k < scores.shape[-1]:
+        kth = torch.topk(scores, top_k, dim=-1).values[:, -1:]
+        scores = scores.masked_fill(scores < kth, float("-inf"))
+    if top_p < 1.0:
+        sorted_scores, order = torch.sort(scores, descending=True, dim=-1)
+        cum = torch.softmax(sorted_scores, dim=-1).cumsum(dim=-1)
+        drop = cum - torch.softmax(sorted_scores, dim=-1) >= top_p  # keep the smallest set reaching top_p
+        sorted_scores = sorted_scores.masked_fill(drop, float("-inf"))
+        scores = torch.full_like(scores, float("-inf")).scatter(1, order, sorted_scores)
+    probs = torch.softmax(scores, dim=-1)
+    return torch.multinomial(probs, 1, generator=gen)[:, 0]
+
+
+def _check(n, temperature, top_p, top_k, max_new_tokens) -> None:
+    if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+        raise ValueError(f"n: expected a positive integer, got {n!r}")
+    if not temperature >= 0:
+        raise ValueError(f"temperature: expected a number >= 0, got {temperature!r}")
+    if not 0 < top_p <= 1:
+        raise ValueError(f"top_p: expected a number in (0, 1], got {top_p!r}")
+    if not isinstance(top_k, int) or top_k < 0:
+        raise ValueError(f"top_k: expected an integer >= 0 (0 = off), got {top_k!r}")
+    if not isinstance(max_new_tokens, int) or max_new_tokens < 1:
+        raise ValueError(f"max_new_tokens: expected a positive integer, got {max_new_tokens!r}")

@@ -1,0 +1,35 @@
+"""Eccentricity (Lin et al. 2024): the spread of the samples' spectral embeddings.
+
+The eigenvectors of the normalized Laplacian with eigenvalue below ``threshold`` (0.9)
+embed the samples; ``U`` is the Euclidean norm of the vector of each eigenvector's
+centred norm. Equals LM-Polygraph's ``Eccentricity`` (the value is invariant to the
+choice of basis inside a repeated eigenvalue, since it depends only on the projector).
+
+``score`` maps it to [0, 1] with ``exp(-U)``. Higher = more likely true.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from franq.scorers.samples import SampleContext, normalized_laplacian
+
+
+class EccentricityScorer:
+    name = "eccentricity"
+
+    def __init__(self, *, threshold: float = 0.9):
+        self.threshold = threshold
+
+    def uncertainty(self, batch: Sequence[SampleContext]) -> np.ndarray:
+        out = []
+        for s in batch:
+            lam, vec = np.linalg.eigh(normalized_laplacian(s.similarity()))
+            vec = vec[:, lam < self.threshold]
+            centred = np.linalg.norm(vec - vec.mean(axis=0, keepdims=True), axis=0)
+            out.append(float(np.linalg.norm(centred)))
+        return np.array(out, dtype=np.float64)
+
+    def score(self, batch: Sequence[SampleContext]) -> np.ndarray:
+        return np.exp(-self.uncertainty(batch))

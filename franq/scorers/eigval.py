@@ -1,0 +1,32 @@
+"""Sum of eigenvalues of the graph Laplacian (Lin et al. 2024): FRANQ's UQ_unfaith for
+short-form answers (paper section 2.2).
+
+W = (E + E^T) / 2 from the pairwise entailment matrix, L = I - D^{-1/2} W D^{-1/2},
+``U = sum_k max(0, 1 - lambda_k)``: a continuous count of distinct meanings, between 1
+(all samples agree) and N (all differ). Equals LM-Polygraph's ``EigValLaplacian``.
+
+``score`` maps it to [0, 1] with ``1 / U``: one over the effective number of meanings
+(the same scale as ``exp(-semantic entropy)``, which is one over the perplexity of
+meanings). Higher = more likely true.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from franq.scorers.samples import SampleContext, normalized_laplacian
+
+
+class SumEigenvaluesScorer:
+    name = "eigval"
+
+    def uncertainty(self, batch: Sequence[SampleContext]) -> np.ndarray:
+        out = []
+        for s in batch:
+            lam = np.linalg.eigvalsh(normalized_laplacian(s.similarity()))
+            out.append(float(np.sum(np.maximum(0.0, 1.0 - lam))))
+        return np.array(out, dtype=np.float64)
+
+    def score(self, batch: Sequence[SampleContext]) -> np.ndarray:
+        return np.clip(1.0 / np.maximum(self.uncertainty(batch), 1.0), 0.0, 1.0)

@@ -1,0 +1,148 @@
+"""Calibration benchmark: fit every FRANQ variant and the XGBoost baselines on scored
+ExpertQA train, evaluate on scored ExpertQA test (held apart), write a Markdown table.
+
+    python scripts/bench_calibration.py [--train-scored F] [--test-scored F] [--out benchmarks/results/issue6.md]
+    python scripts/bench_calibration.py --cv 5 --cv-scored F   # grouped K-fold on one scored file
+
+Metrics on claims labelled is_true: ECE (10 equal-width bins, paper appendix D.4), Brier
+score, ROC-AUC of P(true) for true claims, and PR-AUC for detecting false claims (the
+paper's PR-AUC, positive class = false). In --cv mode each method is fitted on K-1 folds
+of answers and predicts the held-out fold; metrics are on the pooled held-out
+predictions. Fit time = median of 5 fits on the full training data; file size = bytes
+of the calibrator fitted on it.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import platform
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+from calibration_data import ROOT, scored_split
+
+sys.path.insert(0, str(ROOT))
+
+from calibration.metrics import brier_score, expected_calibration_error  # noqa: E402
+from franq.calibrate import fit_franq_calibrator, fit_xgboost, read_scored, training_claims  # noqa: E402
+
+REPEATS = 5
+VARIANTS = [("none", False), ("calibrated", False), ("condition", False), ("soft", False),
+            ("calibrated", True), ("condition", True), ("soft", True)]
+
+
+def metrics(p: np.ndarray, y: np.ndarray) -> dict[str, float]:
+    from sklearn.metrics import average_precision_score, roc_auc_score
+
+    return {"ece": expected_calibration_error(p, y), "brier": brier_score(p, y),
+            "auroc": roc_auc_score(y, p), "prauc_false": average_precision_score(1 - y, 1 - p)}
+
+
+def methods():
+    """(label, fit(train) -> (model, report), predict(model, data) -> p_true)."""
+    for variant, cf in VARIANTS:
+        label = "FRANQ none (raw mix)" if variant == "none" else f"FRANQ {variant}" + ("+faithfulness" if cf else "")
+        yield (label,
+               lambda d, v=variant, c=cf: fit_franq_calibrator(d, variant=v, calibrate_faithfulness=c),
+               lambda m, d: m.predict(d.p_faithful, d.p_true_if_faithful, d.p_true_if_unfaithful))
+    for feats in ("franq", "all"):
+        yield (f"XGBoost ({feats} features)", lambda d, f=feats: fit_xgboost(d, features=f),
+               lambda m, d: m.predict(d.features(m.feature_names)))
+    yield ("constant P(true) = train share true", lambda d: (float(d.is_true.mean()), {"warnings": []}),
+           lambda m, d: np.full(len(d), m))
+    yield ("UQ_faith alone: claim_prob p(c|x,r)", lambda d: (None, {"warnings": []}),
+           lambda m, d: d.p_true_if_faithful)
+    yield ("UQ_unfaith alone: parametric p(c|x)", lambda d: (None, {"warnings": []}),
+           lambda m, d: d.p_true_if_unfaithful)
+
+
+def size_and_time(fit, train, tmp: Path, label: str):
+    times, model = [], None
+    for _ in range(REPEATS):
+        t0 = time.perf_counter()
+        model, report = fit(train)
+        times.append(time.perf_counter() - t0)
+    if not hasattr(model, "to_json") or label.startswith("FRANQ none"):
+        return None, None, report
+    path = tmp / f"m{abs(hash(label))}.json"
+    model.to_json(path)
+    return statistics.median(times), path.stat().st_size, report
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--train-scored")
+    ap.add_argument("--test-scored")
+    ap.add_argument("--cv", type=int, default=0, help="grouped K-fold on --cv-scored instead of train -> test")
+    ap.add_argument("--cv-scored", help="scored file for --cv (default: the scored test split)")
+    ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "issue6.md"))
+    args = ap.parse_args()
+    tmp = Path(tempfile.mkdtemp())
+    if args.cv:
+        data = training_claims(read_scored(scored_split("test", args.cv_scored)))
+        rng = np.random.default_rng(0)
+        answers = np.unique(data.groups)
+        fold_of = dict(zip(rng.permutation(answers), np.arange(len(answers)) % args.cv))
+        folds = np.array([fold_of[g] for g in data.groups])
+        splits = [(data.subset(folds != k), data.subset(folds == k)) for k in range(args.cv)]
+        full_train, y = data, np.concatenate([te.is_true for _, te in splits])
+        setup = (f"grouped {args.cv}-fold cross-validation by answer on {len(answers)} answers / {len(data)} "
+                 f"labelled claims ({int(data.is_true.sum())} true, {int(len(data) - data.is_true.sum())} false; "
+                 f"skipped {data.skipped}); ECE and Brier on the pooled held-out predictions, ROC-AUC and "
+                 f"PR-AUC averaged over the held-out folds")
+    else:
+        train = training_claims(read_scored(scored_split("train", args.train_scored)))
+        test = training_claims(read_scored(scored_split("test", args.test_scored)))
+        if train.stack != test.stack:
+            raise SystemExit(f"train and test were scored by different stacks: {train.stack} vs {test.stack}")
+        splits, full_train, y = [(train, test)], train, test.is_true
+        setup = (f"fitted on scored `datasets/expertqa/train.jsonl` ({len(train)} labelled claims, "
+                 f"{int(train.is_true.sum())} true, {int(len(train) - train.is_true.sum())} false; skipped "
+                 f"{train.skipped}), evaluated on held-apart `datasets/expertqa/test.jsonl` ({len(test)} claims, "
+                 f"{int(y.sum())} true, {int(len(y) - y.sum())} false; skipped {test.skipped})")
+    rows = []
+    for label, fit, predict in methods():
+        preds = [predict(fit(tr)[0], te) for tr, te in splits]
+        m = metrics(np.concatenate(preds), y)
+        if len(splits) > 1:  # ranking metrics per fold, then averaged: pooling folds biases them
+            per_fold = [metrics(p, te.is_true) for p, (_, te) in zip(preds, splits)]
+            for k in ("auroc", "prauc_false"):
+                m[k] = float(np.mean([f[k] for f in per_fold]))
+        secs, size, report = size_and_time(fit, full_train, tmp, label)
+        rows.append((label, m, secs, size, "; ".join(report["warnings"])))
+
+    lines = [
+        "# Issue 6: calibration of FRANQ on ExpertQA (embedded stack)",
+        "",
+        f"- Date: {datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC; machine: 2-core CPU, shared "
+        f"({platform.machine()}), Python {platform.python_version()}",
+        f"- Command: `PYTHONPATH=$PWD /work/main/.venv/bin/python scripts/bench_calibration.py "
+        f"{' '.join(sys.argv[1:])}`",
+        f"- Stack: {full_train.stack}",
+        f"- Data: {setup}.",
+        f"- fit s: median of {REPEATS} fits on all the training data; bytes: size of the saved calibrator "
+        f"(FRANQ: our JSON; XGBoost: XGBoost's JSON model, 100 trees of depth 3).",
+        "",
+        "| method | ECE ↓ | Brier ↓ | ROC-AUC ↑ | PR-AUC (false) ↑ | fit s | bytes | fit warnings |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for label, m, secs, size, note in rows:
+        lines.append(f"| {label} | {m['ece']:.4f} | {m['brier']:.4f} | {m['auroc']:.3f} | {m['prauc_false']:.3f} | "
+                     f"{'' if secs is None else f'{secs:.3f}'} | {'' if size is None else size} | {note} |")
+    lines += ["", f"Share of false claims among the evaluated claims: {1 - y.mean():.3f} (the PR-AUC of a "
+              f"random ranking)."]
+    text = "\n".join(lines) + "\n"
+    print(text)
+    out = Path(args.out)
+    old = out.read_text(encoding="utf-8") if out.exists() else ""
+    if "\n## " in old:  # keep hand-written sections (notes, earlier runs) below the table
+        text += old[old.index("\n## "):]
+    out.write_text(text, encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()

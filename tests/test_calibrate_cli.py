@@ -1,0 +1,200 @@
+"""`franq calibrate`, `franq score --calibrator` and the pipeline's use of calibrators,
+driven through the real CLI entry point with the tiny test model."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from calibration.franq import FranqCalibrator
+from franq.calibrate import resolve_calibrator, stack_key, training_claims
+from franq.cli import main
+from franq.errors import InputError
+
+FACTS = [
+    ("Where is the Eiffel Tower?", "The Eiffel Tower is in Paris. It was built from 1887 to 1889.", True),
+    ("Who designed the tower?", "Gustave Eiffel designed the tower. He was a French civil engineer.", True),
+    ("What is the capital of France?", "Paris is the capital of France. Lyon is a large city.", True),
+    ("When was the tower built?", "The tower was built in 1950. It is made of wood.", False),
+    ("Which cities are in France?", "Zürich is a French city. Marseille is a large French city.", False),
+]
+PASSAGE = ("The Eiffel Tower is a wrought-iron lattice tower in Paris, France, built from 1887 to 1889. "
+           "Gustave Eiffel was a French civil engineer. Paris is the capital of France.")
+
+
+def _raw_examples(path, n_repeat=8):
+    rng = np.random.default_rng(0)
+    with open(path, "w", encoding="utf-8") as f:
+        for r in range(n_repeat):
+            for i, (q, a, ok) in enumerate(FACTS):
+                first, second = a.split(". ", 1)
+                claims = [{"text": first + ".", "is_true": bool(ok or rng.random() < 0.3),
+                           "is_faithful": bool(ok) if r % 2 else None},
+                          {"text": second, "is_true": bool(rng.random() < 0.7), "is_faithful": None}]
+                f.write(json.dumps({"id": f"{r}-{i}", "question": q, "passages": [PASSAGE], "answer": a,
+                                    "claims": claims}) + "\n")
+    return path
+
+
+@pytest.fixture(scope="module")
+def fitted(tmp_path_factory, tiny_lm_path):
+    d = tmp_path_factory.mktemp("calib")
+    raw = _raw_examples(d / "train.jsonl")
+    out = d / "cal.json"
+    res = CliRunner().invoke(main, ["calibrate", str(raw), "-o", str(out), "--model", str(tiny_lm_path),
+                                    "--min-per-condition", "5"])
+    assert res.exit_code == 0, res.output
+    return d, out, res
+
+
+def test_calibrate_scores_raw_examples_then_writes_calibrator_and_report(fitted):
+    d, out, res = fitted
+    cal = FranqCalibrator.from_json(out)
+    assert cal.variant == "condition"
+    assert cal.fitted_for["faithfulness"] == "lexical-v1" and cal.fitted_for["mode"] == "long"
+    report = json.loads((d / "cal.report.json").read_text())
+    assert report["n_claims"] == 80 and report["file_bytes"] == out.stat().st_size
+    assert report["counts"]["split"]["gold"] == 20
+    assert set(report["train_ece"]) == {"before", "after"}
+    assert "train ECE" in res.output and (d / "cal.scored.jsonl").is_file()
+
+
+def test_calibrate_accepts_scored_output_and_gives_same_calibrator(fitted, tmp_path):
+    d, out, _ = fitted
+    again = tmp_path / "again.json"
+    res = CliRunner().invoke(main, ["calibrate", str(d / "cal.scored.jsonl"), "-o", str(again),
+                                    "--min-per-condition", "5"])
+    assert res.exit_code == 0, res.output
+    assert json.loads(again.read_text()) == json.loads(out.read_text())
+
+
+def test_score_with_calibrator_applies_it_and_keeps_raw_values(fitted, tiny_lm_path):
+    _, out, _ = fitted
+    args = ["score", "-q", FACTS[0][0], "-p", PASSAGE, "-a", FACTS[0][1], "--model", str(tiny_lm_path),
+            "--format", "json"]
+    raw = json.loads(CliRunner().invoke(main, args).output)
+    res = CliRunner().invoke(main, args + ["--calibrator", str(out)])
+    assert res.exit_code == 0, res.output
+    rec = json.loads(res.output)
+    assert raw["calibration"] == "none" and rec["calibration"] == "condition"
+    cal = FranqCalibrator.from_json(out)
+    for c, r in zip(rec["claims"], raw["claims"]):
+        comp = c["components"]
+        assert comp["p_true_raw"] == pytest.approx(r["p_true"])
+        assert comp["p_faithful_raw"] == pytest.approx(r["p_faithful"])
+        assert c["p_true"] == pytest.approx(cal.predict([r["p_faithful"]], [r["p_true_if_faithful"]],
+                                                        [r["p_true_if_unfaithful"]])[0])
+
+
+def test_mismatched_calibrator_warns_and_is_not_applied_or_refuses(fitted, tiny_lm_path, tmp_path):
+    _, out, _ = fitted
+    obj = json.loads(out.read_text())
+    obj["fitted_for"]["faithfulness"] = "alignscore-large"
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps(obj))
+    args = ["score", "-q", FACTS[0][0], "-p", PASSAGE, "-a", FACTS[0][1], "--model", str(tiny_lm_path),
+            "--format", "json", "--calibrator", str(other)]
+    rec = json.loads(CliRunner().invoke(main, args).output)
+    assert rec["calibration"] == "none"
+    assert any("NOT applied" in w and "faithfulness: fitted for 'alignscore-large', running 'lexical-v1'" in w
+               for w in rec["warnings"])
+    res = CliRunner().invoke(main, args + ["--calibrator-mismatch", "error"])
+    assert res.exit_code != 0 and "fitted for another stack" in res.output
+    rec = json.loads(CliRunner().invoke(main, args + ["--calibrator-mismatch", "force"]).output)
+    assert rec["calibration"] == "condition" and any("applied although" in w for w in rec["warnings"])
+
+
+def test_default_calibrator_is_skipped_silently_for_another_stack():
+    stack = stack_key(model="some/other-model", faithfulness="lexical-v1", uq_faith="claim_prob",
+                      uq_unfaith="parametric", mode="long")
+    assert resolve_calibrator("default", stack) == (None, ())
+
+
+def test_shipped_default_calibrator_matches_the_embedded_stack_key():
+    from franq.calibrate import load_calibrator, shipped_calibrators
+    from franq.lm import EMBEDDED_NAME
+
+    paths = shipped_calibrators()
+    if not paths:
+        pytest.skip("no franq/data/calibrator-*.json shipped yet: run scripts/fit_default_calibrator.py")
+    stack = stack_key(model=EMBEDDED_NAME, faithfulness="lexical-v1", uq_faith="claim_prob",
+                      uq_unfaith="parametric", mode="long")
+    active, warnings = resolve_calibrator("default", stack)
+    assert active is not None and not warnings
+    assert all(load_calibrator(p).fitted_for["prompt_version"] for p in paths)
+
+
+def test_calibrate_without_labels_is_a_clear_error(fitted, tmp_path):
+    d, _, _ = fitted
+    lines = [json.loads(x) for x in (d / "cal.scored.jsonl").read_text().splitlines()]
+    for rec in lines:
+        for c in rec["claims"]:
+            c["is_true"] = None
+    path = tmp_path / "unlabelled.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in lines))
+    res = CliRunner().invoke(main, ["calibrate", str(path), "-o", str(tmp_path / "c.json")])
+    assert res.exit_code != 0 and "no scored claims labelled 'is_true'" in res.output
+
+
+def test_training_claims_refuse_mixed_stacks():
+    rec = {"model": "a", "faithfulness": "f", "mode": "long", "claims": []}
+    with pytest.raises(InputError, match="line 2: scored by another stack.*model: 'a' vs 'b'"):
+        training_claims([("line 1", rec), ("line 2", {**rec, "model": "b"})])
+
+
+def test_calibrate_xgboost_baseline_writes_xgboost_json_usable_by_score(fitted, tiny_lm_path, tmp_path):
+    pytest.importorskip("xgboost")
+    d, _, _ = fitted
+    out = tmp_path / "xgb.json"
+    res = CliRunner().invoke(main, ["calibrate", str(d / "cal.scored.jsonl"), "-o", str(out), "--xgboost", "franq"])
+    assert res.exit_code == 0, res.output
+    assert "learner" in json.loads(out.read_text())
+    rec = json.loads(CliRunner().invoke(main, [
+        "score", "-q", FACTS[0][0], "-p", PASSAGE, "-a", FACTS[0][1], "--model", str(tiny_lm_path),
+        "--format", "json", "--calibrator", str(out)]).output)
+    assert rec["calibration"] == "xgboost"
+    assert all(0 <= c["p_true"] <= 1 for c in rec["claims"] if c["status"] == "scored")
+
+
+def test_config_validates_calibrator_settings():
+    from franq.config import FranqConfig
+
+    with pytest.raises(InputError, match="'calibrator_mismatch': expected one of"):
+        FranqConfig(calibrator_mismatch="ignore")
+    with pytest.raises(InputError, match="'calibrator': expected 'default', 'none' or a file path"):
+        FranqConfig(calibrator="")
+    assert FranqConfig.from_dict({"calibrator": "none"}).calibrator == "none"
+
+
+def test_missing_calibrator_file_is_an_input_error(tmp_path):
+    stack = stack_key(model="m", faithfulness="f", uq_faith="a", uq_unfaith="b", mode="long")
+    with pytest.raises(InputError, match="cannot read"):
+        resolve_calibrator(str(tmp_path / "nope.json"), stack)
+
+
+def test_direct_franq_construction_is_uncalibrated_unless_asked(tiny_lm, constant_faithfulness, fitted):
+    from franq.pipeline import Franq
+
+    _, out, _ = fitted
+    plain = Franq(tiny_lm, faithfulness=constant_faithfulness(0.7))
+    assert plain.calibrator is None
+    # fitted for lexical-v1: with another backend it is not applied, and the results say so
+    other = Franq(tiny_lm, faithfulness=constant_faithfulness(0.7), calibrator=str(out))
+    res = other.score(FACTS[0][0], [PASSAGE], FACTS[0][1])
+    assert res.calibration == "none" and any("faithfulness: fitted for 'lexical-v1'" in w for w in res.warnings)
+
+
+@pytest.mark.embedded
+def test_embedded_stack_prints_calibrated_probabilities_out_of_the_box():
+    from franq.calibrate import shipped_calibrators
+
+    if not shipped_calibrators():
+        pytest.skip("no franq/data/calibrator-*.json shipped yet: run scripts/fit_default_calibrator.py")
+    res = CliRunner().invoke(main, ["score", "--example"])
+    assert res.exit_code == 0, res.output
+    assert "calibration: condition" in res.output
+    rec = json.loads(CliRunner().invoke(main, ["score", "--example", "--format", "json"]).output)
+    scored = [c for c in rec["claims"] if c["status"] == "scored"]
+    assert scored and all("p_true_raw" in c["components"] for c in scored)

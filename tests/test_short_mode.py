@@ -1,0 +1,140 @@
+"""FRANQ short-form mode on the tiny model: one claim, samples, judge, mix, modes, CLI."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from franq.judges.normalized import NormalizedAnswerJudge, normalize_answer
+from franq.pipeline import Franq
+from franq.short import SamplingOptions, is_short_answer
+
+PASSAGES = ["The Eiffel Tower is in Paris, France.", "Gustave Eiffel designed the tower."]
+QUESTION = "Where is the Eiffel Tower?"
+
+
+class RecordingFaithfulness:
+    name = "recording"
+
+    def __init__(self, value=0.7):
+        self.value, self.pairs = value, []
+
+    def predict(self, pairs):
+        self.pairs += list(pairs)
+        return np.full(len(pairs), self.value)
+
+
+def _franq(lm, faith, **sampling):
+    return Franq(lm, faithfulness=faith, sampling=SamplingOptions(n_samples=4, max_new_tokens=6, **sampling))
+
+
+def test_short_mode_scores_whole_answer_as_one_claim(tiny_lm):
+    faith = RecordingFaithfulness(0.7)
+    res = _franq(tiny_lm, faith).score(QUESTION, PASSAGES, " Paris, France. ", mode="short")
+    assert res.mode == "short" and len(res.claims) == 1
+    c = res.claims[0]
+    assert c.status == "scored" and c.claim.text == "Paris, France."
+    assert c.claim.char_spans == ((1, 15),)
+    assert c.p_true == pytest.approx(0.7 * c.p_true_if_faithful + 0.3 * c.p_true_if_unfaithful)
+    assert c.p_true_if_faithful == pytest.approx(np.exp(-c.components["u_semantic_entropy"]))
+    assert c.p_true_if_unfaithful == pytest.approx(1 / c.components["u_eigval"])
+    for key in ("u_degree_matrix", "u_eccentricity", "u_lexical_similarity", "n_semantic_classes"):
+        assert key in c.components
+
+
+def test_short_mode_faithfulness_sees_question_plus_answer(tiny_lm):
+    faith = RecordingFaithfulness()
+    _franq(tiny_lm, faith).score(QUESTION, PASSAGES, "Paris.", mode="short")
+    context, claim = faith.pairs[-1]
+    assert claim == f"{QUESTION} Paris."
+    assert "Gustave Eiffel" in context
+
+
+@pytest.mark.parametrize("value, branch", [(1.0, "p_true_if_faithful"), (0.0, "p_true_if_unfaithful")])
+def test_short_mode_mix_follows_faithfulness(tiny_lm, constant_faithfulness, value, branch):
+    res = _franq(tiny_lm, constant_faithfulness(value)).score(QUESTION, PASSAGES, "Paris", mode="short")
+    c = res.claims[0]
+    assert c.p_true == pytest.approx(getattr(c, branch))
+
+
+def test_short_mode_is_reproducible_and_closed_book_option_changes_unfaith_samples(tiny_lm):
+    faith = RecordingFaithfulness()
+    a = _franq(tiny_lm, faith).score(QUESTION, PASSAGES, "Paris", mode="short")
+    b = _franq(tiny_lm, faith).score(QUESTION, PASSAGES, "Paris", mode="short")
+    assert a == b
+    closed = _franq(tiny_lm, faith, unfaith_samples="closed").score(QUESTION, PASSAGES, "Paris", mode="short")
+    assert closed.claims[0].p_true_if_faithful == a.claims[0].p_true_if_faithful
+
+
+def test_auto_mode_sends_single_short_sentence_to_short_form(tiny_lm):
+    f = _franq(tiny_lm, RecordingFaithfulness())
+    from franq.io import Example
+    from franq.types import Passage
+
+    ps = tuple(Passage(p) for p in PASSAGES)
+    res = f.score_many([Example(QUESTION, ps, "Paris."),
+                        Example(QUESTION, ps, "It is in Paris. Gustave Eiffel designed it in 1887.")], mode="auto")
+    assert [r.mode for r in res] == ["short", "long"]
+    assert f.score(QUESTION, PASSAGES, "Paris.").mode == "long"  # default stays long-form
+
+
+def test_is_short_answer():
+    assert is_short_answer("Paris, France.")
+    assert is_short_answer("1889")
+    assert not is_short_answer("Paris. It is in France.")
+    assert not is_short_answer("a b c d e f g h i j k l m n o p q")
+    assert not is_short_answer("Paris\nFrance")
+
+
+def test_unknown_mode_error_names_mode(tiny_lm):
+    with pytest.raises(ValueError, match="mode"):
+        _franq(tiny_lm, RecordingFaithfulness()).score(QUESTION, PASSAGES, "Paris", mode="tiny")
+
+
+def test_answer_in_short_mode_generates_one_line(tiny_lm):
+    res = _franq(tiny_lm, RecordingFaithfulness()).answer(QUESTION, PASSAGES, mode="short")
+    assert res.mode == "short" and "\n" not in res.answer and len(res.claims) == 1
+
+
+def test_normalized_judge_equivalence_and_entailment():
+    j = NormalizedAnswerJudge()
+    m = j.entailment("q", ["Paris", "paris.", "Paris, France", "Lyon"])
+    assert m[0, 1] == m[1, 0] == 1.0
+    assert m[2, 0] == 1.0 and m[0, 2] == 0.5
+    assert m[0, 3] == 0.0 and np.all(np.diag(m) == 1.0)
+    assert normalize_answer("The  Eiffel-Tower!") == "eiffel tower"
+
+
+def test_lm_judge_gives_symmetric_probabilities(tiny_lm):
+    from franq.judges.lm_judge import LMJudge
+
+    m = LMJudge(tiny_lm).entailment("Where?", ["Paris", "Lyon", "Paris", "Nice"])
+    assert m.shape == (4, 4) and np.allclose(m, m.T)
+    assert ((0 <= m) & (m <= 1)).all() and m[0, 2] == 1.0
+
+
+def test_cli_score_mode_short(tiny_lm_path):
+    from franq.cli import main
+
+    r = CliRunner().invoke(main, ["score", "--model", str(tiny_lm_path), "-q", QUESTION, "-p", PASSAGES[0],
+                                  "-a", "Paris", "--mode", "short", "--format", "json"])
+    assert r.exit_code == 0, r.output
+    rec = json.loads(r.output)
+    assert rec["mode"] == "short" and len(rec["claims"]) == 1
+
+
+def test_config_rejects_unknown_judge():
+    from franq.config import FranqConfig
+    from franq.errors import InputError
+
+    with pytest.raises(InputError, match="'judge'"):
+        FranqConfig(judge="gpt")
+
+
+def test_normalized_judge_ignores_words_repeated_from_the_question():
+    m = NormalizedAnswerJudge().entailment("who sang heard it through the grapevine first",
+                                           ["Marvin Gaye sang it first.", "Marvin Gaye", "Gladys Knight"])
+    assert m[0, 1] == m[1, 0] == 1.0
+    assert m[0, 2] == m[2, 1] == 0.0
