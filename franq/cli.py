@@ -1,26 +1,22 @@
 """The ``franq`` command: thin; parses arguments, calls the API, prints."""
 from __future__ import annotations
 
-import dataclasses
 import json
 import logging
-import sys
-from collections.abc import Iterator
 from importlib import resources
 from pathlib import Path
 
 import click
 
+from franq.batch import BATCH_TOKENS, MAX_PASSAGE_CHARS, MAX_RECORD_BYTES, result_record, score_file
 from franq.config import FranqConfig
 from franq.errors import FranqError, InputError
-from franq.io import Example, parse_example, parse_json_line
+from franq.io import Example, parse_example
 from franq.types import AnswerScore
 
-BATCH_ANSWERS = 8
 MODE_OPTION = click.option("--mode", type=click.Choice(["long", "short", "auto"]), default=None,
               help="long: claims and token probabilities; short: the answer is one claim, scored "
                    "from samples; auto: a single short sentence is short. Default: config (long).")
-
 
 def _config(config_path: str | None, model: str | None, gguf_file: str | None) -> FranqConfig:
     cfg = FranqConfig.from_file(config_path) if config_path else FranqConfig()
@@ -31,15 +27,6 @@ def _load(cfg: FranqConfig):
     from franq.pipeline import Franq
 
     return Franq.from_config(cfg)
-
-
-def result_record(example_id: str | None, result: AnswerScore, example: Example | None = None) -> dict:
-    """One output line: the id, the result, and any claim labels the input carried."""
-    record = {"id": example_id, **dataclasses.asdict(result)}
-    if example is not None and example.claim_labels:
-        for claim, labels in zip(record["claims"], example.claim_labels):
-            claim.update(labels)
-    return record
 
 
 def _fmt(p: float | None, small: bool = False) -> str:
@@ -102,15 +89,30 @@ def main(verbose: bool) -> None:
 @click.option("--calibrator-mismatch", type=click.Choice(["warn", "error", "force"]), default=None,
               help="If the calibrator was fitted for another stack: warn and skip it (default), "
                    "error, or force it.")
+@click.option("--quiet", is_flag=True, help="No progress bar (batch mode).")
+@click.option("--engine", type=click.Choice(["local", "ray"]), default="local", show_default=True,
+              help="Batch mode: score in this process, or on Ray Data actors (pip install 'franq[ray]').")
+@click.option("--workers", type=click.IntRange(min=1), default=2, show_default=True,
+              help="Ray: number of actors, each with one loaded model.")
+@click.option("--cpus-per-worker", type=click.FloatRange(min=0), default=1.0, show_default=True)
+@click.option("--gpus-per-worker", type=click.FloatRange(min=0), default=0.0, show_default=True)
+@click.option("--ray-address", default=None,
+              help="Ray: cluster address ('auto' = the running cluster). Default: a local Ray.")
+@click.option("--batch-tokens", type=click.IntRange(min=0), default=BATCH_TOKENS, show_default=True,
+              help="Batch mode: answers per scoring call, by estimated tokens (0 = one answer per call).")
+@click.option("--max-record-bytes", type=click.IntRange(min=1), default=MAX_RECORD_BYTES, show_default=True)
+@click.option("--max-passage-chars", type=click.IntRange(min=1), default=MAX_PASSAGE_CHARS, show_default=True)
 @MODE_OPTION
 def score(input_path, output, errors_path, question, passages, answer, example, config_path,
-          model, gguf_file, fmt, calibrator, calibrator_mismatch, decomposer, decomposer_model,
-          decomposer_base_url, mode=None):
+          model, gguf_file, fmt, calibrator, calibrator_mismatch, quiet, engine, workers, cpus_per_worker,
+          gpus_per_worker, ray_address, batch_tokens, max_record_bytes, max_passage_chars,
+          decomposer, decomposer_model, decomposer_base_url, mode=None):
     """Score one example (flags, --example or a .json file) or a JSONL file of examples.
 
     A JSONL line is {"id", "question", "passages": [str | {"title", "text"}], "answer",
     "claims"?}. Each result is one JSON line; a malformed line becomes an error record
-    naming the line and field, and the run carries on.
+    naming the line and field, and the run carries on. Rerunning with the same -o
+    resumes: records already in OUT are skipped.
     """
     try:
         cfg = _config(config_path, model, gguf_file).replace(
@@ -118,7 +120,13 @@ def score(input_path, output, errors_path, question, passages, answer, example, 
             decomposer=decomposer, decomposer_model=decomposer_model, decomposer_base_url=decomposer_base_url,
             decomposer_backend="openai" if decomposer_base_url else None)
         if input_path and (input_path == "-" or input_path.endswith(".jsonl")):
-            _score_jsonl(cfg, input_path, output, errors_path)
+            summary = score_file(cfg, input_path, output, errors_path=errors_path,
+                                 progress=not quiet, engine=engine, workers=workers,
+                                 cpus_per_worker=cpus_per_worker, gpus_per_worker=gpus_per_worker,
+                                 ray_address=ray_address, batch_tokens=batch_tokens,
+                                 max_record_bytes=max_record_bytes,
+                                 max_passage_chars=max_passage_chars)
+            click.echo(summary.message(), err=True)
             return
         ex = _single_example(input_path, question, passages, answer, example)
         result = _load(cfg).score_many([ex])[0]
@@ -144,83 +152,6 @@ def _single_example(input_path, question, passages, answer, example) -> Example:
         raise InputError("give --question, at least one --passage and --answer; or a JSON/JSONL "
                          "file; or --example")
     return parse_example({"question": question, "passages": list(passages), "answer": answer})
-
-
-def _read_lines(path: str) -> Iterator[tuple[int, str | None, str]]:
-    """Yield ``(line_number, text or None, error)``; undecodable bytes become an error."""
-    stream = sys.stdin.buffer if path == "-" else open(path, "rb")
-    with stream:
-        for n, raw in enumerate(stream, 1):
-            try:
-                yield n, raw.decode("utf-8"), ""
-            except UnicodeDecodeError as exc:
-                yield n, None, f"line {n}: not valid UTF-8 ({exc.reason} at byte {exc.start})"
-
-
-def _score_jsonl(cfg: FranqConfig, input_path: str, output: str | None, errors_path: str | None) -> None:
-    out = sys.stdout if output in (None, "-") else open(output, "w", encoding="utf-8")
-    if errors_path is None and output not in (None, "-"):
-        errors_path = output + ".errors.jsonl"
-    errs = open(errors_path, "w", encoding="utf-8") if errors_path else sys.stderr
-    franq = _load(cfg)
-    n_ok = n_bad = 0
-
-    def bad(line_no: int, ident, reason: str) -> None:
-        nonlocal n_bad
-        n_bad += 1
-        errs.write(json.dumps({"line": line_no, "id": ident, "error": reason}, ensure_ascii=False) + "\n")
-
-    def flush(batch: list[tuple[int, Example]]) -> None:
-        nonlocal n_ok
-        if not batch:
-            return
-        try:
-            results = franq.score_many([ex for _, ex in batch])
-        except (FranqError, ValueError):
-            if len(batch) > 1:  # isolate the record that failed
-                for item in batch:
-                    flush([item])
-                return
-            line_no, ex = batch[0]
-            bad(line_no, ex.id, f"line {line_no}: {sys.exc_info()[1]}")
-            return
-        for (_, ex), res in zip(batch, results):
-            out.write(json.dumps(result_record(ex.stable_id(), res, ex), ensure_ascii=False) + "\n")
-            n_ok += 1
-        out.flush()
-
-    batch: list[tuple[int, Example]] = []
-    try:
-        for line_no, text, error in _read_lines(input_path):
-            if text is not None and not text.strip():
-                continue
-            if error:
-                bad(line_no, None, error)
-                continue
-            try:
-                batch.append((line_no, parse_json_line(text, f"line {line_no}")))
-            except InputError as exc:
-                bad(line_no, _peek_id(text), str(exc))
-                continue
-            if len(batch) >= BATCH_ANSWERS:
-                flush(batch)
-                batch = []
-        flush(batch)
-    finally:
-        if out is not sys.stdout:
-            out.close()
-        if errs is not sys.stderr:
-            errs.close()
-    where = f" (see {errors_path})" if n_bad and errors_path else ""
-    click.echo(f"scored {n_ok} answers, {n_bad} bad records{where}", err=True)
-
-
-def _peek_id(text: str):
-    try:
-        obj = json.loads(text)
-        return obj.get("id") if isinstance(obj, dict) else None
-    except ValueError:
-        return None
 
 
 @main.command()
@@ -286,7 +217,8 @@ def calibrate(input_path, output, variant, calibrate_faithfulness, xgb_features,
         if not (isinstance(first_obj, dict) and is_scored_record(first_obj)):
             scored_path = scored_path or stem + ".scored.jsonl"
             cfg = _config(config_path, model, gguf_file).replace(calibrator="none")
-            _score_jsonl(cfg, input_path, scored_path, None)
+            Path(scored_path).unlink(missing_ok=True)  # score afresh, as before (no resume here)
+            click.echo(score_file(cfg, input_path, scored_path).message(), err=True)
             input_path = scored_path
         data = training_claims(read_scored(input_path))
         if xgb_features:

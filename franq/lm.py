@@ -123,7 +123,7 @@ class CausalLM:
             kwargs = {"local_files_only": True}
         try:
             tokenizer = AutoTokenizer.from_pretrained(path, **kwargs)
-            model = AutoModelForCausalLM.from_pretrained(path, dtype=torch_dtype, **kwargs)
+            model = AutoModelForCausalLM.from_pretrained(path, dtype=torch_dtype, weights_only=True, **kwargs)
         except OSError as exc:
             raise ModelNotFoundError(
                 f"model: cannot load {name_or_path!r} from a local path or the local Hugging Face "

@@ -1,0 +1,116 @@
+"""Fuzz the JSONL batch path with malformed records: every one becomes an error record
+whose reason names the field, the valid records around them are scored, exit code 0."""
+from __future__ import annotations
+
+import json
+
+from click.testing import CliRunner
+
+from franq.cli import main
+
+Q, P, A = "Where is the Eiffel Tower?", ["The Eiffel Tower is in Paris."], "It is in Paris."
+
+
+def rec(**fields) -> bytes:
+    base = {"question": Q, "passages": P, "answer": A}
+    base.update(fields)
+    return json.dumps({k: v for k, v in base.items() if v is not ...}).encode()
+
+
+# (kind, raw line without newline, substring the reason must contain)
+MALFORMED = [
+    ("not json", b"this is not json", "not valid JSON"),
+    ("truncated json", b'{"question": "Where', "not valid JSON"),
+    ("top-level list", b'[1, 2, 3]', "expected a JSON object, got list"),
+    ("top-level string", b'"just a string"', "expected a JSON object, got str"),
+    ("top-level number", b"42", "expected a JSON object, got int"),
+    ("top-level null", b"null", "expected a JSON object, got NoneType"),
+    ("missing question", rec(question=...), "missing field 'question'"),
+    ("missing passages", rec(passages=...), "missing field 'passages'"),
+    ("missing answer", rec(answer=...), "missing field 'answer'"),
+    ("question is int", rec(question=7), "'question' must be a string, got int"),
+    ("question is null", rec(question=None), "'question' must be a string, got NoneType"),
+    ("question empty", rec(question=""), "'question' is empty"),
+    ("question whitespace", rec(question="  \t "), "'question' is empty"),
+    ("answer empty", rec(answer=""), "'answer' is empty"),
+    ("answer is list", rec(answer=["a"]), "'answer' must be a string, got list"),
+    ("passages empty list", rec(passages=[]), "'passages' is an empty list"),
+    ("passages is string", rec(passages="Paris"), "'passages' must be a list"),
+    ("passages is object", rec(passages={"text": "x"}), "'passages' must be a list"),
+    ("passage is int", rec(passages=[3]), "'passages[0]' must be a string"),
+    ("passage empty", rec(passages=["ok", ""]), "'passages[1]' is empty"),
+    ("passage object without text", rec(passages=[{"title": "t"}]), "'passages[0]' has no 'text'"),
+    ("passage object unknown key", rec(passages=[{"text": "t", "url": "u"}]), "'passages[0]' has unknown keys ['url']"),
+    ("passage text is int", rec(passages=[{"text": 5}]), "'passages[0].text' must be a string, got int"),
+    ("passage title is list", rec(passages=[{"text": "t", "title": ["x"]}]), "'passages[0].title' must be a string"),
+    ("claims is string", rec(claims="It is in Paris."), "'claims' must be a list of strings or"),
+    ("claim is int", rec(claims=[1]), "'claims[0]' must be a string, got int"),
+    ("claim empty", rec(claims=[""]), "'claims[0]' is empty"),
+    ("id is float", rec(id=1.5), "'id' must be a string or an integer, got float"),
+    ("id is bool", rec(id=True), "'id' must be a string or an integer, got bool"),
+    ("id is list", rec(id=["x"]), "'id' must be a string or an integer, got list"),
+    ("unknown field", rec(config={"temperature": 2}), "unknown field(s) ['config']"),
+    ("NaN value", b'{"question": NaN, "passages": ["p"], "answer": "a"}', "NaN is not valid JSON"),
+    ("Infinity value", b'{"question": "q", "passages": ["p"], "answer": "a", "id": Infinity}',
+     "Infinity is not valid JSON"),
+    ("non-UTF-8 bytes", b'{"question": "caf\xe9", "passages": ["p"], "answer": "a"}', "not valid UTF-8"),
+    ("latin-1 garbage", b"\xff\xfe\x00\x01", "not valid UTF-8"),
+    ("unpaired surrogate", b'{"question": "q", "passages": ["p"], "answer": "a \\ud800 b"}',
+     "'answer' holds an unpaired surrogate"),
+    ("huge nested array", b"[" * 100_000 + b"]" * 100_000, "record is 200001 bytes"),
+    ("nested too deep for json", b'{"question": ' + b"[" * 1500 + b"]" * 1500 + b"}", "nested too deeply"),
+    ("oversized passage", rec(passages=["x " * 400]), "'passages[0]' is 800 characters, over the limit of 500"),
+    ("oversized record", rec(answer="word " * 3000), "over the limit of 4000 (--max-record-bytes)"),
+    ("control character", b'{"question": "a\x01b", "passages": ["p"], "answer": "a"}', "Invalid control character"),
+    ("duplicate key kept last, wrong type", b'{"question": "q", "question": 1, "passages": ["p"], "answer": "a"}',
+     "'question' must be a string, got int"),
+    ("question overflows the model context", rec(question=" ".join(["why"] * 700)), "context"),
+]
+
+
+def test_fuzz_malformed_records_each_get_an_error_and_valid_ones_are_scored(tmp_path, tiny_lm_path):
+    assert len({kind for kind, _, _ in MALFORMED}) >= 30
+    lines, expected, valid_ids = [], {}, []
+    for k, (kind, raw, reason) in enumerate(MALFORMED):
+        valid_ids.append(f"ok-{k}")
+        lines.append(rec(id=f"ok-{k}", question=f"Where is tower {k}?"))
+        lines.append(raw)
+        expected[len(lines)] = (kind, reason)
+    lines.append(rec(id="ok-0"))  # a repeated id
+    expected[len(lines)] = ("duplicate id", "repeats the id of line 1")
+    lines.append(rec(id="ok-last"))
+    valid_ids.append("ok-last")
+    src = tmp_path / "in.jsonl"
+    src.write_bytes(b"\n".join(lines) + b"\n\n")
+    cfg = tmp_path / "cfg.json"
+    cfg.write_text(json.dumps({"model": str(tiny_lm_path), "device": "cpu", "on_overflow": "error"}))
+    out = tmp_path / "out.jsonl"
+
+    res = CliRunner().invoke(main, ["score", str(src), "-o", str(out), "--config", str(cfg), "--quiet",
+                                    "--max-record-bytes", "4000", "--max-passage-chars", "500"])
+
+    assert res.exit_code == 0, res.output
+    errors = [json.loads(x) for x in (tmp_path / "out.jsonl.errors.jsonl").read_text().splitlines()]
+    by_line = {e["line"]: e for e in errors}
+    assert len(errors) == len(by_line) == len(expected)
+    for line, (kind, reason) in expected.items():
+        assert line in by_line, f"{kind}: no error record for line {line}"
+        got = by_line[line]["error"]
+        assert got.startswith(f"line {line}: "), f"{kind}: {got}"
+        assert reason in got, f"{kind}: {got!r} lacks {reason!r}"
+    scored = [json.loads(x)["id"] for x in out.read_text().splitlines()]
+    assert scored == valid_ids
+    assert (f"scored {len(valid_ids)} answers" in res.stderr
+            and f"{len(MALFORMED)} bad records, 1 duplicate ids" in res.stderr)
+
+
+def test_error_record_carries_the_id_of_a_bad_record(tmp_path, tiny_lm_path):
+    src = tmp_path / "in.jsonl"
+    src.write_bytes(rec(id="bad-1", config=1) + b"\n")
+    cfg = tmp_path / "cfg.json"
+    cfg.write_text(json.dumps({"model": str(tiny_lm_path)}))
+    res = CliRunner().invoke(main, ["score", str(src), "-o", str(tmp_path / "o.jsonl"), "--config", str(cfg), "--quiet"])
+    assert res.exit_code == 0
+    err = json.loads((tmp_path / "o.jsonl.errors.jsonl").read_text())
+    assert err == {"line": 1, "id": "bad-1", "error": "line 1: unknown field(s) ['config']; expected "
+                   "['answer', 'claims', 'id', 'passages', 'question']"}
