@@ -272,18 +272,38 @@ class CausalLM:
             self._score_batch([items[i] for i in batch], batch, results)
         return results  # type: ignore[return-value]
 
-    def _score_batch(self, pairs, index, results) -> None:
-        lengths = [len(p) + len(c) for p, c in pairs]
-        width = max(lengths)
-        keep = max(len(c) for _, c in pairs)
-        ids = torch.full((len(pairs), width), self.pad_id, dtype=torch.long)
-        mask = torch.zeros((len(pairs), width), dtype=torch.long)
-        for b, (p, c) in enumerate(pairs):
-            seq = list(p) + list(c)
-            ids[b, width - len(seq):] = torch.tensor(seq)
-            mask[b, width - len(seq):] = 1
+    def _left_pad(self, seqs: Sequence[Sequence[int]]):
+        """Left-padded ids, attention mask and mask-following position ids, on the device."""
+        width = max(len(s) for s in seqs)
+        ids = torch.full((len(seqs), width), self.pad_id, dtype=torch.long)
+        mask = torch.zeros((len(seqs), width), dtype=torch.long)
+        for b, seq in enumerate(seqs):
+            if seq:
+                ids[b, width - len(seq):] = torch.tensor(list(seq))
+                mask[b, width - len(seq):] = 1
         positions = (mask.cumsum(-1) - 1).clamp(min=0)
-        ids, mask, positions = ids.to(self.device), mask.to(self.device), positions.to(self.device)
+        return ids.to(self.device), mask.to(self.device), positions.to(self.device)
+
+    @torch.inference_mode()
+    def next_token_logprobs(self, prompts: Sequence[Sequence[int]], candidates: Sequence[int], *,
+                            max_batch_tokens: int = 4096) -> np.ndarray:
+        """``log p(candidate | prompt)`` for each prompt, shape ``(len(prompts), len(candidates))``,
+        in the same length-sorted, left-padded batches as :meth:`continuation_logprobs`."""
+        out = np.zeros((len(prompts), len(candidates)), dtype=np.float64)
+        cand = torch.tensor(list(candidates), device=self.device)
+        order = sorted(range(len(prompts)), key=lambda i: -len(prompts[i]))
+        kwargs = {"logits_to_keep": 1} if self._keep_arg else {}
+        for batch in _length_batches(order, [len(p) for p in prompts], max_batch_tokens):
+            ids, mask, positions = self._left_pad([prompts[i] for i in batch])
+            logits = self.model(input_ids=ids, attention_mask=mask, position_ids=positions,
+                                use_cache=False, **kwargs).logits[:, -1].float()
+            out[batch] = torch.log_softmax(logits, dim=-1)[:, cand].double().cpu().numpy()
+        return out
+
+    def _score_batch(self, pairs, index, results) -> None:
+        width = max(len(p) + len(c) for p, c in pairs)
+        keep = max(len(c) for _, c in pairs)
+        ids, mask, positions = self._left_pad([list(p) + list(c) for p, c in pairs])
         if keep == 0:
             for i in index:
                 results[i] = np.zeros(0, dtype=np.float64)

@@ -15,7 +15,7 @@ from franq.faithfulness.base import NeedsPassesError, PassAwareFaithfulness, pre
 from franq.faithfulness.combined import CombinedFaithfulness
 from franq.faithfulness.context_pmi import ContextPMIFaithfulness
 from franq.faithfulness.features import TEXT_FEATURES, pass_features, pass_features_from_sums
-from franq.faithfulness.judge import LMJudgeFaithfulness, OpenAIJudgeFaithfulness, next_token_logprobs
+from franq.faithfulness.judge import LMJudgeFaithfulness, OpenAIJudgeFaithfulness
 from franq.faithfulness.lexical import LexicalFaithfulness
 from franq.faithfulness.logistic import LogisticMap
 from franq.scorers.base import ClaimContext
@@ -156,8 +156,8 @@ def test_from_config_builds_each_backend(kind, tiny_lm_path, tmp_path):
 def test_next_token_logprobs_batched_equal_single(tiny_lm):
     prompts = [tiny_lm.encode("Paris is the capital of"), tiny_lm.encode("The tower"), tiny_lm.encode("Who designed it?")]
     cands = [5, 17, 40]
-    batched = next_token_logprobs(tiny_lm, prompts, cands)
-    single = np.vstack([next_token_logprobs(tiny_lm, [p], cands) for p in prompts])
+    batched = tiny_lm.next_token_logprobs(prompts, cands)
+    single = np.vstack([tiny_lm.next_token_logprobs([p], cands) for p in prompts])
     np.testing.assert_allclose(batched, single, atol=1e-5)
     assert (batched < 0).all()
 

@@ -99,40 +99,12 @@ class LMJudgeFaithfulness:
             ids = self._prompt_ids(chunk, claim)
             groups.append(list(range(len(flat), len(flat) + len(ids))))
             flat.extend(ids)
-        lp = next_token_logprobs(self.lm, flat, self.yes_ids + self.no_ids, max_batch_tokens=self.max_batch_tokens)
+        lp = self.lm.next_token_logprobs(flat, self.yes_ids + self.no_ids, max_batch_tokens=self.max_batch_tokens)
         k = len(self.yes_ids)
         p = np.exp(lp)
         shares = np.array([yes_share(p[i, :k].sum(), p[i, k:].sum()) for i in range(len(flat))])
         per_prompt = np.array([shares[g].max() for g in groups])
         return np.array([per_prompt[o].max() for o in owners], dtype=np.float64)
-
-
-def next_token_logprobs(lm, prompts: Sequence[Sequence[int]], candidates: Sequence[int], *,
-                        max_batch_tokens: int = 4096) -> np.ndarray:
-    """``log p(candidate | prompt)`` for each prompt, shape ``(len(prompts), len(candidates))``,
-    in left-padded, length-sorted batches with position ids that follow the mask."""
-    import torch
-
-    from franq.lm import _length_batches
-
-    out = np.zeros((len(prompts), len(candidates)), dtype=np.float64)
-    order = sorted(range(len(prompts)), key=lambda i: -len(prompts[i]))
-    cand = torch.tensor(list(candidates), device=lm.device)
-    with torch.inference_mode():
-        for batch in _length_batches(order, [len(p) for p in prompts], max_batch_tokens):
-            width = len(prompts[batch[0]])
-            ids = torch.full((len(batch), width), lm.pad_id, dtype=torch.long)
-            mask = torch.zeros((len(batch), width), dtype=torch.long)
-            for b, i in enumerate(batch):
-                ids[b, width - len(prompts[i]):] = torch.tensor(list(prompts[i]))
-                mask[b, width - len(prompts[i]):] = 1
-            positions = (mask.cumsum(-1) - 1).clamp(min=0)
-            kwargs = {"logits_to_keep": 1} if lm._keep_arg else {}
-            logits = lm.model(input_ids=ids.to(lm.device), attention_mask=mask.to(lm.device),
-                              position_ids=positions.to(lm.device), use_cache=False, **kwargs).logits
-            logp = torch.log_softmax(logits[:, -1].float(), dim=-1)[:, cand]
-            out[batch] = logp.double().cpu().numpy()
-    return out
 
 
 class OpenAIJudgeFaithfulness:

@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-import torch
 
 from franq.judges.base import expand, unique_pairs
 
@@ -20,9 +19,9 @@ JUDGE_PROMPT = ("Question: {question}\nAnswer A: {a}\nAnswer B: {b}\n"
 
 
 class LMJudge:
-    def __init__(self, lm, *, batch_size: int = 16):
+    def __init__(self, lm, *, max_batch_tokens: int = 4096):
         self.lm = lm
-        self.batch_size = batch_size
+        self.max_batch_tokens = max_batch_tokens
         self.name = f"lm-judge:{lm.name}"
         self._yes = [lm.encode(w)[0] for w in ("yes", "Yes")]
         self._no = [lm.encode(w)[0] for w in ("no", "No")]
@@ -37,26 +36,13 @@ class LMJudge:
             text = body + "\n"
         return self.lm.encode(text)
 
-    @torch.inference_mode()
     def _p_yes(self, prompts: list[list[int]]) -> np.ndarray:
-        lm, out = self.lm, []
-        for start in range(0, len(prompts), self.batch_size):
-            batch = prompts[start:start + self.batch_size]
-            width = max(map(len, batch))
-            ids = torch.full((len(batch), width), lm.pad_id, dtype=torch.long)
-            mask = torch.zeros((len(batch), width), dtype=torch.long)
-            for r, p in enumerate(batch):
-                ids[r, width - len(p):] = torch.tensor(p)
-                mask[r, width - len(p):] = 1
-            pos = (mask.cumsum(-1) - 1).clamp(min=0)
-            kw = {"logits_to_keep": 1} if lm._keep_arg else {}
-            logits = lm.model(input_ids=ids.to(lm.device), attention_mask=mask.to(lm.device),
-                              position_ids=pos.to(lm.device), use_cache=False, **kw).logits[:, -1].float()
-            lp = torch.log_softmax(logits, dim=-1)
-            yes = torch.logsumexp(lp[:, self._yes], dim=-1)
-            no = torch.logsumexp(lp[:, self._no], dim=-1)
-            out.append(torch.sigmoid(yes - no).double().cpu().numpy())
-        return np.concatenate(out) if out else np.zeros(0)
+        lp = self.lm.next_token_logprobs(prompts, self._yes + self._no,
+                                         max_batch_tokens=self.max_batch_tokens)
+        k = len(self._yes)
+        yes = np.logaddexp.reduce(lp[:, :k], axis=1)
+        no = np.logaddexp.reduce(lp[:, k:], axis=1)
+        return 1.0 / (1.0 + np.exp(no - yes))
 
     def entailment(self, question: str, texts: Sequence[str]) -> np.ndarray:
         uniq, inv, pairs = unique_pairs(texts)
