@@ -214,12 +214,13 @@ class Franq:
             p_faith, p_unfaith = np.exp(log_faith), np.exp(log_unfaith)
             p_f = predict_faithfulness(self.faithfulness, pairs, contexts)
             p_true = mix(p_f, p_faith, p_unfaith)
-            raw_p_f, raw_faith, raw_unfaith, raw_p_true = p_f, p_faith, p_unfaith, p_true
+            components = {  # raw scorer values, by name; kept in every ClaimScore
+                self.uq_faith.name: p_faith, f"log_{self.uq_faith.name}": log_faith,
+                self.uq_unfaith.name: p_unfaith, f"log_{self.uq_unfaith.name}": log_unfaith,
+                "n_tokens": np.array([len(x.claim.token_positions) for x in contexts], dtype=np.float64)}
             if self.calibrator is not None:
-                p_f, p_faith, p_unfaith, p_true = self.calibrator.apply(p_f, p_faith, p_unfaith, {
-                    self.uq_faith.name: raw_faith, f"log_{self.uq_faith.name}": log_faith,
-                    self.uq_unfaith.name: raw_unfaith, f"log_{self.uq_unfaith.name}": log_unfaith,
-                    "n_tokens": np.array([len(x.claim.token_positions) for x in contexts], dtype=np.float64)})
+                components |= {"p_faithful_raw": p_f, "p_true_raw": p_true}
+                p_f, p_faith, p_unfaith, p_true = self.calibrator.apply(p_f, p_faith, p_unfaith, components)
         scored = iter(range(len(contexts)))
         results = []
         for w in work:
@@ -234,15 +235,7 @@ class Franq:
                     out.append(ClaimScore(
                         c, "scored", p_faithful=float(p_f[k]), p_true_if_faithful=float(p_faith[k]),
                         p_true_if_unfaithful=float(p_unfaith[k]), p_true=float(p_true[k]),
-                        components={
-                            self.uq_faith.name: float(raw_faith[k]),
-                            f"log_{self.uq_faith.name}": float(log_faith[k]),
-                            self.uq_unfaith.name: float(raw_unfaith[k]),
-                            f"log_{self.uq_unfaith.name}": float(log_unfaith[k]),
-                            "n_tokens": float(len(c.token_positions)),
-                            **({"p_faithful_raw": float(raw_p_f[k]), "p_true_raw": float(raw_p_true[k])}
-                               if self.calibrator is not None else {}),
-                        }))
+                        components={name: float(values[k]) for name, values in components.items()}))
             results.append(AnswerScore(
                 question=w.example.question, answer=w.example.answer, claims=tuple(out), mode="long",
                 model=self.lm.name, faithfulness=self.faithfulness.name,
