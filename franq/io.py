@@ -144,9 +144,14 @@ def _reject_constant(name: str) -> float:
     raise ValueError(f"{name} is not valid JSON")
 
 
-def parse_json_line(line: str, where: str) -> Example:
+def load_json(text: str, where: str) -> Any:
+    """Strict JSON (NaN and Infinity rejected); errors name ``where``."""
     try:
-        obj = json.loads(line, parse_constant=_reject_constant)
-    except ValueError as exc:
-        raise InputError(f"{where}: not valid JSON ({exc})") from None
-    return parse_example(obj, where)
+        return json.loads(text, parse_constant=_reject_constant)
+    except (ValueError, RecursionError) as exc:
+        reason = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
+        raise InputError(f"{where}: not valid JSON ({reason})") from None
+
+
+def parse_json_line(line: str, where: str) -> Example:
+    return parse_example(load_json(line, where), where)

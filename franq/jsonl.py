@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from franq.errors import FranqError, InputError
-from franq.io import Example, parse_example
+from franq.io import Example, load_json, parse_example
 
 log = logging.getLogger(__name__)
 
@@ -99,10 +99,6 @@ def count_lines(path: str) -> int | None:
     return n + (last != b"\n")
 
 
-def _reject_constant(name: str) -> float:
-    raise ValueError(f"{name} is not valid JSON")
-
-
 def _find_surrogate(obj: Any, path: str) -> str | None:
     """Path of the first string holding an unpaired surrogate (not encodable as UTF-8)."""
     if isinstance(obj, str):
@@ -124,11 +120,7 @@ def _find_surrogate(obj: Any, path: str) -> str | None:
 def parse_record(text: str, line: int, *, max_passage_chars: int = MAX_PASSAGE_CHARS) -> Example:
     """Validate one JSONL line into an :class:`Example`; errors name the line and field."""
     where = f"line {line}"
-    try:
-        obj = json.loads(text, parse_constant=_reject_constant)
-    except (ValueError, RecursionError) as exc:
-        reason = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
-        raise InputError(f"{where}: not valid JSON ({reason})") from None
+    obj = load_json(text, where)
     bad_string = _find_surrogate(obj, "")
     if bad_string:
         raise InputError(f"{where}: '{bad_string}' holds an unpaired surrogate escape (not valid Unicode)")
@@ -142,8 +134,8 @@ def parse_record(text: str, line: int, *, max_passage_chars: int = MAX_PASSAGE_C
 
 def _peek_id(text: str | None) -> str | None:
     try:
-        obj = json.loads(text or "", parse_constant=_reject_constant)
-    except (ValueError, RecursionError):
+        obj = load_json(text or "", "")
+    except InputError:
         return None
     ident = obj.get("id") if isinstance(obj, dict) else None
     return str(ident) if isinstance(ident, (str, int)) and not isinstance(ident, bool) else None

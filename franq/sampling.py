@@ -170,8 +170,8 @@ def _draw(logits: torch.Tensor, temperature: float, top_k: int, top_p: float,
         scores = scores.masked_fill(scores < kth, float("-inf"))
     if top_p < 1.0:
         sorted_scores, order = torch.sort(scores, descending=True, dim=-1)
-        cum = torch.softmax(sorted_scores, dim=-1).cumsum(dim=-1)
-        drop = cum - torch.softmax(sorted_scores, dim=-1) >= top_p  # keep the smallest set reaching top_p
+        probs = torch.softmax(sorted_scores, dim=-1)
+        drop = probs.cumsum(dim=-1) - probs >= top_p  # keep the smallest set reaching top_p
         sorted_scores = sorted_scores.masked_fill(drop, float("-inf"))
         scores = torch.full_like(scores, float("-inf")).scatter(1, order, sorted_scores)
     probs = torch.softmax(scores, dim=-1)

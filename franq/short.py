@@ -93,10 +93,16 @@ class ShortForm:
         self.uq_unfaith = SumEigenvaluesScorer()
         self.extra = (DegreeMatrixScorer(), EccentricityScorer(), LexicalSimilarityScorer())
 
-    def _samples(self, prompt_ids, seed_offset: int = 0):
+    def _samples(self, prompt_ids, seed_offset: int = 0, *, greedy_first: bool = False):
+        """``n_samples`` answers (plus the greedy one as row 0 with ``greedy_first``)."""
         o = self.options
-        return self.lm.sample(prompt_ids, o.n_samples, temperature=o.temperature, top_p=o.top_p, top_k=o.top_k,
-                              max_new_tokens=o.max_new_tokens, stop_at_newline=True, seed=o.seed + seed_offset)
+        return self.lm.sample(prompt_ids, o.n_samples + (1 if greedy_first else 0), temperature=o.temperature, top_p=o.top_p,
+                              top_k=o.top_k, max_new_tokens=o.max_new_tokens, stop_at_newline=True,
+                              seed=o.seed + seed_offset, greedy_first=greedy_first)
+
+    def _rag_prompt(self, question: str, passages):
+        return self.lm.rag_prompt(question, passages, reserve=self.options.max_new_tokens,
+                                  on_overflow=self.on_overflow, instruction=SHORT_INSTRUCTION)
 
     def context(self, question: str, samples) -> SampleContext:
         texts = samples.texts
@@ -105,11 +111,8 @@ class ShortForm:
     def greedy_answer(self, question: str, passages) -> tuple[str, tuple[str, ...], SampleSet]:
         """The greedy one-line answer, the prompt's warnings, and the N samples with the
         passages, all from one prefill (the greedy answer is row 0 of the same batch)."""
-        o = self.options
-        prompt = self.lm.rag_prompt(question, passages, reserve=o.max_new_tokens, on_overflow=self.on_overflow,
-                                            instruction=SHORT_INSTRUCTION)
-        s = self.lm.sample(prompt.ids, o.n_samples + 1, temperature=o.temperature, top_p=o.top_p, top_k=o.top_k,
-                           max_new_tokens=o.max_new_tokens, stop_at_newline=True, seed=o.seed, greedy_first=True)
+        prompt = self._rag_prompt(question, passages)
+        s = self._samples(prompt.ids, greedy_first=True)
         return s.samples[0].text, prompt.warnings, SampleSet(s.samples[1:], s.prompt_tokens)
 
     def score_many(self, examples: Sequence[Example], contexts: Sequence[str], *,
@@ -120,9 +123,7 @@ class ShortForm:
         faith_ctx, unfaith_ctx, warnings = [], [], []
         for k, ex in enumerate(examples):
             if rag_samples is None:
-                prompt = self.lm.rag_prompt(ex.question, ex.passages, reserve=o.max_new_tokens,
-                                            on_overflow=self.on_overflow,
-                                            instruction=SHORT_INSTRUCTION)
+                prompt = self._rag_prompt(ex.question, ex.passages)
                 warnings.append(prompt.warnings)
                 samples = self._samples(prompt.ids)
             else:
@@ -138,8 +139,8 @@ class ShortForm:
                 unfaith_ctx.append(rag)
         u_faith = self.uq_faith.uncertainty(faith_ctx)
         u_unfaith = self.uq_unfaith.uncertainty(unfaith_ctx)
-        p_faith = self.uq_faith.score(faith_ctx)
-        p_unfaith = self.uq_unfaith.score(unfaith_ctx)
+        p_faith = self.uq_faith.from_uncertainty(u_faith)
+        p_unfaith = self.uq_unfaith.from_uncertainty(u_unfaith)
         pairs = [(ctx, f"{ex.question} {ex.answer.strip()}") for ex, ctx in zip(examples, contexts)]
         p_f = np.clip(np.asarray(self.faithfulness.predict(pairs), dtype=np.float64), 0.0, 1.0)
         p_true = mix(p_f, p_faith, p_unfaith)

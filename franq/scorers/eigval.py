@@ -28,5 +28,10 @@ class SumEigenvaluesScorer:
             out.append(float(np.sum(np.maximum(0.0, 1.0 - lam))))
         return np.array(out, dtype=np.float64)
 
+    @staticmethod
+    def from_uncertainty(u: np.ndarray) -> np.ndarray:
+        """1 / sum of eigenvalues (the number of meanings is at least 1), in (0, 1]."""
+        return np.clip(1.0 / np.maximum(np.asarray(u, dtype=np.float64), 1.0), 0.0, 1.0)
+
     def score(self, batch: Sequence[SampleContext]) -> np.ndarray:
-        return np.clip(1.0 / np.maximum(self.uncertainty(batch), 1.0), 0.0, 1.0)
+        return self.from_uncertainty(self.uncertainty(batch))

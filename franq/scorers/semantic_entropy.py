@@ -28,8 +28,13 @@ class SemanticEntropyScorer:
     def uncertainty(self, batch: Sequence[SampleContext]) -> np.ndarray:
         return np.array([self._entropy(s) for s in batch], dtype=np.float64)
 
+    @staticmethod
+    def from_uncertainty(u: np.ndarray) -> np.ndarray:
+        """exp(-SE): one over the effective number of meanings, in (0, 1]."""
+        return np.exp(-np.asarray(u, dtype=np.float64))
+
     def score(self, batch: Sequence[SampleContext]) -> np.ndarray:
-        return np.exp(-self.uncertainty(batch))
+        return self.from_uncertainty(self.uncertainty(batch))
 
     @staticmethod
     def _entropy(s: SampleContext) -> float:
