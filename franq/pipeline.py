@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from claims.align import align_claims, locate_claim
+from claims.align import align_claims, answer_units, locate_claim
 from claims.decompose import Decomposer, SentenceDecomposer, decompose_all
 from claims.types import Claim, Decomposition
 from franq.calibrate import resolve_calibrator, stack_key
@@ -187,7 +187,8 @@ class Franq:
             decomposition = decomposition or decompose_all(self.decomposer, [ex.answer])[0]
             claims, decomp_warnings = list(decomposition.claims), decomposition.warnings
         else:
-            claims = [locate_claim(ex.answer, c, sentence=i) for i, c in enumerate(ex.claims)]
+            units = answer_units(ex.answer)  # split once, not once per claim
+            claims = [locate_claim(ex.answer, c, sentence=i, units=units) for i, c in enumerate(ex.claims)]
         claims = align_claims(ex.answer, claims, offsets, answer_ids)
         closed = self.lm.closed_book_prompt(ex.question)
         if generation is None:

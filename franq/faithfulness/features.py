@@ -34,9 +34,8 @@ def pass_features(ctx: ClaimContext) -> dict[str, float]:
     pos = list(ctx.claim.token_positions)
     if not pos:
         raise ValueError(f"claim {ctx.claim.text!r} has no aligned tokens")
-    rag = float(np.mean(ctx.rag_logprobs[pos]))
-    closed = float(np.mean(ctx.closed_logprobs[pos]))
-    return {"pmi_mean": rag - closed, "rag_mean": rag, "closed_mean": closed}
+    return pass_features_from_sums(float(np.sum(ctx.rag_logprobs[pos])),
+                                   float(np.sum(ctx.closed_logprobs[pos])), len(pos))
 
 
 def pass_features_from_sums(log_rag: float, log_closed: float, n_tokens: float) -> dict[str, float]:
