@@ -68,6 +68,17 @@ class Generation:
     offsets: tuple[tuple[int, int], ...]
 
 
+@dataclass
+class AnswerPass:
+    """One teacher-forced pass over prompt + answer that keeps its KV cache, so follow-up
+    questions about the answer (P(True)) cost only their own tokens."""
+
+    cache: object
+    length: int
+    token_logprobs: np.ndarray
+    token_entropies: np.ndarray
+
+
 @dataclass(frozen=True)
 class Prompt:
     """A rendered prompt, its token ids, and what was done to fit it into the context."""
@@ -298,6 +309,59 @@ class CausalLM:
             logits = self.model(input_ids=ids, attention_mask=mask, position_ids=positions,
                                 use_cache=False, **kwargs).logits[:, -1].float()
             out[batch] = torch.log_softmax(logits, dim=-1)[:, cand].double().cpu().numpy()
+        return out
+
+    @torch.inference_mode()
+    def answer_pass(self, prompt_ids: Sequence[int], answer_ids: Sequence[int]) -> AnswerPass:
+        """Teacher-force ``answer_ids`` after ``prompt_ids`` in one unpadded pass: each answer
+        token's log-probability (as :meth:`continuation_logprobs`) and the entropy of the
+        distribution it was scored under, plus the cache for :meth:`next_token_logprobs_after`."""
+        if not prompt_ids:
+            raise ValueError("prompt_ids: the prompt is empty")
+        ids = torch.tensor([list(prompt_ids) + list(answer_ids)], device=self.device)
+        if ids.shape[1] > self.max_context:
+            raise ContextOverflowError(f"{len(prompt_ids)} prompt + {len(answer_ids)} answer tokens exceed "
+                                       f"the model context of {self.max_context}")
+        keep = len(answer_ids) + 1
+        out = self.model(input_ids=ids, use_cache=True, **({"logits_to_keep": keep} if self._keep_arg else {}))
+        logp = torch.log_softmax(out.logits[0, -keep:-1].float(), dim=-1)
+        picked = logp.gather(1, ids[0, -len(answer_ids):, None])[:, 0] if answer_ids else logp[:0, 0]
+        entropy = -(logp.exp() * logp).nan_to_num().sum(-1)
+        return AnswerPass(out.past_key_values, ids.shape[1], picked.double().cpu().numpy(),
+                          entropy.double().cpu().numpy())
+
+    @torch.inference_mode()
+    def next_token_logprobs_after(self, cache, length: int, continuations: Sequence[Sequence[int]],
+                                  candidates: Sequence[int], *, batch_size: int = 8) -> np.ndarray:
+        """``log p(candidate | prefix + continuation)`` for each continuation, where ``cache``
+        holds the ``length``-token prefix (from :meth:`answer_pass` or a sampler prefill; it
+        is not modified). Continuations are right-padded in batches of ``batch_size``; the
+        prefix is never recomputed."""
+        import copy
+
+        out = np.zeros((len(continuations), len(candidates)), dtype=np.float64)
+        cand = torch.tensor(list(candidates), device=self.device)
+        for k, c in enumerate(continuations):
+            if not c:
+                raise ValueError(f"continuations[{k}]: empty")
+            if length + len(c) > self.max_context:
+                raise ContextOverflowError(f"continuations[{k}]: {length} + {len(c)} tokens exceed the model "
+                                           f"context of {self.max_context}")
+        for start in range(0, len(continuations), batch_size):
+            chunk = [list(c) for c in continuations[start:start + batch_size]]
+            width = max(len(c) for c in chunk)
+            ids = torch.full((len(chunk), width), self.pad_id, dtype=torch.long)
+            for b, c in enumerate(chunk):
+                ids[b, :len(c)] = torch.tensor(c)
+            rows = copy.deepcopy(cache)
+            rows.batch_repeat_interleave(len(chunk))
+            positions = torch.arange(length, length + width, device=self.device).expand(len(chunk), -1)
+            mask = torch.ones((len(chunk), length + width), dtype=torch.long, device=self.device)
+            logits = self.model(input_ids=ids.to(self.device), past_key_values=rows, use_cache=True,
+                                position_ids=positions, attention_mask=mask).logits
+            last = torch.tensor([len(c) - 1 for c in chunk], device=self.device)
+            picked = logits[torch.arange(len(chunk), device=self.device), last].float()
+            out[start:start + len(chunk)] = torch.log_softmax(picked, dim=-1)[:, cand].double().cpu().numpy()
         return out
 
     def _score_batch(self, pairs, index, results) -> None:

@@ -25,7 +25,7 @@ from franq.faithfulness.base import FaithfulnessBackend, predict_faithfulness
 from franq.faithfulness.factory import backend_from_config
 from franq.faithfulness.lexical import LexicalFaithfulness
 from franq.io import Example, parse_claims, parse_passages, parse_text
-from franq.lm import CausalLM, Generation
+from franq.lm import AnswerPass, CausalLM, Generation
 from franq.mix import mix
 from franq.scorers.base import ClaimContext
 from franq.scorers.claim_prob import MaxClaimProbabilityScorer
@@ -119,6 +119,16 @@ class Franq:
         decs = iter(decompose_all(self.decomposer, [ex.answer for ex in examples if ex.claims is None]))
         work = [self._prepare(ex, decomposition=next(decs) if ex.claims is None else None) for ex in examples]
         return self._finish(work)
+
+    def score_observed(self, example: Example) -> tuple[AnswerScore, AnswerPass]:
+        """Score one long-form answer as :meth:`score_many` does, and also return the
+        with-passages pass (its KV cache and token entropies) for evaluation baselines that
+        ask follow-up questions about the answer (:mod:`franq.evaluation.observe`)."""
+        decomposition = decompose_all(self.decomposer, [example.answer])[0] if example.claims is None else None
+        w = self._prepare(example, decomposition=decomposition)
+        rag_pass = self.lm.answer_pass(w.rag_ids, w.answer_ids)
+        w.rag_logprobs = rag_pass.token_logprobs
+        return self._finish([w])[0], rag_pass
 
     def _short_flags(self, examples: list[Example], mode: str | None) -> list[bool]:
         from franq.short import check_mode, is_short_answer

@@ -28,13 +28,25 @@ import torch
 
 @dataclass(frozen=True)
 class Sample:
-    """One sampled answer. ``logprob`` is the sum of ``token_logprobs``."""
+    """One sampled answer. ``logprob`` is the sum of ``token_logprobs``; ``token_entropies``
+    are the entropies (nats) of the raw model distributions the tokens were drawn from."""
 
     text: str
     token_ids: tuple[int, ...]
     token_logprobs: tuple[float, ...]
     logprob: float
     stop: str  # "eos", "newline" or "length"
+    token_entropies: tuple[float, ...] = ()
+
+
+@dataclass
+class Prefill:
+    """A prompt run once: its KV cache (one row) and the logits for the first answer token.
+    :meth:`Sampler.sample` consumes the cache; copy it first to reuse it."""
+
+    cache: object
+    logits: torch.Tensor
+    length: int
 
 
 @dataclass(frozen=True)
@@ -89,29 +101,44 @@ class Sampler:
         self._special = special
 
     @torch.inference_mode()
+    def prefill(self, prompt_ids: Sequence[int]) -> Prefill:
+        """Run the prompt once (for :meth:`sample` ``prefill=``, when the caller also
+        wants the prompt's cache for something else)."""
+        if not prompt_ids:
+            raise ValueError("prompt_ids: the prompt is empty")
+        lm = self.lm
+        ids = torch.tensor([list(prompt_ids)], device=lm.device)
+        out = lm.model(input_ids=ids, use_cache=True, **({"logits_to_keep": 1} if lm._keep_arg else {}))
+        return Prefill(out.past_key_values, out.logits[:, -1].float(), ids.shape[1])
+
+    @torch.inference_mode()
     def sample(self, prompt_ids: Sequence[int], n: int, *, temperature: float = 1.0, top_p: float = 1.0,
                top_k: int = 0, max_new_tokens: int = 32, stop_at_newline: bool = True,
-               seed: int | None = 0, greedy_first: bool = False) -> SampleSet:
+               seed: int | None = 0, greedy_first: bool = False, prefill: Prefill | None = None) -> SampleSet:
         """Draw ``n`` answers to ``prompt_ids``. ``temperature=0`` is greedy decoding;
         ``top_k=0`` and ``top_p=1`` disable those filters. The same seed gives the same
         samples on the same device. ``greedy_first`` makes row 0 the greedy answer, so an
-        answer and its samples share one prefill."""
+        answer and its samples share one prefill. ``prefill`` (from :meth:`prefill` of the
+        same prompt) skips the prompt pass; its cache is consumed."""
         _check(n, temperature, top_p, top_k, max_new_tokens)
         if not prompt_ids:
             raise ValueError("prompt_ids: the prompt is empty")
         lm = self.lm
         gen = torch.Generator(device=lm.device)
         gen.manual_seed(int(seed) if seed is not None else int(torch.seed()))
-        ids = torch.tensor([list(prompt_ids)], device=lm.device)
-        out = lm.model(input_ids=ids, use_cache=True, **({"logits_to_keep": 1} if lm._keep_arg else {}))
-        cache = out.past_key_values
+        if prefill is None:
+            prefill = self.prefill(prompt_ids)
+        elif prefill.length != len(prompt_ids):
+            raise ValueError(f"prefill: it holds {prefill.length} prompt tokens, the prompt has {len(prompt_ids)}")
+        cache = prefill.cache
         cache.batch_repeat_interleave(n)
-        logits = out.logits[:, -1].float().expand(n, -1)
-        length = ids.shape[1]
+        logits = prefill.logits.expand(n, -1)
+        length = prefill.length
         alive = torch.arange(n, device=lm.device)  # original row of each batch row
         started = torch.zeros(n, dtype=torch.bool, device=lm.device)
         tokens: list[list[int]] = [[] for _ in range(n)]
         lps: list[list[float]] = [[] for _ in range(n)]
+        ents: list[list[float]] = [[] for _ in range(n)]
         stops = ["length"] * n
         for step in range(max_new_tokens):
             logp = torch.log_softmax(logits, dim=-1)
@@ -119,17 +146,20 @@ class Sampler:
             if greedy_first and int(alive[0]) == 0:
                 nxt[0] = logits[0].argmax()
             picked = logp.gather(1, nxt[:, None])[:, 0]
+            entropy = -(logp.exp() * logp).nan_to_num().sum(-1)
             eos = self._is_eos[nxt]
             nl = torch.zeros_like(eos)
             if stop_at_newline:
                 nl = self._has_nl[nxt] & (started[alive] | self._text_before_nl[nxt])
                 started[alive] |= self._has_text[nxt]
-            for row, tok, lp, e, s in zip(alive.tolist(), nxt.tolist(), picked.tolist(), eos.tolist(), nl.tolist()):
+            for row, tok, lp, h, e, s in zip(alive.tolist(), nxt.tolist(), picked.tolist(), entropy.tolist(),
+                                             eos.tolist(), nl.tolist()):
                 if e:
                     stops[row] = "eos"
                     continue
                 tokens[row].append(tok)
                 lps[row].append(lp)
+                ents[row].append(h)
                 if s:
                     stops[row] = "newline"
             keep = ~(eos | nl)
@@ -148,7 +178,7 @@ class Sampler:
         samples = []
         for row in range(n):
             samples.append(Sample(self._text(tokens[row], stops[row]), tuple(tokens[row]), tuple(lps[row]),
-                                  float(np.sum(lps[row], dtype=np.float64)), stops[row]))
+                                  float(np.sum(lps[row], dtype=np.float64)), stops[row], tuple(ents[row])))
         return SampleSet(tuple(samples), len(prompt_ids))
 
     def _text(self, token_ids: list[int], stop: str) -> str:

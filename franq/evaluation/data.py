@@ -1,0 +1,63 @@
+"""Benchmark data as built by ``scripts/build_nq_open.py`` and ``scripts/build_expertqa.py``.
+
+nq-open (short form): ``passages.jsonl.gz`` + ``{train,test}.jsonl``; each question has a
+clean passage list (gold + BM25 distractors) and a corrupted one (for half of the
+questions the gold passage is replaced by a distractor; for the other half it is the same
+list, so their generations are shared). ExpertQA (long form): franq input records.
+"""
+from __future__ import annotations
+
+import gzip
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from franq.io import Example, parse_example
+from franq.types import Passage
+
+VARIANTS = ("clean", "corrupted")
+
+
+@dataclass(frozen=True)
+class ShortItem:
+    """One nq-open question with the passages of one variant."""
+
+    id: str
+    question: str
+    answers: tuple[str, ...]
+    passage_ids: tuple[int, ...]
+    passages: tuple[Passage, ...]
+    corrupted: bool  # the gold passage was replaced (corrupted variant only)
+
+
+def load_nq_open(root: str | Path, split: str, variant: str = "clean", *, limit: int | None = None) -> list[ShortItem]:
+    if variant not in VARIANTS:
+        raise ValueError(f"variant: expected one of {list(VARIANTS)}, got {variant!r}")
+    root = Path(root)
+    with gzip.open(root / "passages.jsonl.gz", "rt", encoding="utf-8") as f:
+        pool = {p["id"]: Passage(p["text"], p["title"]) for p in map(json.loads, f)}
+    items = []
+    with open(root / f"{split}.jsonl", encoding="utf-8") as f:
+        for line in f:
+            r = json.loads(line)
+            corrupted = variant == "corrupted" and r["corrupted"]
+            ids = tuple(r["corrupted_passage_ids"] if variant == "corrupted" else r["passage_ids"])
+            items.append(ShortItem(r["id"], r["question"], tuple(r["answers"]), ids,
+                                   tuple(pool[i] for i in ids), corrupted))
+            if limit is not None and len(items) >= limit:
+                break
+    return items
+
+
+def load_examples(path: str | Path, *, limit: int | None = None, ids: set[str] | None = None) -> list[tuple[str, Example, dict]]:
+    """franq input records (with claims and labels): ``(id, Example, raw record)``."""
+    out = []
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            rec = json.loads(line)
+            if ids is not None and rec["id"] not in ids:
+                continue
+            out.append((rec["id"], parse_example(rec), rec))
+            if limit is not None and len(out) >= limit:
+                break
+    return out

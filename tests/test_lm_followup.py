@@ -1,0 +1,56 @@
+"""answer_pass / next_token_logprobs_after / sampler prefill+entropies: the prefix-sharing
+shortcuts give the same numbers as full passes."""
+import numpy as np
+import torch
+
+from franq.types import Passage
+
+
+def _prompt(lm):
+    return list(lm.rag_prompt("who wrote it?", [Passage("It was written by Ann Lee in 1901.", "Book")]).ids)
+
+
+def test_answer_pass_matches_teacher_forcing_and_entropy(tiny_lm):
+    prompt = _prompt(tiny_lm)
+    answer = tiny_lm.encode(" Ann Lee wrote it.")
+    got = tiny_lm.answer_pass(prompt, answer)
+    want = tiny_lm.continuation_logprobs([(prompt, answer)])[0]
+    np.testing.assert_allclose(got.token_logprobs, want, atol=1e-4)
+    assert got.length == len(prompt) + len(answer)
+    # entropy of the first answer token's distribution, computed by hand
+    with torch.inference_mode():
+        logits = tiny_lm.model(input_ids=torch.tensor([prompt])).logits[0, -1].float()
+    logp = torch.log_softmax(logits, -1)
+    np.testing.assert_allclose(got.token_entropies[0], float(-(logp.exp() * logp).sum()), rtol=1e-4)
+    assert np.all(got.token_entropies >= 0)
+
+
+def test_next_token_after_cache_equals_full_prompt(tiny_lm):
+    prompt = _prompt(tiny_lm)
+    answer = tiny_lm.encode(" Ann Lee.")
+    p = tiny_lm.answer_pass(prompt, answer)
+    suffixes = [tiny_lm.encode(" Is it true?"), tiny_lm.encode(" Really, is the claim about Ann Lee true? Say")]
+    cands = tiny_lm.encode(" True")[:1] + tiny_lm.encode(" False")[:1]
+    got = tiny_lm.next_token_logprobs_after(p.cache, p.length, suffixes, cands, batch_size=2)
+    want = tiny_lm.next_token_logprobs([prompt + answer + s for s in suffixes], cands)
+    np.testing.assert_allclose(got, want, atol=1e-4)
+    # the cache is not consumed: a second call gives the same numbers
+    again = tiny_lm.next_token_logprobs_after(p.cache, p.length, suffixes[:1], cands)
+    np.testing.assert_allclose(again, got[:1], atol=1e-6)
+
+
+def test_sampler_prefill_and_entropies(tiny_lm):
+    prompt = _prompt(tiny_lm)
+    plain = tiny_lm.sample(prompt, 3, max_new_tokens=6, seed=1, greedy_first=True)
+    from franq.sampling import Sampler
+
+    sampler = tiny_lm._sampler or Sampler(tiny_lm)
+    pre = sampler.prefill(prompt)
+    reused = tiny_lm.sample(prompt, 3, max_new_tokens=6, seed=1, greedy_first=True, prefill=pre)
+    assert reused.texts == plain.texts
+    for s in reused.samples:
+        assert len(s.token_entropies) == len(s.token_ids)
+    g = reused.samples[0]
+    if g.token_ids:
+        tf = tiny_lm.answer_pass(prompt, list(g.token_ids))
+        np.testing.assert_allclose(g.token_entropies, tf.token_entropies, rtol=1e-3, atol=1e-4)
