@@ -3,7 +3,7 @@
     isotonic.py   IsotonicCalibrator: fit / predict / to_json / from_json (no pickle)
     franq.py      FranqCalibrator: the FRANQ variants none / calibrated / condition / soft
     boosted.py    XGBoostCalibrator: the paper's XGBoost baselines (XGBoost's JSON format)
-    metrics.py    expected_calibration_error, brier_score
+    metrics.py    expected_calibration_error, calibration_bins, brier_score
 
 A leaf package: it never imports ``franq``.
 """

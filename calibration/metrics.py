@@ -2,6 +2,7 @@
 confidence bins; the bin-size-weighted mean of |mean predicted P(true) - share true|."""
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -9,21 +10,38 @@ import numpy as np
 from calibration.base import as_labels, as_probabilities
 
 
-def expected_calibration_error(p_true: Any, labels: Any, *, n_bins: int = 10) -> float:
-    """ECE of probabilities ``p_true`` against binary ``labels`` (1 = true). The last bin
-    is closed on the right, so a probability of exactly 1 falls in it."""
+@dataclass(frozen=True)
+class CalibrationBins:
+    """Equal-width bins of [0, 1]; arrays of length ``n_bins``. Empty bins have count 0
+    and NaN means."""
+    edges: np.ndarray        # n_bins + 1 bin edges, 0 .. 1
+    mean_p: np.ndarray       # mean predicted P(true) in the bin
+    share_true: np.ndarray   # share of true labels in the bin
+    count: np.ndarray        # predictions in the bin
+
+
+def calibration_bins(p_true: Any, labels: Any, *, n_bins: int = 10) -> CalibrationBins:
+    """The bins ECE is computed from. The last bin is closed on the right, so a
+    probability of exactly 1 falls in it."""
     p = as_probabilities(p_true, "p_true")
     y = as_labels(labels, "labels", n=len(p))
     if not len(p):
         raise ValueError("'p_true' is empty: ECE needs at least one prediction")
-    if not isinstance(n_bins, int) or n_bins < 1:
+    if not isinstance(n_bins, int) or isinstance(n_bins, bool) or n_bins < 1:
         raise ValueError(f"'n_bins' must be a positive integer, got {n_bins!r}")
     bins = np.minimum((p * n_bins).astype(int), n_bins - 1)
-    total = 0.0
-    for b in np.unique(bins):
-        m = bins == b
-        total += m.sum() * abs(p[m].mean() - y[m].mean())
-    return float(total / len(p))
+    count = np.bincount(bins, minlength=n_bins)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean_p = np.bincount(bins, weights=p, minlength=n_bins) / count
+        share_true = np.bincount(bins, weights=y, minlength=n_bins) / count
+    return CalibrationBins(np.linspace(0.0, 1.0, n_bins + 1), mean_p, share_true, count)
+
+
+def expected_calibration_error(p_true: Any, labels: Any, *, n_bins: int = 10) -> float:
+    """ECE of probabilities ``p_true`` against binary ``labels`` (1 = true)."""
+    b = calibration_bins(p_true, labels, n_bins=n_bins)
+    m = b.count > 0
+    return float(np.sum(b.count[m] * np.abs(b.mean_p[m] - b.share_true[m])) / b.count.sum())
 
 
 def brier_score(p_true: Any, labels: Any) -> float:

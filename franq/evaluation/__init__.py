@@ -1,0 +1,1 @@
+"""Evaluation harness (issue 7): metrics tables, bootstrap intervals and plots."""
