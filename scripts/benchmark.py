@@ -13,22 +13,29 @@ PNG plots. See docs/BENCHMARKS.md.
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import random
 import re
 import sys
+import time
 from pathlib import Path
+
+import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from franq.evaluation.data import load_examples, load_nq_open  # noqa: E402
 from franq.evaluation.observe import cache_key, observe_long, observe_short, run_cached  # noqa: E402
+from franq.evaluation.units import long_units, short_units  # noqa: E402
 
 CACHE = ROOT / "benchmarks" / "cache" / "eval"
 NQ = ROOT / "datasets" / "nq-open"
 EXPERTQA = ROOT / "datasets" / "expertqa"
-SIZES = {"long": {"train": 120, "test": 217}, "short": {"train": 120, "test": 300}}
+RESULTS = ROOT / "benchmarks" / "results"
+SIZES = {"long": {"train": 120, "test": 217}, "short": {"train": 100, "test": 200}}
+QUICK = {"long": {"train": 4, "test": 4}, "short": {"train": 6, "test": 6}}
 
 
 def slug(name: str) -> str:
@@ -43,6 +50,9 @@ def long_items(split: str, n: int | None):
     return rows[:n] if n is not None else rows
 
 
+_LOADED: dict = {}  # model name -> CausalLM, so `all` loads it once
+
+
 def observe(args) -> None:
     from franq.lm import CausalLM
     from franq.scorers.p_true import PTrue
@@ -51,9 +61,12 @@ def observe(args) -> None:
         import torch
 
         torch.set_num_threads(args.threads)
-    lm = CausalLM.load(args.model)
+    if args.model not in _LOADED:
+        _LOADED[args.model] = CausalLM.load(args.model)
+    lm = _LOADED[args.model]
     ptrue = PTrue(lm)
-    CACHE.mkdir(parents=True, exist_ok=True)
+    cache = Path(getattr(args, "cache", None) or CACHE)
+    cache.mkdir(parents=True, exist_ok=True)
     n = args.limit if args.limit is not None else SIZES[args.setting][args.split]
     if args.setting == "long":
         from franq.faithfulness.factory import backend_from_config
@@ -61,7 +74,7 @@ def observe(args) -> None:
         from franq.pipeline import Franq
 
         franq = Franq(lm, faithfulness=backend_from_config(FranqConfig(), lm), calibrator="none")
-        path = CACHE / f"long-expertqa.{slug(lm.name)}.{slug(franq.faithfulness.name)}.jsonl"
+        path = cache / f"long-expertqa.{slug(lm.name)}.{slug(franq.faithfulness.name)}.jsonl"
         items = [(cache_key(ident, franq.stack), ex) for ident, ex, _ in long_items(args.split, n)]
         for _ in run_cached(str(path), items, lambda ex: observe_long(franq, ptrue, ex)):
             pass
@@ -69,12 +82,152 @@ def observe(args) -> None:
         from franq.short import SamplingOptions
 
         options = SamplingOptions(max_new_tokens=args.max_new_tokens)
-        path = CACHE / f"short-nq-open.{slug(lm.name)}.jsonl"
+        path = cache / f"short-nq-open.{slug(lm.name)}.jsonl"
         items = [(cache_key(it.id, it.passage_ids, options.__dict__), it)
                  for it in load_nq_open(NQ, args.split, args.variant, limit=n)]
         for _ in run_cached(str(path), items,
                             lambda it: observe_short(lm, ptrue, it.question, it.passages, options=options)):
             pass
+
+
+def read_cache(path: Path) -> dict[str, dict]:
+    """Records of an observe cache by key (read-only: an observe run may be appending)."""
+    out = {}
+    if path.exists():
+        with open(path, encoding="utf-8") as f:
+            for line in f:
+                if line.endswith("\n"):
+                    rec = json.loads(line)
+                    out[rec["id"]] = rec
+    return out
+
+
+def long_split(split: str, n: int, cache: dict, stack: dict):
+    pairs, missing = [], 0
+    for ident, _, rec in long_items(split, n):
+        obs = cache.get(cache_key(ident, stack))
+        if obs is None:
+            missing += 1
+        else:
+            pairs.append((rec, obs))
+    units, skipped = long_units(pairs)
+    return units, {"answers": len(pairs), "not_observed": missing, **skipped}
+
+
+def short_split(split: str, variant: str, n: int, cache: dict, options, model_name: str, faithfulness):
+    items, records, missing = [], [], 0
+    for it in load_nq_open(NQ, split, variant, limit=n):
+        rec = cache.get(cache_key(it.id, it.passage_ids, options.__dict__))
+        if rec is None:
+            missing += 1
+        else:
+            items.append(it)
+            records.append(rec)
+    units, skipped = short_units(items, records, model_name=model_name, faithfulness=faithfulness)
+    return units, {"questions": len(items), "not_observed": missing, **skipped}
+
+
+def describe(units) -> dict:
+    return {"units": len(units), "true": int(units.is_true.sum()), "false": int(len(units) - units.is_true.sum())}
+
+
+def evaluate_setting(key: str, title: str, setting, train, test, out_dir: Path, *, n_boot: int) -> dict:
+    from franq.evaluation.methods import FRANQ, GENERAL, RAG, run_methods
+    from franq.evaluation.report import (evaluate, plot_rejection_curves, plot_reliability, render_markdown,
+                                         render_text, results_to_json, MethodResult)
+
+    if not len(test):
+        print(f"{title}: no observed test units yet; skipped")
+        return {"key": key, "title": title, "markdown": f"### {title}\n\nNo observed test units.", "results": [],
+                "best_baseline": None, "calibrator_fits": {}, "plots": {}, "train": {}, "test": {}}
+    scores, reports = run_methods(setting, train, test)
+    y = test.is_true
+    first = {}
+    for s in scores:
+        if s.test is not None:
+            first[s.name] = evaluate(s.name, s.group, s.test, y, probabilities=s.probabilities, note=s.note)
+    baselines = [r for r in first.values() if r.group in (GENERAL, RAG) and np.isfinite(r.values["PRR"])]
+    best = max(baselines, key=lambda r: r.values["PRR"]).name if baselines else None
+    results = []
+    for s in scores:
+        if s.test is None:
+            results.append(MethodResult(s.name, s.group, {c: float("nan") for c in ("PR-AUC", "PRR", "AUROC", "ECE")},
+                                        None, len(y), s.note))
+        elif s.group == FRANQ or s.name == best:
+            results.append(evaluate(s.name, s.group, s.test, y, probabilities=s.probabilities, ci=True,
+                                    n_boot=n_boot, seed=0, note=s.note + (" best baseline by PRR" if s.name == best else "")))
+        else:
+            results.append(first[s.name])
+    print(render_text(results, title=title))
+    series = {s.name: (s.test, y) for s in scores if s.test is not None and (s.group == FRANQ or s.name == best)}
+    plots = {}
+    if len(set(y.tolist())) == 2:
+        plots["rejection"] = plot_rejection_curves(series, out_dir / f"issue7-{key}-rejection.png",
+                                                   title=f"{title}: rejection curves", max_rejection=1.0).name
+        prob = {n: v for n, v in series.items() if all(s.probabilities for s in scores if s.name == n)}
+        plots["reliability"] = plot_reliability(prob, out_dir / f"issue7-{key}-reliability.png",
+                                                title=f"{title}: reliability").name
+    return {"key": key, "title": title, "markdown": render_markdown(results, title=title),
+            "results": results_to_json(results), "best_baseline": best, "calibrator_fits": reports, "plots": plots,
+            "train": describe(train), "test": describe(test)}
+
+
+def report(args) -> None:
+    from franq.calibrate import stack_key
+    from franq.evaluation.methods import LONG, SHORT
+    from franq.faithfulness.combined import CombinedFaithfulness
+    from franq.lm import EMBEDDED_NAME
+    from franq.short import SamplingOptions
+
+    model_name = args.model or EMBEDDED_NAME
+    faith = CombinedFaithfulness(lm_name=model_name)
+    cache_dir = Path(args.cache)
+    sizes = QUICK if args.quick else SIZES
+    out_dir = Path(args.out)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    started = time.perf_counter()
+    sections, data = [], {}
+    stack = stack_key(model=model_name, faithfulness=faith.name, uq_faith="claim_prob", uq_unfaith="parametric",
+                      mode="long")
+    long_cache = read_cache(cache_dir / f"long-expertqa.{slug(model_name)}.{slug(faith.name)}.jsonl")
+    train, dtrain = long_split("train", sizes["long"]["train"], long_cache, stack)
+    test, dtest = long_split("test", sizes["long"]["test"], long_cache, stack)
+    data["long"] = {"train": dtrain, "test": dtest}
+    sections.append(evaluate_setting("long", "Long-form QA (ExpertQA, observer mode)", LONG, train, test, out_dir,
+                                     n_boot=args.n_boot))
+    options = SamplingOptions(max_new_tokens=args.max_new_tokens)
+    short_cache = read_cache(cache_dir / f"short-nq-open.{slug(model_name)}.jsonl")
+    for variant, title in (("clean", "Short-form QA (nq-open, gold + 4 BM25 distractors)"),
+                           ("corrupted", "Short-form QA, corrupted retrieval (gold replaced for 50%)")):
+        train, dtrain = short_split("train", variant, sizes["short"]["train"], short_cache, options, model_name, faith)
+        test, dtest = short_split("test", variant, sizes["short"]["test"], short_cache, options, model_name, faith)
+        data[f"short-{variant}"] = {"train": dtrain, "test": dtest}
+        sections.append(evaluate_setting(f"short-{variant}", title, SHORT, train, test, out_dir, n_boot=args.n_boot))
+    command = "python scripts/benchmark.py " + " ".join(sys.argv[1:]) if argv_is_cli() else "scripts/benchmark.py"
+    meta = {"command": command, "date": time.strftime("%Y-%m-%d"), "model": model_name, "faithfulness": faith.name,
+            "sizes": sizes, "data": data, "report_seconds": round(time.perf_counter() - started, 1),
+            "n_boot": args.n_boot, "max_new_tokens": args.max_new_tokens}
+    name = "issue7-quick" if args.quick else "issue7"
+    with open(out_dir / f"{name}.json", "w", encoding="utf-8") as f:
+        json.dump({"meta": meta, "sections": sections}, f, indent=1, allow_nan=False, default=_nan_none)
+    with open(out_dir / f"{name}.md", "w", encoding="utf-8") as f:
+        f.write(f"# Benchmark results ({meta['date']})\n\nCommand: `{command}`\n\nModel `{model_name}`, "
+                f"faithfulness `{faith.name}`; data sizes (answers/questions observed, units scored):\n\n")
+        f.write("```json\n" + json.dumps(data, indent=1) + "\n```\n\n")
+        for sec in sections:
+            f.write(sec["markdown"] + "\n\n")
+            f.write(f"Test units: {sec['test']}; train units: {sec['train']}.\n\n")
+            for kind, png in sec["plots"].items():
+                f.write(f"![{sec['title']}: {kind}]({png})\n\n")
+    print(f"wrote {out_dir / (name + '.md')} and {name}.json in {meta['report_seconds']} s")
+
+
+def _nan_none(obj):
+    raise TypeError(f"not JSON serializable: {obj!r}")
+
+
+def argv_is_cli() -> bool:
+    return Path(sys.argv[0]).name == "benchmark.py"
 
 
 def main(argv=None) -> None:
@@ -89,9 +242,36 @@ def main(argv=None) -> None:
     ob.add_argument("--model", default=None, help="model path or name (default: the embedded model)")
     ob.add_argument("--max-new-tokens", type=int, default=16)
     ob.add_argument("--threads", type=int, default=0, help="torch threads (0 = torch's default)")
+    ob.add_argument("--cache", default=str(CACHE))
+    rp = sub.add_parser("report", help="compute every method from the caches; write tables and plots")
+    rp.add_argument("--quick", action="store_true", help="the CI-sized subset")
+    rp.add_argument("--model", default=None)
+    rp.add_argument("--cache", default=str(CACHE))
+    rp.add_argument("--out", default=str(RESULTS))
+    rp.add_argument("--n-boot", type=int, default=1000)
+    rp.add_argument("--max-new-tokens", type=int, default=16)
+    al = sub.add_parser("all", help="observe everything that is missing, then report")
+    al.add_argument("--quick", action="store_true", help="the CI-sized subset (a smoke test of every stage)")
+    al.add_argument("--model", default=None)
+    al.add_argument("--cache", default=str(CACHE))
+    al.add_argument("--out", default=str(RESULTS))
+    al.add_argument("--n-boot", type=int, default=1000)
+    al.add_argument("--max-new-tokens", type=int, default=16)
+    al.add_argument("--threads", type=int, default=0)
     args = ap.parse_args(argv)
     if args.command == "observe":
         observe(args)
+    elif args.command == "report":
+        report(args)
+    else:
+        sizes = QUICK if args.quick else SIZES
+        for setting, split, variant in (("long", "train", "clean"), ("long", "test", "clean"),
+                                        ("short", "train", "clean"), ("short", "test", "clean"),
+                                        ("short", "train", "corrupted"), ("short", "test", "corrupted")):
+            observe(argparse.Namespace(setting=setting, split=split, variant=variant, model=args.model,
+                                       limit=sizes[setting][split], max_new_tokens=args.max_new_tokens,
+                                       threads=args.threads, cache=args.cache))
+        report(args)
 
 
 if __name__ == "__main__":

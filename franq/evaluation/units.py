@@ -1,0 +1,134 @@
+"""Benchmark units with labels and raw signals, built from the observe caches.
+
+A unit is what the metrics rank: a labelled claim (long form) or an attempted answer
+(short form). :class:`Units` holds, for one split, the binary factuality labels, the gold
+faithfulness labels where known (NaN elsewhere) and every method's raw signal by name.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from franq.judges.normalized import normalize_answer
+
+NOT_ATTEMPTED = re.compile(
+    r"\b(?:i (?:don't|do not|cannot|can't|am unable to|am not able to) (?:know|answer|say|determine|find)"
+    r"|(?:no|not enough) information|(?:is|are) not (?:mentioned|provided|specified|given|stated)"
+    r"|(?:does|do) not (?:mention|provide|specify|say|state|contain)|cannot be determined|unknown)\b",
+    re.IGNORECASE)
+"""Refusals: an answer matching this is "not attempted" and left out, as the paper does."""
+
+
+@dataclass(frozen=True)
+class Units:
+    ids: tuple[str, ...]
+    is_true: np.ndarray
+    is_faithful: np.ndarray  # 1 / 0 / NaN (unknown)
+    signals: dict[str, np.ndarray]
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        return self.signals[name]
+
+    @classmethod
+    def from_rows(cls, rows: Sequence[dict]) -> Units:
+        names = sorted({k for r in rows for k in r["signals"]})
+        missing = [n for n in names if any(n not in r["signals"] for r in rows)]
+        if missing:
+            raise ValueError(f"signals missing on some units: {missing}")
+        return cls(tuple(r["id"] for r in rows), np.array([r["is_true"] for r in rows], dtype=np.int64),
+                   np.array([np.nan if r.get("is_faithful") is None else float(r["is_faithful"]) for r in rows]),
+                   {n: np.array([r["signals"][n] for r in rows], dtype=np.float64) for n in names})
+
+
+def long_units(pairs: Sequence[tuple[dict, dict]]) -> tuple[Units, dict]:
+    """``(dataset record, observe_long record)`` pairs -> the labelled scored claims."""
+    rows, skipped = [], {"unlabelled": 0, "not_scored": 0}
+    for rec, obs in pairs:
+        if len(rec["claims"]) != len(obs["claims"]):
+            raise ValueError(f"{rec['id']}: {len(rec['claims'])} claims in the data, {len(obs['claims'])} observed")
+        for i, (gold, got) in enumerate(zip(rec["claims"], obs["claims"])):
+            if gold.get("is_true") is None:
+                skipped["unlabelled"] += 1
+                continue
+            if got["status"] != "scored":
+                skipped["not_scored"] += 1
+                continue
+            c = got["components"]
+            lt, lf = got["p_true_logprobs"]
+            rows.append({"id": f"{rec['id']}#{i}", "is_true": int(gold["is_true"]), "is_faithful": gold.get("is_faithful"),
+                         "signals": {"p_faithful": got["p_faithful"], "log_claim_prob": c["log_claim_prob"],
+                                     "log_parametric": c["log_parametric"], "n_tokens": c["n_tokens"],
+                                     "max_token_entropy": got["max_token_entropy"],
+                                     "mean_token_entropy": got["mean_token_entropy"],
+                                     "p_true": 1.0 / (1.0 + np.exp(lf - lt))}})
+    return Units.from_rows(rows), skipped
+
+
+def is_correct(answer: str, gold: Sequence[str]) -> bool:
+    """Normalized match (Natural Questions style): a gold answer occurs in the answer."""
+    text = f" {normalize_answer(answer)} "
+    return any(f" {g} " in text for g in (normalize_answer(a) for a in gold) if g)
+
+
+def attempted(answer: str) -> bool:
+    return bool(answer.strip()) and not NOT_ATTEMPTED.search(answer)
+
+
+class _NamedModel:
+    """Stands in for the LM where only its name is read (scoring cached samples)."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+
+def short_units(items: Sequence, records: Sequence[dict], *, model_name: str, faithfulness,
+                judge=None) -> tuple[Units, dict]:
+    """nq-open items with their ``observe_short`` records -> the attempted answers.
+
+    FRANQ's short-form components come from :class:`franq.short.ShortForm` on the cached
+    samples (no model pass); the sequence-level baselines from the greedy answer's tokens.
+    """
+    from lm_polygraph.estimators import SentenceSAR
+
+    from franq.io import Example
+    from franq.judges.normalized import NormalizedAnswerJudge
+    from franq.pipeline import passages_context
+    from franq.sampling import Sample, SampleSet
+    from franq.short import ShortForm
+
+    short = ShortForm(_NamedModel(model_name), faithfulness, judge or NormalizedAnswerJudge())
+    kept, skipped = [], {"not_attempted": 0}
+    for it, rec in zip(items, records):
+        text = rec["greedy"]["text"]
+        if not attempted(text) or "p_true_logprobs" not in rec:
+            skipped["not_attempted"] += 1
+            continue
+        kept.append((it, rec))
+    examples = [Example(it.question, it.passages, rec["greedy"]["text"]) for it, rec in kept]
+    sample_sets = [SampleSet(tuple(Sample(s["text"], (), (), s["logprob"], "cached") for s in rec["samples"]),
+                             rec["prompt_tokens"]) for _, rec in kept]
+    scores = short.score_many(examples, [passages_context(it.passages) for it, _ in kept], rag_samples=sample_sets)
+    contexts = [short.context(it.question, s) for (it, _), s in zip(kept, sample_sets)]
+    sar = SentenceSAR()({"sample_log_probs": [c.logprobs for c in contexts],
+                         "sample_sentence_similarity": [c.similarity() for c in contexts]})
+    rows = []
+    for k, ((it, rec), score) in enumerate(zip(kept, scores)):
+        g = rec["greedy"]
+        lp = np.asarray(g["token_logprobs"], dtype=np.float64)
+        lt, lf = rec["p_true_logprobs"]
+        claim = score.claims[0]
+        rows.append({"id": it.id, "is_true": int(is_correct(g["text"], it.answers)), "is_faithful": None,
+                     "signals": {"log_seq_prob": float(lp.sum()), "mean_logprob": float(lp.mean()),
+                                 "mean_token_entropy": float(np.mean(g["token_entropies"])),
+                                 "p_true": 1.0 / (1.0 + np.exp(lf - lt)),
+                                 "log_parametric": float(np.sum(rec["closed_logprobs"])),
+                                 "p_faithful": claim.p_faithful, "franq_none": claim.p_true,
+                                 "u_sentence_sar": float(sar[k]),
+                                 **{n: v for n, v in claim.components.items() if n != "n_samples"}}})
+    return Units.from_rows(rows), skipped

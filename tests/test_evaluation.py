@@ -1,0 +1,142 @@
+"""Evaluation harness pieces that need no model: data loading, units, methods."""
+import json
+import math
+
+import numpy as np
+import pytest
+
+from franq.evaluation.data import load_nq_open
+from franq.evaluation.methods import FRANQ, GENERAL, LONG, RAG, SHORT, XGB, run_methods
+from franq.evaluation.units import Units, attempted, is_correct, long_units, short_units
+from franq.faithfulness.combined import CombinedFaithfulness
+from franq.types import Passage
+
+
+def test_is_correct_and_attempted():
+    assert is_correct("The first prize went to Wilhelm Conrad Röntgen in 1901.", ["Wilhelm Conrad Röntgen"])
+    assert not is_correct("Wilhelm Conrad", ["Wilhelm Conrad Röntgen"])
+    assert not is_correct("The Anne Lee", ["Ann"])  # token boundaries, not substrings
+    assert is_correct("the Beatles.", ["The Beatles"])  # articles and punctuation normalized
+    assert attempted("Paris")
+    for refusal in ("", "  ", "I don't know.", "The passages do not mention the date.", "The answer is unknown"):
+        assert not attempted(refusal)
+
+
+def test_nq_open_variants(tmp_path):
+    import gzip
+
+    with gzip.open(tmp_path / "passages.jsonl.gz", "wt") as f:
+        for i in range(4):
+            f.write(json.dumps({"id": i, "title": f"T{i}", "text": f"text {i}"}) + "\n")
+    rows = [{"id": "nq-1", "question": "q1", "answers": ["a"], "passage_ids": [0, 1], "gold_position": 0,
+             "corrupted": True, "corrupted_passage_ids": [3, 1]},
+            {"id": "nq-2", "question": "q2", "answers": ["b"], "passage_ids": [1, 2], "gold_position": 1,
+             "corrupted": False, "corrupted_passage_ids": [1, 2]}]
+    (tmp_path / "test.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    clean = load_nq_open(tmp_path, "test")
+    bad = load_nq_open(tmp_path, "test", "corrupted")
+    assert clean[0].passages == (Passage("text 0", "T0"), Passage("text 1", "T1")) and not clean[0].corrupted
+    assert bad[0].passage_ids == (3, 1) and bad[0].corrupted
+    assert bad[1].passage_ids == clean[1].passage_ids and not bad[1].corrupted  # shared generation
+    assert len(load_nq_open(tmp_path, "test", limit=1)) == 1
+    with pytest.raises(ValueError, match="variant"):
+        load_nq_open(tmp_path, "test", "noisy")
+
+
+def _long_obs(status="scored", lp=-3.0, ent=(1.0, 2.0), ptrue=(-0.5, -1.5)):
+    return {"text": "c", "status": status, "p_faithful": 0.7, "p_true": 0.1,
+            "components": {"log_claim_prob": lp, "log_parametric": lp - 1, "n_tokens": 3.0},
+            "max_token_entropy": max(ent), "mean_token_entropy": float(np.mean(ent)), "p_true_logprobs": list(ptrue)}
+
+
+def test_long_units_keep_labelled_scored_claims():
+    rec = {"id": "a", "claims": [{"text": "c1", "is_true": True, "is_faithful": False},
+                                 {"text": "c2", "is_true": None, "is_faithful": True},
+                                 {"text": "c3", "is_true": False, "is_faithful": None},
+                                 {"text": "c4", "is_true": False}]}
+    obs = {"claims": [_long_obs(), _long_obs(), _long_obs(lp=-9.0), _long_obs(status="not_check_worthy")]}
+    units, skipped = long_units([(rec, obs)])
+    assert units.ids == ("a#0", "a#2") and units.is_true.tolist() == [1, 0]
+    assert units.is_faithful[0] == 0 and math.isnan(units.is_faithful[1])
+    assert skipped == {"unlabelled": 1, "not_scored": 1}
+    # P(True) = p(True) / (p(True) + p(False)) from the two log-probabilities
+    assert units["p_true"][0] == pytest.approx(1 / (1 + math.exp(-1.0)))
+    with pytest.raises(ValueError, match="3 observed"):
+        long_units([(rec, {"claims": obs["claims"][:3]})])
+
+
+def _synthetic_long(n, seed):
+    rng = np.random.default_rng(seed)
+    y = rng.random(n) < 0.7
+    rows = []
+    for i in range(n):
+        good = float(y[i])
+        rows.append({"id": str(i), "is_true": int(y[i]), "is_faithful": int(rng.random() < 0.6),
+                     "signals": {"p_faithful": rng.random(), "log_claim_prob": -5 + 3 * good - abs(rng.normal()),
+                                 "log_parametric": -6 + 2 * good - abs(rng.normal()), "n_tokens": 5.0,
+                                 "max_token_entropy": 3 - good + rng.random(), "mean_token_entropy": rng.random(),
+                                 "p_true": rng.random()}})
+    return Units.from_rows(rows)
+
+
+def test_run_methods_long_covers_every_group():
+    train, test = _synthetic_long(200, 0), _synthetic_long(150, 1)
+    scores, reports = run_methods(LONG, train, test)
+    groups = {s.group for s in scores}
+    assert groups == {GENERAL, RAG, XGB, FRANQ}
+    by_name = {s.name: s for s in scores}
+    assert by_name["CCP"].test is None and "NLI" in by_name["CCP"].note
+    for name in ("FRANQ no calibration", "FRANQ calibrated", "FRANQ condition-calibrated", "FRANQ soft-calibrated"):
+        assert by_name[name].test.shape == (150,)
+        assert np.all((by_name[name].test >= 0) & (by_name[name].test <= 1))
+    assert set(reports) == {"calibrated", "condition", "soft"}
+    # the signal is in the claim probability: calibrated FRANQ ranks better than chance
+    from franq.metrics import auroc
+
+    assert auroc(by_name["FRANQ calibrated"].test, test.is_true) > 0.7
+    # uncalibrated FRANQ is the raw mix
+    want = test["p_faithful"] * np.exp(test["log_claim_prob"]) + (1 - test["p_faithful"]) * np.exp(test["log_parametric"])
+    np.testing.assert_allclose(by_name["FRANQ no calibration"].test, want)
+
+
+def test_supervised_methods_report_one_class_train():
+    train = _synthetic_long(30, 0)
+    train = Units(train.ids, np.ones(len(train), dtype=np.int64), train.is_faithful, train.signals)
+    scores, _ = run_methods(LONG, train, _synthetic_long(20, 1))
+    for s in scores:
+        if s.group == XGB or s.name.startswith("FRANQ ") and s.name != "FRANQ no calibration":
+            assert s.test is None and "both classes" in s.note
+
+
+class _Item:
+    def __init__(self, i, answers):
+        self.id, self.question, self.answers = f"q{i}", "who wrote the book", answers
+        self.passages = (Passage("The book was written by Ann Lee in 1901.", "Book"),)
+
+
+def _short_record(greedy, samples):
+    return {"prompt_tokens": 50, "warnings": [],
+            "greedy": {"text": greedy, "token_ids": [1, 2], "token_logprobs": [-0.5, -1.0],
+                       "token_entropies": [1.0, 2.0], "stop": "eos"},
+            "samples": [{"text": t, "logprob": -1.0 - k, "n_tokens": 2} for k, t in enumerate(samples)],
+            "p_true_logprobs": [-0.2, -2.0], "closed_logprobs": [-2.0, -3.0]}
+
+
+def test_short_units_from_cached_samples():
+    items = [_Item(0, ["Ann Lee"]), _Item(1, ["Ann Lee"]), _Item(2, ["Ann Lee"])]
+    records = [_short_record("Ann Lee wrote it.", ["Ann Lee", "Ann Lee", "Bob"]),
+               _short_record("Bob Smith", ["Bob Smith", "Carl", "Dan"]),
+               _short_record("I don't know.", ["x", "y", "z"])]
+    units, skipped = short_units(items, records, model_name="m", faithfulness=CombinedFaithfulness(lm_name="m"))
+    assert skipped == {"not_attempted": 1}
+    assert units.is_true.tolist() == [1, 0]
+    assert units["log_seq_prob"][0] == pytest.approx(-1.5)
+    assert units["mean_logprob"][0] == pytest.approx(-0.75)
+    assert units["mean_token_entropy"][0] == pytest.approx(1.5)
+    assert units["log_parametric"][0] == pytest.approx(-5.0)
+    # agreeing samples: fewer meanings, lower semantic entropy and eigenvalue sum
+    assert units["u_semantic_entropy"][0] < units["u_semantic_entropy"][1]
+    assert units["u_eigval"][0] < units["u_eigval"][1]
+    assert 0 <= units["franq_none"][0] <= 1
+    scores, _ = run_methods(SHORT, units, units)
+    assert {s.name for s in scores} >= {"Semantic Entropy", "SentenceSAR", "Sum of Eigenvalues", "FRANQ no calibration"}
