@@ -13,6 +13,7 @@ PNG plots. See docs/BENCHMARKS.md.
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import logging
 import random
@@ -34,6 +35,8 @@ CACHE = ROOT / "benchmarks" / "cache" / "eval"
 NQ = ROOT / "datasets" / "nq-open"
 EXPERTQA = ROOT / "datasets" / "expertqa"
 RESULTS = ROOT / "benchmarks" / "results"
+SNAPSHOTS = ROOT / "datasets" / "generations"
+USE_SNAPSHOTS = True
 SIZES = {"long": {"train": 120, "test": 217}, "short": {"train": 100, "test": 200}}
 QUICK = {"long": {"train": 4, "test": 4}, "short": {"train": 6, "test": 6}}
 
@@ -76,7 +79,7 @@ def observe(args) -> None:
         franq = Franq(lm, faithfulness=backend_from_config(FranqConfig(), lm), calibrator="none")
         path = cache / f"long-expertqa.{slug(lm.name)}.{slug(franq.faithfulness.name)}.jsonl"
         items = [(cache_key(ident, franq.stack), ex) for ident, ex, _ in long_items(args.split, n)]
-        for _ in run_cached(str(path), items, lambda ex: observe_long(franq, ptrue, ex)):
+        for _ in run_cached(str(path), items, lambda ex: observe_long(franq, ptrue, ex), known=snapshot(path)):
             pass
     else:
         from franq.short import SamplingOptions
@@ -85,21 +88,35 @@ def observe(args) -> None:
         path = cache / f"short-nq-open.{slug(lm.name)}.jsonl"
         items = [(cache_key(it.id, it.passage_ids, options.__dict__), it)
                  for it in load_nq_open(NQ, args.split, args.variant, limit=n)]
-        for _ in run_cached(str(path), items,
-                            lambda it: observe_short(lm, ptrue, it.question, it.passages, options=options)):
+        for _ in run_cached(str(path), items, lambda it: observe_short(lm, ptrue, it.question, it.passages,
+                                                                       options=options), known=snapshot(path)):
             pass
 
 
-def read_cache(path: Path) -> dict[str, dict]:
-    """Records of an observe cache by key (read-only: an observe run may be appending)."""
+def snapshot(path: Path) -> dict[str, dict]:
+    """The committed snapshot of an observe cache, by key (empty when there is none, or
+    with ``--fresh``)."""
+    if not USE_SNAPSHOTS:
+        return {}
+    return _read_jsonl(SNAPSHOTS / (path.name + ".gz"), gzip.open)
+
+
+def _read_jsonl(source: Path, opener) -> dict[str, dict]:
     out = {}
-    if path.exists():
-        with open(path, encoding="utf-8") as f:
+    if source.exists():
+        with opener(source, "rt", encoding="utf-8") as f:
             for line in f:
-                if line.endswith("\n"):
+                if line.endswith("\n"):  # a line being appended is skipped
                     rec = json.loads(line)
                     out[rec["id"]] = rec
     return out
+
+
+def read_cache(path: Path) -> dict[str, dict]:
+    """Records of an observe cache by key (read-only: an observe run may be appending),
+    plus those of its committed snapshot ``datasets/generations/<name>.gz``, so a fresh
+    clone reproduces the report without running the model."""
+    return snapshot(path) | _read_jsonl(path, open)
 
 
 def long_split(split: str, n: int, cache: dict, stack: dict):
@@ -230,6 +247,19 @@ def argv_is_cli() -> bool:
     return Path(sys.argv[0]).name == "benchmark.py"
 
 
+def _common(parser, *, observe: bool, report: bool) -> None:
+    parser.add_argument("--model", default=None, help="model path or name (default: the embedded model)")
+    parser.add_argument("--cache", default=str(CACHE), help="folder of the observe caches")
+    parser.add_argument("--fresh", action="store_true", help="ignore the committed snapshots in datasets/generations")
+    parser.add_argument("--max-new-tokens", type=int, default=16, help="short-form answer and sample length")
+    if observe:
+        parser.add_argument("--threads", type=int, default=0, help="torch threads (0 = torch's default)")
+    if report:
+        parser.add_argument("--quick", action="store_true", help="the CI-sized subset (a smoke test of every stage)")
+        parser.add_argument("--out", default=str(RESULTS), help="folder for the tables, JSON and plots")
+        parser.add_argument("--n-boot", type=int, default=1000, help="bootstrap resamples for the 95%% intervals")
+
+
 def main(argv=None) -> None:
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(message)s", datefmt="%H:%M:%S")
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -239,26 +269,13 @@ def main(argv=None) -> None:
     ob.add_argument("--split", choices=["train", "test"], required=True)
     ob.add_argument("--variant", choices=["clean", "corrupted"], default="clean")
     ob.add_argument("--limit", type=int, default=None, help="first N items (default: the benchmark size)")
-    ob.add_argument("--model", default=None, help="model path or name (default: the embedded model)")
-    ob.add_argument("--max-new-tokens", type=int, default=16)
-    ob.add_argument("--threads", type=int, default=0, help="torch threads (0 = torch's default)")
-    ob.add_argument("--cache", default=str(CACHE))
-    rp = sub.add_parser("report", help="compute every method from the caches; write tables and plots")
-    rp.add_argument("--quick", action="store_true", help="the CI-sized subset")
-    rp.add_argument("--model", default=None)
-    rp.add_argument("--cache", default=str(CACHE))
-    rp.add_argument("--out", default=str(RESULTS))
-    rp.add_argument("--n-boot", type=int, default=1000)
-    rp.add_argument("--max-new-tokens", type=int, default=16)
-    al = sub.add_parser("all", help="observe everything that is missing, then report")
-    al.add_argument("--quick", action="store_true", help="the CI-sized subset (a smoke test of every stage)")
-    al.add_argument("--model", default=None)
-    al.add_argument("--cache", default=str(CACHE))
-    al.add_argument("--out", default=str(RESULTS))
-    al.add_argument("--n-boot", type=int, default=1000)
-    al.add_argument("--max-new-tokens", type=int, default=16)
-    al.add_argument("--threads", type=int, default=0)
+    _common(ob, observe=True, report=False)
+    _common(sub.add_parser("report", help="compute every method from the caches; write tables and plots"),
+            observe=False, report=True)
+    _common(sub.add_parser("all", help="observe everything that is missing, then report"), observe=True, report=True)
     args = ap.parse_args(argv)
+    global USE_SNAPSHOTS
+    USE_SNAPSHOTS = not args.fresh
     if args.command == "observe":
         observe(args)
     elif args.command == "report":

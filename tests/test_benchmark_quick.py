@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parents[1]
 def test_benchmark_quick(tmp_path):
     cache, out = tmp_path / "cache", tmp_path / "out"
     cmd = [sys.executable, str(ROOT / "scripts" / "benchmark.py"), "all", "--quick", "--cache", str(cache),
-           "--out", str(out), "--n-boot", "50"]
+           "--out", str(out), "--n-boot", "50", "--fresh"]
     run = subprocess.run(cmd, capture_output=True, text=True, timeout=1200)
     assert run.returncode == 0, run.stderr[-3000:]
     result = json.loads((out / "issue7-quick.json").read_text())

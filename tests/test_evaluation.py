@@ -140,3 +140,28 @@ def test_short_units_from_cached_samples():
     assert 0 <= units["franq_none"][0] <= 1
     scores, _ = run_methods(SHORT, units, units)
     assert {s.name for s in scores} >= {"Semantic Entropy", "SentenceSAR", "Sum of Eigenvalues", "FRANQ no calibration"}
+
+
+def test_run_cached_observes_each_key_once(tmp_path):
+    from franq.evaluation.observe import cache_key, run_cached
+
+    calls = []
+
+    def observe(item):
+        calls.append(item)
+        return {"value": item * 2}
+
+    path = str(tmp_path / "cache.jsonl")
+    items = [(cache_key("a", i), i) for i in range(3)]
+    assert [r["value"] for r in run_cached(path, items, observe, progress=False)] == [0, 2, 4]
+    assert calls == [0, 1, 2]
+    # rerun with one more item: only the new one is observed; order follows the input
+    more = [(cache_key("a", 9), 9)] + items
+    assert [r["value"] for r in run_cached(path, more, observe, progress=False)] == [18, 0, 2, 4]
+    assert calls == [0, 1, 2, 9]
+    # keys already known (a committed snapshot) are not observed and not re-written
+    known = {cache_key("a", 5): {"id": cache_key("a", 5), "value": -1}}
+    out = list(run_cached(path, [(cache_key("a", 5), 5)], observe, progress=False, known=known))
+    assert out[0]["value"] == -1 and calls == [0, 1, 2, 9]
+    assert len(open(path).read().splitlines()) == 4
+    assert cache_key("a", 1) != cache_key("a", 2) and cache_key("a", [1, 2]) == cache_key("a", [1, 2])

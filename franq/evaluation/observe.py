@@ -95,12 +95,13 @@ def cache_key(*parts) -> str:
 
 
 def run_cached(path: str, items: Iterable[tuple[str, dict]], observe: Callable[[dict], dict], *,
-               progress: bool = True) -> Iterator[dict]:
-    """For each ``(key, item)``: the cached record for ``key`` in the JSONL ``path``, or
-    ``observe(item)`` appended to it (one fsynced line per record; a crash loses at most
-    the record in flight). Yields records in input order."""
+               progress: bool = True, known: dict[str, dict] | None = None) -> Iterator[dict]:
+    """For each ``(key, item)``: the cached record for ``key`` in the JSONL ``path`` (or in
+    ``known``, e.g. a committed snapshot), or ``observe(item)`` appended to ``path`` (one
+    fsynced line per record; a crash loses at most the record in flight). Yields records
+    in input order."""
     items = list(items)
-    done: dict[str, dict] = {}
+    done: dict[str, dict] = dict(known or {})
     out = OutputLog(path)
     try:
         with open(path, encoding="utf-8") as f:
