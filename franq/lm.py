@@ -254,11 +254,19 @@ class CausalLM:
 
     def sample(self, prompt_ids: Sequence[int], n: int, **options):
         """``n`` sampled answers with one shared prompt prefill; see :mod:`franq.sampling`."""
+        return self._get_sampler().sample(prompt_ids, n, **options)
+
+    def prefill(self, prompt_ids: Sequence[int]):
+        """Run a prompt once, for :meth:`sample` ``prefill=`` when the caller also wants the
+        prompt's KV cache (copy it first: sampling consumes it)."""
+        return self._get_sampler().prefill(prompt_ids)
+
+    def _get_sampler(self):
         from franq.sampling import Sampler
 
         if self._sampler is None:
             self._sampler = Sampler(self)
-        return self._sampler.sample(prompt_ids, n, **options)
+        return self._sampler
 
     @torch.inference_mode()
     def continuation_logprobs(self, items: Sequence[tuple[Sequence[int], Sequence[int]]], *,

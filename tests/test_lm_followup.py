@@ -42,10 +42,7 @@ def test_next_token_after_cache_equals_full_prompt(tiny_lm):
 def test_sampler_prefill_and_entropies(tiny_lm):
     prompt = _prompt(tiny_lm)
     plain = tiny_lm.sample(prompt, 3, max_new_tokens=6, seed=1, greedy_first=True)
-    from franq.sampling import Sampler
-
-    sampler = tiny_lm._sampler or Sampler(tiny_lm)
-    pre = sampler.prefill(prompt)
+    pre = tiny_lm.prefill(prompt)
     reused = tiny_lm.sample(prompt, 3, max_new_tokens=6, seed=1, greedy_first=True, prefill=pre)
     assert reused.texts == plain.texts
     for s in reused.samples:

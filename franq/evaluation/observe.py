@@ -37,13 +37,9 @@ def _floats(values) -> list[float]:
 def observe_short(lm, ptrue: PTrue, question: str, passages, *, options: SamplingOptions,
                   on_overflow: str = "truncate") -> dict:
     """Greedy answer + samples with the passages, P(True) and the closed-book pass."""
-    from franq.sampling import Sampler
-
     prompt = lm.rag_prompt(question, passages, reserve=options.max_new_tokens, on_overflow=on_overflow,
                            instruction=SHORT_INSTRUCTION)
-    if lm._sampler is None:
-        lm._sampler = Sampler(lm)
-    pre = lm._sampler.prefill(prompt.ids)
+    pre = lm.prefill(prompt.ids)
     kept = copy.deepcopy(pre.cache)
     s = lm.sample(prompt.ids, options.n_samples + 1, temperature=options.temperature, top_p=options.top_p,
                   top_k=options.top_k, max_new_tokens=options.max_new_tokens, stop_at_newline=True,
