@@ -172,7 +172,8 @@ def evaluate_setting(key: str, title: str, setting, train, test, out_dir: Path, 
                                         None, len(y), s.note))
         elif s.group == FRANQ or s.name == best:
             results.append(evaluate(s.name, s.group, s.test, y, probabilities=s.probabilities, ci=True,
-                                    n_boot=n_boot, seed=0, note=s.note + (" best baseline by PRR" if s.name == best else "")))
+                                    n_boot=n_boot, seed=0,
+                                    note="; ".join(filter(None, [s.note, "best baseline by PRR" if s.name == best else ""]))))
         else:
             results.append(first[s.name])
     print(render_text(results, title=title))
@@ -180,10 +181,10 @@ def evaluate_setting(key: str, title: str, setting, train, test, out_dir: Path, 
     plots = {}
     if len(set(y.tolist())) == 2:
         plots["rejection"] = plot_rejection_curves(series, out_dir / f"issue7-{key}-rejection.png",
-                                                   title=f"{title}: rejection curves", max_rejection=1.0).name
+                                                   title=f"{key}: rejection curves", max_rejection=1.0).name
         prob = {n: v for n, v in series.items() if all(s.probabilities for s in scores if s.name == n)}
         plots["reliability"] = plot_reliability(prob, out_dir / f"issue7-{key}-reliability.png",
-                                                title=f"{title}: reliability").name
+                                                title=f"{key}: reliability diagrams").name
     return {"key": key, "title": title, "markdown": render_markdown(results, title=title),
             "results": results_to_json(results), "best_baseline": best, "calibrator_fits": reports, "plots": plots,
             "train": describe(train), "test": describe(test)}
@@ -228,12 +229,23 @@ def report(args) -> None:
     with open(out_dir / f"{name}.json", "w", encoding="utf-8") as f:
         json.dump({"meta": meta, "sections": sections}, f, indent=1, allow_nan=False, default=_nan_none)
     with open(out_dir / f"{name}.md", "w", encoding="utf-8") as f:
-        f.write(f"# Benchmark results ({meta['date']})\n\nCommand: `{command}`\n\nModel `{model_name}`, "
-                f"faithfulness `{faith.name}`; data sizes (answers/questions observed, units scored):\n\n")
-        f.write("```json\n" + json.dumps(data, indent=1) + "\n```\n\n")
+        f.write(f"# Benchmark results ({meta['date']})\n\nCommand: `{command}` ({meta['report_seconds']} s from the "
+                f"caches)\n\nModel `{model_name}`, faithfulness `{faith.name}`, short-form answers and samples up to "
+                f"{args.max_new_tokens} tokens, {args.n_boot} bootstrap resamples.\n\n"
+                "| setting | split | answers observed | not observed | left out | units | true | false |\n"
+                "|---|---|---:|---:|---|---:|---:|---:|\n")
+        for sec in sections:
+            for split in ("train", "test"):
+                d = dict(data[sec["key"]][split])
+                observed = d.pop("answers", d.pop("questions", 0))
+                missing = d.pop("not_observed", 0)
+                u = sec[split] or {"units": 0, "true": 0, "false": 0}
+                left = ", ".join(f"{v} {k.replace('_', ' ')}" for k, v in d.items()) or "–"
+                f.write(f"| {sec['key']} | {split} | {observed} | {missing} | {left} | {u['units']} | {u['true']} "
+                        f"| {u['false']} |\n")
+        f.write("\n")
         for sec in sections:
             f.write(sec["markdown"] + "\n\n")
-            f.write(f"Test units: {sec['test']}; train units: {sec['train']}.\n\n")
             for kind, png in sec["plots"].items():
                 f.write(f"![{sec['title']}: {kind}]({png})\n\n")
     print(f"wrote {out_dir / (name + '.md')} and {name}.json in {meta['report_seconds']} s")
