@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from franq.evaluation.data import load_examples, load_nq_open  # noqa: E402
-from franq.evaluation.observe import cache_key, observe_long, observe_short, run_cached  # noqa: E402
+from franq.evaluation.observe import long_key, observe_long, observe_short, run_cached, short_key  # noqa: E402
 from franq.evaluation.units import long_units, short_units  # noqa: E402
 
 CACHE = ROOT / "benchmarks" / "cache" / "eval"
@@ -78,7 +78,7 @@ def observe(args) -> None:
 
         franq = Franq(lm, faithfulness=backend_from_config(FranqConfig(), lm), calibrator="none")
         path = cache / f"long-expertqa.{slug(lm.name)}.{slug(franq.faithfulness.name)}.jsonl"
-        items = [(cache_key(ident, franq.stack), ex) for ident, ex, _ in long_items(args.split, n)]
+        items = [(long_key(ident, franq.stack), ex) for ident, ex, _ in long_items(args.split, n)]
         for _ in run_cached(str(path), items, lambda ex: observe_long(franq, ptrue, ex), known=snapshot(path)):
             pass
     else:
@@ -86,7 +86,7 @@ def observe(args) -> None:
 
         options = SamplingOptions(max_new_tokens=args.max_new_tokens)
         path = cache / f"short-nq-open.{slug(lm.name)}.jsonl"
-        items = [(cache_key(it.id, it.passage_ids, options.__dict__), it)
+        items = [(short_key(it.id, it.passage_ids, options), it)
                  for it in load_nq_open(NQ, args.split, args.variant, limit=n)]
         for _ in run_cached(str(path), items, lambda it: observe_short(lm, ptrue, it.question, it.passages,
                                                                        options=options), known=snapshot(path)):
@@ -122,7 +122,7 @@ def read_cache(path: Path) -> dict[str, dict]:
 def long_split(split: str, n: int, cache: dict, stack: dict):
     pairs, missing = [], 0
     for ident, _, rec in long_items(split, n):
-        obs = cache.get(cache_key(ident, stack))
+        obs = cache.get(long_key(ident, stack))
         if obs is None:
             missing += 1
         else:
@@ -134,7 +134,7 @@ def long_split(split: str, n: int, cache: dict, stack: dict):
 def short_split(split: str, variant: str, n: int, cache: dict, options, model_name: str, faithfulness):
     items, records, missing = [], [], 0
     for it in load_nq_open(NQ, split, variant, limit=n):
-        rec = cache.get(cache_key(it.id, it.passage_ids, options.__dict__))
+        rec = cache.get(short_key(it.id, it.passage_ids, options))
         if rec is None:
             missing += 1
         else:

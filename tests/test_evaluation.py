@@ -165,3 +165,15 @@ def test_run_cached_observes_each_key_once(tmp_path):
     assert out[0]["value"] == -1 and calls == [0, 1, 2, 9]
     assert len(open(path).read().splitlines()) == 4
     assert cache_key("a", 1) != cache_key("a", 2) and cache_key("a", [1, 2]) == cache_key("a", [1, 2])
+
+
+def test_cache_keys_follow_what_a_record_depends_on():
+    from franq.evaluation.observe import long_key, short_key
+    from franq.short import SamplingOptions
+
+    base = short_key("nq-1", (1, 2), SamplingOptions())
+    assert base == short_key("nq-1", [1, 2], SamplingOptions())
+    assert base != short_key("nq-1", (2, 1), SamplingOptions())           # other passage order
+    assert base != short_key("nq-1", (1, 2), SamplingOptions(n_samples=5))
+    stack = {"model": "m", "faithfulness": "f", "prompt_version": "rag-v1"}
+    assert long_key("a", stack) != long_key("a", {**stack, "faithfulness": "g"})

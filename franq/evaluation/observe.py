@@ -24,7 +24,7 @@ import numpy as np
 
 from franq.io import Example
 from franq.jsonl import OutputLog
-from franq.scorers.p_true import ANSWER_QUESTION, PTrue
+from franq.scorers.p_true import ANSWER_QUESTION, CLAIM_QUESTION, PTrue
 from franq.short import SHORT_INSTRUCTION, SamplingOptions
 
 log = logging.getLogger(__name__)
@@ -88,6 +88,20 @@ def observe_long(franq, ptrue: PTrue, example: Example) -> dict:
 
 def cache_key(*parts) -> str:
     return hashlib.sha1(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def short_key(item_id: str, passage_ids, options: SamplingOptions) -> str:
+    """Everything a short-form record depends on besides the model (in the file name):
+    the item, its passages, the sampling options, the prompt and the P(True) question."""
+    from franq.lm import PROMPT_VERSION
+
+    return cache_key(item_id, list(passage_ids), options.__dict__, PROMPT_VERSION, SHORT_INSTRUCTION, ANSWER_QUESTION)
+
+
+def long_key(item_id: str, stack: dict) -> str:
+    """A long-form record depends on the item, the scoring stack (model, faithfulness,
+    scorers, prompt version) and the P(True) question."""
+    return cache_key(item_id, stack, CLAIM_QUESTION)
 
 
 def run_cached(path: str, items: Iterable[tuple[str, dict]], observe: Callable[[dict], dict], *,
