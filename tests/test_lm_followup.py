@@ -51,3 +51,19 @@ def test_sampler_prefill_and_entropies(tiny_lm):
     if g.token_ids:
         tf = tiny_lm.answer_pass(prompt, list(g.token_ids))
         np.testing.assert_allclose(g.token_entropies, tf.token_entropies, rtol=1e-3, atol=1e-4)
+
+
+def test_p_true_followup_and_probability(tiny_lm):
+    from franq.scorers.p_true import CLAIM_QUESTION, PTrue, probability
+
+    pt = PTrue(tiny_lm)
+    assert pt.candidates[0] != pt.candidates[1]
+    prompt = _prompt(tiny_lm)
+    answer = " Ann Lee wrote it."
+    follow = pt.claim_followups(answer, ["Ann Lee wrote it."])[0]
+    assert "Ann Lee wrote it." in tiny_lm.tokenizer.decode(follow)
+    p = tiny_lm.answer_pass(prompt, tiny_lm.encode(answer))
+    lp = tiny_lm.next_token_logprobs_after(p.cache, p.length, [follow], pt.candidates)[0]
+    assert 0 < probability(lp[0], lp[1]) < 1
+    assert probability(0.0, 0.0) == 0.5 and probability(-1.0, -3.0) > 0.5
+    assert "{claim}" in CLAIM_QUESTION

@@ -55,9 +55,8 @@ class PTrue:
     def claim_followups(self, answer: str, claims: Sequence[str]) -> list[list[int]]:
         return [self.followup(answer, CLAIM_QUESTION.format(claim=c.strip())) for c in claims]
 
-    @staticmethod
-    def probability(logprobs: np.ndarray) -> np.ndarray:
-        """``logprobs[:, 0]`` = log p(True), ``[:, 1]`` = log p(False) -> P(True)."""
-        lp = np.asarray(logprobs, dtype=np.float64)
-        return 1.0 / (1.0 + np.exp(lp[:, 1] - lp[:, 0]))
 
+
+def probability(log_true, log_false):
+    """P(True) = p(True) / (p(True) + p(False)) from the two log-probabilities (scalars or arrays)."""
+    return 1.0 / (1.0 + np.exp(np.asarray(log_false, dtype=np.float64) - np.asarray(log_true, dtype=np.float64)))
