@@ -1,1 +1,9 @@
-"""Evaluation harness (issue 7): metrics tables, bootstrap intervals and plots."""
+"""The benchmark harness behind ``scripts/benchmark.py`` (docs/BENCHMARKS.md).
+
+    data.py      the benchmark files (nq-open with its corrupted variant; ExpertQA)
+    observe.py   the model passes, cached and resumable, one record per answer
+    units.py     labelled units (claims / answers) with every method's raw signal
+    methods.py   the paper's method groups: general, RAG-specific, XGBoost, FRANQ variants
+    report.py    bootstrap intervals, paper-style tables, JSON, plots
+Metrics live in :mod:`franq.metrics`.
+"""
