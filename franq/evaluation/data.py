@@ -49,15 +49,7 @@ def load_nq_open(root: str | Path, split: str, variant: str = "clean", *, limit:
     return items
 
 
-def load_examples(path: str | Path, *, limit: int | None = None, ids: set[str] | None = None) -> list[tuple[str, Example, dict]]:
+def load_examples(path: str | Path) -> list[tuple[str, Example, dict]]:
     """franq input records (with claims and labels): ``(id, Example, raw record)``."""
-    out = []
     with open(path, encoding="utf-8") as f:
-        for line in f:
-            rec = json.loads(line)
-            if ids is not None and rec["id"] not in ids:
-                continue
-            out.append((rec["id"], parse_example(rec), rec))
-            if limit is not None and len(out) >= limit:
-                break
-    return out
+        return [(rec["id"], parse_example(rec), rec) for rec in map(json.loads, f)]
