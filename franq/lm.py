@@ -373,22 +373,40 @@ class CausalLM:
         return out
 
     def _score_batch(self, pairs, index, results) -> None:
-        width = max(len(p) + len(c) for p, c in pairs)
-        keep = max(len(c) for _, c in pairs)
-        ids, mask, positions = self._left_pad([list(p) + list(c) for p, c in pairs])
-        if keep == 0:
+        """One left-padded forward pass over ``pairs``. The LM head runs only at the
+        positions that predict continuation tokens, row by row: padded batches mix answers
+        of different lengths, and the head (vocabulary x hidden) is the largest matrix a
+        small model multiplies per position."""
+        seqs = [list(p) + list(c) for p, c in pairs]
+        width = max(len(s) for s in seqs)
+        rows = [b for b, (_, c) in enumerate(pairs) for _ in c]
+        if not rows:
             for i in index:
                 results[i] = np.zeros(0, dtype=np.float64)
             return
-        kwargs = {"logits_to_keep": keep + 1} if self._keep_arg else {}
-        logits = self.model(input_ids=ids, attention_mask=mask, position_ids=positions, use_cache=False,
-                            **kwargs).logits
-        logits = logits[:, -(keep + 1):-1].float()  # position t predicts token t + 1
-        logp = torch.log_softmax(logits, dim=-1)
-        targets = ids[:, width - keep:]
-        picked = logp.gather(2, targets[..., None])[..., 0]
-        for b, (i, (_, c)) in enumerate(zip(index, pairs)):
-            results[i] = picked[b, keep - len(c):].double().cpu().numpy()
+        cols = [width - len(c) - 1 + t for _, c in pairs for t in range(len(c))]  # position t predicts t + 1
+        ids, mask, positions = self._left_pad(seqs)
+        rows_t, cols_t = torch.tensor(rows, device=self.device), torch.tensor(cols, device=self.device)
+        head = self.model.get_output_embeddings()
+        hook = None if head is None else head.register_forward_pre_hook(
+            lambda _, args: (args[0][rows_t, cols_t][None], *args[1:]))
+        try:
+            logits = self.model(input_ids=ids, attention_mask=mask, position_ids=positions, use_cache=False).logits
+        finally:
+            if hook is not None:
+                hook.remove()
+        logits = (logits[0] if hook is not None else logits[rows_t, cols_t]).float()  # (answer tokens, vocabulary)
+        picked = logits.gather(1, ids[rows_t, cols_t + 1][:, None])[:, 0]
+        for k in range(0, len(rows), _LSE_CHUNK):  # in cache-sized pieces: a batch's logits can be 100s of MB
+            picked[k:k + _LSE_CHUNK] -= torch.logsumexp(logits[k:k + _LSE_CHUNK], dim=-1)
+        picked = picked.double().cpu().numpy()
+        start = 0
+        for i, (_, c) in zip(index, pairs):
+            results[i] = picked[start:start + len(c)]
+            start += len(c)
+
+
+_LSE_CHUNK = 64
 
 
 def _length_batches(order: list[int], lengths: list[int], max_tokens: int) -> list[list[int]]:

@@ -45,6 +45,27 @@ def test_batched_equals_unbatched_with_padding(tiny_lm):
         np.testing.assert_allclose(b, s, atol=1e-4)
 
 
+def test_one_batch_of_mixed_continuations_equals_the_naive_loop(tiny_lm, monkeypatch):
+    """Rows whose continuations differ in length (empty, short, longer than a log-sum-exp
+    chunk) share one padded pass; each row's head positions are its own."""
+    prompt = list(tiny_lm.closed_book_prompt(QUESTION).ids)
+    cont, _ = tiny_lm.encode_answer(" ".join(["It was built from 1887 to 1889 in Paris."] * 8))
+    n = len(cont)
+    assert n > 80
+    items = [(prompt, cont), (prompt + cont, []), (prompt + cont[:n - 8], cont[n - 8:n - 4]),
+             (prompt, cont[:int(0.8 * n)])]
+    calls = []
+    score_batch = tiny_lm._score_batch
+    monkeypatch.setattr(tiny_lm, "_score_batch", lambda pairs, *a: calls.append(len(pairs)) or score_batch(pairs, *a))
+    got = tiny_lm.continuation_logprobs(items, max_batch_tokens=100_000)
+    assert calls == [4]
+    assert got[1].shape == (0,)
+    for (p, c), g in zip(items, got):
+        if c:
+            np.testing.assert_allclose(g, naive_logprobs(tiny_lm, p, c), atol=1e-4)
+    assert not tiny_lm.model.get_output_embeddings()._forward_pre_hooks  # the row selection is removed
+
+
 def test_closed_book_prompt_contains_no_passage_text(tiny_lm):
     closed = tiny_lm.closed_book_prompt(QUESTION).text
     rag = tiny_lm.rag_prompt(QUESTION, PASSAGES).text
