@@ -111,14 +111,16 @@ class RayEngine:
             yield from self._run_window(window)
 
     def _run_window(self, window: list[Record]) -> Iterator[list[Scored | BadRecord]]:
+        # Small calls (about 4 per actor, at most answers_per_call answers), one block each, and
+        # one call in flight per actor: an actor that comes up first must not queue the work
+        # of one that is still loading its model.
+        per_call = max(1, min(self.answers_per_call, -(-len(window) // (4 * self.workers))))
         ds = self.ray.data.from_items(
             [{"line": r.line, "id": r.id, "record": _example_json(r)} for r in window],
-            override_num_blocks=max(1, min(len(window), self.workers * 4)))
-        # Enough batches to keep every actor busy, at most answers_per_call answers each.
-        per_call = max(1, min(self.answers_per_call, -(-len(window) // (2 * self.workers))))
+            override_num_blocks=-(-len(window) // per_call))
         ds = ds.map_batches(
             FranqActor, batch_size=per_call,
-            compute=self.ray.data.ActorPoolStrategy(size=self.workers),
+            compute=self.ray.data.ActorPoolStrategy(size=self.workers, max_tasks_in_flight_per_actor=1),
             num_cpus=self.cpus_per_worker, num_gpus=self.gpus_per_worker or None,
             fn_constructor_kwargs={"config": self.config, "threads": max(int(self.cpus_per_worker), 1),
                                    "batch_tokens": self.batch_tokens})
