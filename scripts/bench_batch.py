@@ -63,6 +63,8 @@ def main() -> None:
     ap.add_argument("--ray-chunks", type=int, default=2)
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--skip-batching", action="store_true", help="run only the Ray comparison")
+    ap.add_argument("--device", help="cpu, cuda, cuda:1, ... (default: cuda when available)")
+    ap.add_argument("--dtype", help="float32, bfloat16, float16 (default: float32 on CPU, bfloat16 on GPU)")
     ap.add_argument("--out", default="benchmarks/results/issue8.json")
     args = ap.parse_args()
     import torch
@@ -77,13 +79,15 @@ def main() -> None:
         p = tmp / f"chunk{k}.jsonl"
         p.write_text("\n".join(lines[k * size:(k + 1) * size]) + "\n", encoding="utf-8")
         chunks.append(p)
-    franq = Franq.from_config(FranqConfig())
+    config = FranqConfig(device=args.device, dtype=args.dtype)
+    franq = Franq.from_config(config)
     single = lambda: LocalEngine(franq, batch_tokens=0)  # noqa: E731
     batched = lambda: LocalEngine(franq)  # noqa: E731
     warm = tmp / "warmup.jsonl"
     warm.write_text("\n".join(lines[:2]) + "\n", encoding="utf-8")
     timed_run(batched, warm, tmp, "warmup")
-    result = {"torch_threads": torch.get_num_threads(), "answers": len(lines)}
+    result = {"torch_threads": torch.get_num_threads(), "answers": len(lines), "device": str(franq.lm.device),
+              "dtype": str(next(franq.lm.model.parameters()).dtype)}
     if not args.skip_batching:
         result.update(compare([("single", single), ("batched", batched)], chunks, tmp, "chunk"))
         print(json.dumps({k: v for k, v in result.items() if k != "chunk"}), flush=True)
@@ -91,7 +95,7 @@ def main() -> None:
         from franq.batch_ray import RayEngine
 
         def ray_factory():
-            return RayEngine(FranqConfig(), workers=args.workers, cpus_per_worker=1.0)
+            return RayEngine(config, workers=args.workers, cpus_per_worker=1.0)
 
         def ray_shutdown(name):
             if name == "ray":
