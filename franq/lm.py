@@ -387,15 +387,20 @@ class CausalLM:
         cols = [width - len(c) - 1 + t for _, c in pairs for t in range(len(c))]  # position t predicts t + 1
         ids, mask, positions = self._left_pad(seqs)
         rows_t, cols_t = torch.tensor(rows, device=self.device), torch.tensor(cols, device=self.device)
+        selected = []  # the head's input was cut to the answer positions (a model may bypass its head module)
+
+        def select(_, args):
+            selected.append(True)
+            return (args[0][rows_t, cols_t][None], *args[1:])
+
         head = self.model.get_output_embeddings()
-        hook = None if head is None else head.register_forward_pre_hook(
-            lambda _, args: (args[0][rows_t, cols_t][None], *args[1:]))
+        hook = None if head is None else head.register_forward_pre_hook(select)
         try:
             logits = self.model(input_ids=ids, attention_mask=mask, position_ids=positions, use_cache=False).logits
         finally:
             if hook is not None:
                 hook.remove()
-        logits = (logits[0] if hook is not None else logits[rows_t, cols_t]).float()  # (answer tokens, vocabulary)
+        logits = (logits[0] if selected else logits[rows_t, cols_t]).float()  # (answer tokens, vocabulary)
         picked = logits.gather(1, ids[rows_t, cols_t + 1][:, None])[:, 0]
         for k in range(0, len(rows), _LSE_CHUNK):  # in cache-sized pieces: a batch's logits can be 100s of MB
             picked[k:k + _LSE_CHUNK] -= torch.logsumexp(logits[k:k + _LSE_CHUNK], dim=-1)

@@ -66,6 +66,19 @@ def test_one_batch_of_mixed_continuations_equals_the_naive_loop(tiny_lm, monkeyp
     assert not tiny_lm.model.get_output_embeddings()._forward_pre_hooks  # the row selection is removed
 
 
+def test_a_model_without_a_head_module_is_scored_from_full_logits(tiny_lm, monkeypatch):
+    """Where the head is not a module the pass goes through, the answer positions are
+    cut from the full logits instead."""
+    prompt = list(tiny_lm.closed_book_prompt(QUESTION).ids)
+    cont, _ = tiny_lm.encode_answer("It was built from 1887 to 1889 in Paris.")
+    items = [(prompt, cont), (prompt[:-2], cont[:-2])]
+    want = tiny_lm.continuation_logprobs(items, max_batch_tokens=100_000)
+    monkeypatch.setattr(tiny_lm.model, "get_output_embeddings", lambda: None)
+    got = tiny_lm.continuation_logprobs(items, max_batch_tokens=100_000)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, atol=1e-5)
+
+
 def test_closed_book_prompt_contains_no_passage_text(tiny_lm):
     closed = tiny_lm.closed_book_prompt(QUESTION).text
     rag = tiny_lm.rag_prompt(QUESTION, PASSAGES).text
