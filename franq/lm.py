@@ -400,10 +400,10 @@ class CausalLM:
         finally:
             if hook is not None:
                 hook.remove()
-        logits = (logits[0] if selected else logits[rows_t, cols_t]).float()  # (answer tokens, vocabulary)
-        picked = logits.gather(1, ids[rows_t, cols_t + 1][:, None])[:, 0]
-        for k in range(0, len(rows), _LSE_CHUNK):  # in cache-sized pieces: a batch's logits can be 100s of MB
-            picked[k:k + _LSE_CHUNK] -= torch.logsumexp(logits[k:k + _LSE_CHUNK], dim=-1)
+        logits = logits[0] if selected else logits[rows_t, cols_t]  # (answer tokens, vocabulary)
+        picked = logits.gather(1, ids[rows_t, cols_t + 1][:, None])[:, 0].float()
+        for k in range(0, len(rows), _LSE_CHUNK):  # float32 in cache-sized pieces: the logits can be 100s of MB
+            picked[k:k + _LSE_CHUNK] -= torch.logsumexp(logits[k:k + _LSE_CHUNK].float(), dim=-1)
         picked = picked.double().cpu().numpy()
         start = 0
         for i, (_, c) in zip(index, pairs):
