@@ -334,9 +334,8 @@ class CausalLM:
         out = self.model(input_ids=ids, use_cache=True, **({"logits_to_keep": keep} if self._keep_arg else {}))
         logp = torch.log_softmax(out.logits[0, -keep:-1].float(), dim=-1)
         picked = logp.gather(1, ids[0, -len(answer_ids):, None])[:, 0] if answer_ids else logp[:0, 0]
-        entropy = -(logp.exp() * logp).nan_to_num().sum(-1)
         return AnswerPass(out.past_key_values, ids.shape[1], picked.double().cpu().numpy(),
-                          entropy.double().cpu().numpy())
+                          entropies(logp).double().cpu().numpy())
 
     @torch.inference_mode()
     def next_token_logprobs_after(self, cache, length: int, continuations: Sequence[Sequence[int]],
@@ -412,6 +411,12 @@ class CausalLM:
 
 
 _LSE_CHUNK = 64
+
+
+def entropies(logp: torch.Tensor) -> torch.Tensor:
+    """Entropy (nats) of each distribution in the last dimension of log-probabilities
+    ``logp``; zero-probability entries count 0."""
+    return -(logp.exp() * logp).nan_to_num().sum(-1)
 
 
 def _length_batches(order: list[int], lengths: list[int], max_tokens: int) -> list[list[int]]:

@@ -25,6 +25,8 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from franq.lm import entropies
+
 
 @dataclass(frozen=True)
 class Sample:
@@ -146,7 +148,7 @@ class Sampler:
             if greedy_first and int(alive[0]) == 0:
                 nxt[0] = logits[0].argmax()
             picked = logp.gather(1, nxt[:, None])[:, 0]
-            entropy = -(logp.exp() * logp).nan_to_num().sum(-1)
+            entropy = entropies(logp)
             eos = self._is_eos[nxt]
             nl = torch.zeros_like(eos)
             if stop_at_newline:

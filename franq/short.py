@@ -78,6 +78,20 @@ class SamplingOptions:
         if not isinstance(self.n_samples, int) or self.n_samples < 2:
             raise ValueError(f"n_samples: expected an integer >= 2, got {self.n_samples!r}")
 
+    def draw(self, lm, prompt_ids, *, seed_offset: int = 0, greedy_first: bool = False, prefill=None) -> SampleSet:
+        """``n_samples`` answers to ``prompt_ids`` with these options (plus the greedy one as
+        row 0 with ``greedy_first``); ``prefill`` as in :meth:`franq.sampling.Sampler.sample`."""
+        return lm.sample(prompt_ids, self.n_samples + (1 if greedy_first else 0), temperature=self.temperature,
+                         top_p=self.top_p, top_k=self.top_k, max_new_tokens=self.max_new_tokens,
+                         stop_at_newline=True, seed=self.seed + seed_offset, greedy_first=greedy_first,
+                         prefill=prefill)
+
+
+def short_rag_prompt(lm, question: str, passages, *, options: SamplingOptions, on_overflow: str = "truncate"):
+    """The short-form prompt with the passages, leaving room for ``options.max_new_tokens``."""
+    return lm.rag_prompt(question, passages, reserve=options.max_new_tokens, on_overflow=on_overflow,
+                         instruction=SHORT_INSTRUCTION)
+
 
 class ShortForm:
     """Scores short answers as single claims from samples; see the module docstring."""
@@ -95,14 +109,10 @@ class ShortForm:
 
     def _samples(self, prompt_ids, seed_offset: int = 0, *, greedy_first: bool = False):
         """``n_samples`` answers (plus the greedy one as row 0 with ``greedy_first``)."""
-        o = self.options
-        return self.lm.sample(prompt_ids, o.n_samples + (1 if greedy_first else 0), temperature=o.temperature, top_p=o.top_p,
-                              top_k=o.top_k, max_new_tokens=o.max_new_tokens, stop_at_newline=True,
-                              seed=o.seed + seed_offset, greedy_first=greedy_first)
+        return self.options.draw(self.lm, prompt_ids, seed_offset=seed_offset, greedy_first=greedy_first)
 
     def _rag_prompt(self, question: str, passages):
-        return self.lm.rag_prompt(question, passages, reserve=self.options.max_new_tokens,
-                                  on_overflow=self.on_overflow, instruction=SHORT_INSTRUCTION)
+        return short_rag_prompt(self.lm, question, passages, options=self.options, on_overflow=self.on_overflow)
 
     def context(self, question: str, samples) -> SampleContext:
         texts = samples.texts

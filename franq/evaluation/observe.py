@@ -25,7 +25,7 @@ import numpy as np
 from franq.io import Example
 from franq.jsonl import OutputLog
 from franq.scorers.p_true import ANSWER_QUESTION, CLAIM_QUESTION, PTrue
-from franq.short import SHORT_INSTRUCTION, SamplingOptions
+from franq.short import SHORT_INSTRUCTION, SamplingOptions, short_rag_prompt
 
 log = logging.getLogger(__name__)
 
@@ -37,13 +37,10 @@ def _floats(values) -> list[float]:
 def observe_short(lm, ptrue: PTrue, question: str, passages, *, options: SamplingOptions,
                   on_overflow: str = "truncate") -> dict:
     """Greedy answer + samples with the passages, P(True) and the closed-book pass."""
-    prompt = lm.rag_prompt(question, passages, reserve=options.max_new_tokens, on_overflow=on_overflow,
-                           instruction=SHORT_INSTRUCTION)
+    prompt = short_rag_prompt(lm, question, passages, options=options, on_overflow=on_overflow)
     pre = lm.prefill(prompt.ids)
     kept = copy.deepcopy(pre.cache)
-    s = lm.sample(prompt.ids, options.n_samples + 1, temperature=options.temperature, top_p=options.top_p,
-                  top_k=options.top_k, max_new_tokens=options.max_new_tokens, stop_at_newline=True,
-                  seed=options.seed, greedy_first=True, prefill=pre)
+    s = options.draw(lm, prompt.ids, greedy_first=True, prefill=pre)
     greedy, samples = s.samples[0], s.samples[1:]
     record = {
         "prompt_tokens": len(prompt.ids), "warnings": list(prompt.warnings),

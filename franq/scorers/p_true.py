@@ -56,7 +56,6 @@ class PTrue:
         return [self.followup(answer, CLAIM_QUESTION.format(claim=c.strip())) for c in claims]
 
 
-
 def probability(log_true, log_false):
     """P(True) = p(True) / (p(True) + p(False)) from the two log-probabilities (scalars or arrays)."""
     return 1.0 / (1.0 + np.exp(np.asarray(log_false, dtype=np.float64) - np.asarray(log_true, dtype=np.float64)))
