@@ -45,6 +45,8 @@ VERSION = 1
 VARIANTS = ("none", "calibrated", "condition", "soft")
 LOG_FLOOR = 1e-300
 MIN_PER_CONDITION = 30
+COLLAPSE_MIN_DISTINCT = 3
+COLLAPSE_MIN_SPREAD = 0.05
 
 
 def log_scores(p: np.ndarray) -> np.ndarray:
@@ -67,6 +69,21 @@ def as_optional_labels(values: Any, field: str, *, n: int) -> np.ndarray:
     if bad.any():
         raise ValueError(f"'{field}' must be true, false or null; got {out[bad][:3].tolist()}")
     return out
+
+
+def collapse_warning(p_true: np.ndarray, where: str) -> str | None:
+    """A warning when calibrated predictions collapse: fewer than 3 distinct values, or
+    all within 0.05 of each other. Such a calibrator cannot rank or threshold claims."""
+    p = np.asarray(p_true, dtype=np.float64)
+    if not len(p):
+        return None
+    distinct = len(np.unique(np.round(p, 6)))
+    spread = float(p.max() - p.min())
+    if distinct < COLLAPSE_MIN_DISTINCT or spread < COLLAPSE_MIN_SPREAD:
+        return (f"{where}: calibrated P(true) collapses to {distinct} distinct value(s) between "
+                f"{p.min():.3f} and {p.max():.3f}; it cannot rank or threshold claims (the inputs carry "
+                f"little signal, or the training claims are too few or all of one label)")
+    return None
 
 
 def stack_mismatches(fitted_for: dict[str, str], stack: dict[str, str]) -> list[str]:
@@ -167,9 +184,13 @@ class FranqCalibrator:
                                     f"{'true' if c['false'] == 0 else 'false'}; its calibrator is constant")
                 setattr(self, attr, IsotonicCalibrator().fit(log_scores(scores), y, wc))
         self.n_samples_ = n
+        fitted = self._predict(p_f_raw, a, b)[3]
+        collapsed = collapse_warning(fitted, "on its training claims")
+        if collapsed:
+            warnings.append(collapsed)
         self.warnings_ = tuple(warnings)
         self.train_ece_ = {"before": expected_calibration_error(franq_mix(p_f_raw, a, b), y),
-                           "after": expected_calibration_error(self._predict(p_f_raw, a, b)[3], y)}
+                           "after": expected_calibration_error(fitted, y)}
         return self
 
     # ------------------------------------------------------------------ prediction
@@ -200,6 +221,16 @@ class FranqCalibrator:
     def predict(self, p_faithful: Any, p_true_if_faithful: Any, p_true_if_unfaithful: Any) -> np.ndarray:
         """Calibrated FRANQ P(true) per claim."""
         return self.predict_components(p_faithful, p_true_if_faithful, p_true_if_unfaithful)[3]
+
+    def output_range_warning(self) -> str | None:
+        """The collapse check at load time, from the file alone: the calibrated mix lies
+        between the smallest and largest values of the UQ maps (or of the raw mix)."""
+        self._check_fitted()
+        maps = [m for m in (self.uq_faith_, self.uq_unfaith_) if m is not None]
+        if not maps:
+            return None
+        values = np.unique(np.concatenate([m.y_thresholds_ for m in maps]))
+        return collapse_warning(values, "calibrator outputs")
 
     def mismatches(self, stack: dict[str, str]) -> list[str]:
         """Differences between what this calibrator was fitted for and ``stack``, e.g.

@@ -2,7 +2,10 @@
 calibrator (``calibration/``), and the calibrator a :class:`~franq.pipeline.Franq` applies.
 
 A calibrator records the stack it was fitted for (:func:`stack_key`): the model id, the
-faithfulness backend, the two UQ scorers, the prompt version and the answer mode. It is
+faithfulness backend, the two UQ scorers, the prompt version and the preset (plus, in
+short form, the equivalence judge and the number of samples). Long and short form are
+calibrated the same way: the calibrator maps the raw ``p_faithful``, ``uq_faith`` and
+``uq_unfaith`` of a claim to calibrated values. It is
 applied only to the same stack: on a mismatch franq warns and does not apply it
 (``on_mismatch="warn"``), refuses (``"error"``), or applies it anyway with a warning
 (``"force"``). The shipped default calibrators (``franq/data/calibrator-*.json``) are
@@ -24,16 +27,15 @@ import numpy as np
 from calibration.base import CalibratorFileError, read_json
 from calibration.franq import FranqCalibrator, stack_mismatches
 from calibration.metrics import brier_score, expected_calibration_error
+from franq import registry
 from franq.errors import InputError
+from franq.scorers.base import primary
+from franq.types import CalibratorInfo
 
 log = logging.getLogger(__name__)
 
 ON_MISMATCH = ("warn", "error", "force")
 DEFAULT_PREFIX = "calibrator-"
-RAW_KEYS = ("p_faithful_raw", "p_true_raw")
-FRANQ_FEATURES = ("p_faithful", "log_claim_prob", "log_parametric")
-"""XGBoost on the FRANQ features: P_faithful, UQ_faith, UQ_unfaith (log scale: trees are
-invariant to monotone transforms, and logs keep tiny probabilities apart)."""
 
 
 class CalibratorMismatchError(InputError):
@@ -41,38 +43,58 @@ class CalibratorMismatchError(InputError):
 
 
 def stack_key(*, model: str, faithfulness: str, uq_faith: str, uq_unfaith: str, mode: str,
-              prompt_version: str | None = None) -> dict[str, str]:
-    """What a calibrator is fitted for; ``prompt_version`` defaults to the current one."""
+              prompt_version: str | None = None, **extra: str) -> dict[str, str]:
+    """What a calibrator is fitted for; ``prompt_version`` defaults to the current one.
+    ``extra`` holds what only some presets depend on (short form: the equivalence judge
+    and the number of samples)."""
     if prompt_version is None:
         from franq.lm import PROMPT_VERSION
 
         prompt_version = PROMPT_VERSION
     return {"model": model, "faithfulness": faithfulness, "uq_faith": uq_faith, "uq_unfaith": uq_unfaith,
-            "prompt_version": prompt_version, "mode": mode}
+            "prompt_version": prompt_version, "mode": mode, **{k: str(v) for k, v in extra.items()}}
 
 
 # ---------------------------------------------------------------------- applying
-class ActiveCalibrator:
-    """A loaded calibrator as the pipeline uses it: ``apply`` maps raw components to
-    calibrated ``(p_faithful, p_true_if_faithful, p_true_if_unfaithful, p_true)``."""
+@dataclass(frozen=True)
+class Calibrated:
+    """Calibrated values for a batch of claims; ``None`` where the calibrator has no such part."""
 
-    def __init__(self, calibrator, *, source: str):
+    p_true: np.ndarray
+    p_true_if_faithful: np.ndarray | None = None
+    p_true_if_unfaithful: np.ndarray | None = None
+    p_faithful: np.ndarray | None = None
+
+
+class ActiveCalibrator:
+    """A loaded calibrator as the pipeline uses it: :meth:`apply` maps raw values to
+    :class:`Calibrated` ones; :attr:`info` says which file it is."""
+
+    def __init__(self, calibrator, *, path: str, source: str):
         self.calibrator = calibrator
-        self.source = source
         self.is_xgboost = not isinstance(calibrator, FranqCalibrator)
         self.name = "xgboost" if self.is_xgboost else calibrator.name
-
-    def apply(self, p_f: np.ndarray, p_faith: np.ndarray, p_unfaith: np.ndarray,
-              features: dict[str, np.ndarray]):
+        self.info = CalibratorInfo(path=str(path), source=source, variant=self.name,
+                                   fitted_for=dict(calibrator.fitted_for or {}))
+        self.warnings: tuple[str, ...] = ()
         if not self.is_xgboost:
-            return self.calibrator.predict_components(p_f, p_faith, p_unfaith)
-        feats = {"p_faithful": p_f, **features}
+            collapsed = calibrator.output_range_warning()
+            if collapsed:
+                msg = f"calibrator {path}: {collapsed}"
+                log.warning(msg)
+                self.warnings = (msg,)
+
+    def apply(self, p_f: np.ndarray, uq_faith: np.ndarray, uq_unfaith: np.ndarray,
+              signals: dict[str, np.ndarray]) -> Calibrated:
+        if not self.is_xgboost:
+            c_f, a, b, p = self.calibrator.predict_components(p_f, uq_faith, uq_unfaith)
+            return Calibrated(p, a, b, c_f if self.calibrator.faithfulness_ is not None else None)
+        feats = {"p_faithful": p_f, **signals}
         missing = [n for n in self.calibrator.feature_names if n not in feats]
         if missing:
-            raise InputError(f"calibrator {self.source}: needs feature(s) {missing}, which this stack does "
+            raise InputError(f"calibrator {self.info.path}: needs feature(s) {missing}, which this stack does "
                              f"not compute (it has {sorted(feats)})")
-        X = np.column_stack([feats[n] for n in self.calibrator.feature_names])
-        return p_f, p_faith, p_unfaith, self.calibrator.predict(X)
+        return Calibrated(self.calibrator.predict(np.column_stack([feats[n] for n in self.calibrator.feature_names])))
 
 
 def load_calibrator(path: str | Path):
@@ -110,7 +132,7 @@ def resolve_calibrator(setting: str | None, stack: dict[str, str], *, on_mismatc
     ``"none"`` = no calibration; ``"default"`` = the shipped one matching ``stack``, if
     any; else a path to a calibrator file."""
     if on_mismatch not in ON_MISMATCH:
-        raise InputError(f"'calibrator_mismatch': expected one of {list(ON_MISMATCH)}, got {on_mismatch!r}")
+        raise InputError(f"'calibration.on_mismatch': expected one of {list(ON_MISMATCH)}, got {on_mismatch!r}")
     if setting is None or setting == "none":
         return None, ()
     if setting == "default":
@@ -119,23 +141,26 @@ def resolve_calibrator(setting: str | None, stack: dict[str, str], *, on_mismatc
             log.info("no shipped calibrator for this stack %s; scores are uncalibrated", stack)
             return None, ()
         log.info("using the shipped calibrator %s", path.name)
-        return ActiveCalibrator(load_calibrator(path), source=path.name), ()
+        active = ActiveCalibrator(load_calibrator(path), path=f"franq/data/{path.name}", source="shipped")
+        return active, active.warnings
     try:
         cal = load_calibrator(setting)
     except (CalibratorFileError, ValueError) as exc:
         raise InputError(f"calibrator: {exc}") from None
     diffs = stack_mismatches(cal.fitted_for or {}, stack)
     if not diffs:
-        return ActiveCalibrator(cal, source=setting), ()
+        active = ActiveCalibrator(cal, path=str(Path(setting).resolve()), source="user")
+        return active, active.warnings
     detail = "; ".join(diffs)
     if on_mismatch == "error":
         raise CalibratorMismatchError(f"calibrator {setting} was fitted for another stack ({detail}); refit it "
-                                      f"with `franq calibrate` for this stack, or set calibrator_mismatch="
+                                      f"with `franq calibrate` for this stack, or set calibration.on_mismatch="
                                       f"'force' / --calibrator-mismatch force to apply it anyway")
     if on_mismatch == "force":
         msg = f"calibrator {setting} applied although it was fitted for another stack ({detail})"
         log.warning(msg)
-        return ActiveCalibrator(cal, source=setting), (msg,)
+        active = ActiveCalibrator(cal, path=str(Path(setting).resolve()), source="user")
+        return active, (msg, *active.warnings)
     msg = f"calibrator {setting} NOT applied: it was fitted for another stack ({detail}); scores are uncalibrated"
     log.warning(msg)
     return None, (msg,)
@@ -144,14 +169,16 @@ def resolve_calibrator(setting: str | None, stack: dict[str, str], *, on_mismatc
 # ---------------------------------------------------------------------- training data
 @dataclass(frozen=True)
 class TrainingClaims:
-    """Labelled, scored claims as arrays, with the stack they were scored by."""
+    """Labelled, scored claims as arrays, with the stack they were scored by. ``uq_faith``
+    and ``uq_unfaith`` are the scorers' primary signals mapped to probabilities (what the
+    pipeline mixes); ``signals`` holds every raw signal by its declared name."""
 
     p_faithful: np.ndarray
-    p_true_if_faithful: np.ndarray
-    p_true_if_unfaithful: np.ndarray
+    uq_faith: np.ndarray
+    uq_unfaith: np.ndarray
     is_true: np.ndarray
     is_faithful: tuple[bool | None, ...]
-    components: dict[str, np.ndarray]
+    signals: dict[str, np.ndarray]
     stack: dict[str, str]
     skipped: dict[str, int] = field(default_factory=dict)
     groups: np.ndarray | None = None
@@ -164,22 +191,27 @@ class TrainingClaims:
         """The claims where ``mask`` is true (e.g. the answers of one cross-validation fold)."""
         idx = np.flatnonzero(mask)
         return dataclasses.replace(
-            self, p_faithful=self.p_faithful[idx], p_true_if_faithful=self.p_true_if_faithful[idx],
-            p_true_if_unfaithful=self.p_true_if_unfaithful[idx], is_true=self.is_true[idx],
-            is_faithful=tuple(self.is_faithful[i] for i in idx),
-            components={k: v[idx] for k, v in self.components.items()},
+            self, p_faithful=self.p_faithful[idx], uq_faith=self.uq_faith[idx], uq_unfaith=self.uq_unfaith[idx],
+            is_true=self.is_true[idx], is_faithful=tuple(self.is_faithful[i] for i in idx),
+            signals={k: v[idx] for k, v in self.signals.items()},
             groups=None if self.groups is None else self.groups[idx])
+
+    def franq_features(self) -> list[str]:
+        """XGBoost on the FRANQ features: P_faithful and the two scorers' primary signals
+        (raw: trees are invariant to monotone maps, and log values keep tiny probabilities apart)."""
+        return ["p_faithful", *(primary(registry.lookup("scorers", self.stack[role])).name
+                                for role in ("uq_faith", "uq_unfaith"))]
 
     def features(self, names: Iterable[str]) -> np.ndarray:
         cols = []
         for n in names:
             if n == "p_faithful":
                 cols.append(self.p_faithful)
-            elif n in self.components:
-                cols.append(self.components[n])
+            elif n in self.signals:
+                cols.append(self.signals[n])
             else:
                 raise InputError(f"feature '{n}' is not in the scored claims (they have "
-                                 f"{sorted(['p_faithful', *self.components])})")
+                                 f"{sorted(['p_faithful', *self.signals])})")
         return np.column_stack(cols)
 
 
@@ -190,22 +222,40 @@ def _need(obj: dict, key: str, where: str, kind=str):
     return v
 
 
-def training_claims(records: Iterable[tuple[str, dict]], *, uq_faith: str = "claim_prob",
-                    uq_unfaith: str = "parametric") -> TrainingClaims:
+def _record_stack(rec: dict, where: str) -> dict[str, str]:
+    """The stack a ``franq score`` record was produced by (older output lacks ``stack``:
+    its scorers were the preset's defaults)."""
+    stack = rec.get("stack")
+    if stack:
+        if not isinstance(stack, dict) or not all(isinstance(v, str) for v in stack.values()):
+            raise InputError(f"{where}: 'stack' must be an object of strings")
+        return dict(stack)
+    mode = _need(rec, "mode", where)
+    if mode not in ("long", "short"):
+        raise InputError(f"{where}: 'mode' must be 'long' or 'short', got {mode!r}")
+    from franq.config import UQConfig
+
+    scorers = getattr(UQConfig(), mode)
+    return stack_key(model=_need(rec, "model", where), faithfulness=_need(rec, "faithfulness", where),
+                     uq_faith=scorers.faith, uq_unfaith=scorers.unfaith, mode=mode)
+
+
+def training_claims(records: Iterable[tuple[str, dict]]) -> TrainingClaims:
     """Collect the scored claims labelled ``is_true`` from ``franq score`` output records
-    (``(where, record)`` pairs). Raw (uncalibrated) values are used: the claim's
-    ``components`` carry the raw scorer values and, for calibrated output, ``p_faithful_raw``."""
-    p_f, a, b, y, gold, groups = [], [], [], [], [], []
-    comps: list[dict[str, float]] = []
-    stack = None
+    (``(where, record)`` pairs). Only raw values are read: ``p_faithful`` and the signals
+    the stack's scorers declare (their primary signals give ``uq_faith`` / ``uq_unfaith``)."""
+    p_f, y, gold, groups = [], [], [], []
+    sigs: list[dict[str, float]] = []
+    stack = scorers = None
     skipped = {"not_scored": 0, "unlabelled": 0}
     for n_rec, (where, rec) in enumerate(records):
-        key = {"model": _need(rec, "model", where), "faithfulness": _need(rec, "faithfulness", where),
-               "mode": _need(rec, "mode", where)}
+        key = _record_stack(rec, where)
         if stack is None:
             stack = key
+            scorers = [registry.lookup("scorers", stack[role]) for role in ("uq_faith", "uq_unfaith")]
         elif key != stack:
-            diff = [f"{k}: {stack[k]!r} vs {key[k]!r}" for k in key if key[k] != stack[k]]
+            diff = [f"{k}: {stack.get(k)!r} vs {key.get(k)!r}" for k in sorted(set(key) | set(stack))
+                    if key.get(k) != stack.get(k)]
             raise InputError(f"{where}: scored by another stack than the first record ({'; '.join(diff)}); "
                              f"calibrate one stack at a time")
         for i, c in enumerate(_need(rec, "claims", where, list)):
@@ -224,32 +274,39 @@ def training_claims(records: Iterable[tuple[str, dict]], *, uq_faith: str = "cla
             faithful = c.get("is_faithful")
             if faithful is not None and not isinstance(faithful, bool):
                 raise InputError(f"{cw}: 'is_faithful' must be true, false or null, got {type(faithful).__name__}")
-            comp = c.get("components")
-            if not isinstance(comp, dict):
-                raise InputError(f"{cw}: 'components' must be an object of raw scorer values")
-            for name in (uq_faith, uq_unfaith):
-                if not isinstance(comp.get(name), (int, float)):
-                    raise InputError(f"{cw}: 'components.{name}' is missing; was this scored by franq with "
-                                     f"the {name} scorer?")
-            raw_pf = comp.get("p_faithful_raw", c.get("p_faithful"))
-            if not isinstance(raw_pf, (int, float)) or isinstance(raw_pf, bool):
+            values = c.get("signals", c.get("components"))  # "components": franq output before 0.2
+            if not isinstance(values, dict):
+                raise InputError(f"{cw}: 'signals' must be an object of raw scorer values")
+            for scorer in scorers:
+                name = primary(scorer).name
+                if not _is_number(values.get(name)):
+                    raise InputError(f"{cw}: 'signals.{name}' is missing; was this scored by franq with "
+                                     f"the {scorer.name} scorer?")
+            raw_pf = values.get("p_faithful_raw", c.get("p_faithful"))  # before 0.2, p_faithful could be calibrated
+            if not _is_number(raw_pf):
                 raise InputError(f"{cw}: 'p_faithful' must be a number, got {type(raw_pf).__name__}")
             p_f.append(float(raw_pf))
-            a.append(float(comp[uq_faith]))
-            b.append(float(comp[uq_unfaith]))
             y.append(float(label))
             gold.append(faithful)
             groups.append(n_rec)
-            comps.append({k: float(v) for k, v in comp.items()
-                          if k not in RAW_KEYS and isinstance(v, (int, float)) and not isinstance(v, bool)})
+            sigs.append({k: float(v) for k, v in values.items() if _is_number(v) and k not in _OLD_DERIVED})
     if stack is None or not y:
         raise InputError(f"no scored claims labelled 'is_true' in the input (skipped: {skipped}); "
                          f"label claims with \"is_true\": true/false")
-    common = set.intersection(*(set(c) for c in comps))
-    components = {k: np.array([c[k] for c in comps]) for k in sorted(common)}
-    return TrainingClaims(np.array(p_f), np.array(a), np.array(b), np.array(y), tuple(gold), components,
-                          stack_key(uq_faith=uq_faith, uq_unfaith=uq_unfaith, **stack), skipped,
+    common = set.intersection(*(set(c) for c in sigs))
+    signals = {k: np.array([c[k] for c in sigs]) for k in sorted(common)}
+    faith, unfaith = (s().probability(signals[primary(s).name]) for s in scorers)
+    return TrainingClaims(np.array(p_f), faith, unfaith, np.array(y), tuple(gold), signals, stack, skipped,
                           np.array(groups))
+
+
+_OLD_DERIVED = ("p_faithful_raw", "p_true_raw", "claim_prob", "parametric", "semantic_entropy", "eigval",
+                "n_samples")
+"""Keys of pre-0.2 ``components`` that were derived values, not scorer signals."""
+
+
+def _is_number(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
 def read_scored(path: str | Path) -> Iterable[tuple[str, dict]]:
@@ -281,7 +338,7 @@ def fit_franq_calibrator(data: TrainingClaims, *, variant: str = "condition",
     cal = FranqCalibrator(variant=variant, calibrate_faithfulness=calibrate_faithfulness,
                           min_per_condition=min_per_condition, fitted_for=data.stack, description=description)
     t0 = time.perf_counter()
-    cal.fit(data.p_faithful, data.p_true_if_faithful, data.p_true_if_unfaithful, data.is_true,
+    cal.fit(data.p_faithful, data.uq_faith, data.uq_unfaith, data.is_true,
             is_faithful=data.is_faithful)
     seconds = time.perf_counter() - t0
     report = {"kind": "franq-isotonic", "variant": cal.name, "fitted_for": data.stack,
@@ -296,9 +353,9 @@ def fit_xgboost(data: TrainingClaims, *, features: str = "franq", n_estimators: 
     """XGBoost baseline on the FRANQ features or on all UQ components (paper section 3)."""
     from calibration.boosted import XGBoostCalibrator
 
-    names = list(FRANQ_FEATURES) if features == "franq" else sorted(data.components)
     if features not in ("franq", "all"):
         raise InputError(f"'features' must be 'franq' or 'all', got {features!r}")
+    names = data.franq_features() if features == "franq" else ["p_faithful", *sorted(data.signals)]
     X = data.features(names)
     cal = XGBoostCalibrator(feature_names=names, n_estimators=n_estimators, fitted_for=data.stack)
     t0 = time.perf_counter()

@@ -14,13 +14,47 @@ from franq.errors import FranqError, InputError
 from franq.io import Example, parse_example
 from franq.types import AnswerScore
 
-MODE_OPTION = click.option("--mode", type=click.Choice(["long", "short", "auto"]), default=None,
-              help="long: claims and token probabilities; short: the answer is one claim, scored "
-                   "from samples; auto: a single short sentence is short. Default: config (long).")
+MODE_OPTION = click.option(
+    "--mode", type=click.Choice(["long", "short", "auto"]), default=None,
+    help="Preset: long (claims, token probabilities), short (the answer is one claim, scored from "
+         "samples) or auto (a single short sentence is short). Default: the config's (long).")
 
-def _config(config_path: str | None, model: str | None, gguf_file: str | None) -> FranqConfig:
+
+def stack_options(f):
+    """The common choices, as flags over the config file (help text on every one)."""
+    options = [
+        click.option("--config", "config_path", type=click.Path(exists=True, dir_okay=False),
+                     help="TOML or JSON config file (sections: model, decomposer, faithfulness, uq, "
+                          "calibration, batch; see README)."),
+        click.option("--model", help="Causal LM: a local directory or a locally cached name (default: the "
+                                     "embedded SmolLM2). Sets [model] path."),
+        click.option("--gguf-file", help="A GGUF file inside --model, or a path to one."),
+        click.option("--device", help="cpu, cuda, cuda:1, mps (default: cuda if available, else cpu)."),
+        click.option("--dtype", type=click.Choice(["float32", "bfloat16", "float16", "auto"]), default=None,
+                     help="Model weights' dtype (default: float32 on cpu, bfloat16 on a GPU)."),
+        click.option("--faithfulness", help="Faithfulness backend: combined (default), lexical, context_pmi, "
+                                            "alignscore, nli, judge, or a plugin's name."),
+        click.option("--calibrator", help="'default' (the shipped calibrator fitted for this stack, if any), "
+                                          "'none', or a file from `franq calibrate`."),
+        MODE_OPTION,
+    ]
+    for option in reversed(options):
+        f = option(f)
+    return f
+
+
+def _config(config_path: str | None = None, **flags) -> FranqConfig:
+    """The config file (or the defaults) with the flags that were given on top."""
     cfg = FranqConfig.from_file(config_path) if config_path else FranqConfig()
-    return cfg.replace(model=model, gguf_file=gguf_file)
+    keys = {"model": "model.path", "gguf_file": "model.gguf_file", "device": "model.device",
+            "dtype": "model.dtype", "faithfulness": "faithfulness.name", "calibrator": "calibration.calibrator",
+            "calibrator_mismatch": "calibration.on_mismatch", "mode": "mode", "decomposer": "decomposer.name",
+            "decomposer_model": "decomposer.model", "decomposer_base_url": "decomposer.base_url",
+            "decomposer_backend": "decomposer.backend"}
+    unknown = set(flags) - set(keys)
+    if unknown:
+        raise TypeError(f"_config: unknown flags {sorted(unknown)}")
+    return cfg.with_overrides({keys[k]: v for k, v in flags.items()})
 
 
 def _load(cfg: FranqConfig):
@@ -36,18 +70,25 @@ def _fmt(p: float | None, small: bool = False) -> str:
 
 
 def format_table(result: AnswerScore, width: int = 100) -> str:
+    """Per claim: calibrated P(true) (when a calibrator ran), then the raw values."""
+    cal = result.calibrator
+    source = f"{cal.variant}, {cal.source} file {cal.path}" if cal else "none (raw values only)"
+    s = result.stack
     lines = [
         f"Question: {result.question}",
-        f"Model: {result.model} | faithfulness: {result.faithfulness} | calibration: {result.calibration}",
+        f"Model: {result.model} | preset: {result.mode} | faithfulness: {result.faithfulness} | "
+        f"UQ_faith: {s.get('uq_faith', '?')} | UQ_unfaith: {s.get('uq_unfaith', '?')}",
+        f"Calibration: {source}",
         "",
-        f"{'#':>2}  {'P(true)':>8}  {'P(faith)':>8}  {'p(c|x,r)':>8}  {'p(c|x)':>8}  claim",
+        f"{'#':>2}  {'P(true)':>8}  {'P(true)':>8}  {'P_faith':>8}  {'UQ_faith':>8}  {'UQ_unf.':>8}  claim",
+        f"{'':>2}  {'calib.':>8}  {'raw':>8}  {'raw':>8}  {'raw':>8}  {'raw':>8}",
     ]
     for i, c in enumerate(result.claims, 1):
         text = c.claim.text if c.status == "scored" else f"[{c.status}: {c.claim.note}] {c.claim.text}"
         if len(text) > width:
             text = text[: width - 1] + "…"
-        lines.append(f"{i:>2}  {_fmt(c.p_true, True):>8}  {_fmt(c.p_faithful):>8}  "
-                     f"{_fmt(c.p_true_if_faithful, True):>8}  {_fmt(c.p_true_if_unfaithful, True):>8}  {text}")
+        lines.append(f"{i:>2}  {_fmt(c.p_true_calibrated):>8}  {_fmt(c.p_true_raw, True):>8}  "
+                     f"{_fmt(c.p_faithful):>8}  {_fmt(c.uq_faith, True):>8}  {_fmt(c.uq_unfaith, True):>8}  {text}")
     for w in result.warnings:
         lines.append(f"warning: {w}")
     return "\n".join(lines)
@@ -68,14 +109,10 @@ def main(verbose: bool) -> None:
               help="Output JSONL (batch mode). Default: standard output.")
 @click.option("--errors", "errors_path", type=click.Path(dir_okay=False),
               help="Where bad records go (batch mode). Default: OUTPUT.errors.jsonl, or stderr.")
-@click.option("-q", "--question")
+@click.option("-q", "--question", help="The question (with --passage and --answer).")
 @click.option("-p", "--passage", "passages", multiple=True, help="A retrieved passage (repeat).")
-@click.option("-a", "--answer")
+@click.option("-a", "--answer", help="The answer to score.")
 @click.option("--example", is_flag=True, help="Score the bundled example.")
-@click.option("--config", "config_path", type=click.Path(exists=True, dir_okay=False),
-              help="JSON or TOML FranqConfig file.")
-@click.option("--model", help="Causal LM: local path or cached name (default: embedded SmolLM2).")
-@click.option("--gguf-file", help="GGUF file inside --model, or a path to one.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table",
               help="Output for a single example.")
 @click.option("--decomposer", type=click.Choice(["sentence", "llm"]), default=None,
@@ -84,8 +121,6 @@ def main(verbose: bool) -> None:
 @click.option("--decomposer-model", help="LLM decomposer: server model name, or local model path.")
 @click.option("--decomposer-base-url", help="LLM decomposer: OpenAI-compatible server URL, e.g. "
                                             "http://localhost:8000/v1 (API key from $OPENAI_API_KEY).")
-@click.option("--calibrator", help="Calibrator file from `franq calibrate`, 'default' (the shipped one "
-              "when it matches the stack) or 'none'.")
 @click.option("--calibrator-mismatch", type=click.Choice(["warn", "error", "force"]), default=None,
               help="If the calibrator was fitted for another stack: warn and skip it (default), "
                    "error, or force it.")
@@ -94,19 +129,23 @@ def main(verbose: bool) -> None:
               help="Batch mode: score in this process, or on Ray Data actors (pip install 'franq[ray]').")
 @click.option("--workers", type=click.IntRange(min=1), default=2, show_default=True,
               help="Ray: number of actors, each with one loaded model.")
-@click.option("--cpus-per-worker", type=click.FloatRange(min=0), default=1.0, show_default=True)
-@click.option("--gpus-per-worker", type=click.FloatRange(min=0), default=0.0, show_default=True)
+@click.option("--cpus-per-worker", type=click.FloatRange(min=0), default=1.0, show_default=True,
+              help="Ray: CPUs reserved per actor.")
+@click.option("--gpus-per-worker", type=click.FloatRange(min=0), default=0.0, show_default=True,
+              help="Ray: GPUs reserved per actor (fractions share a GPU).")
 @click.option("--ray-address", default=None,
               help="Ray: cluster address ('auto' = the running cluster). Default: a local Ray.")
 @click.option("--batch-tokens", type=click.IntRange(min=0), default=BATCH_TOKENS, show_default=True,
               help="Batch mode: answers per scoring call, by estimated tokens (0 = one answer per call).")
-@click.option("--max-record-bytes", type=click.IntRange(min=1), default=MAX_RECORD_BYTES, show_default=True)
-@click.option("--max-passage-chars", type=click.IntRange(min=1), default=MAX_PASSAGE_CHARS, show_default=True)
-@MODE_OPTION
-def score(input_path, output, errors_path, question, passages, answer, example, config_path,
-          model, gguf_file, fmt, calibrator, calibrator_mismatch, quiet, engine, workers, cpus_per_worker,
-          gpus_per_worker, ray_address, batch_tokens, max_record_bytes, max_passage_chars,
-          decomposer, decomposer_model, decomposer_base_url, mode=None):
+@click.option("--max-record-bytes", type=click.IntRange(min=1), default=MAX_RECORD_BYTES, show_default=True,
+              help="Batch mode: a JSONL line longer than this is a bad record.")
+@click.option("--max-passage-chars", type=click.IntRange(min=1), default=MAX_PASSAGE_CHARS, show_default=True,
+              help="Batch mode: a passage longer than this is a bad record.")
+@stack_options
+def score(input_path, output, errors_path, question, passages, answer, example, fmt, calibrator_mismatch, quiet,
+          engine, workers, cpus_per_worker, gpus_per_worker, ray_address, batch_tokens, max_record_bytes,
+          max_passage_chars, decomposer, decomposer_model, decomposer_base_url, config_path, model, gguf_file,
+          device, dtype, faithfulness, calibrator, mode):
     """Score one example (flags, --example or a .json file) or a JSONL file of examples.
 
     A JSONL line is {"id", "question", "passages": [str | {"title", "text"}], "answer",
@@ -115,10 +154,11 @@ def score(input_path, output, errors_path, question, passages, answer, example, 
     resumes: records already in OUT are skipped.
     """
     try:
-        cfg = _config(config_path, model, gguf_file).replace(
-            calibrator=calibrator, calibrator_mismatch=calibrator_mismatch, mode=mode,
-            decomposer=decomposer, decomposer_model=decomposer_model, decomposer_base_url=decomposer_base_url,
-            decomposer_backend="openai" if decomposer_base_url else None)
+        cfg = _config(config_path, model=model, gguf_file=gguf_file, device=device, dtype=dtype,
+                      faithfulness=faithfulness, calibrator=calibrator, calibrator_mismatch=calibrator_mismatch,
+                      mode=mode, decomposer=decomposer, decomposer_model=decomposer_model,
+                      decomposer_base_url=decomposer_base_url,
+                      decomposer_backend="openai" if decomposer_base_url else None)
         if input_path and (input_path == "-" or input_path.endswith(".jsonl")):
             summary = score_file(cfg, input_path, output, errors_path=errors_path,
                                  progress=not quiet, engine=engine, workers=workers,
@@ -155,19 +195,19 @@ def _single_example(input_path, question, passages, answer, example) -> Example:
 
 
 @main.command()
-@click.option("-q", "--question", required=True)
-@click.option("-p", "--passage", "passages", multiple=True, required=True)
-@click.option("--max-new-tokens", type=int, default=None)
-@click.option("--config", "config_path", type=click.Path(exists=True, dir_okay=False))
-@click.option("--model")
-@click.option("--gguf-file")
-@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table")
-@MODE_OPTION
-def answer(question, passages, max_new_tokens, config_path, model, gguf_file, fmt, mode=None):
+@click.option("-q", "--question", required=True, help="The question.")
+@click.option("-p", "--passage", "passages", multiple=True, required=True, help="A retrieved passage (repeat).")
+@click.option("--max-new-tokens", type=click.IntRange(min=1), default=None,
+              help="Longest answer to generate (default: the config's, 256).")
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", help="Output format.")
+@stack_options
+def answer(question, passages, max_new_tokens, fmt, config_path, model, gguf_file, device, dtype, faithfulness,
+           calibrator, mode):
     """Generate an answer with the model from the passages, then score its claims."""
     try:
-        result = _load(_config(config_path, model, gguf_file).replace(mode=mode)).answer(
-            question, list(passages), max_new_tokens=max_new_tokens)
+        cfg = _config(config_path, model=model, gguf_file=gguf_file, device=device, dtype=dtype,
+                      faithfulness=faithfulness, calibrator=calibrator, mode=mode)
+        result = _load(cfg).answer(question, list(passages), max_new_tokens=max_new_tokens)
     except FranqError as exc:
         raise click.ClickException(str(exc)) from None
     click.echo(json.dumps(result_record(None, result), ensure_ascii=False) if fmt == "json"
@@ -190,17 +230,18 @@ def answer(question, passages, max_new_tokens, config_path, model, gguf_file, fm
               help="Fit report JSON. Default: OUTPUT with .report.json.")
 @click.option("--scored", "scored_path", type=click.Path(dir_okay=False),
               help="Raw input only: where to keep the scored claims. Default: OUTPUT with .scored.jsonl.")
-@click.option("--config", "config_path", type=click.Path(exists=True, dir_okay=False))
-@click.option("--model")
-@click.option("--gguf-file")
+@stack_options
 def calibrate(input_path, output, variant, calibrate_faithfulness, xgb_features, min_per_condition,
-              report_path, scored_path, config_path, model, gguf_file):
+              report_path, scored_path, config_path, model, gguf_file, device, dtype, faithfulness, calibrator,
+              mode):
     """Fit a calibrator on labelled claims.
 
     INPUT_PATH is JSONL: either `franq score` output whose claims carry `is_true` (and
     optionally `is_faithful`) labels, or raw examples with labelled claims
     ({"question", "passages", "answer", "claims": [{"text", "is_true", "is_faithful"}]}),
-    which are scored first with the configured stack.
+    which are scored first with the configured stack (--calibrator is ignored: raw values
+    are fitted). Long and short form are calibrated alike; --mode short fits a short-form
+    calibrator.
     """
     from franq.calibrate import fit_franq_calibrator, fit_xgboost, is_scored_record, read_scored, training_claims
 
@@ -216,7 +257,8 @@ def calibrate(input_path, output, variant, calibrate_faithfulness, xgb_features,
             raise InputError(f"{input_path} line 1: not valid JSON ({exc})") from None
         if not (isinstance(first_obj, dict) and is_scored_record(first_obj)):
             scored_path = scored_path or stem + ".scored.jsonl"
-            cfg = _config(config_path, model, gguf_file).replace(calibrator="none")
+            cfg = _config(config_path, model=model, gguf_file=gguf_file, device=device, dtype=dtype,
+                          faithfulness=faithfulness, mode=mode, calibrator="none")
             Path(scored_path).unlink(missing_ok=True)  # score afresh, as before (no resume here)
             click.echo(score_file(cfg, input_path, scored_path).message(), err=True)
             input_path = scored_path

@@ -1,124 +1,213 @@
-"""FranqConfig: every model and backend is named here, never hard-wired.
+"""FranqConfig: every model and component is named here, never hard-wired.
 
-Load from a JSON or TOML file (``franq score --config FILE``) or build in Python.
-Unknown keys are an error naming the key.
+A config has one top-level choice, ``mode`` (which preset scores an answer: ``long``,
+``short`` or ``auto``), and six sections. In TOML::
+
+    mode = "long"
+
+    [model]                      # the causal LM that runs the passes
+    path = "/models/Llama-3.2-3B-Instruct"   # omit for the embedded SmolLM2
+    device = "cuda"
+
+    [faithfulness]
+    name = "nli"
+    nli_model = "/models/deberta-v3-large-mnli"
+
+    [uq.short]
+    faith = "semantic_entropy"
+
+    [calibration]
+    calibrator = "my-calibrator.json"
+
+Load with :meth:`FranqConfig.from_file` (TOML or JSON) or :meth:`FranqConfig.from_dict`;
+unknown keys are an error naming the key. Old flat config files (``faithfulness =
+"lexical"``, ``judge = "lm"``, ``decomposer_model = ...``) still load, with a deprecation
+warning naming each new key. A component that cannot run in a preset (e.g. a scorer that
+reads token passes in the short preset, which scores from samples) is refused when the
+config is built, with the reason.
 """
 from __future__ import annotations
 
 import dataclasses
 import json
+import logging
 import tomllib
-from dataclasses import dataclass
+import warnings
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from franq.errors import InputError
 
-DECOMPOSERS = ("sentence", "llm")
-DECOMPOSER_BACKENDS = ("local", "openai")
-DECOMPOSER_ALIGN = ("words", "llm")
-FAITHFULNESS = ("combined", "lexical", "context_pmi", "alignscore", "nli", "judge")
-# settings each faithfulness backend requires
-FAITHFULNESS_NEEDS = {"alignscore": ("alignscore_checkpoint", "alignscore_base_model"), "nli": ("nli_model",)}
+log = logging.getLogger(__name__)
+
+MODES = ("long", "short", "auto")
 OVERFLOW = ("truncate", "error")
 CALIBRATOR_MISMATCH = ("warn", "error", "force")
-MODES = ("long", "short", "auto")
-JUDGES = ("normalized", "lm")
+DECOMPOSER_BACKENDS = ("local", "openai")
+DECOMPOSER_ALIGN = ("words", "llm")
 UNFAITH_SAMPLES = ("rag", "closed")
+
+
+class FranqDeprecationWarning(FutureWarning):
+    """A config key that still works but has a new name (shown to users by default)."""
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    path: str | None = None
+    """Local path or locally cached Hugging Face name of a causal LM; ``None`` = the embedded SmolLM2."""
+    gguf_file: str | None = None
+    """A GGUF file inside ``path`` (or a path to one when ``path`` is None)."""
+    device: str | None = None
+    """``cpu``, ``cuda``, ``cuda:1``, ``mps``; ``None`` = cuda when available, else cpu."""
+    dtype: str | None = None
+    """``float32``, ``bfloat16``, ``float16`` or ``auto``; ``None`` = float32 on cpu, bfloat16 elsewhere."""
+    on_overflow: str = "truncate"
+    """Passages that do not fit the context: ``truncate`` (with a warning per passage) or ``error``."""
+    max_new_tokens: int = 256
+    """Longest answer ``franq answer`` generates (long form)."""
+
+
+@dataclass(frozen=True)
+class DecomposerConfig:
+    name: str = "sentence"
+    """``sentence`` (offline splitter) or ``llm`` (atomic claims from a chat model); plugins add more."""
+    backend: str = "local"
+    """For ``llm``: ``local`` (a CausalLM in-process) or ``openai`` (an OpenAI-compatible server)."""
+    model: str | None = None
+    """For ``llm``: a local model path (``None`` = the scoring model) or the server's model name."""
+    base_url: str | None = None
+    api_key_env: str = "OPENAI_API_KEY"
+    """Name of the environment variable holding the API key (the key itself is never stored)."""
+    timeout: float = 60.0
+    max_retries: int = 2
+    concurrency: int = 4
+    max_tokens: int = 1024
+    cache_dir: str | None = None
+    """Disk cache of decomposition replies; ``None`` = ``$FRANQ_HOME/decompose``."""
+    align: str = "words"
+    """LLM claims -> answer words: ``words`` (content words) or ``llm`` (the model lists them)."""
+
+
+@dataclass(frozen=True)
+class FaithfulnessConfig:
+    name: str = "combined"
+    """combined (offline default), lexical, context_pmi, alignscore, nli, judge; plugins add more."""
+    map: str | None = None
+    """JSON logistic map for combined / context_pmi (``None`` = the packaged one)."""
+    alignscore_checkpoint: str | None = None
+    alignscore_base_model: str | None = None
+    nli_model: str | None = None
+    judge_model: str | None = None
+    """A local CausalLM path (``None`` = the pipeline's LM) or, with ``judge_base_url``, the server's model name."""
+    judge_base_url: str | None = None
+
+
+@dataclass(frozen=True)
+class PresetScorers:
+    """The scorers of one preset: UQ_faith, UQ_unfaith and extra signals (kept in results)."""
+
+    faith: str
+    unfaith: str
+    extra: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class UQConfig:
+    long: PresetScorers = PresetScorers("claim_prob", "parametric")
+    short: PresetScorers = PresetScorers("semantic_entropy", "eigval",
+                                         ("degree_matrix", "eccentricity", "lexical_similarity"))
+    equivalence: str = "normalized"
+    """Short form: the judge that decides whether two sampled answers mean the same (normalized, lm, jaccard)."""
+    n_samples: int = 10
+    unfaith_samples: str = "rag"
+    """Short-form UQ_unfaith samples: ``rag`` (with the passages, as the paper) or ``closed`` (without)."""
+    temperature: float = 1.0
+    max_sample_tokens: int = 32
+    seed: int = 0
+
+
+@dataclass(frozen=True)
+class CalibrationConfig:
+    calibrator: str = "default"
+    """``default`` (the shipped calibrator fitted for this stack, if any), ``none``, or a file from ``franq calibrate``."""
+    on_mismatch: str = "warn"
+    """A calibrator fitted for another stack: ``warn`` (and do not apply), ``error``, or ``force``."""
+
+
+@dataclass(frozen=True)
+class BatchConfig:
+    max_batch_tokens: int = 4096
+    """Padded tokens per forward pass."""
+
+
+SECTIONS = {"model": ModelConfig, "decomposer": DecomposerConfig, "faithfulness": FaithfulnessConfig,
+            "uq": UQConfig, "calibration": CalibrationConfig, "batch": BatchConfig}
+
+LEGACY_KEYS = {  # old flat key -> (section, key)
+    "model": ("model", "path"), "gguf_file": ("model", "gguf_file"), "device": ("model", "device"),
+    "dtype": ("model", "dtype"), "on_overflow": ("model", "on_overflow"),
+    "max_new_tokens": ("model", "max_new_tokens"),
+    "decomposer": ("decomposer", "name"), "decomposer_backend": ("decomposer", "backend"),
+    "decomposer_model": ("decomposer", "model"), "decomposer_base_url": ("decomposer", "base_url"),
+    "decomposer_api_key_env": ("decomposer", "api_key_env"), "decomposer_timeout": ("decomposer", "timeout"),
+    "decomposer_max_retries": ("decomposer", "max_retries"),
+    "decomposer_concurrency": ("decomposer", "concurrency"),
+    "decomposer_max_tokens": ("decomposer", "max_tokens"), "decomposer_cache_dir": ("decomposer", "cache_dir"),
+    "decomposer_align": ("decomposer", "align"),
+    "faithfulness": ("faithfulness", "name"), "faithfulness_map": ("faithfulness", "map"),
+    "alignscore_checkpoint": ("faithfulness", "alignscore_checkpoint"),
+    "alignscore_base_model": ("faithfulness", "alignscore_base_model"),
+    "nli_model": ("faithfulness", "nli_model"), "judge_model": ("faithfulness", "judge_model"),
+    "judge_base_url": ("faithfulness", "judge_base_url"),
+    "judge": ("uq", "equivalence"), "n_samples": ("uq", "n_samples"),
+    "unfaith_samples": ("uq", "unfaith_samples"),
+    "calibrator": ("calibration", "calibrator"), "calibrator_mismatch": ("calibration", "on_mismatch"),
+    "max_batch_tokens": ("batch", "max_batch_tokens"),
+}
 
 
 @dataclass(frozen=True)
 class FranqConfig:
-    model: str | None = None
-    """Local path or cached Hugging Face name of a causal LM; ``None`` = embedded SmolLM2."""
-    gguf_file: str | None = None
-    """A GGUF file inside ``model`` (or a path to one when ``model`` is None)."""
-    device: str | None = None
-    dtype: str | None = None
-    decomposer: str = "sentence"
-    faithfulness: str = "combined"
-    """Faithfulness backend: combined (offline default), lexical, context_pmi, alignscore, nli, judge."""
-    faithfulness_map: str | None = None
-    """JSON logistic map for combined / context_pmi (``None`` = the packaged one)."""
-    alignscore_checkpoint: str | None = None
-    """Local AlignScore ``.ckpt`` (base or large)."""
-    alignscore_base_model: str | None = None
-    """Local directory with the encoder's config.json and tokenizer (roberta-base / -large)."""
-    nli_model: str | None = None
-    """Local transformers sequence-classification NLI model (directory or cached name)."""
-    judge_model: str | None = None
-    """Judge chat model: a local CausalLM path (``None`` = the pipeline's LM) or, with
-    ``judge_base_url``, the model name on an OpenAI-compatible server."""
-    judge_base_url: str | None = None
-    on_overflow: str = "truncate"
-    max_batch_tokens: int = 4096
-    max_new_tokens: int = 256
-    calibrator: str = "default"
-    """``"default"`` (the shipped calibrator when it matches the stack), ``"none"``, or a
-    calibrator file from ``franq calibrate``."""
-    calibrator_mismatch: str = "warn"
-    """When the calibrator was fitted for another stack: ``warn`` (do not apply), ``error``, ``force``."""
-
     mode: str = "long"
-    """long | short | auto (a single short sentence is short-form)."""
-    judge: str = "normalized"
-    """Short-form equivalence judge: normalized (answer normalization) | lm (the LM asks itself)."""
-    n_samples: int = 10
-    unfaith_samples: str = "rag"
-    """Short-form UQ_unfaith samples: rag (with passages, paper) | closed (without)."""
-    decomposer_backend: str = "local"
-    """For ``decomposer="llm"``: "local" runs a CausalLM in-process (``decomposer_model``
-    = a local model path; None = the scoring model); "openai" calls an OpenAI-compatible
-    server at ``decomposer_base_url`` (None = the OpenAI API) with model ``decomposer_model``."""
-    decomposer_model: str | None = None
-    decomposer_base_url: str | None = None
-    decomposer_api_key_env: str = "OPENAI_API_KEY"
-    """Name of the environment variable holding the API key (the key itself is never stored)."""
-    decomposer_timeout: float = 60.0
-    decomposer_max_retries: int = 2
-    decomposer_concurrency: int = 4
-    decomposer_max_tokens: int = 1024
-    decomposer_cache_dir: str | None = None
-    """Disk cache of decomposition replies; None = ``$FRANQ_HOME/decompose``."""
-    decomposer_align: str = "words"
-    """LLM claims -> answer words: "words" (content words, deterministic) or "llm" (the
-    decomposer's model also lists the supporting words, one call per claim)."""
+    """Which preset scores an answer: ``long`` (claims, token passes), ``short`` (the whole
+    answer is one claim, scored from samples) or ``auto`` (a single short sentence is short)."""
+    model: ModelConfig = field(default_factory=ModelConfig)
+    decomposer: DecomposerConfig = field(default_factory=DecomposerConfig)
+    faithfulness: FaithfulnessConfig = field(default_factory=FaithfulnessConfig)
+    uq: UQConfig = field(default_factory=UQConfig)
+    calibration: CalibrationConfig = field(default_factory=CalibrationConfig)
+    batch: BatchConfig = field(default_factory=BatchConfig)
 
     def __post_init__(self):
-        for key, allowed in (("decomposer", DECOMPOSERS), ("faithfulness", FAITHFULNESS),
-                             ("on_overflow", OVERFLOW), ("calibrator_mismatch", CALIBRATOR_MISMATCH),
-                             ("mode", MODES), ("judge", JUDGES), ("unfaith_samples", UNFAITH_SAMPLES),
-                             ("decomposer_backend", DECOMPOSER_BACKENDS), ("decomposer_align", DECOMPOSER_ALIGN)):
-            if getattr(self, key) not in allowed:
-                raise InputError(f"config '{key}': expected one of {list(allowed)}, got {getattr(self, key)!r}")
-        for key in FAITHFULNESS_NEEDS.get(self.faithfulness, ()):
-            if not getattr(self, key):
-                raise InputError(f"config '{key}': required when faithfulness is {self.faithfulness!r}")
-        if self.judge_base_url and not self.judge_model:
-            raise InputError("config 'judge_model': required with judge_base_url (the server's model name)")
-        if not isinstance(self.calibrator, str) or not self.calibrator.strip():
-            raise InputError(f"config 'calibrator': expected 'default', 'none' or a file path, "
-                             f"got {self.calibrator!r}")
-        if self.decomposer == "llm" and self.decomposer_backend == "openai" and not self.decomposer_model:
-            raise InputError("config 'decomposer_model': the openai decomposer backend needs a model name")
-        if not isinstance(self.decomposer_timeout, (int, float)) or self.decomposer_timeout <= 0:
-            raise InputError(f"config 'decomposer_timeout': expected a positive number of seconds, "
-                             f"got {self.decomposer_timeout!r}")
-        if not isinstance(self.decomposer_max_retries, int) or self.decomposer_max_retries < 0:
-            raise InputError(f"config 'decomposer_max_retries': expected 0 or more, got {self.decomposer_max_retries!r}")
-        for key in ("max_batch_tokens", "max_new_tokens", "n_samples", "decomposer_concurrency",
-                    "decomposer_max_tokens"):
-            v = getattr(self, key)
-            if not isinstance(v, int) or isinstance(v, bool) or v < 1:
-                raise InputError(f"config '{key}': expected a positive integer, got {v!r}")
+        for name, cls in SECTIONS.items():
+            if not isinstance(getattr(self, name), cls):
+                raise InputError(f"config '{name}': expected a {cls.__name__} section, "
+                                 f"got {type(getattr(self, name)).__name__}")
+        _check_values(self)
+        from franq.presets import check_config  # the presets read the registry
 
+        check_config(self)
+
+    # ------------------------------------------------------------------ building
     @classmethod
     def from_dict(cls, data: dict[str, Any], *, source: str = "config") -> FranqConfig:
-        known = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(data) - known)
+        """A config from nested sections (or, deprecated, the old flat keys)."""
+        if not isinstance(data, dict):
+            raise InputError(f"{source}: expected an object at the top level, got {type(data).__name__}")
+        data = _from_legacy(data, source)
+        unknown = sorted(set(data) - {"mode", *SECTIONS})
         if unknown:
-            raise InputError(f"{source}: unknown key(s) {unknown}; known keys are {sorted(known)}")
-        return cls(**data)
+            raise InputError(f"{source}: unknown key(s) {unknown}; expected 'mode' and the sections "
+                             f"{sorted(SECTIONS)}")
+        kwargs: dict[str, Any] = {}
+        if "mode" in data:
+            kwargs["mode"] = data["mode"]
+        for name, section_cls in SECTIONS.items():
+            if name in data:
+                kwargs[name] = _section(section_cls, data[name], f"{source}: [{name}]")
+        return cls(**kwargs)
 
     @classmethod
     def from_file(cls, path: str | Path) -> FranqConfig:
@@ -127,13 +216,122 @@ class FranqConfig:
             text = path.read_text(encoding="utf-8")
         except OSError as exc:
             raise InputError(f"config: cannot read {path}: {exc.strerror}") from None
+        kind = "TOML" if path.suffix == ".toml" else "JSON"
         try:
-            data = tomllib.loads(text) if path.suffix == ".toml" else json.loads(text)
+            data = tomllib.loads(text) if kind == "TOML" else json.loads(text)
         except ValueError as exc:
-            raise InputError(f"config {path}: not valid {'TOML' if path.suffix == '.toml' else 'JSON'}: {exc}") from None
-        if not isinstance(data, dict):
-            raise InputError(f"config {path}: expected an object at the top level")
+            raise InputError(f"config {path}: not valid {kind}: {exc}") from None
         return cls.from_dict(data, source=f"config {path}")
 
-    def replace(self, **changes) -> FranqConfig:
-        return dataclasses.replace(self, **{k: v for k, v in changes.items() if v is not None})
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    def with_overrides(self, overrides: dict[str, Any]) -> FranqConfig:
+        """A copy with ``{"section.key": value}`` changes; ``None`` values are ignored
+        (the CLI passes every flag, set or not)."""
+        data = self.to_dict()
+        for dotted, value in overrides.items():
+            if value is None:
+                continue
+            section, _, key = dotted.partition(".")
+            if not key:
+                data[section] = value
+            else:
+                data[section][key] = value
+        return FranqConfig.from_dict(data, source="config")
+
+
+def _section(cls, value: Any, where: str):
+    if isinstance(value, cls):
+        return value
+    if not isinstance(value, dict):
+        raise InputError(f"{where}: expected a table of settings, got {type(value).__name__}")
+    known = {f.name: f for f in dataclasses.fields(cls)}
+    unknown = sorted(set(value) - set(known))
+    if unknown:
+        raise InputError(f"{where}: unknown key(s) {unknown}; known keys are {sorted(known)}")
+    kwargs = dict(value)
+    if cls is UQConfig:
+        for preset in ("long", "short"):
+            if preset in kwargs:
+                kwargs[preset] = _preset_scorers(kwargs[preset], getattr(UQConfig(), preset), f"{where}.{preset}")
+    return cls(**kwargs)
+
+
+def _preset_scorers(value: Any, default: PresetScorers, where: str) -> PresetScorers:
+    if isinstance(value, PresetScorers):
+        return value
+    if not isinstance(value, dict):
+        raise InputError(f"{where}: expected a table with 'faith', 'unfaith', 'extra', got {type(value).__name__}")
+    unknown = sorted(set(value) - {"faith", "unfaith", "extra"})
+    if unknown:
+        raise InputError(f"{where}: unknown key(s) {unknown}; known keys are ['extra', 'faith', 'unfaith']")
+    extra = value.get("extra", default.extra)
+    if isinstance(extra, str) or not isinstance(extra, (list, tuple)):
+        raise InputError(f"{where}.extra: expected a list of scorer names, got {type(extra).__name__}")
+    return PresetScorers(value.get("faith", default.faith), value.get("unfaith", default.unfaith), tuple(extra))
+
+
+def _from_legacy(data: dict[str, Any], source: str) -> dict[str, Any]:
+    """Old flat keys -> sections, with one deprecation warning naming every new key."""
+    flat = [k for k in data if k in LEGACY_KEYS and not isinstance(data[k], dict)]
+    if not flat:
+        return data
+    out = {k: v for k, v in data.items() if k not in flat}
+    for key in flat:
+        section, new = LEGACY_KEYS[key]
+        if not isinstance(out.setdefault(section, {}), dict):
+            raise InputError(f"{source}: '{section}' must be a table of settings")
+        out[section][new] = data[key]
+    renames = ", ".join(f"'{k}' -> [{LEGACY_KEYS[k][0]}] {LEGACY_KEYS[k][1]}" for k in flat)
+    warnings.warn(f"{source}: flat config keys are deprecated; use the sections: {renames}",
+                  FranqDeprecationWarning, stacklevel=3)
+    return out
+
+
+def _positive_int(value: Any, where: str) -> None:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise InputError(f"config '{where}': expected a positive integer, got {value!r}")
+
+
+def _choice(value: Any, allowed, where: str) -> None:
+    if value not in allowed:
+        raise InputError(f"config '{where}': expected one of {list(allowed)}, got {value!r}")
+
+
+def _check_values(c: FranqConfig) -> None:
+    """Values that need no registry: enumerations, numbers, settings that go together."""
+    _choice(c.mode, MODES, "mode")
+    _choice(c.model.on_overflow, OVERFLOW, "model.on_overflow")
+    _positive_int(c.model.max_new_tokens, "model.max_new_tokens")
+    d = c.decomposer
+    _choice(d.backend, DECOMPOSER_BACKENDS, "decomposer.backend")
+    _choice(d.align, DECOMPOSER_ALIGN, "decomposer.align")
+    if d.name == "llm" and d.backend == "openai" and not d.model:
+        raise InputError("config 'decomposer.model': the openai decomposer backend needs a model name")
+    if not isinstance(d.timeout, (int, float)) or isinstance(d.timeout, bool) or d.timeout <= 0:
+        raise InputError(f"config 'decomposer.timeout': expected a positive number of seconds, got {d.timeout!r}")
+    if not isinstance(d.max_retries, int) or isinstance(d.max_retries, bool) or d.max_retries < 0:
+        raise InputError(f"config 'decomposer.max_retries': expected 0 or more, got {d.max_retries!r}")
+    for key in ("concurrency", "max_tokens"):
+        _positive_int(getattr(d, key), f"decomposer.{key}")
+    f = c.faithfulness
+    needed = {"alignscore": ("alignscore_checkpoint", "alignscore_base_model"), "nli": ("nli_model",)}
+    for key in needed.get(f.name, ()):
+        if not getattr(f, key):
+            raise InputError(f"config 'faithfulness.{key}': required when faithfulness.name is {f.name!r}")
+    if f.judge_base_url and not f.judge_model:
+        raise InputError("config 'faithfulness.judge_model': required with judge_base_url (the server's model name)")
+    u = c.uq
+    if not isinstance(u.n_samples, int) or isinstance(u.n_samples, bool) or u.n_samples < 2:
+        raise InputError(f"config 'uq.n_samples': expected an integer >= 2, got {u.n_samples!r}")
+    _choice(u.unfaith_samples, UNFAITH_SAMPLES, "uq.unfaith_samples")
+    if not isinstance(u.temperature, (int, float)) or u.temperature < 0:
+        raise InputError(f"config 'uq.temperature': expected a number >= 0, got {u.temperature!r}")
+    _positive_int(u.max_sample_tokens, "uq.max_sample_tokens")
+    cal = c.calibration
+    if not isinstance(cal.calibrator, str) or not cal.calibrator.strip():
+        raise InputError(f"config 'calibration.calibrator': expected 'default', 'none' or a file path, "
+                         f"got {cal.calibrator!r}")
+    _choice(cal.on_mismatch, CALIBRATOR_MISMATCH, "calibration.on_mismatch")
+    _positive_int(c.batch.max_batch_tokens, "batch.max_batch_tokens")

@@ -1,10 +1,15 @@
 """The FRANQ mix (paper eq. 2 and 4):
 
     P(true) = P_faithful * P(true | faithful) + (1 - P_faithful) * P(true | unfaithful)
+
+The formula itself lives in :func:`calibration.franq.franq_mix` (``calibration/`` is a
+leaf package and needs it too); this is the pipeline's checked entry to it.
 """
 from __future__ import annotations
 
 import numpy as np
+
+from calibration.franq import franq_mix
 
 
 def mix(p_faithful, p_true_if_faithful, p_true_if_unfaithful) -> np.ndarray:
@@ -13,5 +18,4 @@ def mix(p_faithful, p_true_if_faithful, p_true_if_unfaithful) -> np.ndarray:
     for name, a in zip(("p_faithful", "p_true_if_faithful", "p_true_if_unfaithful"), arrays):
         if np.isnan(a).any() or (a < 0).any() or (a > 1).any():
             raise ValueError(f"{name}: values must lie in [0, 1], got {a[(a < 0) | (a > 1) | np.isnan(a)][:3]}")
-    p_f, a, b = arrays
-    return p_f * a + (1.0 - p_f) * b
+    return franq_mix(*arrays)

@@ -1,10 +1,18 @@
-"""Franq: owns the loaded components and runs the stages in order:
+"""Franq: one pipeline of named components, run in this order for every answer::
 
-    decompose -> align -> token log-probs (with / without passages) -> scorers
-    -> faithfulness -> mix
+    claims       decomposer + aligner (long) | the whole answer (short)
+    evidence     passes (teacher forcing with / without passages) | samples
+    uq_faith     a scorer: p(c|x,r) (long) | semantic entropy (short)
+    uq_unfaith   a scorer: p(c|x) (long) | sum of eigenvalues (short)
+    extra        more scorers whose signals are kept in the results
+    faithfulness P(claim supported by the passages)
+    mix          P(true) = P_f * UQ_faith + (1 - P_f) * UQ_unfaith (uncalibrated)
+    calibrator   isotonic maps fitted on labelled claims (none / calibrated / condition / soft)
 
-Forward passes and faithfulness calls are batched across all answers of a call to
-:meth:`Franq.score_many`.
+Long and short form are two presets of this one class (:mod:`franq.presets`); every
+component is chosen by name in :class:`~franq.config.FranqConfig` and built through
+:mod:`franq.registry`. Forward passes and faithfulness calls are batched across all
+answers of a :meth:`Franq.score_many` call.
 """
 from __future__ import annotations
 
@@ -17,36 +25,23 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from claims.align import align_claims, answer_units, locate_claim
-from claims.decompose import Decomposer, SentenceDecomposer, decompose_all
-from claims.types import Claim, Decomposition
-from franq.calibrate import resolve_calibrator, stack_key
+from claims.decompose import decompose_all
+from claims.types import Claim
+from franq import registry
+from franq.calibrate import ActiveCalibrator, resolve_calibrator, stack_key
 from franq.config import FranqConfig
-from franq.faithfulness.base import FaithfulnessBackend, predict_faithfulness
-from franq.faithfulness.factory import backend_from_config
-from franq.faithfulness.lexical import LexicalFaithfulness
+from franq.errors import InputError
+from franq.evidence import ClaimEvidence
+from franq.evidence.passes import TokenPasses
+from franq.evidence.samples import SampleDraws, SamplingOptions
+from franq.faithfulness.base import predict_faithfulness
 from franq.io import Example, parse_claims, parse_passages, parse_text
-from franq.lm import AnswerPass, CausalLM, Generation
 from franq.mix import mix
-from franq.scorers.base import ClaimContext
-from franq.scorers.claim_prob import MaxClaimProbabilityScorer
-from franq.scorers.parametric import ParametricKnowledgeScorer
+from franq.presets import PRESETS, Preset, check_preset, is_short_answer, presets_for, scorer_names
+from franq.scorers.base import check_output, primary
 from franq.types import AnswerScore, ClaimScore, Passage
 
 log = logging.getLogger(__name__)
-
-
-@dataclass
-class _Work:
-    """One answer on its way through the stages."""
-
-    example: Example
-    claims: list[Claim]
-    answer_ids: list[int]
-    rag_ids: tuple[int, ...] | None
-    closed_ids: tuple[int, ...]
-    rag_logprobs: np.ndarray | None = None
-    closed_logprobs: np.ndarray | None = None
-    warnings: list[str] = field(default_factory=list)
 
 
 def passages_context(passages: Sequence[Passage]) -> str:
@@ -54,217 +49,289 @@ def passages_context(passages: Sequence[Passage]) -> str:
     return "\n\n".join(f"{p.title}. {p.text}" if p.title else p.text for p in passages)
 
 
-class Franq:
-    """FRANQ long-form scoring (paper section 2).
+@dataclass
+class AnswerWork:
+    """One answer on its way through the stages (what the evidence gatherers fill in)."""
 
-    ``uq_faith`` defaults to Max Claim Probability p(c|x,r) and ``uq_unfaith`` to
-    Parametric Knowledge p(c|x); ``faithfulness`` to the lexical backend. The result for
-    each claim is ``P(true) = P_f * UQ_faith + (1 - P_f) * UQ_unfaith`` (uncalibrated).
+    example: Example
+    claims: list[Claim]
+    answer_ids: list[int] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    rag_logprobs: np.ndarray | None = None
+    closed_logprobs: np.ndarray | None = None
+    sample_set: object | None = None
+    samples: object | None = None
+    closed_samples: object | None = None
+
+
+@dataclass
+class PresetPipeline:
+    """The components one preset runs, built once."""
+
+    preset: Preset
+    evidence: object
+    uq_faith: object
+    uq_unfaith: object
+    extra: tuple
+    stack: dict[str, str]
+    calibrator: ActiveCalibrator | None
+    calibration_warnings: tuple[str, ...]
+
+    @property
+    def scorers(self) -> tuple:
+        return (self.uq_faith, self.uq_unfaith, *self.extra)
+
+
+class Franq:
+    """FRANQ (paper section 2): claim-level P(true) of RAG answers.
+
+    Build with :meth:`from_config`; ``score`` / ``score_many`` score existing answers,
+    ``answer`` generates one and scores it. ``components`` lists what runs, by stage.
     """
 
-    def __init__(self, lm: CausalLM, *, decomposer: Decomposer | None = None,
-                 faithfulness: FaithfulnessBackend | None = None,
-                 on_overflow: str = "truncate", max_batch_tokens: int = 4096,
-                 max_new_tokens: int = 256, calibrator: str | None = None,
-                 calibrator_mismatch: str = "warn", judge=None, sampling=None,
-                 mode: str = "long"):
+    def __init__(self, config: FranqConfig, lm, *, decomposer=None, faithfulness=None, equivalence=None):
+        self.config = config
         self.lm = lm
-        self.decomposer = decomposer or SentenceDecomposer()
-        self.faithfulness = faithfulness or LexicalFaithfulness()
-        self.uq_faith = MaxClaimProbabilityScorer()
-        self.uq_unfaith = ParametricKnowledgeScorer()
-        self.on_overflow = on_overflow
-        self.max_batch_tokens = max_batch_tokens
-        self.max_new_tokens = max_new_tokens
-        self.stack = stack_key(model=self.lm.name, faithfulness=self.faithfulness.name,
-                               uq_faith=self.uq_faith.name, uq_unfaith=self.uq_unfaith.name, mode="long")
-        self.calibrator, self.calibration_warnings = resolve_calibrator(
-            calibrator, self.stack, on_mismatch=calibrator_mismatch)
-        self.judge = judge  # short-form equivalence judge; None = NormalizedAnswerJudge
-        self.sampling = sampling  # short-form SamplingOptions; None = defaults
-        self.mode = mode  # default mode of score / score_many / answer
-        self._short = None
+        self.decomposer = decomposer if decomposer is not None else registry.build(
+            "decomposers", config.decomposer.name, config, lm)
+        self.faithfulness = faithfulness if faithfulness is not None else registry.build(
+            "faithfulness", config.faithfulness.name, config, lm)
+        self._equivalence = equivalence
+        self._presets: dict[str, PresetPipeline] = {}
+        for preset in presets_for(config.mode):
+            self.preset(preset.name)  # build (and resolve the calibrator) up front: errors surface now
 
     @classmethod
     def from_config(cls, config: FranqConfig | None = None) -> Franq:
-        config = config or FranqConfig()
-        lm = CausalLM.load(config.model, gguf_file=config.gguf_file, device=config.device, dtype=config.dtype)
-        from franq.decomposers import build_decomposer
+        from franq.lm import CausalLM
 
-        return cls(lm, decomposer=build_decomposer(config, lm), faithfulness=backend_from_config(config, lm),
-                   on_overflow=config.on_overflow, max_batch_tokens=config.max_batch_tokens,
-                   max_new_tokens=config.max_new_tokens, calibrator=config.calibrator,
-                   calibrator_mismatch=config.calibrator_mismatch,
-                   judge=_config_judge(config, lm), sampling=_config_sampling(config), mode=config.mode)
+        config = config or FranqConfig()
+        m = config.model
+        return cls(config, CausalLM.load(m.path, gguf_file=m.gguf_file, device=m.device, dtype=m.dtype))
+
+    # ------------------------------------------------------------------ components
+    def preset(self, name: str) -> PresetPipeline:
+        """The built components of preset ``name`` (``long`` or ``short``)."""
+        if name not in self._presets:
+            self._presets[name] = self._build_preset(PRESETS[name])
+        return self._presets[name]
+
+    def _build_preset(self, preset: Preset) -> PresetPipeline:
+        c = self.config
+        check_preset(c, preset)  # a preset other than the config's mode asked for per call
+        names = scorer_names(c, preset)
+        build = functools.partial(registry.build, "scorers", config=c, lm=self.lm)
+        uq_faith, uq_unfaith = build(name=names.faith), build(name=names.unfaith)
+        extra = tuple(build(name=n) for n in names.extra)
+        if preset.whole_answer:
+            judge = self._equivalence or registry.build("equivalence", c.uq.equivalence, c, self.lm)
+            evidence = SampleDraws(self.lm, judge, options=SamplingOptions.from_config(c.uq),
+                                   on_overflow=c.model.on_overflow)
+            more = {"equivalence": judge.name, "n_samples": str(c.uq.n_samples)}
+        else:
+            evidence = TokenPasses(self.lm, on_overflow=c.model.on_overflow,
+                                   max_batch_tokens=c.batch.max_batch_tokens)
+            more = {}
+        stack = stack_key(model=self.lm.name, faithfulness=self.faithfulness.name, uq_faith=uq_faith.name,
+                          uq_unfaith=uq_unfaith.name, mode=preset.name, **more)
+        calibrator, warnings = resolve_calibrator(c.calibration.calibrator, stack,
+                                                  on_mismatch=c.calibration.on_mismatch)
+        return PresetPipeline(preset, evidence, uq_faith, uq_unfaith, extra, stack, calibrator, warnings)
+
+    @property
+    def components(self) -> dict[str, dict[str, str]]:
+        """Per preset, each stage's component, by name (what a newcomer reads first)."""
+        out = {}
+        for name, p in self._presets.items():
+            out[name] = {
+                "claims": "whole answer" if p.preset.whole_answer else getattr(self.decomposer, "name", "custom"),
+                "evidence": p.evidence.name, "uq_faith": p.uq_faith.name, "uq_unfaith": p.uq_unfaith.name,
+                "extra": ", ".join(s.name for s in p.extra) or "-", "faithfulness": self.faithfulness.name,
+                "mix": "p_f * uq_faith + (1 - p_f) * uq_unfaith",
+                "calibrator": p.calibrator.info.path if p.calibrator else "none"}
+        return out
 
     # ------------------------------------------------------------------ public API
     def score(self, question: str, passages: Sequence[str | dict | Passage], answer: str, *,
               claims: Sequence[str] | None = None, mode: str | None = None) -> AnswerScore:
         """Score an existing answer, claim by claim. ``claims`` (optional) gives the claims
         as text instead of decomposing the answer; each is located in the answer.
-        ``mode``: "long" (claims, token probabilities), "short" (the whole answer is one
-        claim, scored from samples: :mod:`franq.short`) or "auto" (a single short
-        sentence is short-form); default ``self.mode``."""
+        ``mode``: "long", "short" or "auto" (a single short sentence is short); default
+        the config's."""
         given = parse_claims(claims)
         example = Example(parse_text(question, "question"), parse_passages(passages),
                           parse_text(answer, "answer"), claims=given[0] if given else None)
         return self.score_many([example], mode=mode)[0]
 
-    def score_many(self, examples: Iterable[Example], *, mode: str | None = None) -> list[AnswerScore]:
-        """Score validated examples together, batching forward passes across them."""
+    def score_many(self, examples: Iterable[Example], *, mode: str | None = None,
+                   sample_sets: Sequence | None = None) -> list[AnswerScore]:
+        """Score validated examples together, batching forward passes across them.
+        ``sample_sets[i]`` (short form, optional) are samples already drawn for example i."""
         examples = list(examples)
-        short = self._short_flags(examples, mode)
-        if any(short):
-            return self._score_mixed(examples, short)
-        decs = iter(decompose_all(self.decomposer, [ex.answer for ex in examples if ex.claims is None]))
-        work = [self._prepare(ex, decomposition=next(decs) if ex.claims is None else None) for ex in examples]
-        return self._finish(work)
-
-    def score_observed(self, example: Example) -> tuple[AnswerScore, AnswerPass]:
-        """Score one long-form answer as :meth:`score_many` does, and also return the
-        with-passages pass (its KV cache and token entropies) for evaluation baselines that
-        ask follow-up questions about the answer (:mod:`franq.evaluation.observe`)."""
-        decomposition = decompose_all(self.decomposer, [example.answer])[0] if example.claims is None else None
-        w = self._prepare(example, decomposition=decomposition)
-        rag_pass = self.lm.answer_pass(w.rag_ids, w.answer_ids)
-        w.rag_logprobs = rag_pass.token_logprobs
-        return self._finish([w])[0], rag_pass
-
-    def _short_flags(self, examples: list[Example], mode: str | None) -> list[bool]:
-        from franq.short import check_mode, is_short_answer
-
-        mode = check_mode(mode or self.mode)
-        if mode == "auto":
-            return [ex.claims is None and is_short_answer(ex.answer) for ex in examples]
-        return [mode == "short"] * len(examples)
-
-    def _score_mixed(self, examples: list[Example], short: list[bool]) -> list[AnswerScore]:
-        long_ex = [ex for ex, s in zip(examples, short) if not s]
-        short_ex = [ex for ex, s in zip(examples, short) if s]
-        long_res = iter(self._finish([self._prepare(ex) for ex in long_ex]) if long_ex else [])
-        short_res = iter(self.short_form().score_many(short_ex, [passages_context(ex.passages) for ex in short_ex]))
-        return [next(short_res) if s else next(long_res) for s in short]
-
-    def short_form(self):
-        """The short-form scorer (:class:`franq.short.ShortForm`), built on first use."""
-        if self._short is None:
-            from franq.judges.normalized import NormalizedAnswerJudge
-            from franq.short import ShortForm
-
-            self._short = ShortForm(self.lm, self.faithfulness, self.judge or NormalizedAnswerJudge(),
-                                    options=self.sampling, on_overflow=self.on_overflow)
-        return self._short
+        chosen = self._choose_presets(examples, mode)
+        results: list[AnswerScore | None] = [None] * len(examples)
+        for name in ("long", "short"):
+            idx = [i for i, p in enumerate(chosen) if p == name]
+            if not idx:
+                continue
+            work = self._claims(self.preset(name), [examples[i] for i in idx])
+            if sample_sets is not None:
+                for w, i in zip(work, idx):
+                    w.sample_set = sample_sets[i]
+            for i, res in zip(idx, self._run(self.preset(name), work)):
+                results[i] = res
+        return results  # type: ignore[return-value]
 
     def answer(self, question: str, passages: Sequence[str | dict | Passage], *,
                max_new_tokens: int | None = None, mode: str | None = None) -> AnswerScore:
-        """Generate a greedy answer with the passages and score it. The generation's own
-        log-probabilities serve as p(c|x,r): only the closed-book pass is run again.
-        ``mode="short"`` generates a one-line answer and scores it from samples; "auto"
-        generates as long-form and scores a single short sentence as short-form."""
-        question = parse_text(question, "question")
-        passages = parse_passages(passages)
-        from franq.short import check_mode, is_short_answer
-
-        mode = check_mode(mode or self.mode)
+        """Generate a greedy answer with the passages and score it. Long form reuses the
+        generation's log-probabilities as the with-passages pass; short form generates a
+        one-line answer and its samples from one prefill. "auto" generates as long form
+        and scores a single short sentence as short form."""
+        question, passages = parse_text(question, "question"), parse_passages(passages)
+        mode = mode or self.config.mode
+        presets_for(mode)  # validates
         if mode == "short":
-            text, warnings, samples = self.short_form().greedy_answer(question, passages)
+            evidence = self.preset("short").evidence
+            text, warnings, samples = evidence.greedy_answer(question, passages)
             if not text:
                 raise ValueError("the model generated an empty answer")
-            result = self.short_form().score_many([Example(question, passages, text)], [passages_context(passages)],
-                                                  rag_samples=[samples])[0]
+            result = self.score_many([Example(question, passages, text)], mode="short", sample_sets=[samples])[0]
             return dataclasses.replace(result, warnings=tuple(warnings) + result.warnings)
-        n = max_new_tokens or self.max_new_tokens
-        prompt = self.lm.rag_prompt(question, passages, reserve=n, on_overflow=self.on_overflow)
+        n = max_new_tokens or self.config.model.max_new_tokens
+        prompt = self.lm.rag_prompt(question, passages, reserve=n, on_overflow=self.config.model.on_overflow)
         gen = self.lm.generate(prompt.ids, max_new_tokens=n)
         if not gen.token_ids:
             raise ValueError("the model generated an empty answer")
         example = Example(question, passages, gen.text)
         if mode == "auto" and is_short_answer(gen.text):
             return self.score_many([example], mode="short")[0]
-        w = self._prepare(example, generation=gen)
-        w.warnings[:0] = prompt.warnings
-        return self._finish([w])[0]
+        p = self.preset("long")
+        work = self._claims(p, [example], token_ids=list(gen.token_ids), offsets=list(gen.offsets))
+        work[0].rag_logprobs = np.asarray(gen.token_logprobs, dtype=np.float64)
+        work[0].warnings[:0] = prompt.warnings
+        return self._run(p, work)[0]
+
+    def score_observed(self, example: Example):
+        """Score one long-form answer as :meth:`score_many` does, and also return the
+        with-passages pass (its KV cache and token entropies) for evaluation baselines that
+        ask follow-up questions about the answer (:mod:`franq.evaluation.observe`)."""
+        p = self.preset("long")
+        work = self._claims(p, [example])
+        w = work[0]
+        rag = self.lm.rag_prompt(example.question, example.passages, reserve=len(w.answer_ids),
+                                 on_overflow=self.config.model.on_overflow)
+        rag_pass = self.lm.answer_pass(rag.ids, w.answer_ids)
+        w.rag_logprobs = rag_pass.token_logprobs
+        w.warnings.extend(rag.warnings)
+        return self._run(p, work)[0], rag_pass
 
     # ------------------------------------------------------------------ stages
-    def _prepare(self, ex: Example, generation: Generation | None = None,
-                 decomposition: Decomposition | None = None) -> _Work:
-        if generation is None:
-            answer_ids, offsets = self.lm.encode_answer(ex.answer)
-        else:
-            answer_ids, offsets = list(generation.token_ids), list(generation.offsets)
-        decomp_warnings: tuple[str, ...] = ()
-        if ex.claims is None:
-            decomposition = decomposition or decompose_all(self.decomposer, [ex.answer])[0]
-            claims, decomp_warnings = list(decomposition.claims), decomposition.warnings
-        else:
-            units = answer_units(ex.answer)  # split once, not once per claim
-            claims = [locate_claim(ex.answer, c, sentence=i, units=units) for i, c in enumerate(ex.claims)]
-        claims = align_claims(ex.answer, claims, offsets, answer_ids)
-        closed = self.lm.closed_book_prompt(ex.question)
-        if generation is None:
-            rag = self.lm.rag_prompt(ex.question, ex.passages, reserve=len(answer_ids),
-                                     on_overflow=self.on_overflow)
-            return _Work(ex, claims, answer_ids, rag.ids, closed.ids,
-                         warnings=list(rag.warnings) + list(decomp_warnings))
-        return _Work(ex, claims, answer_ids, None, closed.ids, warnings=list(decomp_warnings),
-                     rag_logprobs=np.asarray(generation.token_logprobs, dtype=np.float64))
+    def _choose_presets(self, examples: list[Example], mode: str | None) -> list[str]:
+        mode = mode or self.config.mode
+        presets_for(mode)  # validates the name
+        if mode == "auto":
+            return ["short" if ex.claims is None and is_short_answer(ex.answer) else "long" for ex in examples]
+        if mode == "short":
+            for ex in examples:  # one given claim that is the whole answer carries its labels through
+                if ex.claims is not None and list(ex.claims) != [ex.answer.strip()]:
+                    raise InputError("claims: the short preset scores the whole answer as one claim; give no "
+                                     "claims (or the answer itself as the one claim), or use mode 'long'")
+        return [mode] * len(examples)
 
-    def _finish(self, work: list[_Work]) -> list[AnswerScore]:
-        self._forward(work)
-        contexts: list[ClaimContext] = []
-        pairs: list[tuple[str, str]] = []
-        for w in work:
-            ctx = passages_context(w.example.passages)
-            for c in w.claims:
-                if c.check_worthy and c.is_aligned:
-                    contexts.append(ClaimContext(c, w.rag_logprobs, w.closed_logprobs))
-                    pairs.append((ctx, c.text))
-        if contexts:
-            log_faith = self.uq_faith.log_score(contexts)
-            log_unfaith = self.uq_unfaith.log_score(contexts)
-            p_faith, p_unfaith = np.exp(log_faith), np.exp(log_unfaith)
-            p_f = predict_faithfulness(self.faithfulness, pairs, contexts)
-            p_true = mix(p_f, p_faith, p_unfaith)
-            components = {  # raw scorer values, by name; kept in every ClaimScore
-                self.uq_faith.name: p_faith, f"log_{self.uq_faith.name}": log_faith,
-                self.uq_unfaith.name: p_unfaith, f"log_{self.uq_unfaith.name}": log_unfaith,
-                "n_tokens": np.array([len(x.claim.token_positions) for x in contexts], dtype=np.float64)}
-            if self.calibrator is not None:
-                components |= {"p_faithful_raw": p_f, "p_true_raw": p_true}
-                p_f, p_faith, p_unfaith, p_true = self.calibrator.apply(p_f, p_faith, p_unfaith, components)
-        scored = iter(range(len(contexts)))
+    def _claims(self, p: PresetPipeline, examples: list[Example], *, token_ids=None, offsets=None
+                ) -> list[AnswerWork]:
+        """Stage 1: the claims of each answer, aligned to its tokens (long form)."""
+        if p.preset.whole_answer:
+            return [AnswerWork(ex, [whole_answer_claim(ex.answer)]) for ex in examples]
+        decs = iter(decompose_all(self.decomposer, [ex.answer for ex in examples if ex.claims is None]))
+        work = []
+        for ex in examples:
+            if token_ids is None:
+                ids, offs = self.lm.encode_answer(ex.answer)
+            else:
+                ids, offs = token_ids, offsets
+            warnings: list[str] = []
+            if ex.claims is None:
+                d = next(decs)
+                claims, warnings = list(d.claims), list(d.warnings)
+            else:
+                units = answer_units(ex.answer)  # split once, not once per claim
+                claims = [locate_claim(ex.answer, c, sentence=i, units=units) for i, c in enumerate(ex.claims)]
+            work.append(AnswerWork(ex, align_claims(ex.answer, claims, offs, ids), ids, warnings))
+        return work
+
+    def _run(self, p: PresetPipeline, work: list[AnswerWork]) -> list[AnswerScore]:
+        """Stages 2-7: evidence, scorers, faithfulness, mix, calibrator."""
+        p.evidence.gather(work)
+        evidence = [self._evidence(p, w, c) for w in work for c in w.claims if _scorable(p, c)]
+        n = len(evidence)
+        values: dict[str, np.ndarray] = {}
+        raw: dict[str, np.ndarray] = {}
+        cal = None
+        if n:
+            for role, scorer in (("faith", p.uq_faith), ("unfaith", p.uq_unfaith), *(("extra", s) for s in p.extra)):
+                batch = evidence
+                if role == "unfaith" and p.preset.whole_answer and self.config.uq.unfaith_samples == "closed":
+                    batch = [dataclasses.replace(e, samples=e.closed_samples) for e in evidence]
+                out = check_output(scorer, scorer.score(batch), n)
+                values.update(out)
+                if role in ("faith", "unfaith"):
+                    raw[role] = np.clip(scorer.probability(out[primary(scorer).name]), 0.0, 1.0)
+            raw["p_f"] = predict_faithfulness(self.faithfulness, evidence)
+            raw["p_true"] = mix(raw["p_f"], raw["faith"], raw["unfaith"])
+            cal = p.calibrator.apply(raw["p_f"], raw["faith"], raw["unfaith"], values) if p.calibrator else None
+        k = 0
         results = []
         for w in work:
             out = []
             for c in w.claims:
                 if not c.check_worthy:
                     out.append(ClaimScore(c, "not_check_worthy"))
-                elif not c.is_aligned:
+                elif not _scorable(p, c):
                     out.append(ClaimScore(c, "unaligned"))
                 else:
-                    k = next(scored)
-                    out.append(ClaimScore(
-                        c, "scored", p_faithful=float(p_f[k]), p_true_if_faithful=float(p_faith[k]),
-                        p_true_if_unfaithful=float(p_unfaith[k]), p_true=float(p_true[k]),
-                        components={name: float(values[k]) for name, values in components.items()}))
+                    out.append(_claim_score(c, k, raw, cal, values))
+                    k += 1
             results.append(AnswerScore(
-                question=w.example.question, answer=w.example.answer, claims=tuple(out), mode="long",
-                model=self.lm.name, faithfulness=self.faithfulness.name,
-                calibration=self.calibrator.name if self.calibrator is not None else "none",
-                warnings=(*w.warnings, *self.calibration_warnings)))
+                question=w.example.question, answer=w.example.answer, claims=tuple(out), mode=p.preset.name,
+                model=self.lm.name, faithfulness=self.faithfulness.name, stack=dict(p.stack),
+                calibration=p.calibrator.name if p.calibrator else "none",
+                calibrator=p.calibrator.info if p.calibrator else None,
+                warnings=(*w.warnings, *p.calibration_warnings)))
         return results
 
-    def _forward(self, work: list[_Work]) -> None:
-        """All with-passage and closed-book passes of all answers in one batched call."""
-        items, slots = [], []
-        for w in work:
-            if w.rag_logprobs is None:
-                items.append((w.rag_ids, w.answer_ids))
-                slots.append((w, "rag_logprobs"))
-            items.append((w.closed_ids, w.answer_ids))
-            slots.append((w, "closed_logprobs"))
-        for (w, attr), lp in zip(slots, self.lm.continuation_logprobs(items, max_batch_tokens=self.max_batch_tokens)):
-            setattr(w, attr, lp)
+    def _evidence(self, p: PresetPipeline, w: AnswerWork, claim: Claim) -> ClaimEvidence:
+        ex = w.example
+        statement = f"{ex.question} {ex.answer.strip()}" if p.preset.whole_answer else claim.text
+        return ClaimEvidence(claim, ex.question, passages_context(ex.passages), statement,
+                             rag_logprobs=w.rag_logprobs, closed_logprobs=w.closed_logprobs,
+                             samples=w.samples, closed_samples=w.closed_samples)
+
+
+def _scorable(p: PresetPipeline, claim: Claim) -> bool:
+    return claim.check_worthy and (p.preset.whole_answer or claim.is_aligned)
+
+
+def _claim_score(claim: Claim, k: int, raw: dict, cal, values: dict[str, np.ndarray]) -> ClaimScore:
+    def at(a):
+        return None if a is None else float(a[k])
+
+    return ClaimScore(
+        claim, "scored", p_faithful=at(raw["p_f"]), uq_faith=at(raw["faith"]), uq_unfaith=at(raw["unfaith"]),
+        p_true_raw=at(raw["p_true"]),
+        p_true_calibrated=at(cal.p_true) if cal else None,
+        p_true_if_faithful_calibrated=at(cal.p_true_if_faithful) if cal else None,
+        p_true_if_unfaithful_calibrated=at(cal.p_true_if_unfaithful) if cal else None,
+        p_faithful_calibrated=at(cal.p_faithful) if cal else None,
+        signals={name: float(v[k]) for name, v in values.items()})
+
+
+def whole_answer_claim(answer: str) -> Claim:
+    """The answer as one claim (paper: "we treat each model response as a single claim")."""
+    stripped = answer.strip()
+    start = answer.find(stripped) if stripped else 0
+    return Claim(stripped, ((start, start + len(stripped)),), sentence=0)
 
 
 @functools.lru_cache(maxsize=1)
@@ -278,18 +345,3 @@ def score(question: str, passages: Sequence[str | dict | Passage], answer: str, 
     """Score ``answer`` to ``question`` given the retrieved ``passages`` with the default
     (embedded) pipeline. See :meth:`Franq.score`."""
     return default_franq().score(question, passages, answer, claims=claims, mode=mode)
-
-
-def _config_judge(config: FranqConfig, lm: CausalLM):
-    """The short-form equivalence judge named by ``config.judge``."""
-    if config.judge == "lm":
-        from franq.judges.lm_judge import LMJudge
-
-        return LMJudge(lm)
-    return None  # "normalized": the default NormalizedAnswerJudge
-
-
-def _config_sampling(config: FranqConfig):
-    from franq.short import SamplingOptions
-
-    return SamplingOptions(n_samples=config.n_samples, unfaith_samples=config.unfaith_samples)

@@ -72,17 +72,16 @@ def observe(args) -> None:
     cache.mkdir(parents=True, exist_ok=True)
     n = args.limit if args.limit is not None else SIZES[args.setting][args.split]
     if args.setting == "long":
-        from franq.faithfulness.factory import backend_from_config
         from franq.config import FranqConfig
         from franq.pipeline import Franq
 
-        franq = Franq(lm, faithfulness=backend_from_config(FranqConfig(), lm), calibrator="none")
+        franq = Franq(FranqConfig.from_dict({"calibration": {"calibrator": "none"}}), lm)
         path = cache / f"long-expertqa.{slug(lm.name)}.{slug(franq.faithfulness.name)}.jsonl"
-        items = [(long_key(ident, franq.stack), ex) for ident, ex, _ in long_items(args.split, n)]
+        items = [(long_key(ident, franq.preset("long").stack), ex) for ident, ex, _ in long_items(args.split, n)]
         for _ in run_cached(str(path), items, lambda ex: observe_long(franq, ptrue, ex), known=snapshot(path)):
             pass
     else:
-        from franq.short import SamplingOptions
+        from franq.evidence.samples import SamplingOptions
 
         options = SamplingOptions(max_new_tokens=args.max_new_tokens)
         path = cache / f"short-nq-open.{slug(lm.name)}.jsonl"
@@ -195,7 +194,7 @@ def report(args) -> None:
     from franq.evaluation.methods import LONG, SHORT
     from franq.faithfulness.combined import CombinedFaithfulness
     from franq.lm import EMBEDDED_NAME
-    from franq.short import SamplingOptions
+    from franq.evidence.samples import SamplingOptions
 
     model_name = args.model or EMBEDDED_NAME
     faith = CombinedFaithfulness(lm_name=model_name)
@@ -205,8 +204,8 @@ def report(args) -> None:
     out_dir.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
     sections, data = [], {}
-    stack = stack_key(model=model_name, faithfulness=faith.name, uq_faith="claim_prob", uq_unfaith="parametric",
-                      mode="long")
+    stack = stack_key(model=model_name, faithfulness=faith.name, uq_faith=LONG.faith_scorer,
+                      uq_unfaith=LONG.unfaith_scorer, mode="long")
     long_cache = read_cache(cache_dir / f"long-expertqa.{slug(model_name)}.{slug(faith.name)}.jsonl")
     train, dtrain = long_split("train", sizes["long"]["train"], long_cache, stack)
     test, dtest = long_split("test", sizes["long"]["test"], long_cache, stack)

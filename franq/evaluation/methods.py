@@ -14,7 +14,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from calibration.franq import FranqCalibrator
+from franq import registry
 from franq.evaluation.units import Units
+from franq.mix import mix
+from franq.scorers.base import primary
 
 GENERAL, RAG, XGB, FRANQ = "General baselines", "RAG-specific baselines", "XGBoost", "FRANQ"
 
@@ -32,23 +35,50 @@ def _exp(x):
     return np.exp(np.clip(x, -745.0, 0.0))
 
 
+def _probability(scorer_name: str) -> Callable[[Units], np.ndarray]:
+    """A scorer's primary signal as the probability the pipeline mixes, by its declaration."""
+    scorer = registry.lookup("scorers", scorer_name)
+    name = primary(scorer).name
+    return lambda u: np.clip(scorer().probability(u[name]), 0.0, 1.0)
+
+
+def _signal(scorer_name: str) -> tuple[Callable[[Units], np.ndarray], bool]:
+    """A scorer's primary signal as a ranking score (higher = more likely true), by its declaration."""
+    sig = primary(registry.lookup("scorers", scorer_name))
+    return (lambda u: sig.as_true_score(u[sig.name])), False
+
+
 @dataclass(frozen=True)
 class Setting:
-    """What differs between long and short form: the baselines and FRANQ's three inputs."""
+    """What differs between long and short form: the baselines and FRANQ's scorers. FRANQ's
+    inputs (UQ_faith, UQ_unfaith as probabilities, and the raw features) follow from the
+    scorers' declared signals."""
 
     general: dict[str, tuple[Callable[[Units], np.ndarray], bool]]
     rag: dict[str, tuple[Callable[[Units], np.ndarray], bool]]
-    uq_faith: Callable[[Units], np.ndarray]      # probability, higher = more likely true
-    uq_unfaith: Callable[[Units], np.ndarray]
-    franq_none: Callable[[Units], np.ndarray]
-    franq_features: tuple[str, ...]
+    faith_scorer: str
+    unfaith_scorer: str
     all_features: tuple[str, ...]
     missing: dict[str, str]                      # method -> why it is not computed
+
+    def uq_faith(self, u: Units) -> np.ndarray:
+        return _probability(self.faith_scorer)(u)
+
+    def uq_unfaith(self, u: Units) -> np.ndarray:
+        return _probability(self.unfaith_scorer)(u)
+
+    def franq_none(self, u: Units) -> np.ndarray:
+        return mix(np.clip(u["p_faithful"], 0, 1), self.uq_faith(u), self.uq_unfaith(u))
+
+    @property
+    def franq_features(self) -> tuple[str, ...]:
+        return ("p_faithful", *(primary(registry.lookup("scorers", n)).name
+                                for n in (self.faith_scorer, self.unfaith_scorer)))
 
 
 LONG = Setting(
     general={
-        "Max Claim Prob.": (lambda u: _exp(u["log_claim_prob"]), True),
+        "Max Claim Prob.": (_probability("claim_prob"), True),
         "P(True)": (lambda u: u["p_true"], True),
         "Perplexity": (lambda u: u["log_claim_prob"] / np.maximum(u["n_tokens"], 1), False),
         "Max Token Entropy": (lambda u: -u["max_token_entropy"], False),
@@ -56,13 +86,10 @@ LONG = Setting(
     },
     rag={
         "Faithfulness (P_faithful)": (lambda u: u["p_faithful"], True),
-        "Parametric Knowledge": (lambda u: _exp(u["log_parametric"]), True),
+        "Parametric Knowledge": (_probability("parametric"), True),
     },
-    uq_faith=lambda u: _exp(u["log_claim_prob"]),
-    uq_unfaith=lambda u: _exp(u["log_parametric"]),
-    franq_none=lambda u: (u["p_faithful"] * _exp(u["log_claim_prob"])
-                          + (1 - u["p_faithful"]) * _exp(u["log_parametric"])),
-    franq_features=("p_faithful", "log_claim_prob", "log_parametric"),
+    faith_scorer="claim_prob",
+    unfaith_scorer="parametric",
     all_features=("log_claim_prob", "p_true", "n_tokens", "max_token_entropy", "mean_token_entropy",
                   "p_faithful", "log_parametric"),
     missing={"CCP": "needs an NLI model for the token alternatives; none can be loaded offline"},
@@ -74,21 +101,19 @@ SHORT = Setting(
         "Perplexity": (lambda u: u["mean_logprob"], False),
         "Mean Token Entropy": (lambda u: -u["mean_token_entropy"], False),
         "P(True)": (lambda u: u["p_true"], True),
-        "Lexical Similarity": (lambda u: -u["u_lexical_similarity"], False),
-        "Degree Matrix": (lambda u: -u["u_degree_matrix"], False),
-        "Sum of Eigenvalues": (lambda u: -u["u_eigval"], False),
-        "Eccentricity": (lambda u: -u["u_eccentricity"], False),
-        "Semantic Entropy": (lambda u: -u["u_semantic_entropy"], False),
+        "Lexical Similarity": _signal("lexical_similarity"),
+        "Degree Matrix": _signal("degree_matrix"),
+        "Sum of Eigenvalues": _signal("eigval"),
+        "Eccentricity": _signal("eccentricity"),
+        "Semantic Entropy": _signal("semantic_entropy"),
         "SentenceSAR": (lambda u: -u["u_sentence_sar"], False),
     },
     rag={
         "Faithfulness (P_faithful)": (lambda u: u["p_faithful"], True),
         "Parametric Knowledge": (lambda u: _exp(u["log_parametric"]), True),
     },
-    uq_faith=lambda u: u["semantic_entropy"],
-    uq_unfaith=lambda u: u["eigval"],
-    franq_none=lambda u: u["franq_none"],
-    franq_features=("p_faithful", "u_semantic_entropy", "u_eigval"),
+    faith_scorer="semantic_entropy",
+    unfaith_scorer="eigval",
     all_features=("log_seq_prob", "mean_logprob", "mean_token_entropy", "p_true", "u_lexical_similarity",
                   "u_degree_matrix", "u_eigval", "u_eccentricity", "u_semantic_entropy", "u_sentence_sar",
                   "p_faithful", "log_parametric"),

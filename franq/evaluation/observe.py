@@ -25,7 +25,7 @@ import numpy as np
 from franq.io import Example
 from franq.jsonl import OutputLog
 from franq.scorers.p_true import ANSWER_QUESTION, CLAIM_QUESTION, PTrue
-from franq.short import SHORT_INSTRUCTION, SamplingOptions, short_rag_prompt
+from franq.evidence.samples import SHORT_INSTRUCTION, SamplingOptions, short_rag_prompt
 
 log = logging.getLogger(__name__)
 
@@ -73,7 +73,7 @@ def observe_long(franq, ptrue: PTrue, example: Example) -> dict:
         if c.status == "scored":
             pos = list(c.claim.token_positions)
             ent = rag_pass.token_entropies[pos]
-            row |= {"p_faithful": c.p_faithful, "p_true": c.p_true, "components": c.components,
+            row |= {"p_faithful": c.p_faithful, "p_true_raw": c.p_true_raw, "signals": c.signals,
                     "max_token_entropy": round(float(ent.max()), 6),
                     "mean_token_entropy": round(float(ent.mean()), 6),
                     "p_true_logprobs": _floats(lp[k])}

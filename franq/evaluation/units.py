@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from franq import registry
 from franq.judges.normalized import normalize_answer
 from franq.scorers.p_true import probability as p_true_probability
 
@@ -47,8 +48,11 @@ class Units:
                    {n: np.array([r["signals"][n] for r in rows], dtype=np.float64) for n in names})
 
 
-def long_units(pairs: Sequence[tuple[dict, dict]]) -> tuple[Units, dict]:
-    """``(dataset record, observe_long record)`` pairs -> the labelled scored claims."""
+def long_units(pairs: Sequence[tuple[dict, dict]], scorers: Sequence[str] = ("claim_prob", "parametric")
+               ) -> tuple[Units, dict]:
+    """``(dataset record, observe_long record)`` pairs -> the labelled scored claims, with
+    every signal the named scorers declare."""
+    names = [s.name for name in scorers for s in registry.lookup("scorers", name).signals]
     rows, skipped = [], {"unlabelled": 0, "not_scored": 0}
     for rec, obs in pairs:
         if len(rec["claims"]) != len(obs["claims"]):
@@ -60,11 +64,10 @@ def long_units(pairs: Sequence[tuple[dict, dict]]) -> tuple[Units, dict]:
             if got["status"] != "scored":
                 skipped["not_scored"] += 1
                 continue
-            c = got["components"]
+            c = got["signals"] if "signals" in got else got["components"]  # "components": snapshots before 0.2
             lt, lf = got["p_true_logprobs"]
             rows.append({"id": f"{rec['id']}#{i}", "is_true": int(gold["is_true"]), "is_faithful": gold.get("is_faithful"),
-                         "signals": {"p_faithful": got["p_faithful"], "log_claim_prob": c["log_claim_prob"],
-                                     "log_parametric": c["log_parametric"], "n_tokens": c["n_tokens"],
+                         "signals": {"p_faithful": got["p_faithful"], **{n: c[n] for n in names},
                                      "max_token_entropy": got["max_token_entropy"],
                                      "mean_token_entropy": got["mean_token_entropy"],
                                      "p_true": float(p_true_probability(lt, lf))}})
@@ -92,18 +95,18 @@ def short_units(items: Sequence, records: Sequence[dict], *, model_name: str, fa
                 judge=None) -> tuple[Units, dict]:
     """nq-open items with their ``observe_short`` records -> the attempted answers.
 
-    FRANQ's short-form components come from :class:`franq.short.ShortForm` on the cached
-    samples (no model pass); the sequence-level baselines from the greedy answer's tokens.
+    FRANQ's short-form values come from the pipeline's short preset on the cached samples
+    (no model pass); the sequence-level baselines from the greedy answer's tokens.
     """
     from lm_polygraph.estimators import SentenceSAR
 
+    from franq.config import FranqConfig
     from franq.io import Example
-    from franq.judges.normalized import NormalizedAnswerJudge
-    from franq.pipeline import passages_context
+    from franq.pipeline import Franq
     from franq.sampling import Sample, SampleSet
-    from franq.short import ShortForm
 
-    short = ShortForm(_NamedModel(model_name), faithfulness, judge or NormalizedAnswerJudge())
+    config = FranqConfig.from_dict({"mode": "short", "calibration": {"calibrator": "none"}})
+    franq = Franq(config, _NamedModel(model_name), faithfulness=faithfulness, equivalence=judge)
     kept, skipped = [], {"not_attempted": 0}
     for it, rec in zip(items, records):
         text = rec["greedy"]["text"]
@@ -114,8 +117,9 @@ def short_units(items: Sequence, records: Sequence[dict], *, model_name: str, fa
     examples = [Example(it.question, it.passages, rec["greedy"]["text"]) for it, rec in kept]
     sample_sets = [SampleSet(tuple(Sample(s["text"], (), (), s["logprob"], "cached") for s in rec["samples"]),
                              rec["prompt_tokens"]) for _, rec in kept]
-    scores = short.score_many(examples, [passages_context(it.passages) for it, _ in kept], rag_samples=sample_sets)
-    contexts = [short.context(it.question, s) for (it, _), s in zip(kept, sample_sets)]
+    scores = franq.score_many(examples, sample_sets=sample_sets)
+    draws = franq.preset("short").evidence
+    contexts = [draws.context(it.question, s) for (it, _), s in zip(kept, sample_sets)]
     sar = SentenceSAR()({"sample_log_probs": [c.logprobs for c in contexts],
                          "sample_sentence_similarity": [c.similarity() for c in contexts]})
     rows = []
@@ -129,7 +133,6 @@ def short_units(items: Sequence, records: Sequence[dict], *, model_name: str, fa
                                  "mean_token_entropy": float(np.mean(g["token_entropies"])),
                                  "p_true": float(p_true_probability(lt, lf)),
                                  "log_parametric": float(np.sum(rec["closed_logprobs"])),
-                                 "p_faithful": claim.p_faithful, "franq_none": claim.p_true,
-                                 "u_sentence_sar": float(sar[k]),
-                                 **{n: v for n, v in claim.components.items() if n != "n_samples"}}})
+                                 "p_faithful": claim.p_faithful, "u_sentence_sar": float(sar[k]),
+                                 **claim.signals}})
     return Units.from_rows(rows), skipped

@@ -5,29 +5,11 @@
     context_pmi  ContextPMIFaithfulness   passages' effect on the claim's token log-probs
     alignscore   AlignScoreFaithfulness   published AlignScore checkpoints (paper's choice)
     nli          NLIFaithfulness          any local sequence-classification NLI model
-    judge        LMJudgeFaithfulness / OpenAIJudgeFaithfulness   P(yes) of a chat model
+    judge        judge_faithfulness -> LMJudgeFaithfulness / OpenAIJudgeFaithfulness: P(yes) of a chat model
 
-Backends that load torch models are imported on first use.
+Each is registered by name in :mod:`franq.registry` and imported on first use; import a
+class from its module (``from franq.faithfulness.nli import NLIFaithfulness``).
 """
-from franq.faithfulness.base import FaithfulnessBackend, NeedsPassesError, PassAwareFaithfulness, predict_faithfulness
-from franq.faithfulness.lexical import LexicalFaithfulness
+from franq.faithfulness.base import FaithfulnessBackend, NeedsPassesError, predict_faithfulness
 
-_LAZY = {
-    "AlignScoreFaithfulness": "franq.faithfulness.alignscore",
-    "CombinedFaithfulness": "franq.faithfulness.combined",
-    "ContextPMIFaithfulness": "franq.faithfulness.context_pmi",
-    "LMJudgeFaithfulness": "franq.faithfulness.judge",
-    "NLIFaithfulness": "franq.faithfulness.nli",
-    "OpenAIJudgeFaithfulness": "franq.faithfulness.judge",
-}
-
-__all__ = ["FaithfulnessBackend", "LexicalFaithfulness", "NeedsPassesError", "PassAwareFaithfulness",
-           "predict_faithfulness", *_LAZY]
-
-
-def __getattr__(name: str):
-    if name in _LAZY:
-        import importlib
-
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'franq.faithfulness' has no attribute {name!r}")
+__all__ = ["FaithfulnessBackend", "NeedsPassesError", "predict_faithfulness"]

@@ -92,6 +92,13 @@ def check_keys(state: dict, expected: Sequence[str], *, source: str) -> None:
 class AlignScoreFaithfulness:
     """P_faithful from an AlignScore checkpoint (nli_sp). Load once; reuse."""
 
+    needs = frozenset()
+
+    @classmethod
+    def from_config(cls, config, lm=None) -> AlignScoreFaithfulness:
+        f = config.faithfulness
+        return cls(f.alignscore_checkpoint, f.alignscore_base_model, device=config.model.device)
+
     def __init__(self, checkpoint: str | Path, base_model: str | Path, *, device: str | None = None,
                  max_length: int = 512, max_batch_tokens: int = 8192, dtype: torch.dtype | None = None):
         from transformers import AutoTokenizer, RobertaConfig
@@ -125,7 +132,7 @@ class AlignScoreFaithfulness:
         enc = {k: v.to(self.device) for k, v in enc.items() if k in ("input_ids", "attention_mask")}
         return self.model(**enc)[:, ALIGNED].double().cpu().numpy()
 
-    def predict(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
+    def predict(self, pairs: Sequence[tuple[str, str]], evidence=None) -> np.ndarray:
         """AlignScore nli_sp for each ``(context, claim)``: higher = more likely supported."""
         if not pairs:
             return np.zeros(0, dtype=np.float64)

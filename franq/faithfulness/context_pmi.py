@@ -19,10 +19,10 @@ from pathlib import Path
 
 import numpy as np
 
+from franq.evidence import PASSES
 from franq.faithfulness.base import NeedsPassesError
 from franq.faithfulness.features import pass_features
 from franq.faithfulness.logistic import LogisticMap
-from franq.scorers.base import ClaimContext
 
 log = logging.getLogger(__name__)
 
@@ -45,6 +45,7 @@ class ContextPMIFaithfulness:
     """P_faithful = sigmoid(a * mean token PMI + b) from a fitted JSON map."""
 
     name = "context-pmi-v1"
+    needs = frozenset({PASSES})
 
     def __init__(self, map_path: str | Path | None = None, *, lm_name: str | None = None):
         self.map = LogisticMap.from_json(map_path) if map_path else packaged_map(DEFAULT_MAP)
@@ -52,11 +53,13 @@ class ContextPMIFaithfulness:
             raise ValueError(f"context PMI map: expected features ['pmi_mean'], got {list(self.map.features)}")
         warn_if_other_stack(self.map, lm_name, "the context-PMI map")
 
-    def predict(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
-        raise NeedsPassesError("context_pmi needs the claim's token log-probabilities with and without "
-                               "the passages; use it inside Franq (it calls predict_with_passes)")
+    @classmethod
+    def from_config(cls, config, lm) -> ContextPMIFaithfulness:
+        return cls(config.faithfulness.map, lm_name=lm.name)
 
-    def predict_with_passes(self, pairs: Sequence[tuple[str, str]],
-                            contexts: Sequence[ClaimContext]) -> np.ndarray:
-        x = np.array([pass_features(c)["pmi_mean"] for c in contexts], dtype=np.float64)
+    def predict(self, pairs: Sequence[tuple[str, str]], evidence=None) -> np.ndarray:
+        if evidence is None:
+            raise NeedsPassesError("context_pmi needs the claim's token log-probabilities with and without "
+                                   "the passages; it needs each claim's evidence (Franq passes it)")
+        x = np.array([pass_features(e)["pmi_mean"] for e in evidence], dtype=np.float64)
         return self.map.predict(x[:, None])

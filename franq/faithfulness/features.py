@@ -23,14 +23,14 @@ import numpy as np
 
 from claims.text import NUMBER_RE, is_content_word, iter_words, normalize_word
 from franq.faithfulness.lexical import LexicalFaithfulness
-from franq.scorers.base import ClaimContext
 
 TEXT_FEATURES = ("lexical", "recall", "bigram_recall", "number_recall", "name_recall",
                  "log_claim_words", "log_context_words")
 PASS_FEATURES = ("pmi_mean", "rag_mean", "closed_mean")
 
 
-def pass_features(ctx: ClaimContext) -> dict[str, float]:
+def pass_features(ctx) -> dict[str, float]:
+    """Pass features of one :class:`~franq.evidence.ClaimEvidence`."""
     pos = list(ctx.claim.token_positions)
     if not pos:
         raise ValueError(f"claim {ctx.claim.text!r} has no aligned tokens")

@@ -54,6 +54,8 @@ def _chunk_pairs(pairs: Sequence[tuple[str, str]], chunk_words: int) -> tuple[li
 class LMJudgeFaithfulness:
     """The judge prompt on a local chat model (a loaded :class:`~franq.lm.CausalLM`)."""
 
+    needs = frozenset()
+
     def __init__(self, lm, *, chunk_words: int = CHUNK_WORDS, max_batch_tokens: int = 4096):
         self.lm = lm
         self.chunk_words = chunk_words
@@ -89,7 +91,7 @@ class LMJudgeFaithfulness:
         half = len(words) // 2
         return self._prompt_ids(" ".join(words[:half]), claim) + self._prompt_ids(" ".join(words[half:]), claim)
 
-    def predict(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
+    def predict(self, pairs: Sequence[tuple[str, str]], evidence=None) -> np.ndarray:
         if not pairs:
             return np.zeros(0, dtype=np.float64)
         prompts, owners = _chunk_pairs(pairs, self.chunk_words)
@@ -109,6 +111,8 @@ class LMJudgeFaithfulness:
 
 class OpenAIJudgeFaithfulness:
     """The judge prompt on an OpenAI-compatible server that returns ``top_logprobs``."""
+
+    needs = frozenset()
 
     def __init__(self, model: str, *, base_url: str | None = None, api_key: str | None = None,
                  client=None, chunk_words: int = CHUNK_WORDS, top_logprobs: int = 20, concurrency: int = 4):
@@ -147,10 +151,23 @@ class OpenAIJudgeFaithfulness:
                 p_no += math.exp(alt.logprob)
         return yes_share(p_yes, p_no)
 
-    def predict(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
+    def predict(self, pairs: Sequence[tuple[str, str]], evidence=None) -> np.ndarray:
         if not pairs:
             return np.zeros(0, dtype=np.float64)
         prompts, owners = _chunk_pairs(pairs, self.chunk_words)
         with ThreadPoolExecutor(max_workers=self.concurrency) as pool:
             scores = np.array(list(pool.map(lambda pc: self._ask(*pc), prompts)), dtype=np.float64)
         return np.array([scores[o].max() for o in owners], dtype=np.float64)
+
+
+def judge_faithfulness(config, lm):
+    """``faithfulness.name = "judge"``: the judge prompt on an OpenAI-compatible server
+    (``judge_base_url``), on the local model at ``judge_model``, or on the pipeline's LM."""
+    f = config.faithfulness
+    if f.judge_base_url:
+        return OpenAIJudgeFaithfulness(f.judge_model, base_url=f.judge_base_url)
+    if f.judge_model:
+        from franq.lm import CausalLM
+
+        lm = CausalLM.load(f.judge_model, device=config.model.device, dtype=config.model.dtype)
+    return LMJudgeFaithfulness(lm, max_batch_tokens=config.batch.max_batch_tokens)

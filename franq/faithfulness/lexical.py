@@ -22,8 +22,9 @@ MIN_WINDOW = 40
 
 class LexicalFaithfulness:
     name = "lexical-v1"
+    needs = frozenset()
 
-    def predict(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
+    def predict(self, pairs: Sequence[tuple[str, str]], evidence=None) -> np.ndarray:
         cache: dict[str, list[list[str]]] = {}
         out = np.zeros(len(pairs), dtype=np.float64)
         for k, (context, claim) in enumerate(pairs):

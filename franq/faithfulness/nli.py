@@ -32,6 +32,12 @@ def entailment_index(id2label: dict) -> int:
 class NLIFaithfulness:
     """P(entailment) of the claim given the best passage chunk."""
 
+    needs = frozenset()
+
+    @classmethod
+    def from_config(cls, config, lm=None) -> NLIFaithfulness:
+        return cls(config.faithfulness.nli_model, device=config.model.device)
+
     def __init__(self, model: str | Path, *, device: str | None = None, max_length: int = 512,
                  max_batch_tokens: int = 8192, chunk_words: int = 350):
         from transformers import AutoModelForSequenceClassification, AutoTokenizer
@@ -62,7 +68,7 @@ class NLIFaithfulness:
         logits = self.model(**{k: v.to(self.device) for k, v in enc.items()}).logits.float()
         return torch.softmax(logits, dim=-1)[:, self.entail].double().cpu().numpy()
 
-    def predict(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
+    def predict(self, pairs: Sequence[tuple[str, str]], evidence=None) -> np.ndarray:
         """P(entailment) for each ``(context, claim)``, max over context chunks."""
         if not pairs:
             return np.zeros(0, dtype=np.float64)

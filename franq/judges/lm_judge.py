@@ -19,6 +19,10 @@ JUDGE_PROMPT = ("Question: {question}\nAnswer A: {a}\nAnswer B: {b}\n"
 
 
 class LMJudge:
+    @classmethod
+    def from_config(cls, config, lm) -> LMJudge:
+        return cls(lm, max_batch_tokens=config.batch.max_batch_tokens)
+
     def __init__(self, lm, *, max_batch_tokens: int = 4096):
         self.lm = lm
         self.max_batch_tokens = max_batch_tokens

@@ -1,15 +1,11 @@
-"""Claim-level uncertainty scorers, one file per method. Every scorer returns
-"higher = more likely true"; methods that measure uncertainty convert at the boundary."""
-from franq.scorers.base import ClaimContext, ClaimScorer
-from franq.scorers.claim_prob import MaxClaimProbabilityScorer
-from franq.scorers.degree_matrix import DegreeMatrixScorer
-from franq.scorers.eccentricity import EccentricityScorer
-from franq.scorers.eigval import SumEigenvaluesScorer
-from franq.scorers.lexical_similarity import LexicalSimilarityScorer
-from franq.scorers.parametric import ParametricKnowledgeScorer
-from franq.scorers.samples import SampleContext, SampleScorer
-from franq.scorers.semantic_entropy import SemanticEntropyScorer
+"""Claim-level uncertainty scorers, one file per method (the protocol is in
+:mod:`franq.scorers.base`). Each declares its raw signals and their direction, and maps
+its primary signal to a probability, higher = more likely true.
 
-__all__ = ["ClaimContext", "ClaimScorer", "DegreeMatrixScorer", "EccentricityScorer", "LexicalSimilarityScorer",
-           "MaxClaimProbabilityScorer", "ParametricKnowledgeScorer", "SampleContext", "SampleScorer",
-           "SemanticEntropyScorer", "SumEigenvaluesScorer"]
+    passes   claim_prob (p(c|x,r), long-form UQ_faith), parametric (p(c|x), UQ_unfaith)
+    samples  semantic_entropy (short-form UQ_faith), eigval (UQ_unfaith), degree_matrix,
+             eccentricity, lexical_similarity
+"""
+from franq.scorers.base import Scorer, Signal
+
+__all__ = ["Scorer", "Signal"]

@@ -5,7 +5,7 @@ embed the samples; ``U`` is the Euclidean norm of the vector of each eigenvector
 centred norm. Equals LM-Polygraph's ``Eccentricity`` (the value is invariant to the
 choice of basis inside a repeated eigenvalue, since it depends only on the projector).
 
-``score`` maps it to [0, 1] with ``exp(-U)``. Higher = more likely true.
+``probability`` maps it to [0, 1] with ``exp(-U)``. Higher = more likely true.
 """
 from __future__ import annotations
 
@@ -13,11 +13,15 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from franq.evidence import SAMPLES
+from franq.scorers.base import Signal
 from franq.scorers.samples import SampleContext, normalized_laplacian
 
 
 class EccentricityScorer:
     name = "eccentricity"
+    needs = frozenset({SAMPLES})
+    signals = (Signal("u_eccentricity", "uncertainty", False, "spread of the samples' spectral embeddings"),)
 
     def __init__(self, *, threshold: float = 0.9):
         self.threshold = threshold
@@ -31,5 +35,8 @@ class EccentricityScorer:
             out.append(float(np.linalg.norm(centred)))
         return np.array(out, dtype=np.float64)
 
-    def score(self, batch: Sequence[SampleContext]) -> np.ndarray:
-        return np.exp(-self.uncertainty(batch))
+    def score(self, batch: Sequence) -> dict[str, np.ndarray]:
+        return {"u_eccentricity": self.uncertainty([e.samples for e in batch])}
+
+    def probability(self, primary: np.ndarray) -> np.ndarray:
+        return np.exp(-np.asarray(primary, dtype=np.float64))

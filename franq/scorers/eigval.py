@@ -5,7 +5,7 @@ W = (E + E^T) / 2 from the pairwise entailment matrix, L = I - D^{-1/2} W D^{-1/
 ``U = sum_k max(0, 1 - lambda_k)``: a continuous count of distinct meanings, between 1
 (all samples agree) and N (all differ). Equals LM-Polygraph's ``EigValLaplacian``.
 
-``score`` maps it to [0, 1] with ``1 / U``: one over the effective number of meanings
+``probability`` maps it to [0, 1] with ``1 / U``: one over the effective number of meanings
 (the same scale as ``exp(-semantic entropy)``, which is one over the perplexity of
 meanings). Higher = more likely true.
 """
@@ -15,11 +15,15 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from franq.evidence import SAMPLES
+from franq.scorers.base import Signal
 from franq.scorers.samples import SampleContext, normalized_laplacian
 
 
 class SumEigenvaluesScorer:
     name = "eigval"
+    needs = frozenset({SAMPLES})
+    signals = (Signal("u_eigval", "uncertainty", False, "sum of eigenvalues of the graph Laplacian: the number of meanings"),)
 
     def uncertainty(self, batch: Sequence[SampleContext]) -> np.ndarray:
         out = []
@@ -28,10 +32,9 @@ class SumEigenvaluesScorer:
             out.append(float(np.sum(np.maximum(0.0, 1.0 - lam))))
         return np.array(out, dtype=np.float64)
 
-    @staticmethod
-    def from_uncertainty(u: np.ndarray) -> np.ndarray:
-        """1 / sum of eigenvalues (the number of meanings is at least 1), in (0, 1]."""
-        return np.clip(1.0 / np.maximum(np.asarray(u, dtype=np.float64), 1.0), 0.0, 1.0)
+    def score(self, batch: Sequence) -> dict[str, np.ndarray]:
+        return {"u_eigval": self.uncertainty([e.samples for e in batch])}
 
-    def score(self, batch: Sequence[SampleContext]) -> np.ndarray:
-        return self.from_uncertainty(self.uncertainty(batch))
+    def probability(self, primary: np.ndarray) -> np.ndarray:
+        """1 / sum of eigenvalues (the number of meanings is at least 1), in (0, 1]."""
+        return np.clip(1.0 / np.maximum(np.asarray(primary, dtype=np.float64), 1.0), 0.0, 1.0)

@@ -2,7 +2,7 @@
 (``rouge_score`` with the Porter stemmer, as LM-Polygraph's ``LexicalSimilarity``,
 whose uncertainty is the negated mean).
 
-``score`` is the mean similarity itself, in [0, 1]. Higher = more likely true. Needs no
+``probability`` is the mean similarity itself, in [0, 1]. Higher = more likely true. Needs no
 judge: it reads only the texts.
 """
 from __future__ import annotations
@@ -12,6 +12,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from franq.evidence import SAMPLES
+from franq.scorers.base import Signal
 from franq.scorers.samples import SampleContext
 
 
@@ -31,9 +33,14 @@ def mean_rouge_l(texts: Sequence[str]) -> float:
 
 class LexicalSimilarityScorer:
     name = "lexical_similarity"
+    needs = frozenset({SAMPLES})
+    signals = (Signal("u_lexical_similarity", "uncertainty", False, "minus the mean pairwise ROUGE-L of the samples"),)
 
     def uncertainty(self, batch: Sequence[SampleContext]) -> np.ndarray:
-        return -self.score(batch)
+        return -np.array([mean_rouge_l(s.texts) for s in batch], dtype=np.float64)
 
-    def score(self, batch: Sequence[SampleContext]) -> np.ndarray:
-        return np.array([mean_rouge_l(s.texts) for s in batch], dtype=np.float64)
+    def score(self, batch: Sequence) -> dict[str, np.ndarray]:
+        return {"u_lexical_similarity": self.uncertainty([e.samples for e in batch])}
+
+    def probability(self, primary: np.ndarray) -> np.ndarray:
+        return np.clip(-np.asarray(primary, dtype=np.float64), 0.0, 1.0)

@@ -10,14 +10,18 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from franq.scorers.base import ClaimContext, claim_logprob
+from franq.evidence import PASSES
+from franq.scorers.base import Signal, claim_logprob
 
 
 class ParametricKnowledgeScorer:
     name = "parametric"
+    needs = frozenset({PASSES})
+    signals = (Signal("log_parametric", "log_prob", True, "log p(c | x): the claim's tokens without the passages"),)
 
-    def log_score(self, batch: Sequence[ClaimContext]) -> np.ndarray:
-        return np.array([claim_logprob(c.closed_logprobs, c.claim) for c in batch], dtype=np.float64)
+    def score(self, batch: Sequence) -> dict[str, np.ndarray]:
+        return {"log_parametric": np.array([claim_logprob(e.closed_logprobs, e.claim) for e in batch],
+                                           dtype=np.float64)}
 
-    def score(self, batch: Sequence[ClaimContext]) -> np.ndarray:
-        return np.exp(self.log_score(batch))
+    def probability(self, primary: np.ndarray) -> np.ndarray:
+        return np.exp(np.asarray(primary, dtype=np.float64))

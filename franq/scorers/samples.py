@@ -2,15 +2,14 @@
 log-likelihoods, and a pairwise entailment matrix from an equivalence judge.
 
 Scorers of this family (semantic entropy, sum of eigenvalues, degree matrix,
-eccentricity, lexical similarity) follow LM-Polygraph's definitions; each exposes
-``uncertainty`` (their convention: higher = more uncertain) and ``score`` (franq's
-convention: higher = more likely true), converting at that boundary.
+eccentricity, lexical similarity) follow LM-Polygraph's definitions: each computes
+``uncertainty`` (their convention: higher = more uncertain) and declares its signal as
+``u_<name>`` with ``higher_is_true=False``; ``probability`` converts to franq's
+convention (higher = more likely true) at that boundary.
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
 
 import numpy as np
 
@@ -68,16 +67,3 @@ def normalized_laplacian(w: np.ndarray) -> np.ndarray:
         raise ValueError("similarity: every sample needs a positive degree (the diagonal must be > 0)")
     inv = 1.0 / np.sqrt(d)
     return np.eye(len(w)) - inv[:, None] * w * inv[None, :]
-
-
-@runtime_checkable
-class SampleScorer(Protocol):
-    name: str
-
-    def uncertainty(self, batch: Sequence[SampleContext]) -> np.ndarray:
-        """Raw uncertainty, higher = more uncertain (LM-Polygraph's convention)."""
-        ...
-
-    def score(self, batch: Sequence[SampleContext]) -> np.ndarray:
-        """Monotone map of ``uncertainty`` to [0, 1], higher = more likely true."""
-        ...

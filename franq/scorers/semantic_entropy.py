@@ -8,7 +8,7 @@ in that class and never exceeds 1. The entropy is the Monte Carlo estimate over 
 samples: ``SE = -mean_j log p(class(j))``. Equals LM-Polygraph's
 ``SemanticEntropy(use_unique_responses=True)``.
 
-``score`` maps it to [0, 1] with ``exp(-SE)``: the geometric mean, over the samples, of
+``probability`` maps it to [0, 1] with ``exp(-SE)``: the geometric mean, over the samples, of
 the probability of their meaning; 1 when every sample means the same with certainty,
 and ``1 / k`` for k equally likely meanings that hold all the mass. Higher = more likely
 true.
@@ -19,22 +19,18 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from franq.evidence import SAMPLES
+from franq.scorers.base import Signal
 from franq.scorers.samples import SampleContext, semantic_classes
 
 
 class SemanticEntropyScorer:
     name = "semantic_entropy"
+    needs = frozenset({SAMPLES})
+    signals = (Signal("u_semantic_entropy", "uncertainty", False, "semantic entropy of the samples (nats)"),)
 
     def uncertainty(self, batch: Sequence[SampleContext]) -> np.ndarray:
         return np.array([self._entropy(s) for s in batch], dtype=np.float64)
-
-    @staticmethod
-    def from_uncertainty(u: np.ndarray) -> np.ndarray:
-        """exp(-SE): one over the effective number of meanings, in (0, 1]."""
-        return np.exp(-np.asarray(u, dtype=np.float64))
-
-    def score(self, batch: Sequence[SampleContext]) -> np.ndarray:
-        return self.from_uncertainty(self.uncertainty(batch))
 
     @staticmethod
     def _entropy(s: SampleContext) -> float:
@@ -49,3 +45,10 @@ class SemanticEntropyScorer:
                 sample_class[i] = k
             class_lp[k] = np.logaddexp.reduce(lp[list(seen.values())])
         return float(-np.mean(class_lp[sample_class]))
+
+    def score(self, batch: Sequence) -> dict[str, np.ndarray]:
+        return {"u_semantic_entropy": self.uncertainty([e.samples for e in batch])}
+
+    def probability(self, primary: np.ndarray) -> np.ndarray:
+        """exp(-SE): one over the effective number of meanings, in (0, 1]."""
+        return np.exp(-np.asarray(primary, dtype=np.float64))

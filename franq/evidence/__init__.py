@@ -1,0 +1,54 @@
+"""What the pipeline gathers about each claim before anything is scored.
+
+The evidence stage runs the model passes a preset needs and hands each scorer and the
+faithfulness backend one :class:`ClaimEvidence` per claim:
+
+    passes    franq.evidence.passes.TokenPasses: the answer's tokens teacher-forced with
+              the passages (p(y_t | x, r, y_<t), paper eq. 1) and without (eq. 3)
+    samples   franq.evidence.samples.SampleDraws: N answers sampled with the passages
+              (and, optionally, without), with a pairwise entailment matrix
+
+A component declares the evidence kinds it reads in ``needs``; a preset declares the kinds
+it gathers, and a component that needs more is refused when the config is built.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from claims.types import Claim
+
+PASSES = "passes"
+SAMPLES = "samples"
+EVIDENCE_KINDS = {
+    PASSES: "the answer's token log-probabilities with and without the passages (teacher forcing)",
+    SAMPLES: "N sampled answers to the question and their pairwise entailment",
+}
+
+
+@dataclass(frozen=True)
+class ClaimEvidence:
+    """One claim and everything gathered for it.
+
+    ``statement`` is the text the faithfulness backend checks against ``context`` (the
+    claim itself in long form; question and answer together in short form). ``rag_logprobs``
+    / ``closed_logprobs`` cover every answer token (the claim's own are
+    ``claim.token_positions``); ``samples`` / ``closed_samples`` are
+    :class:`franq.scorers.samples.SampleContext` objects. What a preset does not gather
+    is ``None``.
+    """
+
+    claim: Claim
+    question: str
+    context: str
+    statement: str
+    rag_logprobs: np.ndarray | None = None
+    closed_logprobs: np.ndarray | None = None
+    samples: object | None = None
+    closed_samples: object | None = None
+
+    @property
+    def pair(self) -> tuple[str, str]:
+        """``(context, statement)``: what a text-only faithfulness backend reads."""
+        return self.context, self.statement

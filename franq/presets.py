@@ -1,0 +1,103 @@
+"""The two presets of the one FRANQ pipeline (paper section 2).
+
+Both run the same named components in the same order::
+
+    claims -> evidence -> uq_faith, uq_unfaith (+ extra scorers) -> faithfulness
+           -> mix -> calibrator
+
+and differ in what they gather and which scorers they use by default:
+
+``long``  the answer is decomposed into claims aligned to its tokens; the evidence is the
+          two teacher-forced passes (with / without the passages); UQ_faith = p(c|x,r)
+          (``claim_prob``), UQ_unfaith = p(c|x) (``parametric``).
+``short`` the whole answer is one claim; the evidence is N sampled answers; UQ_faith =
+          semantic entropy, UQ_unfaith = sum of Laplacian eigenvalues (``eigval``);
+          P_faithful checks "question answer" against the passages.
+
+``mode = "auto"`` picks ``short`` for a single short sentence and ``long`` otherwise, so
+both presets must be able to run the configured components.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from claims.decompose import split_sentences
+from franq import registry
+from franq.errors import InputError
+from franq.evidence import EVIDENCE_KINDS, PASSES, SAMPLES
+
+SHORT_MAX_WORDS = 15
+
+
+@dataclass(frozen=True)
+class Preset:
+    name: str
+    evidence: frozenset[str]
+    """The evidence kinds this preset gathers (:mod:`franq.evidence`)."""
+    whole_answer: bool
+    """True: the answer is one claim (no decomposition, no token alignment)."""
+
+
+LONG = Preset("long", frozenset({PASSES}), whole_answer=False)
+SHORT = Preset("short", frozenset({SAMPLES}), whole_answer=True)
+PRESETS = {"long": LONG, "short": SHORT}
+
+
+def presets_for(mode: str) -> tuple[Preset, ...]:
+    if mode == "auto":
+        return LONG, SHORT
+    try:
+        return (PRESETS[mode],)
+    except KeyError:
+        raise InputError(f"mode: expected one of ['long', 'short', 'auto'], got {mode!r}") from None
+
+
+def is_short_answer(answer: str) -> bool:
+    """``mode="auto"``: one sentence of at most 15 words, on one line, is short-form."""
+    text = answer.strip()
+    if not text or "\n" in text or len(text.split()) > SHORT_MAX_WORDS:
+        return False
+    return len(split_sentences(text)) <= 1
+
+
+def scorer_names(config, preset: Preset):
+    """``config.uq.long`` or ``config.uq.short``: the preset's faith / unfaith / extra scorers."""
+    return getattr(config.uq, preset.name)
+
+
+def check_config(config) -> None:
+    """Refuse, with the reason, every configured component that cannot run in a preset the
+    mode uses, and every name no registry knows."""
+    registry.lookup("decomposers", config.decomposer.name)
+    for preset in presets_for(config.mode):
+        check_preset(config, preset)
+
+
+def check_preset(config, preset: Preset) -> None:
+    """Every component ``config`` names for ``preset`` exists and can run in it."""
+    s = scorer_names(config, preset)
+    roles = [(f"uq.{preset.name}.faith", s.faith), (f"uq.{preset.name}.unfaith", s.unfaith)]
+    roles += [(f"uq.{preset.name}.extra", name) for name in s.extra]
+    for where, name in roles:
+        _check_fits("scorers", name, where, preset, config)
+    _check_fits("faithfulness", config.faithfulness.name, "faithfulness.name", preset, config)
+    if SAMPLES in preset.evidence:
+        try:
+            registry.lookup("equivalence", config.uq.equivalence)
+        except InputError as exc:
+            raise InputError(f"config 'uq.equivalence': {exc}") from None
+
+
+def _check_fits(kind: str, name: str, where: str, preset: Preset, config) -> None:
+    try:
+        cls = registry.lookup(kind, name)
+    except InputError as exc:
+        raise InputError(f"config '{where}': {exc}") from None
+    missing = registry.needs(cls, config) - preset.evidence
+    if missing:
+        what = "; ".join(f"{k} ({EVIDENCE_KINDS[k]})" for k in sorted(missing))
+        has = "; ".join(f"{k} ({EVIDENCE_KINDS[k]})" for k in sorted(preset.evidence))
+        why = " (mode 'auto' scores single short sentences with it)" if config.mode == "auto" else ""
+        raise InputError(f"config '{where}': {name!r} cannot run in the {preset.name} preset{why}: it reads "
+                         f"{what}, but the {preset.name} preset gathers only {has}; choose another "
+                         f"{'scorer' if kind == 'scorers' else 'backend'} or another mode")

@@ -1,0 +1,119 @@
+"""The one place that maps a config name to a component class.
+
+Four kinds of component are chosen by name in :class:`~franq.config.FranqConfig`:
+
+    scorers        franq.scorers.*        UQ_faith / UQ_unfaith and extra signals
+    faithfulness   franq.faithfulness.*   P(claim supported by the passages)
+    decomposers    claims/, franq.lm      answer -> claims
+    equivalence    franq.judges.*         do two sampled answers mean the same?
+
+Built-in components are listed below as ``"module:Class"`` strings (imported on first
+use, so naming one costs nothing). Other packages add their own through Python entry
+points in the groups ``franq.scorers``, ``franq.faithfulness``, ``franq.decomposers`` and
+``franq.equivalence``; e.g. in a plugin's ``pyproject.toml``::
+
+    [project.entry-points."franq.faithfulness"]
+    my_nli = "my_package.backend:MyNLIFaithfulness"
+
+A registered object is a component class or a factory function. A class has a ``name``
+(its stable id in results) and ``needs`` (the evidence kinds it reads, :mod:`franq.evidence`;
+a classmethod ``needs_for(config)`` may refine it), and is built by
+``cls.from_config(config, lm)`` when it defines one, else by ``cls()``. A factory function
+``f(config, lm)`` returns the component (its ``needs`` attribute, if any, is checked
+too). ``lm`` is the pipeline's loaded :class:`~franq.lm.CausalLM`.
+"""
+from __future__ import annotations
+
+import functools
+import importlib
+from importlib.metadata import entry_points
+
+from franq.errors import InputError
+
+BUILTIN: dict[str, dict[str, str]] = {
+    "scorers": {
+        "claim_prob": "franq.scorers.claim_prob:MaxClaimProbabilityScorer",
+        "parametric": "franq.scorers.parametric:ParametricKnowledgeScorer",
+        "semantic_entropy": "franq.scorers.semantic_entropy:SemanticEntropyScorer",
+        "eigval": "franq.scorers.eigval:SumEigenvaluesScorer",
+        "degree_matrix": "franq.scorers.degree_matrix:DegreeMatrixScorer",
+        "eccentricity": "franq.scorers.eccentricity:EccentricityScorer",
+        "lexical_similarity": "franq.scorers.lexical_similarity:LexicalSimilarityScorer",
+    },
+    "faithfulness": {
+        "combined": "franq.faithfulness.combined:CombinedFaithfulness",
+        "lexical": "franq.faithfulness.lexical:LexicalFaithfulness",
+        "context_pmi": "franq.faithfulness.context_pmi:ContextPMIFaithfulness",
+        "alignscore": "franq.faithfulness.alignscore:AlignScoreFaithfulness",
+        "nli": "franq.faithfulness.nli:NLIFaithfulness",
+        "judge": "franq.faithfulness.judge:judge_faithfulness",
+    },
+    "decomposers": {
+        "sentence": "claims.decompose:SentenceDecomposer",
+        "llm": "franq.decomposers:llm_decomposer",
+    },
+    "equivalence": {
+        "normalized": "franq.judges.normalized:NormalizedAnswerJudge",
+        "lm": "franq.judges.lm_judge:LMJudge",
+        "jaccard": "franq.judges.jaccard:JaccardJudge",
+    },
+}
+KINDS = tuple(BUILTIN)
+
+
+@functools.lru_cache(maxsize=None)
+def _plugins(kind: str) -> dict[str, object]:
+    return {ep.name: ep for ep in entry_points(group=f"franq.{kind}")}
+
+
+def names(kind: str) -> list[str]:
+    """Every name a config may use for ``kind``: built-in first, then plugins."""
+    _check_kind(kind)
+    return list(BUILTIN[kind]) + sorted(n for n in _plugins(kind) if n not in BUILTIN[kind])
+
+
+def lookup(kind: str, name: str):
+    """The component class registered as ``name`` (built-in, or a plugin's entry point)."""
+    _check_kind(kind)
+    if name in BUILTIN[kind]:
+        module, _, attr = BUILTIN[kind][name].partition(":")
+        return getattr(importlib.import_module(module), attr)
+    ep = _plugins(kind).get(name)
+    if ep is None:
+        raise InputError(f"unknown {_LABEL[kind]} {name!r}; known: {names(kind)}")
+    try:
+        return ep.load()
+    except Exception as exc:  # noqa: BLE001 - a broken plugin names itself
+        raise InputError(f"{_LABEL[kind]} {name!r}: its entry point {ep.value!r} failed to load: {exc}") from exc
+
+
+def needs(cls, config=None) -> frozenset[str]:
+    """The evidence kinds a component class reads (for this config, when it depends on it)."""
+    refine = getattr(cls, "needs_for", None)
+    if refine is not None and config is not None:
+        return frozenset(refine(config))
+    return frozenset(getattr(cls, "needs", ()))
+
+
+def build(kind: str, name: str, config, lm):
+    """A ready component: ``cls.from_config(config, lm)`` if defined, ``cls()`` for other
+    classes, ``f(config, lm)`` for a factory function."""
+    obj = lookup(kind, name)
+    factory = getattr(obj, "from_config", None)
+    if factory is not None:
+        return factory(config, lm)
+    return obj() if isinstance(obj, type) else obj(config, lm)
+
+
+def clear_cache() -> None:
+    """Forget the entry points seen so far (after installing a plugin in-process)."""
+    _plugins.cache_clear()
+
+
+def _check_kind(kind: str) -> None:
+    if kind not in BUILTIN:
+        raise ValueError(f"component kind must be one of {list(KINDS)}, got {kind!r}")
+
+
+_LABEL = {"scorers": "scorer", "faithfulness": "faithfulness backend", "decomposers": "decomposer",
+          "equivalence": "equivalence judge"}
