@@ -3,7 +3,7 @@ calibrator (``calibration/``), and the calibrator a :class:`~franq.pipeline.Fran
 
 A calibrator records the stack it was fitted for (:func:`stack_key`): the model id, the
 faithfulness backend, the two UQ scorers, the prompt version and the preset (plus, in
-short form, the equivalence judge and the number of samples). Long and short form are
+short form, the equivalence judge and the sampling settings). Long and short form are
 calibrated the same way: the calibrator maps the raw ``p_faithful``, ``uq_faith`` and
 ``uq_unfaith`` of a claim to calibrated values. It is
 applied only to the same stack: on a mismatch franq warns and does not apply it

@@ -124,7 +124,9 @@ class UQConfig:
     unfaith_samples: str = "rag"
     """Short-form UQ_unfaith samples: ``rag`` (with the passages, as the paper) or ``closed`` (without)."""
     temperature: float = 1.0
-    max_sample_tokens: int = 32
+    max_sample_tokens: int = 16
+    """Longest sample (and short-form generated answer), in tokens; the shipped short-form
+    calibrator was fitted on 16-token samples."""
     seed: int = 0
 
 

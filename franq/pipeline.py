@@ -127,7 +127,8 @@ class Franq:
             judge = self._equivalence or registry.build("equivalence", c.uq.equivalence, c, self.lm)
             evidence = SampleDraws(self.lm, judge, options=SamplingOptions.from_config(c.uq),
                                    on_overflow=c.model.on_overflow)
-            more = {"equivalence": judge.name, "n_samples": str(c.uq.n_samples)}
+            more = {"equivalence": judge.name, "sampling": f"n={c.uq.n_samples},temperature={c.uq.temperature:g},"
+                                                           f"max_tokens={c.uq.max_sample_tokens},seed={c.uq.seed}"}
         else:
             evidence = TokenPasses(self.lm, on_overflow=c.model.on_overflow,
                                    max_batch_tokens=c.batch.max_batch_tokens)

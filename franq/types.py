@@ -77,7 +77,7 @@ class AnswerScore:
     faithfulness: str
     stack: dict[str, str] = field(default_factory=dict)
     """What produced the raw values (model, faithfulness, uq_faith and uq_unfaith scorers,
-    prompt version, mode; short form adds the equivalence judge and the sample count): a
+    prompt version, mode; short form adds the equivalence judge and the sampling settings): a
     calibrator fitted on these results is applied only to the same stack."""
     calibration: str = "none"
     """The calibrator's variant (``condition``, ``calibrated``, ``soft``, ``xgboost``...) or ``none``."""

@@ -27,7 +27,7 @@ class SamplingOptions:
     temperature: float = 1.0
     top_p: float = 1.0
     top_k: int = 0
-    max_new_tokens: int = 32
+    max_new_tokens: int = 16
     seed: int = 0
     unfaith_samples: str = "rag"
 
