@@ -119,7 +119,8 @@ class UQConfig:
     short: PresetScorers = PresetScorers("semantic_entropy", "eigval",
                                          ("degree_matrix", "eccentricity", "lexical_similarity"))
     equivalence: str = "normalized"
-    """Short form: the judge that decides whether two sampled answers mean the same (normalized, lm, jaccard)."""
+    """Short form: the judge that decides whether two sampled answers mean the same (normalized, lm,
+    jaccard, nli with ``faithfulness.nli_model``)."""
     n_samples: int = 10
     unfaith_samples: str = "rag"
     """Short-form UQ_unfaith samples: ``rag`` (with the passages, as the paper) or ``closed`` (without)."""
@@ -322,6 +323,8 @@ def _check_values(c: FranqConfig) -> None:
     for key in needed.get(f.name, ()):
         if not getattr(f, key):
             raise InputError(f"config 'faithfulness.{key}': required when faithfulness.name is {f.name!r}")
+    if c.uq.equivalence == "nli" and not f.nli_model and c.mode != "long":
+        raise InputError("config 'faithfulness.nli_model': required when uq.equivalence is 'nli'")
     if f.judge_base_url and not f.judge_model:
         raise InputError("config 'faithfulness.judge_model': required with judge_base_url (the server's model name)")
     u = c.uq

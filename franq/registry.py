@@ -56,6 +56,7 @@ BUILTIN: dict[str, dict[str, str]] = {
         "normalized": "franq.judges.normalized:NormalizedAnswerJudge",
         "lm": "franq.judges.lm_judge:LMJudge",
         "jaccard": "franq.judges.jaccard:JaccardJudge",
+        "nli": "franq.judges.nli:NLIJudge",
     },
 }
 KINDS = tuple(BUILTIN)

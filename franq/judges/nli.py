@@ -3,7 +3,8 @@
 A :class:`franq.faithfulness.base.FaithfulnessBackend` answers P(claim supported by
 context); given ``(question + answer_a, question + answer_b)`` that is P(a entails b),
 the quantity LM-Polygraph takes from DeBERTa-MNLI. Use it when an NLI model is
-configured; this machine ships no NLI weights, so it is not the default.
+configured (``uq.equivalence = "nli"`` with ``faithfulness.nli_model``); this machine
+ships no NLI weights, so it is not the default.
 """
 from __future__ import annotations
 
@@ -15,6 +16,16 @@ from franq.judges.base import expand, unique_pairs
 
 
 class NLIJudge:
+    @classmethod
+    def from_config(cls, config, lm=None) -> NLIJudge:
+        """``uq.equivalence = "nli"``: the NLI model at ``faithfulness.nli_model``."""
+        from franq.errors import InputError
+        from franq.faithfulness.nli import NLIFaithfulness
+
+        if not config.faithfulness.nli_model:
+            raise InputError("config 'faithfulness.nli_model': required when uq.equivalence is 'nli'")
+        return cls(NLIFaithfulness.from_config(config))
+
     def __init__(self, backend):
         self.backend = backend
         self.name = f"nli:{backend.name}"
