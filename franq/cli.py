@@ -297,3 +297,19 @@ def format_fit_report(report: dict, output: str, report_path: str) -> str:
     lines += [f"warning: {w}" for w in report["warnings"]]
     lines.append(f"wrote {output} ({report['file_bytes']} bytes) and {report_path}")
     return "\n".join(lines)
+
+
+def _add_apps(group: click.Group) -> None:
+    """Each registered application (franq/apps/, or a ``franq.apps`` entry point) is a subcommand."""
+    from franq import registry
+
+    for name in registry.names("apps"):
+        try:
+            command = registry.lookup("apps", name)
+        except InputError as exc:
+            logging.getLogger(__name__).warning("%s", exc)
+            continue
+        group.add_command(command, name)
+
+
+_add_apps(main)

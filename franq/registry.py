@@ -6,11 +6,13 @@ Four kinds of component are chosen by name in :class:`~franq.config.FranqConfig`
     faithfulness   franq.faithfulness.*   P(claim supported by the passages)
     decomposers    claims/, franq.lm      answer -> claims
     equivalence    franq.judges.*         do two sampled answers mean the same?
+    apps           franq.apps.*           applications on the scores: a ``click`` command
+                                          each, which ``franq`` adds as a subcommand
 
 Built-in components are listed below as ``"module:Class"`` strings (imported on first
 use, so naming one costs nothing). Other packages add their own through Python entry
-points in the groups ``franq.scorers``, ``franq.faithfulness``, ``franq.decomposers`` and
-``franq.equivalence``; e.g. in a plugin's ``pyproject.toml``::
+points in the groups ``franq.scorers``, ``franq.faithfulness``, ``franq.decomposers``, ``franq.equivalence``
+and ``franq.apps``; e.g. in a plugin's ``pyproject.toml``::
 
     [project.entry-points."franq.faithfulness"]
     my_nli = "my_package.backend:MyNLIFaithfulness"
@@ -58,6 +60,7 @@ BUILTIN: dict[str, dict[str, str]] = {
         "jaccard": "franq.judges.jaccard:JaccardJudge",
         "nli": "franq.judges.nli:NLIJudge",
     },
+    "apps": {},  # applications on the scores (franq/apps/): a click command each, added to the CLI
 }
 KINDS = tuple(BUILTIN)
 
@@ -117,4 +120,4 @@ def _check_kind(kind: str) -> None:
 
 
 _LABEL = {"scorers": "scorer", "faithfulness": "faithfulness backend", "decomposers": "decomposer",
-          "equivalence": "equivalence judge"}
+          "equivalence": "equivalence judge", "apps": "application"}
