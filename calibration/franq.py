@@ -71,18 +71,20 @@ def as_optional_labels(values: Any, field: str, *, n: int) -> np.ndarray:
     return out
 
 
-def collapse_warning(p_true: np.ndarray, where: str) -> str | None:
-    """A warning when calibrated predictions collapse: fewer than 3 distinct values, or
-    all within 0.05 of each other. Such a calibrator cannot rank or threshold claims."""
+def prediction_spread(p_true: np.ndarray) -> dict:
+    """How many distinct values calibrated predictions take, and their range."""
     p = np.asarray(p_true, dtype=np.float64)
-    if not len(p):
-        return None
-    distinct = len(np.unique(np.round(p, 6)))
-    spread = float(p.max() - p.min())
-    if distinct < COLLAPSE_MIN_DISTINCT or spread < COLLAPSE_MIN_SPREAD:
-        return (f"{where}: calibrated P(true) collapses to {distinct} distinct value(s) between "
-                f"{p.min():.3f} and {p.max():.3f}; it cannot rank or threshold claims (the inputs carry "
-                f"little signal, or the training claims are too few or all of one label)")
+    return {"distinct": int(len(np.unique(np.round(p, 6)))), "min": float(p.min()), "max": float(p.max())}
+
+
+def collapse_warning(spread: dict, where: str) -> str | None:
+    """A warning when calibrated predictions collapse (``spread`` from
+    :func:`prediction_spread`): fewer than 3 distinct values, or all within 0.05 of each
+    other. Such a calibrator cannot rank or threshold claims."""
+    if spread["distinct"] < COLLAPSE_MIN_DISTINCT or spread["max"] - spread["min"] < COLLAPSE_MIN_SPREAD:
+        return (f"{where}: calibrated P(true) collapses to {spread['distinct']} distinct value(s) between "
+                f"{spread['min']:.3f} and {spread['max']:.3f}; it cannot rank or threshold claims (the inputs "
+                f"carry little signal, or the training claims are too few or all of one label)")
     return None
 
 
@@ -185,7 +187,8 @@ class FranqCalibrator:
                 setattr(self, attr, IsotonicCalibrator().fit(log_scores(scores), y, wc))
         self.n_samples_ = n
         fitted = self._predict(p_f_raw, a, b)[3]
-        collapsed = collapse_warning(fitted, "on its training claims")
+        self.fit_spread_ = prediction_spread(fitted)
+        collapsed = collapse_warning(self.fit_spread_, "on its training claims")
         if collapsed:
             warnings.append(collapsed)
         self.warnings_ = tuple(warnings)
@@ -223,14 +226,18 @@ class FranqCalibrator:
         return self.predict_components(p_faithful, p_true_if_faithful, p_true_if_unfaithful)[3]
 
     def output_range_warning(self) -> str | None:
-        """The collapse check at load time, from the file alone: the calibrated mix lies
-        between the smallest and largest values of the UQ maps (or of the raw mix)."""
+        """The collapse check at load time: from the predictions on the training claims,
+        saved at fit time; for files written before that, from the UQ maps alone (the
+        calibrated mix lies between their smallest and largest values)."""
         self._check_fitted()
+        if self.fit_spread_ is not None:
+            return collapse_warning(self.fit_spread_, "on its training claims")
         maps = [m for m in (self.uq_faith_, self.uq_unfaith_) if m is not None]
         if not maps:
             return None
-        values = np.unique(np.concatenate([m.y_thresholds_ for m in maps]))
-        return collapse_warning(values, "calibrator outputs")
+        values = np.concatenate([m.y_thresholds_ for m in maps])
+        spread = {"distinct": COLLAPSE_MIN_DISTINCT, "min": float(values.min()), "max": float(values.max())}
+        return collapse_warning(spread, "its UQ maps")
 
     def mismatches(self, stack: dict[str, str]) -> list[str]:
         """Differences between what this calibrator was fitted for and ``stack``, e.g.
@@ -248,7 +255,7 @@ class FranqCalibrator:
             "faithfulness": self.faithfulness_.to_dict() if self.faithfulness_ is not None else None,
             "uq_faith": self.uq_faith_.to_dict() if self.uq_faith_ is not None else None,
             "uq_unfaith": self.uq_unfaith_.to_dict() if self.uq_unfaith_ is not None else None,
-            "n_samples": self.n_samples_, "counts": self.counts_,
+            "n_samples": self.n_samples_, "counts": self.counts_, "fit_spread": self.fit_spread_,
         }
 
     @classmethod
@@ -276,6 +283,10 @@ class FranqCalibrator:
                                                               parts["uq_unfaith"])
         cal.n_samples_ = int(obj.get("n_samples", 0))
         cal.counts_ = obj.get("counts", {})
+        spread = obj.get("fit_spread")
+        if spread is not None and not (isinstance(spread, dict) and {"distinct", "min", "max"} <= set(spread)):
+            raise CalibratorFileError(f"{where}: 'fit_spread' must be an object with 'distinct', 'min', 'max'")
+        cal.fit_spread_ = spread
         cal.warnings_ = ()
         return cal
 
