@@ -139,3 +139,14 @@ def test_components_name_every_stage_of_each_preset(tiny_lm, make_franq):
     assert short["extra"] == "degree_matrix, eccentricity, lexical_similarity" and long["extra"] == "-"
     assert long["faithfulness"] == short["faithfulness"] == "lexical-v1"
     assert long["calibrator"] == short["calibrator"] == "none"
+
+
+def test_a_backend_passed_in_is_checked_against_the_preset_too(tiny_lm, make_franq):
+    from franq.faithfulness.context_pmi import ContextPMIFaithfulness
+
+    with pytest.raises(InputError, match=r"faithfulness 'context-pmi-v1' cannot run in the short preset: "
+                                         r"it reads \['passes'\]"):
+        make_franq(tiny_lm, {"mode": "short"}, faithfulness=ContextPMIFaithfulness())
+    franq = make_franq(tiny_lm, faithfulness=ContextPMIFaithfulness())  # long: fine, until short is asked for
+    with pytest.raises(InputError, match="cannot run in the short preset"):
+        franq.score("Where is the tower?", ["The tower is in Paris."], "Paris.", mode="short")
