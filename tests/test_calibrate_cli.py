@@ -216,3 +216,25 @@ def test_embedded_stack_prints_calibrated_probabilities_out_of_the_box():
     assert rec["calibrator"]["fitted_for"] == rec["stack"]
     scored = [c for c in rec["claims"] if c["status"] == "scored"]
     assert scored and all(c["p_true_raw"] is not None and c["p_true_calibrated"] is not None for c in scored)
+
+
+def test_training_claims_read_new_records_and_pre_0_2_ones_alike():
+    new = {"model": "m", "faithfulness": "combined-v1", "mode": "long",
+           "stack": stack_key(model="m", faithfulness="combined-v1", uq_faith="claim_prob", uq_unfaith="parametric",
+                              mode="long"),
+           "claims": [{"status": "scored", "p_faithful": 0.6, "p_true_raw": 0.3, "p_true_calibrated": 0.9,
+                       "signals": {"log_claim_prob": -1.0, "n_tokens": 3.0, "log_parametric": -2.0},
+                       "is_true": True, "is_faithful": None}]}
+    # before 0.2: no stack, signals under "components" next to derived values, p_faithful possibly calibrated
+    old = {"model": "m", "faithfulness": "combined-v1", "mode": "long",
+           "claims": [{"status": "scored", "p_faithful": 0.8, "p_true": 0.9,
+                       "components": {"log_claim_prob": -1.0, "n_tokens": 3.0, "log_parametric": -2.0,
+                                      "p_faithful_raw": 0.6, "p_true_raw": 0.3, "claim_prob": 0.37},
+                       "is_true": True}]}
+    a, b = training_claims([("line 1", new)]), training_claims([("line 1", old)])
+    assert a.stack == b.stack == new["stack"]
+    for data in (a, b):
+        assert data.p_faithful.tolist() == [0.6]  # the raw value, never a calibrated one
+        np.testing.assert_allclose(data.uq_faith, [np.exp(-1.0)])
+        np.testing.assert_allclose(data.uq_unfaith, [np.exp(-2.0)])
+        assert sorted(data.signals) == ["log_claim_prob", "log_parametric", "n_tokens"]
