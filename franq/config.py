@@ -283,9 +283,9 @@ def _from_legacy(data: dict[str, Any], source: str) -> dict[str, Any]:
     out = {k: v for k, v in data.items() if k not in flat}
     for key in flat:
         section, new = LEGACY_KEYS[key]
-        if not isinstance(out.setdefault(section, {}), dict):
+        if not isinstance(out.get(section, {}), dict):
             raise InputError(f"{source}: '{section}' must be a table of settings")
-        out[section][new] = data[key]
+        out[section] = {**out.get(section, {}), new: data[key]}  # a copy: the caller's dict is left alone
     renames = ", ".join(f"'{k}' -> [{LEGACY_KEYS[k][0]}] {LEGACY_KEYS[k][1]}" for k in flat)
     warnings.warn(f"{source}: flat config keys are deprecated; use the sections: {renames}",
                   FranqDeprecationWarning, stacklevel=3)

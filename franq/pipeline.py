@@ -119,6 +119,10 @@ class Franq:
     def _build_preset(self, preset: Preset) -> PresetPipeline:
         c = self.config
         check_preset(c, preset)  # a preset other than the config's mode asked for per call
+        missing = frozenset(getattr(self.faithfulness, "needs", ())) - preset.evidence  # a backend passed in
+        if missing:
+            raise InputError(f"faithfulness {self.faithfulness.name!r} cannot run in the {preset.name} preset: "
+                             f"it reads {sorted(missing)}, which the {preset.name} preset does not gather")
         names = scorer_names(c, preset)
         build = functools.partial(registry.build, "scorers", config=c, lm=self.lm)
         uq_faith, uq_unfaith = build(name=names.faith), build(name=names.unfaith)

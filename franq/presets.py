@@ -68,9 +68,21 @@ def scorer_names(config, preset: Preset):
 def check_config(config) -> None:
     """Refuse, with the reason, every configured component that cannot run in a preset the
     mode uses, and every name no registry knows."""
-    registry.lookup("decomposers", config.decomposer.name)
+    _check_known("decomposers", config.decomposer.name, "decomposer.name")
+    _check_known("equivalence", config.uq.equivalence, "uq.equivalence")
+    for preset in PRESETS.values():  # names of a preset the mode does not run must exist too
+        s = scorer_names(config, preset)
+        for role, name in (("faith", s.faith), ("unfaith", s.unfaith), *(("extra", n) for n in s.extra)):
+            _check_known("scorers", name, f"uq.{preset.name}.{role}")
     for preset in presets_for(config.mode):
         check_preset(config, preset)
+
+
+def _check_known(kind: str, name: str, where: str) -> None:
+    try:
+        registry.lookup(kind, name)
+    except InputError as exc:
+        raise InputError(f"config '{where}': {exc}") from None
 
 
 def check_preset(config, preset: Preset) -> None:

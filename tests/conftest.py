@@ -82,14 +82,44 @@ def tiny_sp_lm(tmp_path_factory):
 class ConstantFaithfulness:
     """Test double: the same P(supported) for every pair."""
 
+    needs = frozenset()
+
     def __init__(self, value: float):
         self.value = value
         self.name = f"constant-{value}"
 
-    def predict(self, pairs):
+    def predict(self, pairs, evidence=None):
         return np.full(len(pairs), self.value)
 
 
 @pytest.fixture
 def constant_faithfulness():
     return ConstantFaithfulness
+
+
+TEST_CONFIG = {"faithfulness": {"name": "lexical"}, "calibration": {"calibrator": "none"}}
+"""What tests build a Franq with unless they say otherwise: the offline lexical backend and
+no calibrator, so every value in the results is raw."""
+
+
+def franq_config(config: dict | None = None):
+    """:data:`TEST_CONFIG` with ``config``'s sections merged in (nested dicts, as in a file)."""
+    from franq.config import FranqConfig
+
+    data = {k: dict(v) for k, v in TEST_CONFIG.items()}
+    for key, value in (config or {}).items():
+        data[key] = {**data.get(key, {}), **value} if isinstance(value, dict) else value
+    return FranqConfig.from_dict(data)
+
+
+def make_franq(lm, config: dict | None = None, **components):
+    """A :class:`~franq.pipeline.Franq` on a loaded ``lm`` with :func:`franq_config`;
+    ``components`` (decomposer, faithfulness, equivalence) replace the configured ones."""
+    from franq.pipeline import Franq
+
+    return Franq(franq_config(config), lm, **components)
+
+
+@pytest.fixture(name="make_franq")
+def _make_franq_fixture():
+    return make_franq

@@ -41,15 +41,15 @@ def output_ids(path: Path) -> list[str]:
 @pytest.fixture(scope="module")
 def config_file(tiny_lm_path, tmp_path_factory):
     path = tmp_path_factory.mktemp("cfg") / "franq.json"
-    path.write_text(json.dumps({"model": str(tiny_lm_path), "device": "cpu"}))
+    path.write_text(json.dumps({"model": {"path": str(tiny_lm_path), "device": "cpu"}}))
     return path
 
 
 @pytest.fixture(scope="module")
 def tiny_franq(tiny_lm):
-    from franq.pipeline import Franq
+    from conftest import make_franq
 
-    return Franq(tiny_lm)
+    return make_franq(tiny_lm)
 
 
 # ---------------------------------------------------------------------------- crash and resume
@@ -169,7 +169,7 @@ def test_batched_scores_equal_one_answer_at_a_time(tiny_franq):
     alone = [score_records(tiny_franq, [r])[0] for r in recs]
     for a, b in zip(together, alone):
         ca, cb = json.loads(a.json)["claims"], json.loads(b.json)["claims"]
-        assert [c["p_true"] for c in ca] == pytest.approx([c["p_true"] for c in cb], abs=1e-5)
+        assert [c["p_true_raw"] for c in ca] == pytest.approx([c["p_true_raw"] for c in cb], abs=1e-5)
 
 
 def test_progress_bar_on_stderr_and_quiet_turns_it_off(tmp_path, config_file):

@@ -83,7 +83,7 @@ def test_fuzz_malformed_records_each_get_an_error_and_valid_ones_are_scored(tmp_
     src = tmp_path / "in.jsonl"
     src.write_bytes(b"\n".join(lines) + b"\n\n")
     cfg = tmp_path / "cfg.json"
-    cfg.write_text(json.dumps({"model": str(tiny_lm_path), "device": "cpu", "on_overflow": "error"}))
+    cfg.write_text(json.dumps({"model": {"path": str(tiny_lm_path), "device": "cpu", "on_overflow": "error"}}))
     out = tmp_path / "out.jsonl"
 
     res = CliRunner().invoke(main, ["score", str(src), "-o", str(out), "--config", str(cfg), "--quiet",
@@ -108,7 +108,7 @@ def test_error_record_carries_the_id_of_a_bad_record(tmp_path, tiny_lm_path):
     src = tmp_path / "in.jsonl"
     src.write_bytes(rec(id="bad-1", config=1) + b"\n")
     cfg = tmp_path / "cfg.json"
-    cfg.write_text(json.dumps({"model": str(tiny_lm_path)}))
+    cfg.write_text(json.dumps({"model": {"path": str(tiny_lm_path)}}))
     res = CliRunner().invoke(main, ["score", str(src), "-o", str(tmp_path / "o.jsonl"), "--config", str(cfg), "--quiet"])
     assert res.exit_code == 0
     err = json.loads((tmp_path / "o.jsonl.errors.jsonl").read_text())

@@ -22,7 +22,7 @@ def test_ray_engine_on_two_local_workers_matches_local_engine(tmp_path, tiny_lm_
     src = tmp_path / "in.jsonl"
     src.write_text("\n".join(lines) + "\n")
     cfg = tmp_path / "cfg.json"
-    cfg.write_text(json.dumps({"model": str(tiny_lm_path), "device": "cpu"}))
+    cfg.write_text(json.dumps({"model": {"path": str(tiny_lm_path), "device": "cpu"}}))
     runner = CliRunner()
     local = runner.invoke(main, ["score", str(src), "-o", str(tmp_path / "local.jsonl"), "--config", str(cfg), "--quiet"])
     try:
@@ -38,6 +38,7 @@ def test_ray_engine_on_two_local_workers_matches_local_engine(tmp_path, tiny_lm_
     a, b = by_id("local.jsonl"), by_id("ray.jsonl")
     assert set(a) == set(b) == {r["id"] for r in records}
     for ident in a:
-        assert [c["p_true"] for c in b[ident]["claims"]] == pytest.approx([c["p_true"] for c in a[ident]["claims"]], abs=1e-5)
+        assert [c["p_true_raw"] for c in b[ident]["claims"]] == pytest.approx(
+            [c["p_true_raw"] for c in a[ident]["claims"]], abs=1e-5)
     assert (tmp_path / "ray.jsonl.errors.jsonl").read_text() == (tmp_path / "local.jsonl.errors.jsonl").read_text()
     assert "scored 6 answers" in on_ray.stderr and "1 bad records" in on_ray.stderr

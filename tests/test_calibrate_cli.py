@@ -78,14 +78,19 @@ def test_score_with_calibrator_applies_it_and_keeps_raw_values(fitted, tiny_lm_p
     res = CliRunner().invoke(main, args + ["--calibrator", str(out)])
     assert res.exit_code == 0, res.output
     rec = json.loads(res.output)
-    assert raw["calibration"] == "none" and rec["calibration"] == "condition"
+    assert raw["calibration"] == "none" and raw["calibrator"] is None
+    assert rec["calibration"] == "condition"
+    assert rec["calibrator"]["path"] == str(out.resolve()) and rec["calibrator"]["source"] == "user"
     cal = FranqCalibrator.from_json(out)
-    for c, r in zip(rec["claims"], raw["claims"]):
-        comp = c["components"]
-        assert comp["p_true_raw"] == pytest.approx(r["p_true"])
-        assert comp["p_faithful_raw"] == pytest.approx(r["p_faithful"])
-        assert c["p_true"] == pytest.approx(cal.predict([r["p_faithful"]], [r["p_true_if_faithful"]],
-                                                        [r["p_true_if_unfaithful"]])[0])
+    scored = [(c, r) for c, r in zip(rec["claims"], raw["claims"]) if r["status"] == "scored"]
+    assert scored
+    for c, r in scored:
+        for key in ("p_true_raw", "p_faithful", "uq_faith", "uq_unfaith"):
+            assert c[key] == pytest.approx(r[key])  # the calibrator leaves the raw values alone
+        assert c["signals"] == pytest.approx(r["signals"])
+        assert r["p_true_calibrated"] is None
+        assert c["p_true_calibrated"] == pytest.approx(cal.predict([r["p_faithful"]], [r["uq_faith"]],
+                                                                   [r["uq_unfaith"]])[0])
 
 
 def test_mismatched_calibrator_warns_and_is_not_applied_or_refuses(fitted, tiny_lm_path, tmp_path):
@@ -97,13 +102,15 @@ def test_mismatched_calibrator_warns_and_is_not_applied_or_refuses(fitted, tiny_
     args = ["score", "-q", FACTS[0][0], "-p", PASSAGE, "-a", FACTS[0][1], "--model", str(tiny_lm_path),
             "--format", "json", "--calibrator", str(other)]
     rec = json.loads(CliRunner().invoke(main, args).output)
-    assert rec["calibration"] == "none"
+    assert rec["calibration"] == "none" and rec["calibrator"] is None
+    assert all(c["p_true_calibrated"] is None for c in rec["claims"])
     assert any("NOT applied" in w and "faithfulness: fitted for 'alignscore-large', running 'combined-v1'" in w
                for w in rec["warnings"])
     res = CliRunner().invoke(main, args + ["--calibrator-mismatch", "error"])
     assert res.exit_code != 0 and "fitted for another stack" in res.output
     rec = json.loads(CliRunner().invoke(main, args + ["--calibrator-mismatch", "force"]).output)
     assert rec["calibration"] == "condition" and any("applied although" in w for w in rec["warnings"])
+    assert rec["calibrator"]["fitted_for"]["faithfulness"] == "alignscore-large"
 
 
 def test_default_calibrator_is_skipped_silently_for_another_stack():
@@ -154,18 +161,22 @@ def test_calibrate_xgboost_baseline_writes_xgboost_json_usable_by_score(fitted, 
     rec = json.loads(CliRunner().invoke(main, [
         "score", "-q", FACTS[0][0], "-p", PASSAGE, "-a", FACTS[0][1], "--model", str(tiny_lm_path),
         "--format", "json", "--calibrator", str(out)]).output)
-    assert rec["calibration"] == "xgboost"
-    assert all(0 <= c["p_true"] <= 1 for c in rec["claims"] if c["status"] == "scored")
+    assert rec["calibration"] == "xgboost" and rec["calibrator"]["variant"] == "xgboost"
+    assert all(0 <= c["p_true_calibrated"] <= 1 for c in rec["claims"] if c["status"] == "scored")
 
 
 def test_config_validates_calibrator_settings():
     from franq.config import FranqConfig
 
-    with pytest.raises(InputError, match="'calibrator_mismatch': expected one of"):
-        FranqConfig(calibrator_mismatch="ignore")
-    with pytest.raises(InputError, match="'calibrator': expected 'default', 'none' or a file path"):
-        FranqConfig(calibrator="")
-    assert FranqConfig.from_dict({"calibrator": "none"}).calibrator == "none"
+    from franq.config import FranqDeprecationWarning
+
+    with pytest.raises(InputError, match="'calibration.on_mismatch': expected one of"):
+        FranqConfig.from_dict({"calibration": {"on_mismatch": "ignore"}})
+    with pytest.raises(InputError, match="'calibration.calibrator': expected 'default', 'none' or a file path"):
+        FranqConfig.from_dict({"calibration": {"calibrator": ""}})
+    assert FranqConfig.from_dict({"calibration": {"calibrator": "none"}}).calibration.calibrator == "none"
+    with pytest.warns(FranqDeprecationWarning, match=r"'calibrator' -> \[calibration\] calibrator"):
+        assert FranqConfig.from_dict({"calibrator": "none"}).calibration.calibrator == "none"
 
 
 def test_missing_calibrator_file_is_an_input_error(tmp_path):
@@ -174,16 +185,21 @@ def test_missing_calibrator_file_is_an_input_error(tmp_path):
         resolve_calibrator(str(tmp_path / "nope.json"), stack)
 
 
-def test_direct_franq_construction_is_uncalibrated_unless_asked(tiny_lm, constant_faithfulness, fitted):
+def test_direct_franq_construction_is_uncalibrated_unless_asked(tiny_lm, make_franq, constant_faithfulness,
+                                                                fitted):
+    from franq.config import FranqConfig
     from franq.pipeline import Franq
 
     _, out, _ = fitted
-    plain = Franq(tiny_lm, faithfulness=constant_faithfulness(0.7))
-    assert plain.calibrator is None
+    # the default setting picks a shipped calibrator only for its exact stack: none for the tiny model
+    plain = Franq(FranqConfig(), tiny_lm, faithfulness=constant_faithfulness(0.7))
+    assert plain.config.calibration.calibrator == "default" and plain.preset("long").calibrator is None
+    assert plain.components["long"]["calibrator"] == "none"
     # fitted for combined-v1 (the default): with another backend it is not applied, and the results say so
-    other = Franq(tiny_lm, faithfulness=constant_faithfulness(0.7), calibrator=str(out))
+    other = make_franq(tiny_lm, {"calibration": {"calibrator": str(out)}}, faithfulness=constant_faithfulness(0.7))
     res = other.score(FACTS[0][0], [PASSAGE], FACTS[0][1])
-    assert res.calibration == "none" and any("faithfulness: fitted for 'combined-v1'" in w for w in res.warnings)
+    assert res.calibration == "none" and res.calibrator is None
+    assert any("faithfulness: fitted for 'combined-v1'" in w for w in res.warnings)
 
 
 @pytest.mark.embedded
@@ -194,7 +210,31 @@ def test_embedded_stack_prints_calibrated_probabilities_out_of_the_box():
         pytest.skip("no franq/data/calibrator-*.json shipped yet: run scripts/fit_default_calibrator.py")
     res = CliRunner().invoke(main, ["score", "--example"])
     assert res.exit_code == 0, res.output
-    assert "calibration: condition" in res.output
+    assert "Calibration: condition, shipped file franq/data/calibrator-" in res.output
     rec = json.loads(CliRunner().invoke(main, ["score", "--example", "--format", "json"]).output)
+    assert rec["calibration"] == "condition" and rec["calibrator"]["source"] == "shipped"
+    assert rec["calibrator"]["fitted_for"] == rec["stack"]
     scored = [c for c in rec["claims"] if c["status"] == "scored"]
-    assert scored and all("p_true_raw" in c["components"] for c in scored)
+    assert scored and all(c["p_true_raw"] is not None and c["p_true_calibrated"] is not None for c in scored)
+
+
+def test_training_claims_read_new_records_and_pre_0_2_ones_alike():
+    new = {"model": "m", "faithfulness": "combined-v1", "mode": "long",
+           "stack": stack_key(model="m", faithfulness="combined-v1", uq_faith="claim_prob", uq_unfaith="parametric",
+                              mode="long"),
+           "claims": [{"status": "scored", "p_faithful": 0.6, "p_true_raw": 0.3, "p_true_calibrated": 0.9,
+                       "signals": {"log_claim_prob": -1.0, "n_tokens": 3.0, "log_parametric": -2.0},
+                       "is_true": True, "is_faithful": None}]}
+    # before 0.2: no stack, signals under "components" next to derived values, p_faithful possibly calibrated
+    old = {"model": "m", "faithfulness": "combined-v1", "mode": "long",
+           "claims": [{"status": "scored", "p_faithful": 0.8, "p_true": 0.9,
+                       "components": {"log_claim_prob": -1.0, "n_tokens": 3.0, "log_parametric": -2.0,
+                                      "p_faithful_raw": 0.6, "p_true_raw": 0.3, "claim_prob": 0.37},
+                       "is_true": True}]}
+    a, b = training_claims([("line 1", new)]), training_claims([("line 1", old)])
+    assert a.stack == b.stack == new["stack"]
+    for data in (a, b):
+        assert data.p_faithful.tolist() == [0.6]  # the raw value, never a calibrated one
+        np.testing.assert_allclose(data.uq_faith, [np.exp(-1.0)])
+        np.testing.assert_allclose(data.uq_unfaith, [np.exp(-2.0)])
+        assert sorted(data.signals) == ["log_claim_prob", "log_parametric", "n_tokens"]

@@ -49,9 +49,12 @@ def test_single_example_from_flags_prints_a_table_and_json(tiny_lm_path):
     table = run_franq(*args)
     assert table.returncode == 0, table.stderr
     assert "P(true)" in table.stdout and "It is in Paris." in table.stdout
+    assert "Calibration: none (raw values only)" in table.stdout  # no shipped calibrator for the tiny model
     record = json.loads(run_franq(*args, "--format", "json").stdout)
     assert record["mode"] == "long" and len(record["claims"]) == 2
-    assert {"p_true", "p_faithful", "p_true_if_faithful", "p_true_if_unfaithful"} <= set(record["claims"][0])
+    assert {"p_true_raw", "p_true_calibrated", "p_faithful", "uq_faith", "uq_unfaith",
+            "signals"} <= set(record["claims"][0])
+    assert record["claims"][0]["p_true_calibrated"] is None and record["calibrator"] is None
 
 
 def test_missing_input_and_missing_model_give_clear_errors(tmp_path):

@@ -21,7 +21,7 @@ def test_claim_copied_from_a_passage_is_far_likelier_with_passages(embedded):
     result = embedded.score(ex["question"], ex["passages"], ex["answer"])
     copied = result.scored[2]  # "It was the centrepiece of the 1889 World's Fair." (passage 1)
     assert "centrepiece" in copied.claim.text
-    lift = copied.components["log_claim_prob"] - copied.components["log_parametric"]
+    lift = copied.signals["log_claim_prob"] - copied.signals["log_parametric"]
     assert lift > 5.0, lift  # more than e^5 ~ 150 times likelier with the evidence
     berlin = result.scored[-1]
     assert "Berlin" in berlin.claim.text
@@ -34,4 +34,5 @@ def test_answer_generates_and_scores(embedded):
     result = embedded.answer("What is the capital of France?",
                              ["Paris is the capital and most populous city of France."], max_new_tokens=24)
     assert result.answer.strip() and result.scored
-    assert all(0.0 <= c.p_true <= 1.0 for c in result.scored)
+    assert result.calibrator is not None and result.calibrator.source == "shipped"  # the embedded stack's own
+    assert all(0.0 <= c.p_true_raw <= 1.0 and 0.0 <= c.p_true_calibrated <= 1.0 for c in result.scored)

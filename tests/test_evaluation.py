@@ -44,8 +44,9 @@ def test_nq_open_variants(tmp_path):
 
 
 def _long_obs(status="scored", lp=-3.0, ent=(1.0, 2.0), ptrue=(-0.5, -1.5)):
-    return {"text": "c", "status": status, "p_faithful": 0.7, "p_true": 0.1,
-            "components": {"log_claim_prob": lp, "log_parametric": lp - 1, "n_tokens": 3.0},
+    """An ``observe_long`` claim row as written now (``signals``, ``p_true_raw``)."""
+    return {"text": "c", "status": status, "p_faithful": 0.7, "p_true_raw": 0.1,
+            "signals": {"log_claim_prob": lp, "log_parametric": lp - 1, "n_tokens": 3.0},
             "max_token_entropy": max(ent), "mean_token_entropy": float(np.mean(ent)), "p_true_logprobs": list(ptrue)}
 
 
@@ -63,6 +64,13 @@ def test_long_units_keep_labelled_scored_claims():
     assert units["p_true"][0] == pytest.approx(1 / (1 + math.exp(-1.0)))
     with pytest.raises(ValueError, match="3 observed"):
         long_units([(rec, {"claims": obs["claims"][:3]})])
+    # committed snapshots from before 0.2 keep the signals under "components"
+    legacy = {"claims": [{**{k: v for k, v in c.items() if k != "signals"}, "components": c["signals"]}
+                         for c in obs["claims"]]}
+    again, _ = long_units([(rec, legacy)])
+    assert again.ids == units.ids and again.signals.keys() == units.signals.keys()
+    for name in units.signals:
+        np.testing.assert_array_equal(again[name], units[name])
 
 
 def _synthetic_long(n, seed):
@@ -137,7 +145,10 @@ def test_short_units_from_cached_samples():
     # agreeing samples: fewer meanings, lower semantic entropy and eigenvalue sum
     assert units["u_semantic_entropy"][0] < units["u_semantic_entropy"][1]
     assert units["u_eigval"][0] < units["u_eigval"][1]
-    assert 0 <= units["franq_none"][0] <= 1
+    franq_none = SHORT.franq_none(units)  # the raw mix, from the short scorers' declared signals
+    np.testing.assert_allclose(franq_none, units["p_faithful"] * np.exp(-units["u_semantic_entropy"])
+                               + (1 - units["p_faithful"]) / units["u_eigval"])
+    assert ((0 <= franq_none) & (franq_none <= 1)).all()
     scores, _ = run_methods(SHORT, units, units)
     assert {s.name for s in scores} >= {"Semantic Entropy", "SentenceSAR", "Sum of Eigenvalues", "FRANQ no calibration"}
 
@@ -169,7 +180,7 @@ def test_run_cached_observes_each_key_once(tmp_path):
 
 def test_cache_keys_follow_what_a_record_depends_on():
     from franq.evaluation.observe import long_key, short_key
-    from franq.short import SamplingOptions
+    from franq.evidence.samples import SamplingOptions
 
     base = short_key("nq-1", (1, 2), SamplingOptions())
     assert base == short_key("nq-1", [1, 2], SamplingOptions())

@@ -1,5 +1,6 @@
-"""Context-PMI, combined and judge backends; the logistic JSON map; the pass-aware
-protocol; config and pipeline wiring of the faithfulness backends."""
+"""Context-PMI, combined and judge backends; the logistic JSON map; the faithfulness
+protocol (``needs`` and ``predict(pairs, evidence)``); config and pipeline wiring of the
+faithfulness backends."""
 from __future__ import annotations
 
 import logging
@@ -9,16 +10,17 @@ import numpy as np
 import pytest
 
 from claims.types import Claim
+from franq import registry
 from franq.config import FranqConfig
 from franq.errors import FranqError, InputError
-from franq.faithfulness.base import NeedsPassesError, PassAwareFaithfulness, predict_faithfulness
+from franq.evidence import PASSES, ClaimEvidence
+from franq.faithfulness.base import NeedsPassesError, predict_faithfulness
 from franq.faithfulness.combined import CombinedFaithfulness
 from franq.faithfulness.context_pmi import ContextPMIFaithfulness
 from franq.faithfulness.features import TEXT_FEATURES, pass_features, pass_features_from_sums
 from franq.faithfulness.judge import LMJudgeFaithfulness, OpenAIJudgeFaithfulness
 from franq.faithfulness.lexical import LexicalFaithfulness
 from franq.faithfulness.logistic import LogisticMap
-from franq.scorers.base import ClaimContext
 
 CONTEXT = ("The Eiffel Tower is a wrought-iron lattice tower in Paris, France. It was built from "
            "1887 to 1889 and designed by the engineer Gustave Eiffel.")
@@ -26,9 +28,10 @@ SUPPORTED = "The Eiffel Tower in Paris was built from 1887 to 1889."
 UNSUPPORTED = "Marseille hosts the largest harbour of the Mediterranean coast since 1950."
 
 
-def _ctx(rag, closed, positions=(0, 1, 2)):
-    claim = Claim(text="c", char_spans=((0, 1),), token_positions=tuple(positions), token_ids=(1, 2, 3))
-    return ClaimContext(claim, np.asarray(rag, float), np.asarray(closed, float))
+def _ctx(rag, closed, positions=(0, 1, 2), statement="c"):
+    claim = Claim(text=statement, char_spans=((0, 1),), token_positions=tuple(positions), token_ids=(1, 2, 3))
+    return ClaimEvidence(claim, "q", CONTEXT, statement, rag_logprobs=np.asarray(rag, float),
+                         closed_logprobs=np.asarray(closed, float))
 
 
 def test_logistic_map_round_trips_through_json(tmp_path):
@@ -61,11 +64,11 @@ def test_pass_features_from_context_equal_those_from_sums():
 
 def test_context_pmi_needs_passes_and_rises_with_pmi():
     backend = ContextPMIFaithfulness()
-    assert isinstance(backend, PassAwareFaithfulness)
+    assert backend.needs == {PASSES} and registry.needs(ContextPMIFaithfulness) == {PASSES}
     with pytest.raises(NeedsPassesError, match="log-probabilities"):
         backend.predict([(CONTEXT, SUPPORTED)])
-    p = backend.predict_with_passes([(CONTEXT, "c")] * 2, [_ctx([-1, -1, -1], [-3, -3, -3]),
-                                                           _ctx([-3, -3, -3], [-1, -1, -1])])
+    p = backend.predict([(CONTEXT, "c")] * 2, [_ctx([-1, -1, -1], [-3, -3, -3]),
+                                               _ctx([-3, -3, -3], [-1, -1, -1])])
     assert p[0] > p[1] and ((p > 0) & (p < 1)).all()
 
 
@@ -77,77 +80,94 @@ def test_map_for_another_model_warns(caplog):
 
 def test_packaged_combined_map_ranks_supported_claim_higher():
     backend = CombinedFaithfulness()
-    assert backend.map.features == TEXT_FEATURES and not backend.needs_passes
+    assert backend.map.features == TEXT_FEATURES and backend.needs == frozenset()
+    assert registry.needs(CombinedFaithfulness, FranqConfig()) == frozenset()
     p = backend.predict([(CONTEXT, SUPPORTED), (CONTEXT, UNSUPPORTED)])
     assert p[0] > p[1] and ((p > 0) & (p < 1)).all()
-    np.testing.assert_allclose(backend.predict_with_passes([(CONTEXT, SUPPORTED)], [_ctx([0], [0])]), p[:1])
+    np.testing.assert_allclose(backend.predict([(CONTEXT, SUPPORTED)], [_ctx([0], [0])]), p[:1])
 
 
 def test_combined_with_pass_features_refuses_text_only_calls(tmp_path):
     m = LogisticMap(("lexical", "pmi_mean"), (0.0, 0.0), (1.0, 1.0), (1.0, 1.0), 0.0, fitted_on={"name": "t"})
     m.to_json(tmp_path / "m.json")
     backend = CombinedFaithfulness(tmp_path / "m.json")
+    assert backend.needs == {PASSES}
     with pytest.raises(NeedsPassesError, match="pmi_mean"):
         backend.predict([(CONTEXT, SUPPORTED)])
-    p = backend.predict_with_passes([(CONTEXT, SUPPORTED)] * 2, [_ctx([0, 0, 0], [-1, -1, -1]), _ctx([0] * 3, [0] * 3)])
+    p = backend.predict([(CONTEXT, SUPPORTED)] * 2, [_ctx([0, 0, 0], [-1, -1, -1]), _ctx([0] * 3, [0] * 3)])
     assert p[0] > p[1]
 
 
-def test_predict_faithfulness_passes_contexts_only_to_pass_aware_backends(constant_faithfulness):
-    pairs = [(CONTEXT, SUPPORTED)]
-    np.testing.assert_allclose(predict_faithfulness(constant_faithfulness(1.5), pairs, [_ctx([0], [0])]), [1.0])
+def test_combined_map_with_pass_features_is_refused_in_the_short_preset(tmp_path):
+    m = LogisticMap(("lexical", "pmi_mean"), (0.0, 0.0), (1.0, 1.0), (1.0, 1.0), 0.0, fitted_on={"name": "t"})
+    m.to_json(tmp_path / "m.json")
+    section = {"name": "combined", "map": str(tmp_path / "m.json")}
+    assert registry.needs(CombinedFaithfulness, FranqConfig.from_dict({"faithfulness": section})) == {PASSES}
+    with pytest.raises(InputError, match="'faithfulness.name': 'combined' cannot run in the short preset"):
+        FranqConfig.from_dict({"mode": "short", "faithfulness": section})
+    FranqConfig.from_dict({"mode": "short"})  # the packaged map reads text only: it runs in both presets
+
+
+def test_predict_faithfulness_hands_each_backend_the_pairs_and_the_evidence(constant_faithfulness):
+    evidence = [_ctx([0], [0], statement=SUPPORTED)]
+    np.testing.assert_allclose(predict_faithfulness(constant_faithfulness(1.5), evidence), [1.0])  # clipped
     seen = {}
 
     class Spy:
         name = "spy"
+        needs = frozenset()
 
-        def predict(self, pairs):
-            raise AssertionError("plain predict must not be called")
-
-        def predict_with_passes(self, pairs, contexts):
-            seen["n"] = len(contexts)
+        def predict(self, pairs, evidence=None):
+            seen["pairs"], seen["evidence"] = list(pairs), evidence
             return np.full(len(pairs), 0.25)
 
-    assert predict_faithfulness(Spy(), pairs, [_ctx([0], [0])])[0] == 0.25 and seen["n"] == 1
+    assert predict_faithfulness(Spy(), evidence)[0] == 0.25
+    assert seen["pairs"] == [(CONTEXT, SUPPORTED)] == [e.pair for e in evidence] and seen["evidence"] == evidence
     with pytest.raises(ValueError, match="shape"):
-        predict_faithfulness(SimpleNamespace(name="bad", predict=lambda p: np.zeros(3)), pairs, [_ctx([0], [0])])
+        predict_faithfulness(SimpleNamespace(name="bad", predict=lambda p, e=None: np.zeros(3)), evidence)
 
 
-def test_pipeline_hands_both_passes_to_context_pmi(tiny_lm):
-    from franq.pipeline import Franq
-
-    backend = ContextPMIFaithfulness()
-    result = Franq(tiny_lm, faithfulness=backend).score("Where is the tower?", [CONTEXT], SUPPORTED)
+def test_pipeline_hands_both_passes_to_context_pmi(tiny_lm, make_franq):
+    franq = make_franq(tiny_lm, {"faithfulness": {"name": "context_pmi"}})
+    backend = franq.faithfulness
+    assert isinstance(backend, ContextPMIFaithfulness)
+    result = franq.score("Where is the tower?", [CONTEXT], SUPPORTED)
     assert result.faithfulness == "context-pmi-v1"
     for c in result.scored:
-        comp = c.components
+        comp = c.signals
         want = backend.map.predict(np.array([[pass_features_from_sums(
             comp["log_claim_prob"], comp["log_parametric"], comp["n_tokens"])["pmi_mean"]]]))[0]
         assert c.p_faithful == pytest.approx(want)
 
 
 def test_config_names_missing_backend_settings():
-    with pytest.raises(InputError, match="'alignscore_checkpoint'"):
-        FranqConfig(faithfulness="alignscore", alignscore_base_model="x")
-    with pytest.raises(InputError, match="'nli_model'"):
-        FranqConfig(faithfulness="nli")
-    with pytest.raises(InputError, match="'judge_model'"):
-        FranqConfig(faithfulness="judge", judge_base_url="http://localhost:8000/v1")
-    with pytest.raises(InputError, match="faithfulness"):
-        FranqConfig(faithfulness="alignscorez")
-    assert FranqConfig().faithfulness == "combined"
+    def config(**faithfulness):
+        return FranqConfig.from_dict({"faithfulness": faithfulness})
+
+    with pytest.raises(InputError, match="'faithfulness.alignscore_checkpoint'"):
+        config(name="alignscore", alignscore_base_model="x")
+    with pytest.raises(InputError, match="'faithfulness.nli_model'"):
+        config(name="nli")
+    with pytest.raises(InputError, match="'faithfulness.judge_model'"):
+        config(name="judge", judge_base_url="http://localhost:8000/v1")
+    with pytest.raises(InputError, match="'faithfulness.name': unknown faithfulness backend 'alignscorez'"):
+        config(name="alignscorez")
+    assert FranqConfig().faithfulness.name == "combined"
 
 
-@pytest.mark.parametrize("kind", ["combined", "lexical", "context_pmi", "judge", "alignscore"])
+@pytest.mark.parametrize("kind", ["combined", "lexical", "context_pmi", "judge", "alignscore", "nli"])
 def test_from_config_builds_each_backend(kind, tiny_lm_path, tmp_path):
     from franq.pipeline import Franq
-    from tiny_encoders import build_alignscore
+    from tiny_encoders import build_alignscore, build_nli
 
     extra = {}
     if kind == "alignscore":
         ckpt, base = build_alignscore(tmp_path)
         extra = {"alignscore_checkpoint": str(ckpt), "alignscore_base_model": str(base)}
-    franq = Franq.from_config(FranqConfig(model=str(tiny_lm_path), device="cpu", faithfulness=kind, **extra))
+    elif kind == "nli":
+        extra = {"nli_model": str(build_nli(tmp_path / "nli"))}
+    franq = Franq.from_config(FranqConfig.from_dict({"model": {"path": str(tiny_lm_path), "device": "cpu"},
+                                                     "faithfulness": {"name": kind, **extra}}))
     result = franq.score("Where is the tower?", [CONTEXT], SUPPORTED)
     assert result.scored and all(0.0 <= c.p_faithful <= 1.0 for c in result.scored)
     assert result.faithfulness == franq.faithfulness.name
@@ -216,4 +236,6 @@ def test_embedded_judge_reads_single_yes_no_tokens():
 
 
 def test_lexical_is_still_a_plain_backend():
-    assert not isinstance(LexicalFaithfulness(), PassAwareFaithfulness)
+    backend = LexicalFaithfulness()
+    assert backend.needs == frozenset() and registry.needs(LexicalFaithfulness) == frozenset()
+    assert backend.predict([(CONTEXT, SUPPORTED)])[0] == backend.predict([(CONTEXT, SUPPORTED)], [_ctx([0], [0])])[0]

@@ -50,11 +50,12 @@ def test_stable_id_is_a_content_hash_when_missing():
 
 def test_config_rejects_unknown_keys_and_bad_values(tmp_path):
     path = tmp_path / "c.json"
-    path.write_text('{"model": "x", "modle": "y"}')
+    path.write_text('{"model": {"path": "x"}, "modle": "y"}')
     with pytest.raises(InputError, match=r"unknown key\(s\) \['modle'\]"):
         FranqConfig.from_file(path)
-    with pytest.raises(InputError, match="'faithfulness'"):
-        FranqConfig(faithfulness="magic")
+    with pytest.raises(InputError, match="'faithfulness.name'"):
+        FranqConfig.from_dict({"faithfulness": {"name": "magic"}})
     toml = tmp_path / "c.toml"
-    toml.write_text('model = "/models/llama"\nmax_batch_tokens = 2048\n')
-    assert FranqConfig.from_file(toml).max_batch_tokens == 2048
+    toml.write_text('[model]\npath = "/models/llama"\n\n[batch]\nmax_batch_tokens = 2048\n')
+    config = FranqConfig.from_file(toml)
+    assert config.batch.max_batch_tokens == 2048 and config.model.path == "/models/llama"

@@ -197,13 +197,13 @@ def test_llm_word_aligner_keeps_content_word_spans_on_bad_reply():
 
 @pytest.mark.embedded
 def test_embedded_model_decomposes_or_falls_back_never_loses_claims(tmp_path):
+    from franq import registry
     from franq.config import FranqConfig
-    from franq.decomposers import build_decomposer
     from franq.lm import CausalLM
 
     answer = "Sure! The Eiffel Tower is in Paris. It was built in 1889 [1]."
-    dec = build_decomposer(FranqConfig(decomposer="llm", decomposer_max_tokens=64,
-                                       decomposer_cache_dir=str(tmp_path)), CausalLM.load())
+    config = FranqConfig.from_dict({"decomposer": {"name": "llm", "max_tokens": 64, "cache_dir": str(tmp_path)}})
+    dec = registry.build("decomposers", "llm", config, CausalLM.load())
     report = dec.decompose_report(answer)
     assert report.claims[0].text == "Sure!" and not report.claims[0].check_worthy
     assert any(c.check_worthy and c.char_spans for c in report.claims)

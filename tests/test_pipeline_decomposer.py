@@ -10,11 +10,10 @@ from claims.chat import ChatReply
 from claims.decompose import SentenceDecomposer
 from claims.llm_decompose import LLMDecomposer
 from franq.cli import main
+from franq import registry
 from franq.config import FranqConfig
-from franq.decomposers import build_decomposer
 from franq.errors import InputError
 from franq.io import Example, parse_passages
-from franq.pipeline import Franq
 
 QUESTION = "What is the capital of France?"
 PASSAGES = ["Paris is the capital of France."]
@@ -31,9 +30,9 @@ class ScriptedChat:
         return ChatReply(self.replies.pop(0), 10, 5)
 
 
-def test_llm_claims_are_scored_and_greeting_kept(tiny_lm, constant_faithfulness):
+def test_llm_claims_are_scored_and_greeting_kept(tiny_lm, make_franq, constant_faithfulness):
     chat = ScriptedChat('["Paris is the capital of France.", "Paris is known for the Eiffel Tower."]')
-    franq = Franq(tiny_lm, decomposer=LLMDecomposer(chat), faithfulness=constant_faithfulness(0.5))
+    franq = make_franq(tiny_lm, decomposer=LLMDecomposer(chat), faithfulness=constant_faithfulness(0.5))
     result = franq.score(QUESTION, PASSAGES, ANSWER)
     assert [(c.claim.text, c.status) for c in result.claims] == [
         ("Sure!", "not_check_worthy"), ("Paris is the capital of France.", "scored"),
@@ -41,29 +40,31 @@ def test_llm_claims_are_scored_and_greeting_kept(tiny_lm, constant_faithfulness)
     assert result.warnings == ()
 
 
-def test_decomposer_fallback_warning_reaches_answer_score(tiny_lm, constant_faithfulness):
-    franq = Franq(tiny_lm, decomposer=LLMDecomposer(ScriptedChat("oops", "oops again")),
-                  faithfulness=constant_faithfulness(0.5))
+def test_decomposer_fallback_warning_reaches_answer_score(tiny_lm, make_franq, constant_faithfulness):
+    franq = make_franq(tiny_lm, decomposer=LLMDecomposer(ScriptedChat("oops", "oops again")),
+                       faithfulness=constant_faithfulness(0.5))
     [result] = franq.score_many([Example(QUESTION, parse_passages(PASSAGES), ANSWER)])
     assert any("fell back to the sentence splitter" in w for w in result.warnings)
     assert [c.status for c in result.claims] == ["not_check_worthy", "scored"]
 
 
-def test_default_config_uses_the_sentence_splitter():
-    assert isinstance(build_decomposer(FranqConfig()), SentenceDecomposer)
+def test_default_config_uses_the_sentence_splitter(tiny_lm):
+    config = FranqConfig()
+    assert config.decomposer.name == "sentence"
+    assert isinstance(registry.build("decomposers", config.decomposer.name, config, tiny_lm), SentenceDecomposer)
 
 
 @pytest.mark.parametrize("changes, field", [
-    ({"decomposer": "gpt"}, "decomposer"),
-    ({"decomposer": "llm", "decomposer_backend": "openai"}, "decomposer_model"),
-    ({"decomposer_backend": "vllm"}, "decomposer_backend"),
-    ({"decomposer_timeout": 0}, "decomposer_timeout"),
-    ({"decomposer_concurrency": 0}, "decomposer_concurrency"),
-    ({"decomposer_align": "spacy"}, "decomposer_align"),
+    ({"name": "gpt"}, "decomposer.name"),
+    ({"name": "llm", "backend": "openai"}, "decomposer.model"),
+    ({"backend": "vllm"}, "decomposer.backend"),
+    ({"timeout": 0}, "decomposer.timeout"),
+    ({"concurrency": 0}, "decomposer.concurrency"),
+    ({"align": "spacy"}, "decomposer.align"),
 ])
 def test_bad_decomposer_config_names_the_field(changes, field):
     with pytest.raises(InputError, match=f"'{field}'"):
-        FranqConfig(**changes)
+        FranqConfig.from_dict({"decomposer": changes})
 
 
 @pytest.fixture(scope="module")
@@ -75,9 +76,9 @@ def long_context_lm(tmp_path_factory):
     return CausalLM.load(str(path), device="cpu")
 
 
-def test_local_llm_decomposer_reuses_the_scoring_model(long_context_lm, tmp_path):
-    config = FranqConfig(decomposer="llm", decomposer_cache_dir=str(tmp_path), decomposer_max_tokens=24)
-    dec = build_decomposer(config, long_context_lm)
+def test_local_llm_decomposer_reuses_the_scoring_model(long_context_lm, make_franq, tmp_path):
+    dec = make_franq(long_context_lm, {"decomposer": {"name": "llm", "cache_dir": str(tmp_path),
+                                                      "max_tokens": 24}}).decomposer
     assert isinstance(dec, LLMDecomposer) and dec.chat.lm is long_context_lm and dec.concurrency == 1
     report = dec.decompose_report("Paris is the capital of France. Lyon is a city.")
     assert report.claims  # a random tiny model: parsed claims or the fallback, never nothing
@@ -85,8 +86,8 @@ def test_local_llm_decomposer_reuses_the_scoring_model(long_context_lm, tmp_path
     assert list(tmp_path.rglob("*.json"))
 
 
-def test_prompt_longer_than_context_falls_back_with_reason(tiny_lm):
-    dec = build_decomposer(FranqConfig(decomposer="llm"), tiny_lm)  # 512-token context
+def test_prompt_longer_than_context_falls_back_with_reason(tiny_lm, make_franq):
+    dec = make_franq(tiny_lm, {"decomposer": {"name": "llm"}}).decomposer  # 512-token context
     report = dec.decompose_report("Paris is the capital of France.")
     assert report.method == "llm->sentence"
     assert "does not fit the model context" in report.warnings[0]

@@ -65,7 +65,8 @@ def test_semantic_entropy_class_mass_never_exceeds_one():
     c = SampleContext(("Paris",) * 10, np.full(10, -0.01), np.ones((10, 10)))
     u = SemanticEntropyScorer().uncertainty([c])[0]
     assert u == pytest.approx(0.01)
-    assert SemanticEntropyScorer().score([c])[0] <= 1.0
+    scorer = SemanticEntropyScorer()
+    assert scorer.probability(scorer.uncertainty([c]))[0] <= 1.0
 
 
 @pytest.mark.parametrize("ours, theirs_name", [
@@ -101,13 +102,29 @@ def test_scores_are_probability_like_and_decrease_with_uncertainty():
     split = SampleContext(("Paris", "Lyon", "Nice", "Metz", "Caen"), np.full(5, -1.6), np.eye(5))
     for scorer in (SemanticEntropyScorer(), SumEigenvaluesScorer(), DegreeMatrixScorer(),
                    EccentricityScorer(), LexicalSimilarityScorer()):
-        s = scorer.score([agree, split])
+        s = scorer.probability(scorer.uncertainty([agree, split]))
         assert ((0 <= s) & (s <= 1)).all(), scorer.name
         assert s[0] > s[1], scorer.name
     assert SumEigenvaluesScorer().uncertainty([split])[0] == pytest.approx(5.0)
-    assert SumEigenvaluesScorer().score([split])[0] == pytest.approx(0.2)
+    assert SumEigenvaluesScorer().probability(SumEigenvaluesScorer().uncertainty([split]))[0] == pytest.approx(0.2)
 
 
 def test_sample_context_error_names_the_field():
     with pytest.raises(ValueError, match="entailment"):
         SampleContext(("a", "b"), np.zeros(2), np.eye(3))
+
+
+@pytest.mark.parametrize("scorer", [SemanticEntropyScorer(), SumEigenvaluesScorer(), DegreeMatrixScorer(),
+                                    EccentricityScorer(), LexicalSimilarityScorer()], ids=lambda s: s.name)
+def test_score_on_evidence_returns_the_declared_uncertainty_signal(scorer):
+    from claims.types import Claim
+    from franq.evidence import SAMPLES, ClaimEvidence
+    from franq.scorers.base import Scorer, check_output, primary
+
+    evidence = [ClaimEvidence(Claim("a", ((0, 1),)), "q", "ctx", "q a", samples=c) for c in CASES[:3]]
+    out = check_output(scorer, scorer.score(evidence), 3)
+    assert isinstance(scorer, Scorer) and scorer.needs == {SAMPLES}
+    sig = primary(scorer)
+    assert list(out) == [sig.name] == [f"u_{scorer.name}"]
+    assert sig.scale == "uncertainty" and not sig.higher_is_true
+    np.testing.assert_allclose(out[sig.name], scorer.uncertainty(CASES[:3]))

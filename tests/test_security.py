@@ -54,7 +54,7 @@ def test_api_key_in_environment_never_reaches_outputs_errors_or_logs(tmp_path, t
     src.write_text(json.dumps(good) + "\n" + json.dumps({**good, "id": "b", key: 1}) + "\n"
                    + json.dumps({**good, "id": "c", "answer": ""}) + "\n")
     cfg = tmp_path / "cfg.json"
-    cfg.write_text(json.dumps({"model": str(tiny_lm_path)}))
+    cfg.write_text(json.dumps({"model": {"path": str(tiny_lm_path)}}))
     out = tmp_path / "out.jsonl"
     res = CliRunner().invoke(main, ["-v", "score", str(src), "-o", str(out), "--config", str(cfg)])
     assert res.exit_code == 0, res.output

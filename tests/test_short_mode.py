@@ -7,27 +7,31 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
+from conftest import make_franq
 from franq.judges.normalized import NormalizedAnswerJudge, normalize_answer
-from franq.pipeline import Franq
-from franq.short import SamplingOptions, is_short_answer
+from franq.presets import is_short_answer
 
 PASSAGES = ["The Eiffel Tower is in Paris, France.", "Gustave Eiffel designed the tower."]
 QUESTION = "Where is the Eiffel Tower?"
 
 
+SHORT_SIGNALS = {"u_semantic_entropy", "u_eigval", "u_degree_matrix", "u_eccentricity", "u_lexical_similarity"}
+
+
 class RecordingFaithfulness:
     name = "recording"
+    needs = frozenset()
 
     def __init__(self, value=0.7):
         self.value, self.pairs = value, []
 
-    def predict(self, pairs):
+    def predict(self, pairs, evidence=None):
         self.pairs += list(pairs)
         return np.full(len(pairs), self.value)
 
 
-def _franq(lm, faith, **sampling):
-    return Franq(lm, faithfulness=faith, sampling=SamplingOptions(n_samples=4, max_new_tokens=6, **sampling))
+def _franq(lm, faith, **uq):
+    return make_franq(lm, {"uq": {"n_samples": 4, "max_sample_tokens": 6, **uq}}, faithfulness=faith)
 
 
 def test_short_mode_scores_whole_answer_as_one_claim(tiny_lm):
@@ -37,11 +41,12 @@ def test_short_mode_scores_whole_answer_as_one_claim(tiny_lm):
     c = res.claims[0]
     assert c.status == "scored" and c.claim.text == "Paris, France."
     assert c.claim.char_spans == ((1, 15),)
-    assert c.p_true == pytest.approx(0.7 * c.p_true_if_faithful + 0.3 * c.p_true_if_unfaithful)
-    assert c.p_true_if_faithful == pytest.approx(np.exp(-c.components["u_semantic_entropy"]))
-    assert c.p_true_if_unfaithful == pytest.approx(1 / c.components["u_eigval"])
-    for key in ("u_degree_matrix", "u_eccentricity", "u_lexical_similarity", "n_semantic_classes"):
-        assert key in c.components
+    assert c.p_true_raw == pytest.approx(0.7 * c.uq_faith + 0.3 * c.uq_unfaith)
+    assert c.uq_faith == pytest.approx(np.exp(-c.signals["u_semantic_entropy"]))
+    assert c.uq_unfaith == pytest.approx(1 / c.signals["u_eigval"])
+    assert set(c.signals) == SHORT_SIGNALS  # every declared signal of the preset's scorers, nothing else
+    assert c.p_true_calibrated is None and res.calibration == "none"
+    assert res.stack["equivalence"] == "normalized-v1" and res.stack["n_samples"] == "4"
 
 
 def test_short_mode_faithfulness_sees_question_plus_answer(tiny_lm):
@@ -52,11 +57,11 @@ def test_short_mode_faithfulness_sees_question_plus_answer(tiny_lm):
     assert "Gustave Eiffel" in context
 
 
-@pytest.mark.parametrize("value, branch", [(1.0, "p_true_if_faithful"), (0.0, "p_true_if_unfaithful")])
+@pytest.mark.parametrize("value, branch", [(1.0, "uq_faith"), (0.0, "uq_unfaith")])
 def test_short_mode_mix_follows_faithfulness(tiny_lm, constant_faithfulness, value, branch):
     res = _franq(tiny_lm, constant_faithfulness(value)).score(QUESTION, PASSAGES, "Paris", mode="short")
     c = res.claims[0]
-    assert c.p_true == pytest.approx(getattr(c, branch))
+    assert c.p_true_raw == pytest.approx(getattr(c, branch))
 
 
 def test_short_mode_is_reproducible_and_closed_book_option_changes_unfaith_samples(tiny_lm):
@@ -65,7 +70,7 @@ def test_short_mode_is_reproducible_and_closed_book_option_changes_unfaith_sampl
     b = _franq(tiny_lm, faith).score(QUESTION, PASSAGES, "Paris", mode="short")
     assert a == b
     closed = _franq(tiny_lm, faith, unfaith_samples="closed").score(QUESTION, PASSAGES, "Paris", mode="short")
-    assert closed.claims[0].p_true_if_faithful == a.claims[0].p_true_if_faithful
+    assert closed.claims[0].uq_faith == a.claims[0].uq_faith
 
 
 def test_auto_mode_sends_single_short_sentence_to_short_form(tiny_lm):
@@ -129,8 +134,8 @@ def test_config_rejects_unknown_judge():
     from franq.config import FranqConfig
     from franq.errors import InputError
 
-    with pytest.raises(InputError, match="'judge'"):
-        FranqConfig(judge="gpt")
+    with pytest.raises(InputError, match="'uq.equivalence': unknown equivalence judge 'gpt'"):
+        FranqConfig.from_dict({"uq": {"equivalence": "gpt"}})
 
 
 def test_normalized_judge_ignores_words_repeated_from_the_question():

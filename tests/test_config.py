@@ -1,0 +1,177 @@
+"""FranqConfig: nested sections from TOML and JSON, old flat files with a deprecation
+warning naming the new keys, errors naming the key, overrides, and the CLI's help text."""
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import warnings
+
+import pytest
+
+from franq.config import FranqConfig, FranqDeprecationWarning
+from franq.errors import InputError
+
+NESTED_TOML = '''
+mode = "auto"
+
+[model]
+path = "/models/llama"
+device = "cpu"
+
+[decomposer]
+name = "llm"
+model = "/models/chat"
+
+[faithfulness]
+name = "lexical"
+
+[uq]
+equivalence = "jaccard"
+n_samples = 5
+
+[uq.short]
+faith = "eigval"
+extra = ["lexical_similarity"]
+
+[calibration]
+calibrator = "none"
+on_mismatch = "error"
+
+[batch]
+max_batch_tokens = 2048
+'''
+NESTED = {
+    "mode": "auto",
+    "model": {"path": "/models/llama", "device": "cpu"},
+    "decomposer": {"name": "llm", "model": "/models/chat"},
+    "faithfulness": {"name": "lexical"},
+    "uq": {"equivalence": "jaccard", "n_samples": 5, "short": {"faith": "eigval", "extra": ["lexical_similarity"]}},
+    "calibration": {"calibrator": "none", "on_mismatch": "error"},
+    "batch": {"max_batch_tokens": 2048},
+}
+FLAT = {  # the same settings in the old flat keys (which cannot choose scorers)
+    "mode": "auto", "model": "/models/llama", "device": "cpu", "decomposer": "llm",
+    "decomposer_model": "/models/chat", "faithfulness": "lexical", "judge": "jaccard", "n_samples": 5,
+    "calibrator": "none", "calibrator_mismatch": "error", "max_batch_tokens": 2048,
+}
+
+
+def _strict(fn, *args):
+    """``fn(*args)`` with every warning an error: the nested form is not deprecated."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        return fn(*args)
+
+
+def test_nested_toml_and_json_files_load_the_same_config(tmp_path):
+    toml, js = tmp_path / "franq.toml", tmp_path / "franq.json"
+    toml.write_text(NESTED_TOML)
+    js.write_text(json.dumps(NESTED))
+    a, b = _strict(FranqConfig.from_file, toml), _strict(FranqConfig.from_file, js)
+    assert a == b == _strict(FranqConfig.from_dict, NESTED)
+    assert a.mode == "auto" and a.model.path == "/models/llama" and a.model.device == "cpu"
+    assert a.decomposer.name == "llm" and a.decomposer.model == "/models/chat"
+    assert a.uq.equivalence == "jaccard" and a.uq.n_samples == 5
+    assert (a.uq.short.faith, a.uq.short.unfaith, a.uq.short.extra) == ("eigval", "eigval", ("lexical_similarity",))
+    assert (a.uq.long.faith, a.uq.long.unfaith) == ("claim_prob", "parametric")  # untouched defaults
+    assert a.calibration.on_mismatch == "error" and a.batch.max_batch_tokens == 2048
+    assert FranqConfig.from_dict(a.to_dict()) == a
+
+
+@pytest.mark.parametrize("suffix", [".json", ".toml"])
+def test_flat_legacy_file_loads_with_a_warning_naming_each_new_key(tmp_path, suffix):
+    path = tmp_path / f"old{suffix}"
+    if suffix == ".json":
+        path.write_text(json.dumps(FLAT))
+    else:
+        path.write_text("".join(f"{k} = {json.dumps(v)}\n" for k, v in FLAT.items()))
+    with pytest.warns(FranqDeprecationWarning) as record:
+        old = FranqConfig.from_file(path)
+    message = str(record[0].message)
+    assert str(path) in message
+    for renamed in ("'judge' -> [uq] equivalence", "'model' -> [model] path", "'device' -> [model] device",
+                    "'decomposer_model' -> [decomposer] model", "'faithfulness' -> [faithfulness] name",
+                    "'calibrator_mismatch' -> [calibration] on_mismatch",
+                    "'max_batch_tokens' -> [batch] max_batch_tokens"):
+        assert renamed in message
+    nested = {**NESTED, "uq": {"equivalence": "jaccard", "n_samples": 5}}
+    assert old == FranqConfig.from_dict(nested)
+    assert issubclass(FranqDeprecationWarning, FutureWarning)  # shown to users by default
+
+
+def test_from_dict_leaves_its_argument_unchanged():
+    data = {"judge": "jaccard", "uq": {"n_samples": 5}}
+    with pytest.warns(FranqDeprecationWarning):
+        config = FranqConfig.from_dict(data)
+    assert config.uq.equivalence == "jaccard" and config.uq.n_samples == 5
+    assert data == {"judge": "jaccard", "uq": {"n_samples": 5}}
+
+
+@pytest.mark.parametrize("data, message", [
+    ({"modle": "x"}, r"config: unknown key\(s\) \['modle'\]"),
+    ({"model": {"paht": "x"}}, r"\[model\]: unknown key\(s\) \['paht'\]; known keys are \['device'"),
+    ({"uq": {"judge": "lm"}}, r"\[uq\]: unknown key\(s\) \['judge'\]"),
+    ({"uq": {"long": {"faithh": "claim_prob"}}}, r"\[uq\].long: unknown key\(s\) \['faithh'\]"),
+    ({"uq": {"short": {"extra": "eigval"}}}, r"\[uq\].short.extra: expected a list of scorer names"),
+    ({"calibration": "none"}, r"\[calibration\]: expected a table of settings"),
+    ({"uq": {"n_samples": 1}}, r"'uq.n_samples': expected an integer >= 2"),
+    ({"mode": "medium"}, r"'mode': expected one of \['long', 'short', 'auto'\]"),
+])
+def test_bad_keys_and_values_are_named(data, message):
+    with pytest.raises(InputError, match=message):
+        FranqConfig.from_dict(data)
+
+
+def test_unknown_key_in_a_file_names_the_file_and_the_key(tmp_path):
+    path = tmp_path / "franq.toml"
+    path.write_text('[faithfulness]\nname = "lexical"\nnli = "x"\n')
+    with pytest.raises(InputError, match=re.escape(f"config {path}: [faithfulness]: unknown key(s) ['nli']")):
+        FranqConfig.from_file(path)
+
+
+def test_with_overrides_changes_the_named_keys_and_ignores_none():
+    base = FranqConfig.from_dict(NESTED)
+    new = base.with_overrides({"model.path": "/models/other", "faithfulness.name": "combined", "mode": "long",
+                               "calibration.calibrator": None, "model.device": None})
+    assert new.model.path == "/models/other" and new.faithfulness.name == "combined" and new.mode == "long"
+    assert new.calibration.calibrator == "none" and new.model.device == "cpu"  # None: not given
+    assert new.uq == base.uq and new.batch == base.batch
+    assert base.model.path == "/models/llama" and base.mode == "auto"  # frozen: a copy was changed
+    with pytest.raises(InputError, match=r"\[model\]: unknown key\(s\) \['paht'\]"):
+        base.with_overrides({"model.paht": "x"})
+    with pytest.raises(InputError, match="'faithfulness.name': 'context_pmi' cannot run in the short preset"):
+        base.with_overrides({"faithfulness.name": "context_pmi", "mode": "short"})
+
+
+def _option_help(help_text: str) -> dict[str, str]:
+    """Each option of a click help page, with its description (click writes it after the
+    option on the same line, or on the next, indented line when the option is long)."""
+    lines = help_text.split("\nOptions:\n", 1)[1].splitlines()
+    out = {}
+    for i, line in enumerate(lines):
+        if not line.startswith("  -"):
+            continue
+        term, _, desc = line.strip().partition("  ")
+        nxt = lines[i + 1] if i + 1 < len(lines) else ""
+        if not desc.strip() and nxt.startswith("      ") and not nxt.strip().startswith("-"):
+            desc = nxt
+        out[term] = desc.strip()
+    return out
+
+
+@pytest.mark.parametrize("command", ["score", "answer", "calibrate"])
+def test_cli_help_describes_every_option(command):
+    from franq import cli
+
+    proc = subprocess.run([sys.executable, "-m", "franq", command, "--help"], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    options = _option_help(proc.stdout)
+    declared = [p for p in cli.main.commands[command].params if p.param_type_name == "option"]
+    assert len(options) == len(declared) + 1  # and --help
+    undocumented = [term for term, desc in options.items() if not desc]
+    assert not undocumented, f"options without help text: {undocumented}"
+    for shared in ("--config FILE", "--model TEXT", "--faithfulness TEXT", "--calibrator TEXT",
+                   "--mode [long|short|auto]"):
+        assert shared in options

@@ -1,0 +1,152 @@
+"""Issue 13: per preset, every faithfulness backend and every scorer either runs or is
+refused when the config is built, with the key and the reason. Backends that need weights
+run with the tiny encoders of tests/tiny_encoders.py; the judge runs on the tiny LM."""
+from __future__ import annotations
+
+import json
+import math
+from importlib import resources
+
+import pytest
+
+from franq import registry
+from franq.config import FranqConfig
+from franq.errors import InputError
+from franq.io import parse_example
+from franq.pipeline import Franq
+from franq.presets import PRESETS
+
+SAMPLE_SCORERS = ("semantic_entropy", "eigval", "degree_matrix", "eccentricity", "lexical_similarity")
+REFUSED = {  # (kind, built-in name) -> the preset that cannot run it
+    ("faithfulness", "context_pmi"): "short",
+    ("scorers", "claim_prob"): "short",
+    ("scorers", "parametric"): "short",
+    **{("scorers", name): "long" for name in SAMPLE_SCORERS},
+}
+ROLES = ("faith", "unfaith", "extra")
+RAW = ("p_faithful", "uq_faith", "uq_unfaith", "p_true_raw")
+
+
+@pytest.fixture(scope="module")
+def example():
+    text = resources.files("franq").joinpath("data/example.json").read_text(encoding="utf-8")
+    return parse_example(json.loads(text), "bundled example")
+
+
+@pytest.fixture(scope="module")
+def encoders(tmp_path_factory):
+    """Settings that point alignscore and nli at tiny local encoders (harmless for the others)."""
+    from tiny_encoders import build_alignscore, build_nli
+
+    d = tmp_path_factory.mktemp("encoders")
+    ckpt, base = build_alignscore(d / "align")
+    return {"alignscore_checkpoint": str(ckpt), "alignscore_base_model": str(base),
+            "nli_model": str(build_nli(d / "nli"))}
+
+
+def _config(tiny_lm_path, preset: str, **sections) -> dict:
+    return {"mode": preset, "model": {"path": str(tiny_lm_path), "device": "cpu"},
+            "uq": {"n_samples": 3, "max_sample_tokens": 8, **sections.pop("uq", {})},
+            "calibration": {"calibrator": "none"}, **sections}
+
+
+def _expect_refused(kind: str, name: str, preset: str) -> bool:
+    if (kind, name) in REFUSED:
+        return REFUSED[kind, name] == preset
+    if name in registry.BUILTIN[kind]:
+        return False
+    return bool(registry.needs(registry.lookup(kind, name)) - PRESETS[preset].evidence)  # a plugin
+
+
+def _runs_or_is_refused(data: dict, kind: str, name: str, preset: str, key: str, tiny_lm, example):
+    if _expect_refused(kind, name, preset):
+        with pytest.raises(InputError) as err:
+            FranqConfig.from_dict(data)
+        assert f"config '{key}': '{name}' cannot run in the {preset} preset: it reads" in str(err.value)
+        assert "choose another" in str(err.value)
+        return None
+    franq = Franq(FranqConfig.from_dict(data), tiny_lm)
+    [result] = franq.score_many([example])
+    assert result.mode == preset and result.scored
+    for c in result.scored:
+        for field in RAW:
+            value = getattr(c, field)
+            assert math.isfinite(value) and 0.0 <= value <= 1.0, (field, value)
+        assert c.p_true_calibrated is None and all(math.isfinite(v) for v in c.signals.values())
+    return result
+
+
+@pytest.mark.parametrize("preset", PRESETS)
+@pytest.mark.parametrize("name", registry.names("faithfulness"))
+def test_every_faithfulness_backend_runs_or_is_refused_at_config_time(name, preset, tiny_lm, tiny_lm_path,
+                                                                     encoders, example):
+    data = _config(tiny_lm_path, preset, faithfulness={"name": name, **encoders})
+    result = _runs_or_is_refused(data, "faithfulness", name, preset, "faithfulness.name", tiny_lm, example)
+    if result is not None:
+        backend = registry.build("faithfulness", name, FranqConfig.from_dict(data), tiny_lm)
+        assert result.faithfulness == backend.name == result.stack["faithfulness"]
+
+
+@pytest.mark.parametrize("preset", PRESETS)
+@pytest.mark.parametrize("role", ROLES)
+@pytest.mark.parametrize("name", registry.names("scorers"))
+def test_every_scorer_runs_or_is_refused_at_config_time_in_every_role(name, role, preset, tiny_lm, tiny_lm_path,
+                                                                      example):
+    scorers = {role: [name] if role == "extra" else name}
+    data = _config(tiny_lm_path, preset, faithfulness={"name": "lexical"}, uq={preset: scorers})
+    result = _runs_or_is_refused(data, "scorers", name, preset, f"uq.{preset}.{role}", tiny_lm, example)
+    if result is not None:
+        declared = {s.name for s in registry.lookup("scorers", name).signals}
+        assert all(declared <= set(c.signals) for c in result.scored)
+        if role != "extra":
+            assert result.stack[f"uq_{role}"] == name
+
+
+def test_the_expected_split_between_the_presets():
+    """What can run where, stated once: the token-pass components only in long form, the
+    sample scorers only in short form; every other built-in in both."""
+    for kind in ("faithfulness", "scorers"):
+        for name in registry.BUILTIN[kind]:
+            cls = registry.lookup(kind, name)
+            runs_in = {p for p, preset in PRESETS.items() if not registry.needs(cls, FranqConfig()) - preset.evidence}
+            refused = REFUSED.get((kind, name))
+            assert runs_in == set(PRESETS) - {refused}, (kind, name, runs_in)
+    assert [n for n in registry.BUILTIN["scorers"] if REFUSED.get(("scorers", n)) == "long"] == list(SAMPLE_SCORERS)
+
+
+def test_auto_mode_refuses_what_the_short_preset_cannot_run_and_says_why():
+    with pytest.raises(InputError, match="'faithfulness.name': 'context_pmi' cannot run in the short preset "
+                                         r"\(mode 'auto' scores single short sentences with it\)"):
+        FranqConfig.from_dict({"mode": "auto", "faithfulness": {"name": "context_pmi"}})
+    FranqConfig.from_dict({"mode": "long", "faithfulness": {"name": "context_pmi"}})
+
+
+def test_a_preset_asked_for_per_call_is_checked_too(tiny_lm, make_franq):
+    franq = make_franq(tiny_lm, {"faithfulness": {"name": "context_pmi"}})  # long mode: fine
+    with pytest.raises(InputError, match="'context_pmi' cannot run in the short preset"):
+        franq.score("Where is the tower?", ["The tower is in Paris."], "Paris.", mode="short")
+
+
+def test_components_name_every_stage_of_each_preset(tiny_lm, make_franq):
+    franq = make_franq(tiny_lm, {"mode": "auto"})
+    long, short = franq.components["long"], franq.components["short"]
+    stages = ["claims", "evidence", "uq_faith", "uq_unfaith", "extra", "faithfulness", "mix", "calibrator"]
+    assert list(long) == list(short) == stages
+    assert (long["claims"], long["evidence"], long["uq_faith"], long["uq_unfaith"]) == \
+        ("sentence", "passes", "claim_prob", "parametric")
+    assert (short["claims"], short["evidence"], short["uq_faith"], short["uq_unfaith"]) == \
+        ("whole answer", "samples", "semantic_entropy", "eigval")
+    assert short["extra"] == "degree_matrix, eccentricity, lexical_similarity" and long["extra"] == "-"
+    assert long["faithfulness"] == short["faithfulness"] == "lexical-v1"
+    assert long["calibrator"] == short["calibrator"] == "none"
+
+
+def test_a_backend_passed_in_is_checked_against_the_preset_too(tiny_lm, make_franq):
+    from franq.faithfulness.context_pmi import ContextPMIFaithfulness
+
+    with pytest.raises(InputError, match=r"faithfulness 'context-pmi-v1' cannot run in the short preset: "
+                                         r"it reads \['passes'\]"):
+        make_franq(tiny_lm, {"mode": "short"}, faithfulness=ContextPMIFaithfulness())
+    franq = make_franq(tiny_lm, faithfulness=ContextPMIFaithfulness())  # long: fine, until short is asked for
+    with pytest.raises(InputError, match="cannot run in the short preset"):
+        franq.score("Where is the tower?", ["The tower is in Paris."], "Paris.", mode="short")

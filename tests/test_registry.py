@@ -1,0 +1,150 @@
+"""franq.registry: components by name, and components added from outside the package
+through entry points (one file and one registration, nothing in franq changed)."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from franq import registry
+from franq.config import FranqConfig
+from franq.errors import InputError
+
+ROOT = Path(__file__).resolve().parents[1]
+
+PLUGIN = '''
+import numpy as np
+
+from franq.scorers.base import Signal
+
+
+class ToyFaithfulness:
+    """P(supported) = 0.5 for every claim."""
+
+    name = "toy-v1"
+    needs = frozenset()
+
+    def predict(self, pairs, evidence=None):
+        return np.full(len(pairs), 0.5)
+
+
+class ToyScorer:
+    """UQ = 0.25 for every claim, declared as a log-probability."""
+
+    name = "toy_scorer"
+    needs = frozenset()
+    signals = (Signal("log_toy", "log_prob", True, "log 0.25"),)
+
+    def score(self, batch):
+        return {"log_toy": np.full(len(batch), np.log(0.25))}
+
+    def probability(self, primary):
+        return np.exp(primary)
+
+
+class ToySampleScorer(ToyScorer):
+    name = "toy_samples"
+    needs = frozenset({"samples"})
+'''
+ENTRY_POINTS = '''
+[franq.faithfulness]
+toy = toy_franq_plugin:ToyFaithfulness
+
+[franq.scorers]
+toy_scorer = toy_franq_plugin:ToyScorer
+toy_samples = toy_franq_plugin:ToySampleScorer
+
+[franq.equivalence]
+broken = toy_franq_plugin:NoSuchClass
+'''
+
+
+def write_plugin(root: Path) -> Path:
+    """A package ``toy_franq_plugin`` and its installed metadata (what pip would write)."""
+    (root / "toy_franq_plugin").mkdir(parents=True)
+    (root / "toy_franq_plugin" / "__init__.py").write_text(textwrap.dedent(PLUGIN))
+    info = root / "toy_franq_plugin-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: toy-franq-plugin\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text(ENTRY_POINTS.lstrip())
+    return root
+
+
+@pytest.fixture
+def plugin(tmp_path, monkeypatch):
+    root = write_plugin(tmp_path / "site")
+    monkeypatch.syspath_prepend(str(root))
+    registry.clear_cache()
+    yield root
+    sys.modules.pop("toy_franq_plugin", None)
+    registry.clear_cache()
+
+
+def test_builtin_names_come_first_and_lookup_errors_list_them():
+    assert registry.names("faithfulness")[:6] == ["combined", "lexical", "context_pmi", "alignscore", "nli", "judge"]
+    with pytest.raises(InputError, match=r"unknown scorer 'nope'; known: \['claim_prob'"):
+        registry.lookup("scorers", "nope")
+    with pytest.raises(ValueError, match="component kind must be one of"):
+        registry.names("judges")
+
+
+def test_plugin_faithfulness_backend_from_an_entry_point_scores(plugin, tiny_lm, tiny_lm_path):
+    from franq.pipeline import Franq
+
+    assert "toy" in registry.names("faithfulness") and "toy" not in registry.BUILTIN["faithfulness"]
+    config = FranqConfig.from_dict({"model": {"path": str(tiny_lm_path), "device": "cpu"},
+                                    "faithfulness": {"name": "toy"}, "calibration": {"calibrator": "none"}})
+    result = Franq(config, tiny_lm).score("Where is the tower?", ["The tower is in Paris."],
+                                          "The tower is in Paris. It was built in 1889.")
+    assert result.faithfulness == "toy-v1" == result.stack["faithfulness"]
+    assert result.scored and all(c.p_faithful == 0.5 for c in result.scored)
+
+
+def test_plugin_scorer_from_an_entry_point_is_uq_unfaith(plugin, tiny_lm, make_franq):
+    franq = make_franq(tiny_lm, {"uq": {"long": {"unfaith": "toy_scorer"}}})
+    result = franq.score("Where is the tower?", ["The tower is in Paris."], "The tower is in Paris.")
+    assert result.stack["uq_unfaith"] == "toy_scorer" and franq.components["long"]["uq_unfaith"] == "toy_scorer"
+    for c in result.scored:
+        assert c.uq_unfaith == pytest.approx(0.25) and c.signals["log_toy"] == pytest.approx(-1.3862944)
+        assert c.p_true_raw == pytest.approx(c.p_faithful * c.uq_faith + (1 - c.p_faithful) * 0.25)
+
+
+def test_plugin_needs_are_checked_like_builtin_ones(plugin):
+    with pytest.raises(InputError, match="'uq.long.faith': 'toy_samples' cannot run in the long preset"):
+        FranqConfig.from_dict({"uq": {"long": {"faith": "toy_samples"}}})
+    FranqConfig.from_dict({"mode": "short", "uq": {"short": {"faith": "toy_samples"}}})
+
+
+def test_broken_plugin_names_itself(plugin):
+    with pytest.raises(InputError, match="'uq.equivalence': equivalence judge 'broken': its entry point "
+                                         "'toy_franq_plugin:NoSuchClass' failed to load"):
+        FranqConfig.from_dict({"uq": {"equivalence": "broken"}})
+
+
+def test_plugins_are_gone_after_clear_cache_without_them(plugin, monkeypatch):
+    assert "toy" in registry.names("faithfulness")
+    monkeypatch.setattr(sys, "path", [p for p in sys.path if p != str(plugin)])
+    registry.clear_cache()
+    assert "toy" not in registry.names("faithfulness")
+    with pytest.raises(InputError, match="'faithfulness.name': unknown faithfulness backend 'toy'"):
+        FranqConfig.from_dict({"faithfulness": {"name": "toy"}})
+
+
+def test_cli_scores_with_a_plugin_installed_as_one_file_and_one_registration(tmp_path, tiny_lm_path):
+    root = write_plugin(tmp_path / "site")
+    config = tmp_path / "franq.toml"
+    config.write_text('[uq.long]\nunfaith = "toy_scorer"\n\n[calibration]\ncalibrator = "none"\n')
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root), str(ROOT)]), "OMP_NUM_THREADS": "1"}
+    proc = subprocess.run([sys.executable, "-m", "franq", "score", "--example", "--model", str(tiny_lm_path),
+                           "--device", "cpu", "--faithfulness", "toy", "--config", str(config), "--format", "json"],
+                          capture_output=True, text=True, env=env)
+    assert proc.returncode == 0, proc.stderr
+    record = json.loads(proc.stdout)
+    assert record["faithfulness"] == "toy-v1" and record["stack"]["uq_unfaith"] == "toy_scorer"
+    scored = [c for c in record["claims"] if c["status"] == "scored"]
+    assert scored and all(c["p_faithful"] == 0.5 and c["uq_unfaith"] == pytest.approx(0.25) for c in scored)
