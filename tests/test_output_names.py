@@ -139,7 +139,7 @@ def test_collapsed_calibrator_warns_when_fitted_by_franq_calibrate_and_when_load
     assert "warning: on its training claims: calibrated P(true) collapses" in res.output
     loaded = make_franq(tiny_lm, {"calibration": {"calibrator": str(out)}}).score(QUESTION, PASSAGES, ANSWER)
     assert loaded.calibration == "calibrated"  # applied (same stack), and the results say it cannot rank
-    collapse = [w for w in loaded.warnings if "calibrator outputs: calibrated P(true) collapses" in w]
+    collapse = [w for w in loaded.warnings if "on its training claims: calibrated P(true) collapses" in w]
     assert len(collapse) == 1 and str(out) in collapse[0]
 
 
@@ -151,7 +151,7 @@ def _short_examples():
 def test_short_form_is_calibrated_like_long_form(tiny_lm, tmp_path):
     franq = make_franq(tiny_lm, SHORT)
     stack = franq.preset("short").stack
-    assert (stack["mode"], stack["equivalence"], stack["n_samples"]) == ("short", "normalized-v1", "3")
+    assert (stack["mode"], stack["equivalence"], stack["sampling"]) == ("short", "normalized-v1", "n=3,temperature=1,max_tokens=6,seed=0")
     raw = franq.score_many(_short_examples())
     lines = []
     for k, res in enumerate(raw):

@@ -46,7 +46,7 @@ def test_short_mode_scores_whole_answer_as_one_claim(tiny_lm):
     assert c.uq_unfaith == pytest.approx(1 / c.signals["u_eigval"])
     assert set(c.signals) == SHORT_SIGNALS  # every declared signal of the preset's scorers, nothing else
     assert c.p_true_calibrated is None and res.calibration == "none"
-    assert res.stack["equivalence"] == "normalized-v1" and res.stack["n_samples"] == "4"
+    assert res.stack["equivalence"] == "normalized-v1" and res.stack["sampling"].startswith("n=4,")
 
 
 def test_short_mode_faithfulness_sees_question_plus_answer(tiny_lm):
