@@ -44,7 +44,7 @@ def stack_key(*, model: str, faithfulness: str, uq_faith: str, uq_unfaith: str, 
               prompt_version: str | None = None) -> dict[str, str]:
     """What a calibrator is fitted for; ``prompt_version`` defaults to the current one."""
     if prompt_version is None:
-        from franq.lm import PROMPT_VERSION
+        from franq.lm.prompts import PROMPT_VERSION
 
         prompt_version = PROMPT_VERSION
     return {"model": model, "faithfulness": faithfulness, "uq_faith": uq_faith, "uq_unfaith": uq_unfaith,

@@ -12,7 +12,8 @@ from pathlib import Path
 
 from claims.decompose import Decomposer, SentenceDecomposer
 from franq.config import FranqConfig
-from franq.lm import CausalLM, franq_home
+from franq.lm import CausalLM
+from franq.lm.load import franq_home
 
 LOCAL_RESPONSE_PREFIX = '["'
 """Prefill for local models: the reply starts inside a JSON list of strings."""
@@ -23,7 +24,7 @@ def build_decomposer(config: FranqConfig, lm: CausalLM | None = None) -> Decompo
         return SentenceDecomposer()
     from claims.chat import OpenAIChat
     from claims.llm_decompose import LLMDecomposer
-    from franq.chat import LocalChat
+    from franq.lm.chat import LocalChat
 
     cache_dir = Path(config.decomposer_cache_dir) if config.decomposer_cache_dir else franq_home() / "decompose"
     if config.decomposer_backend == "openai":

@@ -26,6 +26,7 @@ from franq.faithfulness.factory import backend_from_config
 from franq.faithfulness.lexical import LexicalFaithfulness
 from franq.io import Example, parse_claims, parse_passages, parse_text
 from franq.lm import AnswerPass, CausalLM, Generation
+from franq.lm.prompts import passages_context
 from franq.mix import mix
 from franq.scorers.base import ClaimContext
 from franq.scorers.claim_prob import MaxClaimProbabilityScorer
@@ -47,11 +48,6 @@ class _Work:
     rag_logprobs: np.ndarray | None = None
     closed_logprobs: np.ndarray | None = None
     warnings: list[str] = field(default_factory=list)
-
-
-def passages_context(passages: Sequence[Passage]) -> str:
-    """The faithfulness context: all passages, titles first, separated by blank lines."""
-    return "\n\n".join(f"{p.title}. {p.text}" if p.title else p.text for p in passages)
 
 
 class Franq:

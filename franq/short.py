@@ -29,7 +29,8 @@ from franq.config import MODES, UNFAITH_SAMPLES
 from franq.errors import InputError
 from franq.io import Example
 from franq.mix import mix
-from franq.sampling import SampleSet
+from franq.lm.prompts import SHORT_INSTRUCTION
+from franq.lm.sampling import SampleSet
 from franq.scorers.degree_matrix import DegreeMatrixScorer
 from franq.scorers.eccentricity import EccentricityScorer
 from franq.scorers.eigval import SumEigenvaluesScorer
@@ -41,8 +42,6 @@ from franq.types import AnswerScore, ClaimScore
 log = logging.getLogger(__name__)
 
 SHORT_MAX_WORDS = 15
-SHORT_INSTRUCTION = "Answer the question with a short phrase on a single line."
-"""Short-form prompt instruction (the paper's short-form prompt ends "Answer (single line):")."""
 
 
 def is_short_answer(answer: str) -> bool:

@@ -112,7 +112,7 @@ def main() -> None:
     ap.add_argument("--md", type=Path, default=None, help="also write the table as markdown")
     args = ap.parse_args()
 
-    from franq.chat import LocalChat
+    from franq.lm.chat import LocalChat
     from franq.lm import CausalLM
 
     rows = load_expertqa(args.raw)

@@ -194,7 +194,7 @@ def report(args) -> None:
     from franq.calibrate import stack_key
     from franq.evaluation.methods import LONG, SHORT
     from franq.faithfulness.combined import CombinedFaithfulness
-    from franq.lm import EMBEDDED_NAME
+    from franq.lm.load import EMBEDDED_NAME
     from franq.short import SamplingOptions
 
     model_name = args.model or EMBEDDED_NAME

@@ -99,8 +99,8 @@ def short_units(items: Sequence, records: Sequence[dict], *, model_name: str, fa
 
     from franq.io import Example
     from franq.judges.normalized import NormalizedAnswerJudge
-    from franq.pipeline import passages_context
-    from franq.sampling import Sample, SampleSet
+    from franq.lm.prompts import passages_context
+    from franq.lm.sampling import Sample, SampleSet
     from franq.short import ShortForm
 
     short = ShortForm(_NamedModel(model_name), faithfulness, judge or NormalizedAnswerJudge())

@@ -1,8 +1,9 @@
 """LLM judge: ask a chat model whether the passages support the claim and read
 ``P(yes) / (P(yes) + P(no))`` from its next-token log-probabilities.
 
-Two small classes share the prompt: :class:`LMJudgeFaithfulness` runs a local
-:class:`~franq.lm.CausalLM` (batched, left-padded forward passes), and
+Two small classes share the prompt (:data:`franq.lm.prompts.FAITHFULNESS_TEMPLATE`):
+:class:`LMJudgeFaithfulness` runs a local :class:`~franq.lm.model.CausalLM` (batched,
+left-padded forward passes), and
 :class:`OpenAIJudgeFaithfulness` asks any OpenAI-compatible server that returns
 ``top_logprobs``. Long contexts are chunked (about 350 words at sentence boundaries) and
 the claim's score is the max over chunks. Higher = more likely supported.
@@ -18,20 +19,9 @@ import numpy as np
 
 from franq.errors import FranqError
 from franq.faithfulness.chunks import CHUNK_WORDS, chunk_context
+from franq.lm.prompts import FAITHFULNESS_LABELS, faithfulness_messages, faithfulness_prompt_text
 
 log = logging.getLogger(__name__)
-
-JUDGE_SYSTEM = "You are a careful fact checker. You answer only yes or no."
-JUDGE_TEMPLATE = ("Passages:\n{context}\n\nClaim: {claim}\n\n"
-                  "Is the claim fully supported by the passages? Answer yes or no.")
-YES = ("yes", "Yes", "YES")
-NO = ("no", "No", "NO")
-
-
-def judge_messages(context: str, claim: str) -> list[dict[str, str]]:
-    return [{"role": "system", "content": JUDGE_SYSTEM},
-            {"role": "user", "content": JUDGE_TEMPLATE.format(context=context, claim=claim)}]
-
 
 def yes_share(p_yes: float, p_no: float) -> float:
     """``P(yes) / (P(yes) + P(no))``; 0.5 when the model put no mass on either."""
@@ -52,15 +42,15 @@ def _chunk_pairs(pairs: Sequence[tuple[str, str]], chunk_words: int) -> tuple[li
 
 
 class LMJudgeFaithfulness:
-    """The judge prompt on a local chat model (a loaded :class:`~franq.lm.CausalLM`)."""
+    """The judge prompt on a local chat model (a loaded :class:`~franq.lm.model.CausalLM`)."""
 
     def __init__(self, lm, *, chunk_words: int = CHUNK_WORDS, max_batch_tokens: int = 4096):
         self.lm = lm
         self.chunk_words = chunk_words
         self.max_batch_tokens = max_batch_tokens
         self.name = f"judge:{lm.name}"
-        self.yes_ids = self._first_tokens(YES)
-        self.no_ids = self._first_tokens(NO)
+        self.yes_ids = self._first_tokens(FAITHFULNESS_LABELS[0])
+        self.no_ids = self._first_tokens(FAITHFULNESS_LABELS[1])
         if set(self.yes_ids) & set(self.no_ids):
             raise FranqError(f"judge_model {lm.name}: its tokenizer cannot tell yes from no by the first token")
 
@@ -77,10 +67,7 @@ class LMJudgeFaithfulness:
 
     def _prompt_ids(self, chunk: str, claim: str) -> list[list[int]]:
         """The prompt(s) for one chunk, the chunk halved until each fits the context."""
-        tok = self.lm.tokenizer
-        text = tok.apply_chat_template(judge_messages(chunk, claim), tokenize=False, add_generation_prompt=True) \
-            if getattr(tok, "chat_template", None) else f"{JUDGE_SYSTEM}\n\n{JUDGE_TEMPLATE.format(context=chunk, claim=claim)}\nAnswer:"
-        ids = self.lm.encode(text)
+        ids = self.lm.encode(faithfulness_prompt_text(self.lm.tokenizer, chunk, claim))
         if len(ids) <= self.lm.max_context:
             return [ids]
         words = chunk.split()
@@ -128,7 +115,7 @@ class OpenAIJudgeFaithfulness:
     def _ask(self, chunk: str, claim: str) -> float:
         try:
             resp = self.client.chat.completions.create(
-                model=self.model, messages=judge_messages(chunk, claim), max_tokens=1, temperature=0,
+                model=self.model, messages=faithfulness_messages(chunk, claim), max_tokens=1, temperature=0,
                 logprobs=True, top_logprobs=self.top_logprobs)
         except Exception as exc:  # noqa: BLE001 - any client/server failure gets the same context
             raise FranqError(f"judge_model {self.model!r} at judge_base_url {self.base_url!r}: "

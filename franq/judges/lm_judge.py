@@ -4,7 +4,8 @@ For each unordered pair of distinct answers the LM is asked whether, as answers 
 question, they mean the same; ``P = p(yes) / (p(yes) + p(no))`` from the next-token
 distribution after the prompt (one forward pass per pair, pairs batched, left-padded).
 The judgement is symmetric, so ``P(a entails b) = P(b entails a) = P(same)``. Costs
-``u (u - 1) / 2`` prompt passes for ``u`` unique answers.
+``u (u - 1) / 2`` prompt passes for ``u`` unique answers. The prompt is
+:data:`franq.lm.prompts.EQUIVALENCE_PROMPT`.
 """
 from __future__ import annotations
 
@@ -13,9 +14,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from franq.judges.base import expand, unique_pairs
-
-JUDGE_PROMPT = ("Question: {question}\nAnswer A: {a}\nAnswer B: {b}\n"
-                "Do Answer A and Answer B mean the same thing? Reply yes or no.")
+from franq.lm.prompts import equivalence_prompt_text
 
 
 class LMJudge:
@@ -27,14 +26,7 @@ class LMJudge:
         self._no = [lm.encode(w)[0] for w in ("no", "No")]
 
     def _prompt_ids(self, question: str, a: str, b: str) -> list[int]:
-        body = JUDGE_PROMPT.format(question=question, a=a, b=b)
-        tok = self.lm.tokenizer
-        if getattr(tok, "chat_template", None):
-            text = tok.apply_chat_template([{"role": "user", "content": body}], tokenize=False,
-                                           add_generation_prompt=True)
-        else:
-            text = body + "\n"
-        return self.lm.encode(text)
+        return self.lm.encode(equivalence_prompt_text(self.lm.tokenizer, question, a, b))
 
     def _p_yes(self, prompts: list[list[int]]) -> np.ndarray:
         lp = self.lm.next_token_logprobs(prompts, self._yes + self._no,

@@ -3,8 +3,10 @@ it whether the answer (short form) or one claim of it (long form) is true, and r
 next-token probabilities of "True" and "False".
 
 The follow-up is a new user turn in the same chat, so the prompt is the RAG prompt, the
-answer, then the question; the prefix (prompt + answer) is run once and each follow-up
-costs only its own tokens (:meth:`franq.lm.CausalLM.next_token_logprobs_after`).
+answer, then the question (:data:`franq.lm.prompts.ANSWER_QUESTION`,
+:data:`~franq.lm.prompts.CLAIM_QUESTION`); the prefix (prompt + answer) is run once and
+each follow-up costs only its own tokens
+(:meth:`franq.lm.model.CausalLM.next_token_logprobs_after`).
 ``P(True) = p(True) / (p(True) + p(False))`` (the two-way normalized probability, so that
 it is a probability for ECE; the ranking equals log p(True) - log p(False)).
 Higher = more likely true.
@@ -15,8 +17,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-ANSWER_QUESTION = "Is your answer true? Reply with one word: True or False."
-CLAIM_QUESTION = 'Consider this claim from your answer: "{claim}"\nIs the claim true? Reply with one word: True or False.'
+from franq.lm.prompts import CLAIM_QUESTION, followup_text
 
 
 class PTrue:
@@ -39,18 +40,7 @@ class PTrue:
     def followup(self, answer: str, text: str) -> list[int]:
         """Tokens that follow a rendered prompt + ``answer``: the end of the answer turn, a
         user turn holding ``text`` and the start of the assistant's reply."""
-        tok = self.lm.tokenizer
-        if getattr(tok, "chat_template", None):
-            from franq.lm import SYSTEM_PROMPT
-
-            turns = [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": "Q"}]
-            head = tok.apply_chat_template(turns, tokenize=False, add_generation_prompt=True) + answer
-            full = tok.apply_chat_template(turns + [{"role": "assistant", "content": answer},
-                                                    {"role": "user", "content": text}],
-                                           tokenize=False, add_generation_prompt=True)
-            if full.startswith(head):
-                return self.lm.encode(full[len(head):])
-        return self.lm.encode(f"\n\n{text}\nAnswer: ")
+        return self.lm.encode(followup_text(self.lm.tokenizer, answer, text))
 
     def claim_followups(self, answer: str, claims: Sequence[str]) -> list[list[int]]:
         return [self.followup(answer, CLAIM_QUESTION.format(claim=c.strip())) for c in claims]
