@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from franq.judges.normalized import normalize_answer
-from franq.scorers.p_true import probability as p_true_probability
+from franq.lm.labels import pair_probability
 
 NOT_ATTEMPTED = re.compile(
     r"\b(?:i (?:don't|do not|cannot|can't|am unable to|am not able to) (?:know|answer|say|determine|find)"
@@ -67,7 +67,7 @@ def long_units(pairs: Sequence[tuple[dict, dict]]) -> tuple[Units, dict]:
                                      "log_parametric": c["log_parametric"], "n_tokens": c["n_tokens"],
                                      "max_token_entropy": got["max_token_entropy"],
                                      "mean_token_entropy": got["mean_token_entropy"],
-                                     "p_true": float(p_true_probability(lt, lf))}})
+                                     "p_true": float(pair_probability(lt, lf))}})
     return Units.from_rows(rows), skipped
 
 
@@ -127,7 +127,7 @@ def short_units(items: Sequence, records: Sequence[dict], *, model_name: str, fa
         rows.append({"id": it.id, "is_true": int(is_correct(g["text"], it.answers)), "is_faithful": None,
                      "signals": {"log_seq_prob": float(lp.sum()), "mean_logprob": float(lp.mean()),
                                  "mean_token_entropy": float(np.mean(g["token_entropies"])),
-                                 "p_true": float(p_true_probability(lt, lf)),
+                                 "p_true": float(pair_probability(lt, lf)),
                                  "log_parametric": float(np.sum(rec["closed_logprobs"])),
                                  "p_faithful": claim.p_faithful, "franq_none": claim.p_true,
                                  "u_sentence_sar": float(sar[k]),

@@ -7,35 +7,28 @@ answer, then the question (:data:`franq.lm.prompts.ANSWER_QUESTION`,
 :data:`~franq.lm.prompts.CLAIM_QUESTION`); the prefix (prompt + answer) is run once and
 each follow-up costs only its own tokens
 (:meth:`franq.lm.model.CausalLM.next_token_logprobs_after`).
-``P(True) = p(True) / (p(True) + p(False))`` (the two-way normalized probability, so that
-it is a probability for ECE; the ranking equals log p(True) - log p(False)).
-Higher = more likely true.
+``P(True) = p(True) / (p(True) + p(False))`` (:func:`franq.lm.labels.pair_probability`,
+the two-way normalized probability, so that it is a probability for ECE; the ranking
+equals log p(True) - log p(False)). Higher = more likely true.
 """
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-import numpy as np
-
-from franq.lm.prompts import CLAIM_QUESTION, followup_text
+from franq.lm.labels import LabelWords
+from franq.lm.prompts import CLAIM_QUESTION, P_TRUE_LABELS, followup_text
 
 
 class PTrue:
-    """Builds the follow-up tokens and maps the two log-probabilities to P(True)."""
+    """Builds the follow-up tokens; ``candidates`` are the first tokens of "True" and
+    "False", whose two next-token log-probabilities give P(True)."""
 
     name = "p_true"
 
     def __init__(self, lm):
         self.lm = lm
-        self.candidates = (self._first_token("True"), self._first_token("False"))
-        if self.candidates[0] == self.candidates[1]:
-            raise ValueError("P(True): 'True' and 'False' start with the same token in this tokenizer")
-
-    def _first_token(self, word: str) -> int:
-        ids = self.lm.encode(word)
-        if not ids:
-            raise ValueError(f"P(True): the tokenizer encodes {word!r} to nothing")
-        return ids[0]
+        self.labels = LabelWords.lookup(lm, *P_TRUE_LABELS)
+        self.candidates = self.labels.candidates
 
     def followup(self, answer: str, text: str) -> list[int]:
         """Tokens that follow a rendered prompt + ``answer``: the end of the answer turn, a
@@ -44,8 +37,3 @@ class PTrue:
 
     def claim_followups(self, answer: str, claims: Sequence[str]) -> list[list[int]]:
         return [self.followup(answer, CLAIM_QUESTION.format(claim=c.strip())) for c in claims]
-
-
-def probability(log_true, log_false):
-    """P(True) = p(True) / (p(True) + p(False)) from the two log-probabilities (scalars or arrays)."""
-    return 1.0 / (1.0 + np.exp(np.asarray(log_false, dtype=np.float64) - np.asarray(log_true, dtype=np.float64)))
