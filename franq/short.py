@@ -28,9 +28,9 @@ from claims.types import Claim
 from franq.config import MODES, UNFAITH_SAMPLES
 from franq.errors import InputError
 from franq.io import Example
-from franq.mix import mix
 from franq.lm.prompts import SHORT_INSTRUCTION
 from franq.lm.sampling import SampleSet
+from franq.mix import mix
 from franq.scorers.degree_matrix import DegreeMatrixScorer
 from franq.scorers.eccentricity import EccentricityScorer
 from franq.scorers.eigval import SumEigenvaluesScorer
