@@ -2,7 +2,7 @@
 llama.cpp server, OpenAI) through the ``openai`` client.
 
 A backend is one small class with a ``name`` and ``complete(messages) -> ChatReply``.
-The local-model backend lives in :mod:`franq.chat` (it needs ``CausalLM``, and
+The local-model backend lives in :mod:`franq.lm.chat` (it needs ``CausalLM``, and
 ``claims/`` never imports ``franq/``).
 """
 from __future__ import annotations

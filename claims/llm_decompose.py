@@ -2,7 +2,7 @@
 answer (paper section 3.1 and appendix B.2, Figure 5; the prompt here is our own).
 
 Any :class:`~claims.chat.ChatModel` serves: an OpenAI-compatible server
-(:class:`~claims.chat.OpenAIChat`) or a local model (:class:`franq.chat.LocalChat`).
+(:class:`~claims.chat.OpenAIChat`) or a local model (:class:`franq.lm.chat.LocalChat`).
 Calls run at temperature 0 and are cached on disk keyed by model, prompt version and
 answer, so a rerun costs nothing and gives the same claims.
 

@@ -48,7 +48,7 @@ def stack_key(*, model: str, faithfulness: str, uq_faith: str, uq_unfaith: str, 
     ``extra`` holds what only some presets depend on (short form: the equivalence judge
     and the number of samples)."""
     if prompt_version is None:
-        from franq.lm import PROMPT_VERSION
+        from franq.lm.prompts import PROMPT_VERSION
 
         prompt_version = PROMPT_VERSION
     return {"model": model, "faithfulness": faithfulness, "uq_faith": uq_faith, "uq_unfaith": uq_unfaith,

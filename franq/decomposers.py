@@ -19,8 +19,9 @@ LOCAL_RESPONSE_PREFIX = '["'
 def llm_decomposer(config, lm) -> Decomposer:
     from claims.chat import OpenAIChat
     from claims.llm_decompose import LLMDecomposer
-    from franq.chat import LocalChat
-    from franq.lm import CausalLM, franq_home
+    from franq.lm import CausalLM
+    from franq.lm.chat import LocalChat
+    from franq.lm.load import franq_home
 
     d = config.decomposer
     cache_dir = Path(d.cache_dir) if d.cache_dir else franq_home() / "decompose"

@@ -15,3 +15,8 @@ class ModelNotFoundError(FranqError, FileNotFoundError):
 
 class ContextOverflowError(InputError):
     """The prompt plus answer does not fit the model's context window."""
+
+
+class LabelWordsError(FranqError, ValueError):
+    """A model's tokenizer cannot tell two answer words (yes / no, True / False) apart by
+    their first token."""

@@ -36,17 +36,13 @@ from franq.evidence.passes import TokenPasses
 from franq.evidence.samples import SampleDraws, SamplingOptions
 from franq.faithfulness.base import predict_faithfulness
 from franq.io import Example, parse_claims, parse_passages, parse_text
+from franq.lm.prompts import passages_context
 from franq.mix import mix
 from franq.presets import PRESETS, Preset, check_preset, is_short_answer, presets_for, scorer_names
 from franq.scorers.base import check_output, primary
 from franq.types import AnswerScore, ClaimScore, Passage
 
 log = logging.getLogger(__name__)
-
-
-def passages_context(passages: Sequence[Passage]) -> str:
-    """The faithfulness context: all passages, titles first, separated by blank lines."""
-    return "\n\n".join(f"{p.title}. {p.text}" if p.title else p.text for p in passages)
 
 
 @dataclass

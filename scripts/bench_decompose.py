@@ -112,8 +112,8 @@ def main() -> None:
     ap.add_argument("--md", type=Path, default=None, help="also write the table as markdown")
     args = ap.parse_args()
 
-    from franq.chat import LocalChat
     from franq.lm import CausalLM
+    from franq.lm.chat import LocalChat
 
     rows = load_expertqa(args.raw)
     sample = random.Random(args.seed).sample(rows, min(args.sample, len(rows)))

@@ -29,7 +29,7 @@ def main() -> None:
     from transformers import GenerationConfig
 
     from franq.lm import CausalLM
-    from franq.sampling import Sampler
+    from franq.lm.sampling import Sampler
     from franq.types import Passage
 
     lm = CausalLM.load(args.model)

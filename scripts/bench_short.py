@@ -42,12 +42,12 @@ def run(args) -> None:
     from franq.judges.lm_judge import LMJudge
     from franq.judges.normalized import NormalizedAnswerJudge, normalize_answer
     from franq.lm import CausalLM
+    from franq.lm.prompts import SHORT_INSTRUCTION, passages_context
     from franq.mix import mix
-    from franq.pipeline import passages_context
     from franq.scorers.eigval import SumEigenvaluesScorer
     from franq.scorers.samples import SampleContext
     from franq.scorers.semantic_entropy import SemanticEntropyScorer
-    from franq.short import SHORT_INSTRUCTION, SamplingOptions, ShortForm
+    from franq.short import SamplingOptions, ShortForm
     from franq.types import Passage
 
     lm = CausalLM.load(args.model)

@@ -193,8 +193,8 @@ def report(args) -> None:
     from franq.calibrate import stack_key
     from franq.evaluation.methods import LONG, SHORT
     from franq.faithfulness.combined import CombinedFaithfulness
-    from franq.lm import EMBEDDED_NAME
     from franq.evidence.samples import SamplingOptions
+    from franq.lm.load import EMBEDDED_NAME
 
     model_name = args.model or EMBEDDED_NAME
     faith = CombinedFaithfulness(lm_name=model_name)

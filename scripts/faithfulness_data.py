@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from franq.faithfulness.features import pass_features_from_sums  # noqa: E402
-from franq.pipeline import passages_context  # noqa: E402
+from franq.lm.prompts import passages_context  # noqa: E402
 from franq.types import Passage  # noqa: E402
 
 

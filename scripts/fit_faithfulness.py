@@ -20,7 +20,8 @@ from faithfulness_data import ROOT, load_claims
 
 from franq.faithfulness.features import TEXT_FEATURES, feature_matrix
 from franq.faithfulness.logistic import LogisticMap
-from franq.lm import EMBEDDED_NAME, PROMPT_VERSION
+from franq.lm.load import EMBEDDED_NAME
+from franq.lm.prompts import PROMPT_VERSION
 
 STACK = {"model": EMBEDDED_NAME, "prompt": PROMPT_VERSION, "lexical": "lexical-v1",
          "context": "passages_context: 'title. text' blocks joined by blank lines"}

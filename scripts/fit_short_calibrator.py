@@ -39,7 +39,7 @@ from franq.evaluation.observe import short_key  # noqa: E402
 from franq.evaluation.units import _NamedModel, short_units  # noqa: E402
 from franq.evidence.samples import SamplingOptions  # noqa: E402
 from franq.faithfulness.combined import CombinedFaithfulness  # noqa: E402
-from franq.lm import EMBEDDED_NAME  # noqa: E402
+from franq.lm.load import EMBEDDED_NAME  # noqa: E402
 from franq.pipeline import Franq  # noqa: E402
 
 

@@ -121,7 +121,7 @@ def test_default_calibrator_is_skipped_silently_for_another_stack():
 
 def test_shipped_default_calibrator_matches_the_embedded_stack_key():
     from franq.calibrate import load_calibrator, shipped_calibrators
-    from franq.lm import EMBEDDED_NAME
+    from franq.lm.load import EMBEDDED_NAME
 
     paths = shipped_calibrators()
     if not paths:

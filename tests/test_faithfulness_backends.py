@@ -184,7 +184,7 @@ def test_next_token_logprobs_batched_equal_single(tiny_lm):
 
 def test_local_judge_is_yes_share_max_over_chunks(tiny_lm):
     judge = LMJudgeFaithfulness(tiny_lm, chunk_words=10)
-    assert not set(judge.yes_ids) & set(judge.no_ids)
+    assert not set(judge.labels.first_ids) & set(judge.labels.second_ids)
     p = judge.predict([(CONTEXT, SUPPORTED), (CONTEXT, UNSUPPORTED)])
     assert p.shape == (2,) and ((p > 0) & (p < 1)).all()
     chunks = [judge.predict([(chunk, SUPPORTED)])[0] for chunk in

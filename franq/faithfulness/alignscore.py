@@ -27,6 +27,7 @@ from torch import nn
 
 from franq.errors import ModelNotFoundError
 from franq.faithfulness.chunks import ChunkedPairScorer
+from franq.lm.load import resolve_device
 
 log = logging.getLogger(__name__)
 
@@ -107,7 +108,7 @@ class AlignScoreFaithfulness:
         if not (base / "config.json").is_file():
             raise ModelNotFoundError(f"alignscore_base_model: {base} must be a local directory holding "
                                      "the encoder's config.json and tokenizer (e.g. roberta-large)")
-        self.device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
+        self.device = resolve_device(device)
         config = RobertaConfig.from_pretrained(base, local_files_only=True)
         self.tokenizer = AutoTokenizer.from_pretrained(base, local_files_only=True)
         self.model = AlignModel(config)

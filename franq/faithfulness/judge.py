@@ -1,8 +1,9 @@
 """LLM judge: ask a chat model whether the passages support the claim and read
 ``P(yes) / (P(yes) + P(no))`` from its next-token log-probabilities.
 
-Two small classes share the prompt: :class:`LMJudgeFaithfulness` runs a local
-:class:`~franq.lm.CausalLM` (batched, left-padded forward passes), and
+Two small classes share the prompt (:data:`franq.lm.prompts.FAITHFULNESS_TEMPLATE`):
+:class:`LMJudgeFaithfulness` runs a local :class:`~franq.lm.model.CausalLM` (batched,
+left-padded forward passes; :func:`franq.lm.labels.label_probability`), and
 :class:`OpenAIJudgeFaithfulness` asks any OpenAI-compatible server that returns
 ``top_logprobs``. Long contexts are chunked (about 350 words at sentence boundaries) and
 the claim's score is the max over chunks. Higher = more likely supported.
@@ -10,7 +11,6 @@ the claim's score is the max over chunks. Higher = more likely supported.
 from __future__ import annotations
 
 import logging
-import math
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 
@@ -18,25 +18,10 @@ import numpy as np
 
 from franq.errors import FranqError
 from franq.faithfulness.chunks import CHUNK_WORDS, chunk_context
+from franq.lm.labels import LabelWords, label_probability, pair_probability
+from franq.lm.prompts import FAITHFULNESS_LABELS, faithfulness_messages, faithfulness_prompt_text
 
 log = logging.getLogger(__name__)
-
-JUDGE_SYSTEM = "You are a careful fact checker. You answer only yes or no."
-JUDGE_TEMPLATE = ("Passages:\n{context}\n\nClaim: {claim}\n\n"
-                  "Is the claim fully supported by the passages? Answer yes or no.")
-YES = ("yes", "Yes", "YES")
-NO = ("no", "No", "NO")
-
-
-def judge_messages(context: str, claim: str) -> list[dict[str, str]]:
-    return [{"role": "system", "content": JUDGE_SYSTEM},
-            {"role": "user", "content": JUDGE_TEMPLATE.format(context=context, claim=claim)}]
-
-
-def yes_share(p_yes: float, p_no: float) -> float:
-    """``P(yes) / (P(yes) + P(no))``; 0.5 when the model put no mass on either."""
-    total = p_yes + p_no
-    return p_yes / total if total > 0 else 0.5
 
 
 def _chunk_pairs(pairs: Sequence[tuple[str, str]], chunk_words: int) -> tuple[list[tuple[str, str]], list[list[int]]]:
@@ -52,7 +37,7 @@ def _chunk_pairs(pairs: Sequence[tuple[str, str]], chunk_words: int) -> tuple[li
 
 
 class LMJudgeFaithfulness:
-    """The judge prompt on a local chat model (a loaded :class:`~franq.lm.CausalLM`)."""
+    """The judge prompt on a local chat model (a loaded :class:`~franq.lm.model.CausalLM`)."""
 
     needs = frozenset()
 
@@ -61,28 +46,11 @@ class LMJudgeFaithfulness:
         self.chunk_words = chunk_words
         self.max_batch_tokens = max_batch_tokens
         self.name = f"judge:{lm.name}"
-        self.yes_ids = self._first_tokens(YES)
-        self.no_ids = self._first_tokens(NO)
-        if set(self.yes_ids) & set(self.no_ids):
-            raise FranqError(f"judge_model {lm.name}: its tokenizer cannot tell yes from no by the first token")
-
-    def _first_tokens(self, words) -> list[int]:
-        """The first non-blank, known token of each spelling of the answer word (with and
-        without a leading space); in real chat tokenizers these words are single tokens."""
-        unk = self.lm.tokenizer.unk_token_id
-        out = set()
-        for text in [*words, *(" " + w for w in words)]:
-            ids = [t for t in self.lm.encode(text) if t != unk and self.lm.tokenizer.decode([t]).strip()]
-            if ids:
-                out.add(ids[0])
-        return sorted(out)
+        self.labels = LabelWords.lookup(lm, *FAITHFULNESS_LABELS, leading_space=True)
 
     def _prompt_ids(self, chunk: str, claim: str) -> list[list[int]]:
         """The prompt(s) for one chunk, the chunk halved until each fits the context."""
-        tok = self.lm.tokenizer
-        text = tok.apply_chat_template(judge_messages(chunk, claim), tokenize=False, add_generation_prompt=True) \
-            if getattr(tok, "chat_template", None) else f"{JUDGE_SYSTEM}\n\n{JUDGE_TEMPLATE.format(context=chunk, claim=claim)}\nAnswer:"
-        ids = self.lm.encode(text)
+        ids = self.lm.encode(faithfulness_prompt_text(self.lm.tokenizer, chunk, claim))
         if len(ids) <= self.lm.max_context:
             return [ids]
         words = chunk.split()
@@ -101,10 +69,7 @@ class LMJudgeFaithfulness:
             ids = self._prompt_ids(chunk, claim)
             groups.append(list(range(len(flat), len(flat) + len(ids))))
             flat.extend(ids)
-        lp = self.lm.next_token_logprobs(flat, self.yes_ids + self.no_ids, max_batch_tokens=self.max_batch_tokens)
-        k = len(self.yes_ids)
-        p = np.exp(lp)
-        shares = np.array([yes_share(p[i, :k].sum(), p[i, k:].sum()) for i in range(len(flat))])
+        shares = label_probability(self.lm, flat, self.labels, max_batch_tokens=self.max_batch_tokens)
         per_prompt = np.array([shares[g].max() for g in groups])
         return np.array([per_prompt[o].max() for o in owners], dtype=np.float64)
 
@@ -132,7 +97,7 @@ class OpenAIJudgeFaithfulness:
     def _ask(self, chunk: str, claim: str) -> float:
         try:
             resp = self.client.chat.completions.create(
-                model=self.model, messages=judge_messages(chunk, claim), max_tokens=1, temperature=0,
+                model=self.model, messages=faithfulness_messages(chunk, claim), max_tokens=1, temperature=0,
                 logprobs=True, top_logprobs=self.top_logprobs)
         except Exception as exc:  # noqa: BLE001 - any client/server failure gets the same context
             raise FranqError(f"judge_model {self.model!r} at judge_base_url {self.base_url!r}: "
@@ -142,14 +107,11 @@ class OpenAIJudgeFaithfulness:
         if not content:
             raise FranqError(f"judge_model {self.model!r} at judge_base_url {self.base_url!r}: the server "
                              "returned no log-probabilities (it must support logprobs/top_logprobs)")
-        p_yes = p_no = 0.0
-        for alt in content[0].top_logprobs or []:
-            word = alt.token.strip().lower()
-            if word == "yes":
-                p_yes += math.exp(alt.logprob)
-            elif word == "no":
-                p_no += math.exp(alt.logprob)
-        return yes_share(p_yes, p_no)
+        yes, no = ({w.lower() for w in words} for words in FAITHFULNESS_LABELS)
+        top = [(alt.token.strip().lower(), alt.logprob) for alt in content[0].top_logprobs or []]
+        log_yes = np.logaddexp.reduce([lp for word, lp in top if word in yes], initial=-np.inf)
+        log_no = np.logaddexp.reduce([lp for word, lp in top if word in no], initial=-np.inf)
+        return float(pair_probability(log_yes, log_no))
 
     def predict(self, pairs: Sequence[tuple[str, str]], evidence=None) -> np.ndarray:
         if not pairs:

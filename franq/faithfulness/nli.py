@@ -16,6 +16,7 @@ import torch
 
 from franq.errors import InputError, ModelNotFoundError
 from franq.faithfulness.chunks import ChunkedPairScorer
+from franq.lm.load import resolve_device
 
 log = logging.getLogger(__name__)
 
@@ -42,7 +43,7 @@ class NLIFaithfulness:
                  max_batch_tokens: int = 8192, chunk_words: int = 350):
         from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
-        self.device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
+        self.device = resolve_device(device)
         try:
             self.tokenizer = AutoTokenizer.from_pretrained(model, local_files_only=True)
             self.model = AutoModelForSequenceClassification.from_pretrained(model, local_files_only=True)

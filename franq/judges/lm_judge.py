@@ -2,9 +2,10 @@
 
 For each unordered pair of distinct answers the LM is asked whether, as answers to the
 question, they mean the same; ``P = p(yes) / (p(yes) + p(no))`` from the next-token
-distribution after the prompt (one forward pass per pair, pairs batched, left-padded).
-The judgement is symmetric, so ``P(a entails b) = P(b entails a) = P(same)``. Costs
-``u (u - 1) / 2`` prompt passes for ``u`` unique answers.
+distribution after the prompt (one forward pass per pair, pairs batched, left-padded;
+:func:`franq.lm.labels.label_probability`). The judgement is symmetric, so
+``P(a entails b) = P(b entails a) = P(same)``. Costs ``u (u - 1) / 2`` prompt passes for
+``u`` unique answers. The prompt is :data:`franq.lm.prompts.EQUIVALENCE_PROMPT`.
 """
 from __future__ import annotations
 
@@ -13,9 +14,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from franq.judges.base import expand, unique_pairs
-
-JUDGE_PROMPT = ("Question: {question}\nAnswer A: {a}\nAnswer B: {b}\n"
-                "Do Answer A and Answer B mean the same thing? Reply yes or no.")
+from franq.lm.labels import LabelWords, label_probability
+from franq.lm.prompts import EQUIVALENCE_LABELS, equivalence_prompt_text
 
 
 class LMJudge:
@@ -27,33 +27,16 @@ class LMJudge:
         self.lm = lm
         self.max_batch_tokens = max_batch_tokens
         self.name = f"lm-judge:{lm.name}"
-        self._yes = [lm.encode(w)[0] for w in ("yes", "Yes")]
-        self._no = [lm.encode(w)[0] for w in ("no", "No")]
-
-    def _prompt_ids(self, question: str, a: str, b: str) -> list[int]:
-        body = JUDGE_PROMPT.format(question=question, a=a, b=b)
-        tok = self.lm.tokenizer
-        if getattr(tok, "chat_template", None):
-            text = tok.apply_chat_template([{"role": "user", "content": body}], tokenize=False,
-                                           add_generation_prompt=True)
-        else:
-            text = body + "\n"
-        return self.lm.encode(text)
-
-    def _p_yes(self, prompts: list[list[int]]) -> np.ndarray:
-        lp = self.lm.next_token_logprobs(prompts, self._yes + self._no,
-                                         max_batch_tokens=self.max_batch_tokens)
-        k = len(self._yes)
-        yes = np.logaddexp.reduce(lp[:, :k], axis=1)
-        no = np.logaddexp.reduce(lp[:, k:], axis=1)
-        return 1.0 / (1.0 + np.exp(no - yes))
+        self.labels = LabelWords.lookup(lm, *EQUIVALENCE_LABELS)
 
     def entailment(self, question: str, texts: Sequence[str]) -> np.ndarray:
         uniq, inv, pairs = unique_pairs(texts)
         m = np.eye(len(uniq))
         pairs = [(a, b) for a, b in pairs if a < b]
         if pairs:
-            p = self._p_yes([self._prompt_ids(question, uniq[a], uniq[b]) for a, b in pairs])
+            prompts = [self.lm.encode(equivalence_prompt_text(self.lm.tokenizer, question, uniq[a], uniq[b]))
+                       for a, b in pairs]
+            p = label_probability(self.lm, prompts, self.labels, max_batch_tokens=self.max_batch_tokens)
             for (a, b), v in zip(pairs, p):
                 m[a, b] = m[b, a] = v
         return expand(m, inv)

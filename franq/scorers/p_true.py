@@ -3,59 +3,37 @@ it whether the answer (short form) or one claim of it (long form) is true, and r
 next-token probabilities of "True" and "False".
 
 The follow-up is a new user turn in the same chat, so the prompt is the RAG prompt, the
-answer, then the question; the prefix (prompt + answer) is run once and each follow-up
-costs only its own tokens (:meth:`franq.lm.CausalLM.next_token_logprobs_after`).
-``P(True) = p(True) / (p(True) + p(False))`` (the two-way normalized probability, so that
-it is a probability for ECE; the ranking equals log p(True) - log p(False)).
-Higher = more likely true.
+answer, then the question (:data:`franq.lm.prompts.ANSWER_QUESTION`,
+:data:`~franq.lm.prompts.CLAIM_QUESTION`); the prefix (prompt + answer) is run once and
+each follow-up costs only its own tokens
+(:meth:`franq.lm.model.CausalLM.next_token_logprobs_after`).
+``P(True) = p(True) / (p(True) + p(False))`` (:func:`franq.lm.labels.pair_probability`,
+the two-way normalized probability, so that it is a probability for ECE; the ranking
+equals log p(True) - log p(False)). Higher = more likely true.
 """
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-import numpy as np
-
-ANSWER_QUESTION = "Is your answer true? Reply with one word: True or False."
-CLAIM_QUESTION = 'Consider this claim from your answer: "{claim}"\nIs the claim true? Reply with one word: True or False.'
+from franq.lm.labels import LabelWords
+from franq.lm.prompts import CLAIM_QUESTION, P_TRUE_LABELS, followup_text
 
 
 class PTrue:
-    """Builds the follow-up tokens and maps the two log-probabilities to P(True)."""
+    """Builds the follow-up tokens; ``candidates`` are the first tokens of "True" and
+    "False", whose two next-token log-probabilities give P(True)."""
 
     name = "p_true"
 
     def __init__(self, lm):
         self.lm = lm
-        self.candidates = (self._first_token("True"), self._first_token("False"))
-        if self.candidates[0] == self.candidates[1]:
-            raise ValueError("P(True): 'True' and 'False' start with the same token in this tokenizer")
-
-    def _first_token(self, word: str) -> int:
-        ids = self.lm.encode(word)
-        if not ids:
-            raise ValueError(f"P(True): the tokenizer encodes {word!r} to nothing")
-        return ids[0]
+        self.labels = LabelWords.lookup(lm, *P_TRUE_LABELS)
+        self.candidates = self.labels.candidates
 
     def followup(self, answer: str, text: str) -> list[int]:
         """Tokens that follow a rendered prompt + ``answer``: the end of the answer turn, a
         user turn holding ``text`` and the start of the assistant's reply."""
-        tok = self.lm.tokenizer
-        if getattr(tok, "chat_template", None):
-            from franq.lm import SYSTEM_PROMPT
-
-            turns = [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": "Q"}]
-            head = tok.apply_chat_template(turns, tokenize=False, add_generation_prompt=True) + answer
-            full = tok.apply_chat_template(turns + [{"role": "assistant", "content": answer},
-                                                    {"role": "user", "content": text}],
-                                           tokenize=False, add_generation_prompt=True)
-            if full.startswith(head):
-                return self.lm.encode(full[len(head):])
-        return self.lm.encode(f"\n\n{text}\nAnswer: ")
+        return self.lm.encode(followup_text(self.lm.tokenizer, answer, text))
 
     def claim_followups(self, answer: str, claims: Sequence[str]) -> list[list[int]]:
         return [self.followup(answer, CLAIM_QUESTION.format(claim=c.strip())) for c in claims]
-
-
-def probability(log_true, log_false):
-    """P(True) = p(True) / (p(True) + p(False)) from the two log-probabilities (scalars or arrays)."""
-    return 1.0 / (1.0 + np.exp(np.asarray(log_false, dtype=np.float64) - np.asarray(log_true, dtype=np.float64)))

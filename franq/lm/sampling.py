@@ -1,4 +1,5 @@
-"""Shared-prefill sampling: N answers to one prompt for the price of one prefill.
+"""Decoding answers: greedy generation (:func:`generate`) and shared-prefill sampling
+(:class:`Sampler`), N answers to one prompt for the price of one prefill.
 
 ``model.generate(num_return_sequences=N)`` copies the prompt N times and prefills every
 copy. :class:`Sampler` runs the prompt once, repeats its KV cache to N rows, draws the N
@@ -10,7 +11,7 @@ Each sampled token is drawn from the temperature / top-k / top-p filtered distri
 but the recorded log-probability is that of the raw model (temperature 1, no filtering),
 so ``Sample.logprob`` is the model's likelihood of the answer, the quantity semantic
 entropy sums over a class (Kuhn et al. 2023), and it equals teacher forcing of the same
-tokens (:meth:`franq.lm.CausalLM.continuation_logprobs`).
+tokens (:func:`franq.lm.passes.continuation_logprobs`).
 
 Stop conditions: an end-of-sequence token (not part of the answer), or, when
 ``stop_at_newline`` (short-form answers), the first token that contains a newline after
@@ -21,11 +22,51 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
 
-from franq.lm import entropies
+from franq.lm.passes import entropies, keep_logits
+
+if TYPE_CHECKING:
+    from franq.lm.model import CausalLM
+
+
+@dataclass(frozen=True)
+class Generation:
+    """A greedy answer: its text, token ids, each token's log-probability under the
+    prompt it was generated from, and each token's character range in ``text``."""
+
+    text: str
+    token_ids: tuple[int, ...]
+    token_logprobs: tuple[float, ...]
+    offsets: tuple[tuple[int, int], ...]
+
+
+@torch.inference_mode()
+def generate(lm: CausalLM, prompt_ids: Sequence[int], *, max_new_tokens: int = 256) -> Generation:
+    """Greedy decoding; the returned log-probabilities are from the raw logits, so they
+    equal teacher-forced log-probabilities of the same tokens under the same prompt."""
+    from transformers import GenerationConfig
+
+    input_ids = torch.tensor([list(prompt_ids)], device=lm.device)
+    eos = lm.tokenizer.eos_token_id
+    config = GenerationConfig(max_new_tokens=max_new_tokens, do_sample=False,
+                              eos_token_id=eos, pad_token_id=lm.pad_id)
+    out = lm.model.generate(input_ids, attention_mask=torch.ones_like(input_ids),
+                            generation_config=config, output_logits=True,
+                            return_dict_in_generate=True)
+    new = out.sequences[0, input_ids.shape[1]:].tolist()
+    logits = torch.stack(out.logits, dim=1)[0].float()
+    lp = torch.log_softmax(logits, dim=-1).gather(1, torch.tensor(new, device=logits.device)[:, None])[:, 0]
+    n = len(new)
+    special = set(lm.tokenizer.all_special_ids)
+    while n and new[n - 1] in special:  # drop end-of-turn / EOS
+        n -= 1
+    ids = new[:n]
+    text = lm.tokenizer.decode(ids, skip_special_tokens=True)
+    return Generation(text, tuple(ids), tuple(lp[:n].tolist()), tuple(lm.decode_offsets(ids, text)))
 
 
 @dataclass(frozen=True)
@@ -68,13 +109,13 @@ class SampleSet:
 
 
 class Sampler:
-    """Samples answers from a :class:`franq.lm.CausalLM` with a shared prompt prefill.
+    """Samples answers from a :class:`~franq.lm.model.CausalLM` with a shared prompt prefill.
 
     Holds per-vocabulary tables (which tokens hold a newline, which hold text) built once.
-    Get one from :meth:`franq.lm.CausalLM.sample`, which keeps it with the model.
+    Get one from :meth:`~franq.lm.model.CausalLM.sample`, which keeps it with the model.
     """
 
-    def __init__(self, lm):
+    def __init__(self, lm: CausalLM):
         self.lm = lm
         vocab = len(lm.tokenizer)
         size = max(vocab, int(lm.model.get_output_embeddings().weight.shape[0]))
@@ -110,7 +151,7 @@ class Sampler:
             raise ValueError("prompt_ids: the prompt is empty")
         lm = self.lm
         ids = torch.tensor([list(prompt_ids)], device=lm.device)
-        out = lm.model(input_ids=ids, use_cache=True, **({"logits_to_keep": 1} if lm._keep_arg else {}))
+        out = lm.model(input_ids=ids, use_cache=True, **keep_logits(lm, 1))
         return Prefill(out.past_key_values, out.logits[:, -1].float(), ids.shape[1])
 
     @torch.inference_mode()

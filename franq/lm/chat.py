@@ -1,11 +1,12 @@
-"""LocalChat: a :class:`~claims.chat.ChatModel` on a local :class:`~franq.lm.CausalLM`
+"""LocalChat: a :class:`~claims.chat.ChatModel` on a local :class:`~franq.lm.model.CausalLM`
 (the embedded model or any transformers model), so LLM decomposition needs no server."""
 from __future__ import annotations
 
 import threading
 
 from claims.chat import ChatError, ChatReply
-from franq.lm import CausalLM
+from franq.lm.model import CausalLM
+from franq.lm.prompts import chat_text
 
 
 class LocalChat:
@@ -27,11 +28,7 @@ class LocalChat:
         self._lock = threading.Lock()
 
     def complete(self, messages: list[dict[str, str]], *, max_tokens: int = 1024) -> ChatReply:
-        tok = self.lm.tokenizer
-        if getattr(tok, "chat_template", None):
-            text = tok.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
-        else:
-            text = "\n\n".join(m["content"] for m in messages) + "\n"
+        text = chat_text(self.lm.tokenizer, messages, fallback="\n\n".join(m["content"] for m in messages) + "\n")
         text += self.response_prefix
         ids = self.lm.encode(text)
         room = self.lm.max_context - len(ids)

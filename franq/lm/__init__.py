@@ -1,0 +1,31 @@
+"""The causal language model, split by job:
+
+    load.py      the device (resolve_device), the dtype, loading and the GGUF cache
+    model.py     CausalLM: a loaded model + tokenizer; text <-> tokens; prompts fitted to the context
+    passes.py    teacher-forced log-probs, next-token log-probs, the answer pass and its follow-ups
+    sampling.py  greedy generation and shared-prefill sampling
+    prompts.py   every prompt franq sends, with its version; how passages are formatted
+    labels.py    P(first word) between two answer words from next-token log-probs
+    chat.py      LocalChat: claims' ChatModel on a CausalLM
+
+The names below load on first use (torch with them), so the torch-free modules
+(prompts, labels) import fast.
+"""
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from franq.lm.model import CausalLM, Prompt
+    from franq.lm.passes import AnswerPass
+    from franq.lm.sampling import Generation
+
+__all__ = ["AnswerPass", "CausalLM", "Generation", "Prompt"]
+_HOMES = {"AnswerPass": "passes", "CausalLM": "model", "Generation": "sampling", "Prompt": "model"}
+
+
+def __getattr__(name: str):
+    if name in _HOMES:
+        return getattr(importlib.import_module(f"franq.lm.{_HOMES[name]}"), name)
+    raise AttributeError(f"module 'franq.lm' has no attribute {name!r}")

