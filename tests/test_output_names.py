@@ -173,11 +173,11 @@ def test_short_form_is_calibrated_like_long_form(tiny_lm, tmp_path):
         c = res.claims[0]
         assert c.p_true_calibrated == pytest.approx(cal.predict([c.p_faithful], [c.uq_faith], [c.uq_unfaith])[0])
 
-    # the number of samples is part of the short stack: with 4 samples the file is not applied
+    # the sampling settings are part of the short stack: with 4 samples the file is not applied
     other = make_franq(tiny_lm, {**SHORT, "uq": {**SHORT["uq"], "n_samples": 4},
                                  "calibration": {"calibrator": str(path)}}).score(QUESTION, PASSAGES, "1889")
     assert other.calibration == "none" and other.claims[0].p_true_calibrated is None
-    assert any("n_samples: fitted for '3', running '4'" in w for w in other.warnings)
+    assert any("sampling: fitted for 'n=3," in w and "running 'n=4," in w for w in other.warnings)
 
 
 def test_auto_mode_calibrates_each_preset_with_its_own_stack_only(uncalibrated, tiny_lm, tmp_path):
