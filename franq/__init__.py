@@ -2,7 +2,7 @@
 
     >>> import franq
     >>> result = franq.score(question, passages, answer)
-    >>> for c in result.claims: print(c.p_true, c.claim.text)
+    >>> for c in result.scored: print(c.p_true_calibrated, c.p_true_raw, c.claim.text)
 
 Heavy modules (torch, transformers) load on first use of ``score``, ``Franq`` or
 ``CausalLM``, so ``import franq`` stays fast.

@@ -79,7 +79,7 @@ def main() -> None:
         p = tmp / f"chunk{k}.jsonl"
         p.write_text("\n".join(lines[k * size:(k + 1) * size]) + "\n", encoding="utf-8")
         chunks.append(p)
-    config = FranqConfig(device=args.device, dtype=args.dtype)
+    config = FranqConfig.from_dict({"model": {"device": args.device, "dtype": args.dtype}})
     franq = Franq.from_config(config)
     single = lambda: LocalEngine(franq, batch_tokens=0)  # noqa: E731
     batched = lambda: LocalEngine(franq)  # noqa: E731

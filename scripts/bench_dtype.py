@@ -27,7 +27,7 @@ from franq.config import FranqConfig
 from franq.jsonl import RecordReader
 from franq.pipeline import Franq
 
-FIELDS = ("p_true", "p_true_if_faithful", "p_true_if_unfaithful", "p_faithful")
+FIELDS = ("p_true_calibrated", "p_true_raw", "uq_faith", "uq_unfaith", "p_faithful")
 DTYPES = ("float32", "bfloat16")
 
 
@@ -54,7 +54,8 @@ def main() -> None:
     data = Path(args.input).read_bytes()
     examples = [r.example for r in RecordReader(set()).read(io.BytesIO(data)) if hasattr(r, "example")]
     examples = examples[: args.answers]
-    franqs = {d: Franq.from_config(FranqConfig(device=args.device, dtype=d)) for d in DTYPES}
+    franqs = {d: Franq.from_config(FranqConfig.from_dict({"model": {"device": args.device, "dtype": d}}))
+              for d in DTYPES}
     for f in franqs.values():
         f.score_many(examples[:1])  # warm-up
     size = -(-len(examples) // args.chunks)

@@ -47,14 +47,13 @@ def run(args) -> None:
     from franq.scorers.eigval import SumEigenvaluesScorer
     from franq.scorers.samples import SampleContext
     from franq.scorers.semantic_entropy import SemanticEntropyScorer
-    from franq.short import SamplingOptions, ShortForm
+    from franq.evidence.samples import SamplingOptions
     from franq.types import Passage
 
     lm = CausalLM.load(args.model)
     judges = {"normalized": NormalizedAnswerJudge(), "lm": LMJudge(lm)}
     faith = LexicalFaithfulness()
     opts = SamplingOptions(n_samples=args.n, max_new_tokens=args.max_new_tokens)
-    short = ShortForm(lm, faith, judges["normalized"], options=opts)
     se, ev = SemanticEntropyScorer(), SumEigenvaluesScorer()
     done = set()
     out_path = Path(args.out)
@@ -79,7 +78,7 @@ def run(args) -> None:
         for which, prompt in (("rag", rag_ids),
                               ("closed", lm.closed_book_prompt(q["question"], instruction=SHORT_INSTRUCTION).ids)):
             t = time.perf_counter()
-            samples = short._samples(prompt, seed_offset=0 if which == "rag" else 1)
+            samples = opts.draw(lm, prompt, seed_offset=0 if which == "rag" else 1)
             rec["t"][f"sample_{which}"] = time.perf_counter() - t
             rec[f"samples_{which}"] = list(samples.texts)
             for jname, judge in judges.items():
@@ -91,11 +90,11 @@ def run(args) -> None:
                 rec[f"u_se_{jname}_{which}"] = float(se.uncertainty([ctx])[0])
                 rec[f"u_eigval_{jname}_{which}"] = float(ev.uncertainty([ctx])[0])
         for jname in judges:
-            p_se = np.exp(-rec[f"u_se_{jname}_rag"])
+            p_se = se.probability(rec[f"u_se_{jname}_rag"])
             for unf in ("rag", "closed"):
                 key = f"u_eigval_{jname}_{unf}"
                 if key in rec:
-                    rec[f"franq_{jname}_unfaith_{unf}"] = float(mix(p_f, p_se, 1 / max(rec[key], 1.0)))
+                    rec[f"franq_{jname}_unfaith_{unf}"] = float(mix(p_f, p_se, ev.probability(rec[key])))
         # the full default short-form score (greedy answer given): samples + judge + faithfulness
         rec["t"]["franq_short_default"] = (rec["t"]["sample_rag"] + rec["t"]["judge_normalized_rag"]
                                            + rec["t"]["faithfulness"])
