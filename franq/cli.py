@@ -8,10 +8,12 @@ from pathlib import Path
 
 import click
 
-from franq.batch import BATCH_TOKENS, MAX_PASSAGE_CHARS, MAX_RECORD_BYTES, result_record, score_file
 from franq.config import FranqConfig
 from franq.errors import FranqError, InputError
 from franq.io import Example, parse_example
+from franq.runners.base import BATCH_TOKENS
+from franq.runners.local import score_file
+from franq.runners.records import MAX_PASSAGE_CHARS, MAX_RECORD_BYTES, result_record
 from franq.types import AnswerScore
 
 MODE_OPTION = click.option(

@@ -6,7 +6,7 @@
 1. Batched vs one answer per call: the input is cut into ``--chunks`` chunks; each chunk
    is scored by both engines in ABBA order alternating between chunks (A = one answer
    per ``score_many`` call, B = dynamic token batches), through the real
-   :func:`franq.batch.run_jsonl` path (validation, output file, fsync). Reported: total
+   :func:`franq.runners.local.run_jsonl` path (validation, output file, fsync). Reported: total
    claims/s of each and the median of the per-chunk time ratios.
 2. Ray on ``--workers`` local actors (1 CPU thread each) vs the plain batched path (all
    torch threads), on the first ``--ray-chunks`` chunks, interleaved; Ray's time includes
@@ -22,8 +22,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from franq.batch import LocalEngine, run_jsonl
 from franq.config import FranqConfig
+from franq.runners.local import LocalEngine, run_jsonl
 
 
 def timed_run(factory, path: Path, tmp: Path, tag: str):
@@ -92,7 +92,7 @@ def main() -> None:
         result.update(compare([("single", single), ("batched", batched)], chunks, tmp, "chunk"))
         print(json.dumps({k: v for k, v in result.items() if k != "chunk"}), flush=True)
     if args.ray_chunks:
-        from franq.batch_ray import RayEngine
+        from franq.runners.ray import RayEngine
 
         def ray_factory():
             return RayEngine(config, workers=args.workers, cpus_per_worker=1.0)

@@ -24,8 +24,8 @@ import numpy as np
 from scipy.stats import spearmanr
 
 from franq.config import FranqConfig
-from franq.jsonl import RecordReader
 from franq.pipeline import Franq
+from franq.runners.records import RecordReader
 
 FIELDS = ("p_true_calibrated", "p_true_raw", "uq_faith", "uq_unfaith", "p_faithful")
 DTYPES = ("float32", "bfloat16")

@@ -12,10 +12,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from franq.batch import Scored, dynamic_batches, run_jsonl, score_records
-from franq.jsonl import BadRecord, OutputLockedError, OutputLog, Record, RecordReader, read_lines, redact
 from franq.cli import main
 from franq.io import Example, parse_example
+from franq.runners.base import Scored, dynamic_batches, score_records
+from franq.runners.local import run_jsonl
+from franq.runners.records import BadRecord, OutputLockedError, OutputLog, Record, RecordReader, read_lines, redact
 from franq.types import Passage
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -1,7 +1,8 @@
 """JSONL records for batch scoring: read and validate input lines, keep ids, and append
-results to an output file that survives crashes (see :mod:`franq.batch`)."""
+results to an output file that survives crashes (see :mod:`franq.runners.local`)."""
 from __future__ import annotations
 
+import dataclasses
 import fcntl
 import hashlib
 import json
@@ -14,6 +15,7 @@ from typing import Any
 
 from franq.errors import FranqError, InputError
 from franq.io import Example, load_json, parse_example
+from franq.types import AnswerScore
 
 log = logging.getLogger(__name__)
 
@@ -48,6 +50,15 @@ class BadRecord:
     def to_json(self) -> str:
         return json.dumps({"line": self.line, "id": self.id, "error": redact(self.reason)},
                           ensure_ascii=False)
+
+
+def result_record(example_id: str | None, result: AnswerScore, example: Example | None = None) -> dict:
+    """One output line: the id, the result, and any claim labels the input carried."""
+    record = {"id": example_id, **dataclasses.asdict(result)}
+    if example is not None and example.claim_labels:
+        for claim, labels in zip(record["claims"], example.claim_labels):
+            claim.update(labels)
+    return record
 
 
 def redact(text: str) -> str:

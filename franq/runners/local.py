@@ -21,41 +21,25 @@
   a bad answer cannot sink the others.
 
 The scoring engine is pluggable: :class:`LocalEngine` (this process) or
-:class:`franq.batch_ray.RayEngine` (Ray Data actors).
+:class:`franq.runners.ray.RayEngine` (Ray Data actors); both score through
+:func:`franq.runners.base.score_batches`. Records I/O is :mod:`franq.runners.records`.
 """
 from __future__ import annotations
 
-import dataclasses
 import itertools
-import json
 import logging
 import os
 import sys
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Protocol
 
-from franq.errors import FranqError, InputError
-from franq.io import Example
-from franq.jsonl import (MAX_PASSAGE_CHARS, MAX_RECORD_BYTES, BadRecord, OutputLog, Record, RecordReader,
-                         StreamOutput, count_lines)
-from franq.types import AnswerScore
+from franq.errors import InputError
+from franq.runners.base import BATCH_TOKENS, MAX_BATCH_ANSWERS, Engine, Scored, score_batches
+from franq.runners.records import (MAX_PASSAGE_CHARS, MAX_RECORD_BYTES, BadRecord, OutputLog, Record,
+                                   RecordReader, StreamOutput, count_lines)
 
 log = logging.getLogger(__name__)
-
-BATCH_TOKENS = 16_384
-MAX_BATCH_ANSWERS = 64
-
-
-@dataclass(frozen=True)
-class Scored:
-    """One scored record: its output JSON line (no newline) and its claim count."""
-
-    line: int
-    id: str
-    json: str
-    n_claims: int
 
 
 @dataclass(frozen=True)
@@ -75,68 +59,6 @@ class BatchSummary:
                 f"{self.skipped} skipped (already in output); {self.claims} claims, {rate:.2f} claims/s{where}")
 
 
-def result_record(example_id: str | None, result: AnswerScore, example: Example | None = None) -> dict:
-    """One output line: the id, the result, and any claim labels the input carried."""
-    record = {"id": example_id, **dataclasses.asdict(result)}
-    if example is not None and example.claim_labels:
-        for claim, labels in zip(record["claims"], example.claim_labels):
-            claim.update(labels)
-    return record
-
-
-# ---------------------------------------------------------------------------- engines
-class Engine(Protocol):
-    """Scores a stream of records; yields one list of outcomes per batch (a
-    :class:`Scored` or :class:`BadRecord` for each record of the batch)."""
-
-    def run(self, records: Iterator[Record]) -> Iterator[list[Scored | BadRecord]]: ...
-
-
-def score_records(franq, records: Sequence[Record]) -> list[Scored | BadRecord]:
-    """Score records in one :meth:`Franq.score_many` call; if it fails, one at a time,
-    so that each failing record becomes a :class:`BadRecord` and the others are scored."""
-    if not records:
-        return []
-    try:
-        results = franq.score_many([r.example for r in records])
-    except Exception as exc:  # noqa: BLE001 - isolate the record, report it, carry on
-        if len(records) > 1:
-            return [out for r in records for out in score_records(franq, [r])]
-        r = records[0]
-        reason = str(exc) if isinstance(exc, FranqError) else f"{type(exc).__name__}: {exc}"
-        if not reason.startswith(f"line {r.line}"):
-            reason = f"line {r.line}: {reason}"
-        log.debug("record on line %d failed", r.line, exc_info=True)
-        return [BadRecord(r.line, r.id, reason)]
-    return [Scored(r.line, r.id, json.dumps(result_record(r.id, res, r.example), ensure_ascii=False),
-                   len(res.claims))
-            for r, res in zip(records, results)]
-
-
-def token_estimate(encode: Callable[[str], Sequence[int]], example: Example) -> int:
-    """Tokens of both forward passes of one answer (with and without the passages)."""
-    question, answer = len(encode(example.question)), len(encode(example.answer))
-    passages = sum(len(encode(p.title + "\n" + p.text)) for p in example.passages)
-    return 2 * (question + answer) + passages
-
-
-def dynamic_batches(records: Iterable[Record], size: Callable[[Record], int], *,
-                    budget: int = BATCH_TOKENS, max_answers: int = MAX_BATCH_ANSWERS) -> Iterator[list[Record]]:
-    """Group consecutive records until their summed ``size`` reaches ``budget`` tokens
-    (or ``max_answers`` records); a record bigger than the budget goes alone."""
-    batch: list[Record] = []
-    total = 0
-    for r in records:
-        n = size(r)
-        if batch and (total + n > budget or len(batch) >= max_answers):
-            yield batch
-            batch, total = [], 0
-        batch.append(r)
-        total += n
-    if batch:
-        yield batch
-
-
 class LocalEngine:
     """Scores in this process with one loaded :class:`~franq.pipeline.Franq`.
 
@@ -145,15 +67,10 @@ class LocalEngine:
     def __init__(self, franq, *, batch_tokens: int = BATCH_TOKENS, max_answers: int = MAX_BATCH_ANSWERS):
         self.franq = franq
         self.batch_tokens = batch_tokens
-        self.max_answers = max_answers if batch_tokens > 0 else 1
-
-    def _size(self, record: Record) -> int:
-        return token_estimate(self.franq.lm.encode, record.example)
+        self.max_answers = max_answers
 
     def run(self, records: Iterator[Record]) -> Iterator[list[Scored | BadRecord]]:
-        for batch in dynamic_batches(records, self._size, budget=max(self.batch_tokens, 1),
-                                     max_answers=self.max_answers):
-            yield score_records(self.franq, batch)
+        return score_batches(self.franq, records, batch_tokens=self.batch_tokens, max_answers=self.max_answers)
 
 
 # ---------------------------------------------------------------------------- the run
@@ -260,7 +177,7 @@ def score_file(config, input_path: str, output: str | None, *, errors_path: str 
     if errors_path is None and output not in (None, "-"):
         errors_path = output + ".errors.jsonl"
     if engine == "ray":
-        from franq.batch_ray import RayEngine
+        from franq.runners.ray import RayEngine
 
         def factory() -> Engine:
             return RayEngine(config, workers=workers, cpus_per_worker=cpus_per_worker,

@@ -2,7 +2,7 @@
 actor pool, one loaded :class:`~franq.pipeline.Franq` per actor.
 
 Optional: ``pip install 'franq[ray]'``. The driver still reads, validates, de-duplicates
-and writes (see :mod:`franq.batch`); only valid records travel to the actors, as JSON
+and writes (see :mod:`franq.runners.local`); only valid records travel to the actors, as JSON
 text, in windows of ``window`` records (bounded memory; one Ray dataset per window, so
 a window's actors load the model once and score ``window`` records). Results come back
 block by block (not in input order: the output is keyed by id) and are appended as
@@ -18,11 +18,11 @@ import json
 import logging
 from collections.abc import Iterator
 
-from franq.batch import BATCH_TOKENS, Scored, score_records
 from franq.config import FranqConfig
 from franq.errors import FranqError
 from franq.io import parse_example
-from franq.jsonl import BadRecord, Record
+from franq.runners.base import BATCH_TOKENS, Scored, score_batches
+from franq.runners.records import BadRecord, Record
 
 log = logging.getLogger(__name__)
 
@@ -52,17 +52,18 @@ class FranqActor:
     def __init__(self, config: dict, threads: int = 1, batch_tokens: int = BATCH_TOKENS):
         import torch
 
-        from franq.batch import LocalEngine
         from franq.pipeline import Franq
 
         if threads > 0:
             torch.set_num_threads(threads)
-        self.engine = LocalEngine(Franq.from_config(FranqConfig(**config)), batch_tokens=batch_tokens)
+        self.franq = Franq.from_config(FranqConfig(**config))
+        self.batch_tokens = batch_tokens
 
     def __call__(self, batch: dict) -> dict:
         records = [Record(int(line), str(ident), parse_example(json.loads(text)))
                    for line, ident, text in zip(batch["line"], batch["id"], batch["record"])]
-        outcomes = [o for group in self.engine.run(iter(records)) for o in group]
+        outcomes = [o for group in score_batches(self.franq, records, batch_tokens=self.batch_tokens)
+                    for o in group]
         return {
             "line": [o.line for o in outcomes],
             "id": [o.id for o in outcomes],

@@ -1,0 +1,96 @@
+"""What every engine shares: the :class:`Engine` contract, the :class:`Scored` outcome, and
+scoring records in token-bounded batches with one loaded :class:`~franq.pipeline.Franq`.
+
+:mod:`franq.runners.local` (this process) and :mod:`franq.runners.ray` (inside each Ray
+actor) both score through :func:`score_batches`; neither imports the other at module level.
+"""
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from franq.errors import FranqError
+from franq.io import Example
+from franq.runners.records import BadRecord, Record, result_record
+
+log = logging.getLogger(__name__)
+
+BATCH_TOKENS = 16_384
+MAX_BATCH_ANSWERS = 64
+
+
+@dataclass(frozen=True)
+class Scored:
+    """One scored record: its output JSON line (no newline) and its claim count."""
+
+    line: int
+    id: str
+    json: str
+    n_claims: int
+
+
+class Engine(Protocol):
+    """Scores a stream of records; yields one list of outcomes per batch (a
+    :class:`Scored` or :class:`BadRecord` for each record of the batch)."""
+
+    def run(self, records: Iterator[Record]) -> Iterator[list[Scored | BadRecord]]: ...
+
+
+def score_records(franq, records: Sequence[Record]) -> list[Scored | BadRecord]:
+    """Score records in one :meth:`Franq.score_many` call; if it fails, one at a time,
+    so that each failing record becomes a :class:`BadRecord` and the others are scored."""
+    if not records:
+        return []
+    try:
+        results = franq.score_many([r.example for r in records])
+    except Exception as exc:  # noqa: BLE001 - isolate the record, report it, carry on
+        if len(records) > 1:
+            return [out for r in records for out in score_records(franq, [r])]
+        r = records[0]
+        reason = str(exc) if isinstance(exc, FranqError) else f"{type(exc).__name__}: {exc}"
+        if not reason.startswith(f"line {r.line}"):
+            reason = f"line {r.line}: {reason}"
+        log.debug("record on line %d failed", r.line, exc_info=True)
+        return [BadRecord(r.line, r.id, reason)]
+    return [Scored(r.line, r.id, json.dumps(result_record(r.id, res, r.example), ensure_ascii=False),
+                   len(res.claims))
+            for r, res in zip(records, results)]
+
+
+def token_estimate(encode: Callable[[str], Sequence[int]], example: Example) -> int:
+    """Tokens of both forward passes of one answer (with and without the passages)."""
+    question, answer = len(encode(example.question)), len(encode(example.answer))
+    passages = sum(len(encode(p.title + "\n" + p.text)) for p in example.passages)
+    return 2 * (question + answer) + passages
+
+
+def dynamic_batches(records: Iterable[Record], size: Callable[[Record], int], *,
+                    budget: int = BATCH_TOKENS, max_answers: int = MAX_BATCH_ANSWERS) -> Iterator[list[Record]]:
+    """Group consecutive records until their summed ``size`` reaches ``budget`` tokens
+    (or ``max_answers`` records); a record bigger than the budget goes alone."""
+    batch: list[Record] = []
+    total = 0
+    for r in records:
+        n = size(r)
+        if batch and (total + n > budget or len(batch) >= max_answers):
+            yield batch
+            batch, total = [], 0
+        batch.append(r)
+        total += n
+    if batch:
+        yield batch
+
+
+def score_batches(franq, records: Iterable[Record], *, batch_tokens: int = BATCH_TOKENS,
+                  max_answers: int = MAX_BATCH_ANSWERS) -> Iterator[list[Scored | BadRecord]]:
+    """Score ``records`` with ``franq`` in :func:`dynamic_batches` of ``batch_tokens``
+    estimated tokens; ``batch_tokens=0`` scores one answer per call (the unbatched baseline)."""
+    def size(record: Record) -> int:
+        return token_estimate(franq.lm.encode, record.example)
+
+    for batch in dynamic_batches(records, size, budget=max(batch_tokens, 1),
+                                 max_answers=max_answers if batch_tokens > 0 else 1):
+        yield score_records(franq, batch)
