@@ -1,0 +1,11 @@
+"""Applications built on the scores: deciding what to do with a scored answer (answer,
+fall back or abstain), judging whether the passages are sufficient context, evaluating
+trust in a RAG system. Each application is a module (or a package) here.
+
+The contract: an application uses franq as any other user would. It imports only the
+public API (``import franq``, or ``from franq import X`` for ``X`` in ``franq.__all__``)
+and its own modules under ``franq.apps``; never ``franq.pipeline``, ``franq.scorers``,
+``claims``, ``calibration`` or other internals. When an application needs something the
+public API does not give, add it to the public API first. ``tests/test_layout.py``
+enforces this.
+"""
