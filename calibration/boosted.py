@@ -3,7 +3,7 @@ trained on factuality labels from a feature set, e.g. the FRANQ features (P_fait
 UQ_faith, UQ_unfaith) or all available UQ features. Saved in XGBoost's own JSON model
 format (feature names and what it was fitted for are stored in the model), never pickle.
 
-Needs the optional ``xgboost`` package (``pip install franq[xgboost]``).
+Needs the optional ``xgboost`` package (``pip install 'franq[eval]'``).
 """
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from calibration.base import CalibratorFileError, NotFittedError, as_labels, as_weights
+from calibration.base import CalibratorFileError, MissingDependencyError, NotFittedError, as_labels, as_weights
 
 FITTED_FOR_ATTR = "franq_fitted_for"
 
@@ -23,7 +23,8 @@ def _xgboost():
     try:
         import xgboost
     except ImportError:
-        raise ImportError("the XGBoost baselines need the xgboost package: pip install 'franq[xgboost]'") from None
+        raise MissingDependencyError("the XGBoost baselines need the xgboost package, which is not installed: "
+                                     "pip install 'franq[eval]'") from None
     return xgboost
 
 

@@ -3,6 +3,7 @@ driven through the real CLI entry point with the tiny test model."""
 from __future__ import annotations
 
 import json
+import sys
 
 import numpy as np
 import pytest
@@ -163,6 +164,16 @@ def test_calibrate_xgboost_baseline_writes_xgboost_json_usable_by_score(fitted, 
         "--format", "json", "--calibrator", str(out)]).output)
     assert rec["calibration"] == "xgboost" and rec["calibrator"]["variant"] == "xgboost"
     assert all(0 <= c["p_true_calibrated"] <= 1 for c in rec["claims"] if c["status"] == "scored")
+
+
+def test_calibrate_xgboost_without_xgboost_says_which_extra_to_install(fitted, tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "xgboost", None)  # `import xgboost` raises ImportError
+    d, _, _ = fitted
+    res = CliRunner().invoke(main, ["calibrate", str(d / "cal.scored.jsonl"), "-o", str(tmp_path / "xgb.json"),
+                                    "--xgboost", "franq"])
+    assert res.exit_code == 1 and res.exception.__class__ is SystemExit
+    assert res.output.strip().splitlines() == [
+        "Error: the XGBoost baselines need the xgboost package, which is not installed: pip install 'franq[eval]'"]
 
 
 def test_config_validates_calibrator_settings():
