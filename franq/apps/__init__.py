@@ -1,6 +1,8 @@
 """Applications built on the scores: deciding what to do with a scored answer (answer,
 fall back or abstain), judging whether the passages are sufficient context, evaluating
-trust in a RAG system. Each application is a module (or a package) here.
+trust in a RAG system. Each application is a module (or a package) here whose ``click``
+command is registered under ``"apps"`` in :mod:`franq.registry` (another package's, in
+the ``franq.apps`` entry point group); ``franq`` adds it as a subcommand.
 
 The contract: an application uses franq as any other user would. It imports only the
 public API (``import franq``, or ``from franq import X`` for ``X`` in ``franq.__all__``)

@@ -13,7 +13,6 @@ the same command on the head node with ``--ray-address auto`` (see docs/batch.md
 """
 from __future__ import annotations
 
-import dataclasses
 import json
 import logging
 from collections.abc import Iterator
@@ -56,7 +55,7 @@ class FranqActor:
 
         if threads > 0:
             torch.set_num_threads(threads)
-        self.franq = Franq.from_config(FranqConfig(**config))
+        self.franq = Franq.from_config(FranqConfig.from_dict(config))
         self.batch_tokens = batch_tokens
 
     def __call__(self, batch: dict) -> dict:
@@ -84,7 +83,7 @@ class RayEngine:
         except ImportError:
             raise FranqError("engine 'ray': Ray is not installed; run `pip install 'franq[ray]'`") from None
         self.ray = ray
-        self.config = dataclasses.asdict(config)
+        self.config = config.to_dict()
         self.workers = workers
         self.cpus_per_worker = cpus_per_worker
         self.gpus_per_worker = gpus_per_worker
