@@ -13,10 +13,10 @@ from click.testing import CliRunner
 
 from calibration.franq import FranqCalibrator
 from conftest import make_franq
-from franq.batch import result_record
 from franq.calibrate import CalibratorMismatchError, fit_franq_calibrator, training_claims
 from franq.cli import format_table, main
 from franq.io import Example
+from franq.runners.records import result_record
 from franq.types import Passage
 
 QUESTION = "When was the Eiffel Tower built?"

@@ -22,8 +22,8 @@ from collections.abc import Callable, Iterable, Iterator
 
 import numpy as np
 
-from franq.io import Example
 from franq.evidence.samples import SamplingOptions, short_rag_prompt
+from franq.io import Example
 from franq.lm.prompts import ANSWER_QUESTION, CLAIM_QUESTION, PROMPT_VERSION, SHORT_INSTRUCTION
 from franq.runners.records import OutputLog
 from franq.scorers.p_true import PTrue
