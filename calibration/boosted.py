@@ -19,7 +19,7 @@ from calibration.base import CalibratorFileError, MissingDependencyError, NotFit
 FITTED_FOR_ATTR = "franq_fitted_for"
 
 
-def _xgboost():
+def requirerequire_xgboost():
     try:
         import xgboost
     except ImportError:
@@ -61,7 +61,7 @@ class XGBoostCalibrator:
             raise ValueError("no training claims: 'X' is empty")
         y = as_labels(labels, "labels", n=len(m))
         w = as_weights(sample_weight, "sample_weight", n=len(m))
-        xgb = _xgboost()
+        xgb = require_xgboost()
         dtrain = xgb.DMatrix(m, label=y, weight=w, feature_names=names)
         params = {"objective": "binary:logistic", "max_depth": self.max_depth, "eta": self.learning_rate,
                   "seed": self.seed, "nthread": self.n_threads, "eval_metric": "logloss"}
@@ -75,7 +75,7 @@ class XGBoostCalibrator:
             raise NotFittedError("this XGBoostCalibrator is not fitted yet: call .fit(X, labels) or load one "
                                  "with XGBoostCalibrator.from_json(path)")
         m = self._matrix(X)
-        xgb = _xgboost()
+        xgb = require_xgboost()
         return self.booster_.predict(xgb.DMatrix(m, feature_names=list(self.feature_names))).astype(np.float64)
 
     def to_json(self, path: str | Path) -> None:
@@ -87,7 +87,7 @@ class XGBoostCalibrator:
 
     @classmethod
     def from_json(cls, path: str | Path) -> XGBoostCalibrator:
-        xgb = _xgboost()
+        xgb = require_xgboost()
         if not Path(path).is_file():
             raise CalibratorFileError(f"XGBoost model: {path} does not exist")
         booster = xgb.Booster()

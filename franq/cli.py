@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from calibration.base import MissingDependencyError
 from franq.config import FranqConfig
 from franq.errors import FranqError, InputError
 from franq.io import Example, parse_example
@@ -172,7 +173,7 @@ def score(input_path, output, errors_path, question, passages, answer, example, 
             return
         ex = _single_example(input_path, question, passages, answer, example)
         result = _load(cfg).score_many([ex])[0]
-    except FranqError as exc:
+    except (FranqError, MissingDependencyError) as exc:
         raise click.ClickException(str(exc)) from None
     if fmt == "json":
         click.echo(json.dumps(result_record(ex.id, result, ex), ensure_ascii=False))
@@ -210,7 +211,7 @@ def answer(question, passages, max_new_tokens, fmt, config_path, model, gguf_fil
         cfg = _config(config_path, model=model, gguf_file=gguf_file, device=device, dtype=dtype,
                       faithfulness=faithfulness, calibrator=calibrator, mode=mode)
         result = _load(cfg).answer(question, list(passages), max_new_tokens=max_new_tokens)
-    except FranqError as exc:
+    except (FranqError, MissingDependencyError) as exc:
         raise click.ClickException(str(exc)) from None
     click.echo(json.dumps(result_record(None, result), ensure_ascii=False) if fmt == "json"
                else format_table(result))
@@ -257,6 +258,10 @@ def calibrate(input_path, output, variant, calibrate_faithfulness, xgb_features,
             first_obj = json.loads(first)
         except ValueError as exc:
             raise InputError(f"{input_path} line 1: not valid JSON ({exc})") from None
+        if xgb_features:  # fail before scoring anything when xgboost is missing
+            from calibration.boosted import require_xgboost
+
+            require_xgboost()
         if not (isinstance(first_obj, dict) and is_scored_record(first_obj)):
             scored_path = scored_path or stem + ".scored.jsonl"
             cfg = _config(config_path, model=model, gguf_file=gguf_file, device=device, dtype=dtype,
