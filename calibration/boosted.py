@@ -19,7 +19,7 @@ from calibration.base import CalibratorFileError, MissingDependencyError, NotFit
 FITTED_FOR_ATTR = "franq_fitted_for"
 
 
-def requirerequire_xgboost():
+def require_xgboost():
     try:
         import xgboost
     except ImportError:
