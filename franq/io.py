@@ -151,7 +151,3 @@ def load_json(text: str, where: str) -> Any:
     except (ValueError, RecursionError) as exc:
         reason = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
         raise InputError(f"{where}: not valid JSON ({reason})") from None
-
-
-def parse_json_line(line: str, where: str) -> Example:
-    return parse_example(load_json(line, where), where)

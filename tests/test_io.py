@@ -5,7 +5,7 @@ import pytest
 
 from franq.config import FranqConfig
 from franq.errors import InputError
-from franq.io import parse_example, parse_json_line
+from franq.io import load_json, parse_example
 
 GOOD = {"id": "a1", "question": "Q?", "passages": ["p1", {"title": "T", "text": "p2"}], "answer": "A."}
 
@@ -39,7 +39,7 @@ def test_bad_records_name_the_field(record, message):
 
 def test_json_line_errors_carry_the_line_and_reject_nan():
     with pytest.raises(InputError, match="line 3: not valid JSON"):
-        parse_json_line('{"question": NaN}', "line 3")
+        load_json('{"question": NaN}', "line 3")
 
 
 def test_stable_id_is_a_content_hash_when_missing():
