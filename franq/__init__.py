@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from claims.types import Claim
 from franq.config import FranqConfig
 from franq.errors import ContextOverflowError, FranqError, InputError, ModelNotFoundError
-from franq.types import AnswerScore, ClaimScore, Passage
+from franq.types import AnswerScore, CalibratorInfo, ClaimScore, Passage
 
 if TYPE_CHECKING:
     from franq.lm import CausalLM
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 __version__ = "0.1.0"
 __all__ = [
-    "AnswerScore", "CausalLM", "Claim", "ClaimScore", "ContextOverflowError", "Franq",
+    "AnswerScore", "CalibratorInfo", "CausalLM", "Claim", "ClaimScore", "ContextOverflowError", "Franq",
     "FranqConfig", "FranqError", "InputError", "ModelNotFoundError", "Passage", "score",
 ]
 
