@@ -51,6 +51,18 @@ class ToySampleScorer(ToyScorer):
     name = "toy_samples"
     needs = frozenset({"samples"})
 '''
+APP = '''
+import click
+
+import franq
+
+
+@click.command()
+@click.option("--threshold", type=float, default=0.5, help="Abstain below this P(true).")
+def toy_abstain(threshold):
+    """A toy application: the public API only."""
+    click.echo(f"toy app on franq {franq.__version__}, threshold {threshold}")
+'''
 ENTRY_POINTS = '''
 [franq.faithfulness]
 toy = toy_franq_plugin:ToyFaithfulness
@@ -61,6 +73,9 @@ toy_samples = toy_franq_plugin:ToySampleScorer
 
 [franq.equivalence]
 broken = toy_franq_plugin:NoSuchClass
+
+[franq.apps]
+toy-abstain = toy_franq_plugin.app:toy_abstain
 '''
 
 
@@ -68,6 +83,7 @@ def write_plugin(root: Path) -> Path:
     """A package ``toy_franq_plugin`` and its installed metadata (what pip would write)."""
     (root / "toy_franq_plugin").mkdir(parents=True)
     (root / "toy_franq_plugin" / "__init__.py").write_text(textwrap.dedent(PLUGIN))
+    (root / "toy_franq_plugin" / "app.py").write_text(textwrap.dedent(APP))
     info = root / "toy_franq_plugin-0.1.dist-info"
     info.mkdir()
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: toy-franq-plugin\nVersion: 0.1\n")
@@ -148,3 +164,15 @@ def test_cli_scores_with_a_plugin_installed_as_one_file_and_one_registration(tmp
     assert record["faithfulness"] == "toy-v1" and record["stack"]["uq_unfaith"] == "toy_scorer"
     scored = [c for c in record["claims"] if c["status"] == "scored"]
     assert scored and all(c["p_faithful"] == 0.5 and c["uq_unfaith"] == pytest.approx(0.25) for c in scored)
+
+
+def test_cli_gains_a_plugin_application_as_a_subcommand(tmp_path):
+    root = write_plugin(tmp_path / "site")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root), str(ROOT)])}
+    listed = subprocess.run([sys.executable, "-m", "franq", "--help"], capture_output=True, text=True, env=env)
+    assert listed.returncode == 0, listed.stderr
+    assert "toy-abstain" in listed.stdout and "A toy application" in listed.stdout
+    run = subprocess.run([sys.executable, "-m", "franq", "toy-abstain", "--threshold", "0.7"],
+                         capture_output=True, text=True, env=env)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip().endswith("threshold 0.7")
