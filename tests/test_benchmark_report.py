@@ -1,0 +1,42 @@
+"""scripts/benchmark.py's report stage: where it writes, and that it reproduces the
+committed results from the committed generations (no model run)."""
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def bench():
+    spec = importlib.util.spec_from_file_location("benchmark_script", ROOT / "scripts" / "benchmark.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["report", "--out", str(ROOT / "benchmarks" / "results")], "--update-committed"),
+    (["report", "--out", str(ROOT / "benchmarks" / "results" / "sub")], "--update-committed"),
+    (["report", "--update-committed", "--out", "/tmp/x"], "leave out --out"),
+    (["all", "--quick", "--update-committed"], "never committed"),
+])
+def test_report_writes_committed_results_only_when_asked(bench, capsys, argv, message):
+    with pytest.raises(SystemExit):
+        bench.main(argv)
+    assert message in capsys.readouterr().err
+
+
+def test_default_report_folder_is_not_tracked(bench):
+    ignored = (ROOT / ".gitignore").read_text().split()
+    assert bench.REPORT.relative_to(ROOT).parts[:2] == ("benchmarks", "cache") and "/benchmarks/cache/" in ignored
+
+
+def test_update_replaces_only_the_marked_block(bench):
+    doc = f"# T\n\nprose\n{bench.DOC_BEGIN}\nold table\n{bench.DOC_END}\nmore prose\n"
+    assert bench.replace_block(doc, "new table\n", "doc") == \
+        f"# T\n\nprose\n{bench.DOC_BEGIN}\nnew table\n{bench.DOC_END}\nmore prose\n"
+    with pytest.raises(ValueError, match="doc: expected one line"):
+        bench.replace_block("no markers\n", "x\n", "doc")
+    assert bench.DOC_BEGIN in bench.DOC.read_text() and bench.DOC_END in bench.DOC.read_text()
