@@ -111,3 +111,14 @@ def test_scores_are_probability_like_and_decrease_with_uncertainty():
 def test_sample_context_error_names_the_field():
     with pytest.raises(ValueError, match="entailment"):
         SampleContext(("a", "b"), np.zeros(2), np.eye(3))
+
+
+def test_eccentricity_leaves_out_an_eigenvalue_at_the_threshold_whatever_the_rounding():
+    # three samples, each pair 0.75 similar: Laplacian eigenvalues 0, 0.9, 0.9; LAPACK
+    # returns one 0.9 a hair below and one exactly, so a plain `< 0.9` keeps an arbitrary
+    # vector of that plane (U = 1 or 0 with the order of the samples)
+    e = np.full((3, 3), 0.75)
+    np.fill_diagonal(e, 1.0)
+    for order in ([0, 1, 2], [2, 0, 1], [1, 2, 0]):
+        ctx = SampleContext(("a", "b", "c"), np.zeros(3), e[np.ix_(order, order)])
+        assert EccentricityScorer().uncertainty([ctx])[0] == pytest.approx(0.0, abs=1e-12)
