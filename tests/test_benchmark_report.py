@@ -1,6 +1,7 @@
 """scripts/benchmark.py's report stage: where it writes, and that it reproduces the
 committed results from the committed generations (no model run)."""
 import importlib.util
+import json
 from pathlib import Path
 
 import pytest
@@ -40,3 +41,34 @@ def test_update_replaces_only_the_marked_block(bench):
     with pytest.raises(ValueError, match="doc: expected one line"):
         bench.replace_block("no markers\n", "x\n", "doc")
     assert bench.DOC_BEGIN in bench.DOC.read_text() and bench.DOC_END in bench.DOC.read_text()
+
+
+def _close(got, want):
+    if isinstance(want, dict):
+        return got.keys() == want.keys() and all(_close(got[k], want[k]) for k in want)
+    if isinstance(want, list):
+        return len(got) == len(want) and all(_close(g, w) for g, w in zip(got, want))
+    if isinstance(want, float) and isinstance(got, float):
+        return abs(got - want) <= 1e-9
+    return got == want
+
+
+def test_report_reproduces_every_committed_row_from_the_committed_generations(bench, tmp_path, capsys):
+    committed_file = ROOT / "benchmarks" / "results" / "issue7.json"
+    before = committed_file.read_bytes()
+    bench.main(["report", "--out", str(tmp_path)])
+    assert committed_file.read_bytes() == before  # written to --out only
+    committed, got = json.loads(before), json.loads((tmp_path / "issue7.json").read_text())
+    assert got["meta"]["data"] == committed["meta"]["data"]
+    has_xgboost = importlib.util.find_spec("xgboost") is not None
+    for want, sec in zip(committed["sections"], got["sections"], strict=True):
+        assert (sec["key"], sec["train"], sec["test"], sec["best_baseline"]) == \
+            (want["key"], want["train"], want["test"], want["best_baseline"])
+        assert _close(sec["calibrator_fits"], want["calibrator_fits"])
+        for w, r in zip(want["results"], sec["results"], strict=True):
+            if w["group"] == "XGBoost" and not has_xgboost:
+                assert r["name"] == w["name"] and "xgboost not installed" in r["note"]
+                continue
+            assert _close(r, w), f"{sec['key']}: {w['name']}"
+        if has_xgboost:
+            assert sec["markdown"] == want["markdown"]
