@@ -23,7 +23,8 @@ run: $(STAMP)
 	$(BIN)/franq score --example
 
 test: $(STAMP)
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -m "not slow"
+	$(BIN)/python -m pytest -q -m slow
 
 bench: $(STAMP)
 	$(BIN)/python scripts/bench_foundation.py

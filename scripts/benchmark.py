@@ -46,7 +46,7 @@ DOC_BEGIN, DOC_END = "<!-- benchmark.py report: begin -->", "<!-- benchmark.py r
 SNAPSHOTS = ROOT / "datasets" / "generations"
 USE_SNAPSHOTS = True
 SIZES = {"long": {"train": 120, "test": 217}, "short": {"train": 100, "test": 200}}
-QUICK = {"long": {"train": 4, "test": 4}, "short": {"train": 6, "test": 6}}
+QUICK = {"long": {"train": 1, "test": 1}, "short": {"train": 1, "test": 1}}
 
 
 def slug(name: str) -> str:
