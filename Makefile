@@ -36,7 +36,8 @@ run: $(BASE_STAMP)
 	$(BIN)/franq score --example
 
 test: $(TEST_STAMP)
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -m "not slow"
+	$(BIN)/python -m pytest -q -m slow
 
 bench: $(BASE_STAMP)
 	$(BIN)/python scripts/bench_foundation.py

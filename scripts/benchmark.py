@@ -2,20 +2,25 @@
 
     python scripts/benchmark.py observe long  --split test            # model passes, cached
     python scripts/benchmark.py observe short --split test --variant clean
-    python scripts/benchmark.py report                                 # tables + plots
-    python scripts/benchmark.py all --quick                            # CI smoke test
+    python scripts/benchmark.py report --out DIR                       # tables + plots into DIR
+    python scripts/benchmark.py report --update-committed              # rewrite the committed results
+    python scripts/benchmark.py all --quick --out DIR                  # CI smoke test
 
 ``observe`` runs the model and appends one record per answer to a resumable cache under
 ``benchmarks/cache/eval/`` (rerunning skips what is done); ``report`` computes every method
-from the caches (no model passes) and writes ``benchmarks/results/issue7*.{md,json}`` and
-PNG plots. See docs/BENCHMARKS.md.
+from the caches (no model passes) and writes ``issue7*.{md,json}`` and PNG plots into
+``--out`` (default ``benchmarks/cache/report/``, not tracked). Only ``--update-committed``
+writes the tracked ``benchmarks/results/`` and the results section of docs/BENCHMARKS.md.
+See docs/BENCHMARKS.md.
 """
 from __future__ import annotations
 
 import argparse
 import gzip
+import importlib.util
 import json
 import logging
+import os
 import random
 import re
 import sys
@@ -35,10 +40,13 @@ CACHE = ROOT / "benchmarks" / "cache" / "eval"
 NQ = ROOT / "datasets" / "nq-open"
 EXPERTQA = ROOT / "datasets" / "expertqa"
 RESULTS = ROOT / "benchmarks" / "results"
+REPORT = ROOT / "benchmarks" / "cache" / "report"
+DOC = ROOT / "docs" / "BENCHMARKS.md"
+DOC_BEGIN, DOC_END = "<!-- benchmark.py report: begin -->", "<!-- benchmark.py report: end -->"
 SNAPSHOTS = ROOT / "datasets" / "generations"
 USE_SNAPSHOTS = True
 SIZES = {"long": {"train": 120, "test": 217}, "short": {"train": 100, "test": 200}}
-QUICK = {"long": {"train": 4, "test": 4}, "short": {"train": 6, "test": 6}}
+QUICK = {"long": {"train": 1, "test": 1}, "short": {"train": 1, "test": 1}}
 
 
 def slug(name: str) -> str:
@@ -200,7 +208,7 @@ def report(args) -> None:
     faith = CombinedFaithfulness(lm_name=model_name)
     cache_dir = Path(args.cache)
     sizes = QUICK if args.quick else SIZES
-    out_dir = Path(args.out)
+    out_dir = args.out
     out_dir.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
     sections, data = [], {}
@@ -230,28 +238,68 @@ def report(args) -> None:
     with open(out_dir / f"{name}.md", "w", encoding="utf-8") as f:
         f.write(f"# Benchmark results ({meta['date']})\n\nCommand: `{command}` ({meta['report_seconds']} s from the "
                 f"caches)\n\nModel `{model_name}`, faithfulness `{faith.name}`, short-form answers and samples up to "
-                f"{args.max_new_tokens} tokens, {args.n_boot} bootstrap resamples.\n\n"
-                "| setting | split | answers observed | not observed | left out | units | true | false |\n"
-                "|---|---|---:|---:|---|---:|---:|---:|\n")
-        for sec in sections:
-            for split in ("train", "test"):
-                d = dict(data[sec["key"]][split])
-                observed = d.pop("answers", d.pop("questions", 0))
-                missing = d.pop("not_observed", 0)
-                u = sec[split] or {"units": 0, "true": 0, "false": 0}
-                left = ", ".join(f"{v} {k.replace('_', ' ')}" for k, v in d.items()) or "–"
-                f.write(f"| {sec['key']} | {split} | {observed} | {missing} | {left} | {u['units']} | {u['true']} "
-                        f"| {u['false']} |\n")
-        f.write("\n")
-        for sec in sections:
-            f.write(sec["markdown"] + "\n\n")
-            for kind, png in sec["plots"].items():
-                f.write(f"![{sec['title']}: {kind}]({png})\n\n")
+                f"{args.max_new_tokens} tokens, {args.n_boot} bootstrap resamples.\n\n")
+        f.write(markdown_body(sections, data, image_dir=""))
     print(f"wrote {out_dir / (name + '.md')} and {name}.json in {meta['report_seconds']} s")
+    if args.update_committed:
+        image_dir = Path(os.path.relpath(RESULTS, DOC.parent)).as_posix() + "/"
+        body = markdown_body(sections, data, image_dir=image_dir)
+        DOC.write_text(replace_block(DOC.read_text(encoding="utf-8"), body, str(DOC.relative_to(ROOT))),
+                       encoding="utf-8")
+        print(f"rewrote the results section of {DOC.relative_to(ROOT)}; check its prose against the new numbers")
+
+
+def markdown_body(sections: list[dict], data: dict, *, image_dir: str) -> str:
+    """The data-size table, then each section's table and plots (``image_dir`` + PNG name)."""
+    lines = ["| setting | split | answers observed | not observed | left out | units | true | false |",
+             "|---|---|---:|---:|---|---:|---:|---:|"]
+    for sec in sections:
+        for split in ("train", "test"):
+            d = dict(data[sec["key"]][split])
+            observed = d.pop("answers", d.pop("questions", 0))
+            missing = d.pop("not_observed", 0)
+            u = sec[split] or {"units": 0, "true": 0, "false": 0}
+            left = ", ".join(f"{v} {k.replace('_', ' ')}" for k, v in d.items()) or "–"
+            lines.append(f"| {sec['key']} | {split} | {observed} | {missing} | {left} | {u['units']} | {u['true']} "
+                         f"| {u['false']} |")
+    out = "\n".join(lines) + "\n\n"
+    for sec in sections:
+        out += sec["markdown"] + "\n\n"
+        for kind, png in sec["plots"].items():
+            out += f"![{sec['title']}: {kind}]({image_dir}{png})\n\n"
+    return out
+
+
+def replace_block(text: str, body: str, where: str) -> str:
+    """``text`` with what lies between the DOC_BEGIN and DOC_END lines replaced by ``body``."""
+    try:
+        head, rest = text.split(DOC_BEGIN + "\n", 1)
+        _, tail = rest.split(DOC_END + "\n", 1)
+    except ValueError:
+        raise ValueError(f"{where}: expected one line {DOC_BEGIN!r} and, after it, one line {DOC_END!r}") from None
+    return f"{head}{DOC_BEGIN}\n{body}{DOC_END}\n{tail}"
 
 
 def _nan_none(obj):
     raise TypeError(f"not JSON serializable: {obj!r}")
+
+
+def output_dir(ap: argparse.ArgumentParser, args) -> Path:
+    """``--out`` (default ``benchmarks/cache/report``); the tracked results folder only with
+    ``--update-committed``, so that a report never rewrites committed files unasked."""
+    if args.update_committed:
+        if args.out is not None:
+            ap.error(f"--update-committed writes {RESULTS.relative_to(ROOT)}/: leave out --out")
+        if args.quick:
+            ap.error("--update-committed: the --quick subset is never committed")
+        if importlib.util.find_spec("xgboost") is None:
+            ap.error("--update-committed: the committed tables have the XGBoost rows; install xgboost first")
+        return RESULTS
+    out = (args.out or REPORT).resolve()
+    if out == RESULTS or RESULTS in out.parents:
+        ap.error(f"--out {args.out}: {RESULTS.relative_to(ROOT)}/ holds the committed results; "
+                 "rewrite them with --update-committed")
+    return out
 
 
 def argv_is_cli() -> bool:
@@ -267,7 +315,11 @@ def _common(parser, *, observe: bool, report: bool) -> None:
         parser.add_argument("--threads", type=int, default=0, help="torch threads (0 = torch's default)")
     if report:
         parser.add_argument("--quick", action="store_true", help="the CI-sized subset (a smoke test of every stage)")
-        parser.add_argument("--out", default=str(RESULTS), help="folder for the tables, JSON and plots")
+        parser.add_argument("--out", type=Path, default=None,
+                            help=f"folder for the tables, JSON and plots (default: {REPORT.relative_to(ROOT)}/)")
+        parser.add_argument("--update-committed", action="store_true",
+                            help=f"write into the tracked {RESULTS.relative_to(ROOT)}/ and rewrite the results section "
+                                 f"of {DOC.relative_to(ROOT)} (instead of --out)")
         parser.add_argument("--n-boot", type=int, default=1000, help="bootstrap resamples for the 95%% intervals")
 
 
@@ -285,6 +337,8 @@ def main(argv=None) -> None:
             observe=False, report=True)
     _common(sub.add_parser("all", help="observe everything that is missing, then report"), observe=True, report=True)
     args = ap.parse_args(argv)
+    if args.command != "observe":
+        args.out = output_dir(ap, args)
     global USE_SNAPSHOTS
     USE_SNAPSHOTS = not args.fresh
     if args.command == "observe":

@@ -2,8 +2,15 @@
 Hugging Face format and loaded through franq's real loading code."""
 from __future__ import annotations
 
-import numpy as np
-import pytest
+import os
+
+# One torch thread, for the tests and the CLI subprocesses they start (which inherit the
+# environment), unless the caller chose: on a busy 2-core machine two threads per process
+# oversubscribe the cores and run about 5x slower. Set before anything imports torch.
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
 
 CHATML = (
     "{% for message in messages %}{{ '<|im_start|>' + message['role'] + '\n' + message['content'] "

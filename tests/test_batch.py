@@ -55,7 +55,7 @@ def tiny_franq(tiny_lm):
 
 # ---------------------------------------------------------------------------- crash and resume
 def test_sigkill_mid_run_then_rerun_loses_and_duplicates_no_record(tmp_path, config_file):
-    records = [good(i, with_id=i % 3 != 0) for i in range(60)]
+    records = [good(i, with_id=i % 3 != 0) for i in range(30)]
     src = tmp_path / "in.jsonl"
     src.write_text("".join(json.dumps(r) + "\n" for r in records))
     out = tmp_path / "out.jsonl"
@@ -63,10 +63,7 @@ def test_sigkill_mid_run_then_rerun_loses_and_duplicates_no_record(tmp_path, con
            "--quiet", "--batch-tokens", "1"]
     env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and proc.poll() is None:
-        if out.exists() and out.stat().st_size > 0:
-            break
+    while proc.poll() is None and not (out.exists() and out.stat().st_size > 0):
         time.sleep(0.01)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
@@ -75,7 +72,7 @@ def test_sigkill_mid_run_then_rerun_loses_and_duplicates_no_record(tmp_path, con
     with open(out, "ab") as f:  # a torn write: the crash hit in the middle of a line
         f.write(b'{"id": "rec-torn", "question": "half a li')
 
-    done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     ids = output_ids(out)
     expected = [stable_id(r) for r in records]

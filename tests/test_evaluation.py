@@ -7,7 +7,7 @@ import pytest
 
 from franq.evaluation.data import load_nq_open
 from franq.evaluation.methods import FRANQ, GENERAL, LONG, RAG, SHORT, XGB, run_methods
-from franq.evaluation.units import Units, attempted, is_correct, long_units, short_units
+from franq.evaluation.units import Units, attempted, is_correct, long_units, merge_near_ties, short_units
 from franq.faithfulness.combined import CombinedFaithfulness
 from franq.types import Passage
 
@@ -85,6 +85,16 @@ def _synthetic_long(n, seed):
                                  "max_token_entropy": 3 - good + rng.random(), "mean_token_entropy": rng.random(),
                                  "p_true": rng.random()}})
     return Units.from_rows(rows)
+
+
+def test_signals_equal_up_to_float_noise_become_exact_ties():
+    root7 = np.sqrt(7.0)
+    values = np.array([root7, np.nextafter(root7, 3.0), 2.0, np.nan, root7 * (1 + 1e-8), np.nextafter(root7, 0.0)])
+    merged = merge_near_ties(values)
+    assert merged[0] == merged[1] == merged[5] == np.nextafter(root7, 0.0)  # the run's smallest value
+    assert merged[4] == values[4] and merged[2] == 2.0 and np.isnan(merged[3])  # 1e-8 apart: distinct
+    rows = [{"id": str(i), "is_true": i % 2, "signals": {"u": float(v)}} for i, v in enumerate(values[:3])]
+    assert Units.from_rows(rows)["u"].tolist() == [root7, root7, 2.0]
 
 
 def test_run_methods_long_covers_every_group():

@@ -128,3 +128,14 @@ def test_score_on_evidence_returns_the_declared_uncertainty_signal(scorer):
     assert list(out) == [sig.name] == [f"u_{scorer.name}"]
     assert sig.scale == "uncertainty" and not sig.higher_is_true
     np.testing.assert_allclose(out[sig.name], scorer.uncertainty(CASES[:3]))
+
+
+def test_eccentricity_leaves_out_an_eigenvalue_at_the_threshold_whatever_the_rounding():
+    # three samples, each pair 0.75 similar: Laplacian eigenvalues 0, 0.9, 0.9; LAPACK
+    # returns one 0.9 a hair below and one exactly, so a plain `< 0.9` keeps an arbitrary
+    # vector of that plane (U = 1 or 0 with the order of the samples)
+    e = np.full((3, 3), 0.75)
+    np.fill_diagonal(e, 1.0)
+    for order in ([0, 1, 2], [2, 0, 1], [1, 2, 0]):
+        ctx = SampleContext(("a", "b", "c"), np.zeros(3), e[np.ix_(order, order)])
+        assert EccentricityScorer().uncertainty([ctx])[0] == pytest.approx(0.0, abs=1e-12)

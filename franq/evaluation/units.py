@@ -23,9 +23,38 @@ NOT_ATTEMPTED = re.compile(
     re.IGNORECASE)
 """Refusals: an answer matching this is "not attempted" and left out, as the paper does."""
 
+TIE_RTOL = 1e-12
+"""Signals of one split that agree to this relative tolerance are one value: see
+:func:`merge_near_ties`. Float noise between equal signals is ~1e-15 relative; the closest
+distinct signals of the committed benchmark are ~1e-8 apart."""
+
+
+def merge_near_ties(values: np.ndarray, *, rtol: float = TIE_RTOL) -> np.ndarray:
+    """``values`` with each run of sorted finite values, every one within ``rtol``
+    (relative) of the next, replaced by the run's smallest value; NaN stays NaN.
+
+    Mathematically equal signals computed along different floating-point paths (the
+    eccentricity or degree matrix of two sample sets with the same graph: an
+    eigendecomposition, a sum in another order) differ in their last bits, by amounts that
+    depend on the BLAS / LAPACK build. A ranking metric would order them by that noise;
+    merged, they are exact ties, which every metric counts the same way on every machine.
+    """
+    v = np.array(values, dtype=np.float64)
+    finite = np.flatnonzero(np.isfinite(v))
+    order = finite[np.argsort(v[finite], kind="stable")]
+    s = v[order]
+    if len(s) < 2:
+        return v
+    new_run = np.abs(np.diff(s)) > rtol * np.maximum(np.abs(s[:-1]), np.abs(s[1:]))
+    starts = np.concatenate([[0], np.flatnonzero(new_run) + 1])
+    v[order] = s[starts][np.cumsum(np.concatenate([[False], new_run]))]
+    return v
+
 
 @dataclass(frozen=True)
 class Units:
+    """One split's units; each signal's near-ties are merged (:func:`merge_near_ties`)."""
+
     ids: tuple[str, ...]
     is_true: np.ndarray
     is_faithful: np.ndarray  # 1 / 0 / NaN (unknown)
@@ -45,7 +74,8 @@ class Units:
             raise ValueError(f"signals missing on some units: {missing}")
         return cls(tuple(r["id"] for r in rows), np.array([r["is_true"] for r in rows], dtype=np.int64),
                    np.array([np.nan if r.get("is_faithful") is None else float(r["is_faithful"]) for r in rows]),
-                   {n: np.array([r["signals"][n] for r in rows], dtype=np.float64) for n in names})
+                   {n: merge_near_ties(np.array([r["signals"][n] for r in rows], dtype=np.float64))
+                    for n in names})
 
 
 def long_units(pairs: Sequence[tuple[dict, dict]], scorers: Sequence[str] = ("claim_prob", "parametric")

@@ -30,7 +30,9 @@ class EccentricityScorer:
         out = []
         for s in batch:
             lam, vec = np.linalg.eigh(normalized_laplacian(s.similarity()))
-            vec = vec[:, lam < self.threshold]
+            # An eigenvalue at the threshold up to rounding (graphs with rational weights hit
+            # 0.9 exactly) is not below it, whichever side of it LAPACK's rounding falls.
+            vec = vec[:, lam < self.threshold - 1e-9]
             centred = np.linalg.norm(vec - vec.mean(axis=0, keepdims=True), axis=0)
             out.append(float(np.linalg.norm(centred)))
         return np.array(out, dtype=np.float64)
