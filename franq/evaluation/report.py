@@ -49,13 +49,6 @@ def bootstrap_cis(p_true: Any, is_true: Any, *, metrics: Mapping[str, Metric] = 
     return out
 
 
-def bootstrap_ci(metric: Metric, p_true: Any, is_true: Any, *, n_boot: int = 1000, seed: int = 0,
-                 alpha: float = 0.05) -> tuple[float, float]:
-    """Percentile bootstrap (1 - alpha) interval of one metric; see ``bootstrap_cis``."""
-    return bootstrap_cis(p_true, is_true, metrics={"metric": metric}, n_boot=n_boot, seed=seed,
-                         alpha=alpha)["metric"]
-
-
 @dataclass(frozen=True)
 class MethodResult:
     """One table row: metric values by column name (NaN = not applicable)."""
@@ -184,20 +177,6 @@ def results_to_json(results: Sequence[MethodResult]) -> list[dict]:
              "values": {k: _json_num(v) for k, v in r.values.items()},
              "ci": None if r.ci is None else {k: [_json_num(lo), _json_num(hi)] for k, (lo, hi) in r.ci.items()}}
             for r in results]
-
-
-def results_from_json(records: Sequence[Mapping[str, Any]]) -> list[MethodResult]:
-    """The inverse of ``results_to_json`` (null -> NaN)."""
-    num = lambda v: math.nan if v is None else float(v)  # noqa: E731
-    out = []
-    for i, d in enumerate(records):
-        try:
-            ci = None if d["ci"] is None else {k: (num(lo), num(hi)) for k, (lo, hi) in d["ci"].items()}
-            out.append(MethodResult(str(d["name"]), str(d["group"]), {k: num(v) for k, v in d["values"].items()},
-                                    ci, int(d["n"]), str(d.get("note", ""))))
-        except (KeyError, TypeError, ValueError) as exc:
-            raise ValueError(f"result {i}: malformed record ({exc!r})") from None
-    return out
 
 
 # ---- plots -----------------------------------------------------------------------------
