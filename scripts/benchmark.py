@@ -66,7 +66,7 @@ _LOADED: dict = {}  # model name -> CausalLM, so `all` loads it once
 
 def observe(args) -> None:
     from franq.lm import CausalLM
-    from franq.scorers.p_true import PTrue
+    from franq.evaluation.p_true import PTrue
 
     if args.threads:
         import torch

@@ -56,7 +56,7 @@ def test_sampler_prefill_and_entropies(tiny_lm):
 def test_p_true_followup_and_probability(tiny_lm):
     from franq.lm.labels import pair_probability as probability
     from franq.lm.prompts import CLAIM_QUESTION
-    from franq.scorers.p_true import PTrue
+    from franq.evaluation.p_true import PTrue
 
     pt = PTrue(tiny_lm)
     assert pt.candidates[0] != pt.candidates[1]

@@ -3,6 +3,7 @@
     data.py      the benchmark files (nq-open with its corrupted variant; ExpertQA)
     observe.py   the model passes, cached and resumable, one record per answer
     units.py     labelled units (claims / answers) with every method's raw signal
+    p_true.py    the P(True) baseline: follow-up questions on the kept cache
     methods.py   the paper's method groups: general, RAG-specific, XGBoost, FRANQ variants
     report.py    bootstrap intervals, paper-style tables, JSON, plots
 Metrics live in :mod:`franq.metrics`.

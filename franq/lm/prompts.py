@@ -11,7 +11,7 @@ family                      version                       used by
 answer (RAG / closed book)  :data:`PROMPT_VERSION`        CausalLM.rag_prompt, short form
 equivalence judge           :data:`EQUIVALENCE_VERSION`   franq.judges.lm_judge.LMJudge
 faithfulness judge          :data:`FAITHFULNESS_VERSION`  franq.faithfulness.judge
-P(True) follow-up           :data:`P_TRUE_VERSION`        franq.scorers.p_true.PTrue
+P(True) follow-up           :data:`P_TRUE_VERSION`        franq.evaluation.p_true.PTrue
 ==========================  ============================  ===============================
 
 The claim decomposition and alignment prompts live in ``claims/llm_decompose.py``
