@@ -73,10 +73,6 @@ class PresetPipeline:
     calibrator: ActiveCalibrator | None
     calibration_warnings: tuple[str, ...]
 
-    @property
-    def scorers(self) -> tuple:
-        return (self.uq_faith, self.uq_unfaith, *self.extra)
-
 
 class Franq:
     """FRANQ (paper section 2): claim-level P(true) of RAG answers.
@@ -122,7 +118,13 @@ class Franq:
         names = scorer_names(c, preset)
         build = functools.partial(registry.build, "scorers", config=c, lm=self.lm)
         uq_faith, uq_unfaith = build(name=names.faith), build(name=names.unfaith)
-        extra = tuple(build(name=n) for n in names.extra)
+        # an extra scorer that is already UQ_faith or UQ_unfaith runs once: its signals are kept anyway
+        extra = tuple(build(name=n) for n in dict.fromkeys(names.extra) if n not in (names.faith, names.unfaith))
+        declared = [sig.name for s in {x.name: x for x in (uq_faith, uq_unfaith, *extra)}.values() for sig in s.signals]
+        clash = sorted({n for n in declared if declared.count(n) > 1})
+        if clash:
+            raise InputError(f"config 'uq.{preset.name}': two scorers declare the signal(s) {clash}; "
+                             f"signal names must be unique within a preset")
         if preset.whole_answer:
             judge = self._equivalence or registry.build("equivalence", c.uq.equivalence, c, self.lm)
             evidence = SampleDraws(self.lm, judge, options=SamplingOptions.from_config(c.uq),

@@ -150,3 +150,9 @@ def test_a_backend_passed_in_is_checked_against_the_preset_too(tiny_lm, make_fra
     franq = make_franq(tiny_lm, faithfulness=ContextPMIFaithfulness())  # long: fine, until short is asked for
     with pytest.raises(InputError, match="cannot run in the short preset"):
         franq.score("Where is the tower?", ["The tower is in Paris."], "Paris.", mode="short")
+
+
+def test_an_extra_scorer_that_repeats_uq_faith_or_unfaith_runs_once(tiny_lm):
+    config = FranqConfig.from_dict({"mode": "short", "uq": {"short": {"extra": ["eigval", "eigval", "eccentricity"]}}})
+    p = Franq(config, tiny_lm).preset("short")
+    assert [s.name for s in p.extra] == ["eccentricity"] and p.uq_unfaith.name == "eigval"
