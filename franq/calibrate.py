@@ -28,13 +28,13 @@ from calibration.base import CalibratorFileError, read_json
 from calibration.franq import FranqCalibrator, stack_mismatches
 from calibration.metrics import brier_score, expected_calibration_error
 from franq import registry
+from franq.config import CALIBRATOR_MISMATCH
 from franq.errors import InputError
 from franq.scorers.base import primary
 from franq.types import CalibratorInfo
 
 log = logging.getLogger(__name__)
 
-ON_MISMATCH = ("warn", "error", "force")
 DEFAULT_PREFIX = "calibrator-"
 
 
@@ -46,7 +46,7 @@ def stack_key(*, model: str, faithfulness: str, uq_faith: str, uq_unfaith: str, 
               prompt_version: str | None = None, **extra: str) -> dict[str, str]:
     """What a calibrator is fitted for; ``prompt_version`` defaults to the current one.
     ``extra`` holds what only some presets depend on (short form: the equivalence judge
-    and the number of samples)."""
+    and the sampling settings)."""
     if prompt_version is None:
         from franq.lm.prompts import PROMPT_VERSION
 
@@ -131,8 +131,9 @@ def resolve_calibrator(setting: str | None, stack: dict[str, str], *, on_mismatc
     """The calibrator to apply and any warnings for the results. ``setting``: ``None`` or
     ``"none"`` = no calibration; ``"default"`` = the shipped one matching ``stack``, if
     any; else a path to a calibrator file."""
-    if on_mismatch not in ON_MISMATCH:
-        raise InputError(f"'calibration.on_mismatch': expected one of {list(ON_MISMATCH)}, got {on_mismatch!r}")
+    if on_mismatch not in CALIBRATOR_MISMATCH:
+        raise InputError(f"'calibration.on_mismatch': expected one of {list(CALIBRATOR_MISMATCH)}, "
+                         f"got {on_mismatch!r}")
     if setting is None or setting == "none":
         return None, ()
     if setting == "default":
