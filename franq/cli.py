@@ -118,9 +118,9 @@ def main(verbose: bool) -> None:
 @click.option("--example", is_flag=True, help="Score the bundled example.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table",
               help="Output for a single example.")
-@click.option("--decomposer", type=click.Choice(["sentence", "llm"]), default=None,
-              help="Claims: 'sentence' (default: offline splitter) or 'llm' (atomic claims from a "
-                   "chat model: the scoring model, or a server with --decomposer-base-url).")
+@click.option("--decomposer", default=None,
+              help="Claims: 'sentence' (default: offline splitter), 'llm' (atomic claims from a chat model: "
+                   "the scoring model, or a server with --decomposer-base-url), or a plugin's name.")
 @click.option("--decomposer-model", help="LLM decomposer: server model name, or local model path.")
 @click.option("--decomposer-base-url", help="LLM decomposer: OpenAI-compatible server URL, e.g. "
                                             "http://localhost:8000/v1 (API key from $OPENAI_API_KEY).")
