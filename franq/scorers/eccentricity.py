@@ -3,7 +3,10 @@
 The eigenvectors of the normalized Laplacian with eigenvalue below ``threshold`` (0.9)
 embed the samples; ``U`` is the Euclidean norm of the vector of each eigenvector's
 centred norm. Equals LM-Polygraph's ``Eccentricity`` (the value is invariant to the
-choice of basis inside a repeated eigenvalue, since it depends only on the projector).
+choice of basis inside a repeated eigenvalue, since it depends only on the projector),
+except that an eigenvalue at the threshold up to rounding (1e-9) is left out, as its
+strict ``<`` means in exact arithmetic; LAPACK may return it a hair below, which made
+the value depend on the order of the samples.
 
 ``probability`` maps it to [0, 1] with ``exp(-U)``. Higher = more likely true.
 """
