@@ -319,10 +319,6 @@ def _check_values(c: FranqConfig) -> None:
     for key in ("concurrency", "max_tokens"):
         _positive_int(getattr(d, key), f"decomposer.{key}")
     f = c.faithfulness
-    needed = {"alignscore": ("alignscore_checkpoint", "alignscore_base_model"), "nli": ("nli_model",)}
-    for key in needed.get(f.name, ()):
-        if not getattr(f, key):
-            raise InputError(f"config 'faithfulness.{key}': required when faithfulness.name is {f.name!r}")
     if c.uq.equivalence == "nli" and not f.nli_model and c.mode != "long":
         raise InputError("config 'faithfulness.nli_model': required when uq.equivalence is 'nli'")
     if f.judge_base_url and not f.judge_model:

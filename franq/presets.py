@@ -74,6 +74,12 @@ def check_config(config) -> None:
         s = scorer_names(config, preset)
         for role, name in (("faith", s.faith), ("unfaith", s.unfaith), *(("extra", n) for n in s.extra)):
             _check_known("scorers", name, f"uq.{preset.name}.{role}")
+    _check_known("faithfulness", config.faithfulness.name, "faithfulness.name")
+    backend = registry.lookup("faithfulness", config.faithfulness.name)
+    for key in getattr(backend, "settings", ()):  # what a backend cannot run without, e.g. a checkpoint path
+        if not getattr(config.faithfulness, key):
+            raise InputError(f"config 'faithfulness.{key}': required when faithfulness.name is "
+                             f"{config.faithfulness.name!r}")
     for preset in presets_for(config.mode):
         check_preset(config, preset)
 

@@ -19,7 +19,8 @@ and ``franq.apps``; e.g. in a plugin's ``pyproject.toml``::
 
 A registered object is a component class or a factory function. A class has a ``name``
 (its stable id in results) and ``needs`` (the evidence kinds it reads, :mod:`franq.evidence`;
-a classmethod ``needs_for(config)`` may refine it), and is built by
+a classmethod ``needs_for(config)`` may refine it); a faithfulness backend may list in
+``settings`` the ``[faithfulness]`` keys it cannot run without. It is built by
 ``cls.from_config(config, lm)`` when it defines one, else by ``cls()``. A factory function
 ``f(config, lm)`` returns the component (its ``needs`` attribute, if any, is checked
 too). ``lm`` is the pipeline's loaded :class:`~franq.lm.CausalLM`.

@@ -94,6 +94,7 @@ class AlignScoreFaithfulness:
     """P_faithful from an AlignScore checkpoint (nli_sp). Load once; reuse."""
 
     needs = frozenset()
+    settings = ("alignscore_checkpoint", "alignscore_base_model")  # [faithfulness] keys it cannot run without
 
     @classmethod
     def from_config(cls, config, lm=None) -> AlignScoreFaithfulness:

@@ -34,6 +34,7 @@ class NLIFaithfulness:
     """P(entailment) of the claim given the best passage chunk."""
 
     needs = frozenset()
+    settings = ("nli_model",)  # [faithfulness] keys it cannot run without
 
     @classmethod
     def from_config(cls, config, lm=None) -> NLIFaithfulness:
