@@ -74,8 +74,7 @@ def check_config(config) -> None:
         s = scorer_names(config, preset)
         for role, name in (("faith", s.faith), ("unfaith", s.unfaith), *(("extra", n) for n in s.extra)):
             _check_known("scorers", name, f"uq.{preset.name}.{role}")
-    _check_known("faithfulness", config.faithfulness.name, "faithfulness.name")
-    backend = registry.lookup("faithfulness", config.faithfulness.name)
+    backend = _check_known("faithfulness", config.faithfulness.name, "faithfulness.name")
     for key in getattr(backend, "settings", ()):  # what a backend cannot run without, e.g. a checkpoint path
         if not getattr(config.faithfulness, key):
             raise InputError(f"config 'faithfulness.{key}': required when faithfulness.name is "
@@ -84,34 +83,27 @@ def check_config(config) -> None:
         check_preset(config, preset)
 
 
-def _check_known(kind: str, name: str, where: str) -> None:
+def _check_known(kind: str, name: str, where: str):
+    """The component class registered as ``name``; the error names the config key."""
     try:
-        registry.lookup(kind, name)
+        return registry.lookup(kind, name)
     except InputError as exc:
         raise InputError(f"config '{where}': {exc}") from None
 
 
 def check_preset(config, preset: Preset) -> None:
-    """Every component ``config`` names for ``preset`` exists and can run in it."""
+    """Every component ``config`` names for ``preset`` can run in it (that every name exists,
+    the equivalence judge included, :func:`check_config` has checked for every preset)."""
     s = scorer_names(config, preset)
     roles = [(f"uq.{preset.name}.faith", s.faith), (f"uq.{preset.name}.unfaith", s.unfaith)]
     roles += [(f"uq.{preset.name}.extra", name) for name in s.extra]
     for where, name in roles:
         _check_fits("scorers", name, where, preset, config)
     _check_fits("faithfulness", config.faithfulness.name, "faithfulness.name", preset, config)
-    if SAMPLES in preset.evidence:
-        try:
-            registry.lookup("equivalence", config.uq.equivalence)
-        except InputError as exc:
-            raise InputError(f"config 'uq.equivalence': {exc}") from None
 
 
 def _check_fits(kind: str, name: str, where: str, preset: Preset, config) -> None:
-    try:
-        cls = registry.lookup(kind, name)
-    except InputError as exc:
-        raise InputError(f"config '{where}': {exc}") from None
-    missing = registry.needs(cls, config) - preset.evidence
+    missing = registry.needs(_check_known(kind, name, where), config) - preset.evidence
     if missing:
         what = "; ".join(f"{k} ({EVIDENCE_KINDS[k]})" for k in sorted(missing))
         has = "; ".join(f"{k} ({EVIDENCE_KINDS[k]})" for k in sorted(preset.evidence))

@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
 
-from benchmark import CACHE, NQ, SIZES, read_cache, slug  # noqa: E402
+from benchmark import CACHE, NQ, SIZES, read_cache, short_split, slug  # noqa: E402
 from calibration.franq import FranqCalibrator  # noqa: E402
 from franq.config import FranqConfig  # noqa: E402
 from franq.evaluation.data import load_nq_open  # noqa: E402
@@ -43,14 +43,13 @@ from franq.lm.load import EMBEDDED_NAME  # noqa: E402
 from franq.pipeline import Franq  # noqa: E402
 
 
-def split_units(split: str, model_name: str, faith, n: int):
+def train_units(cache: dict, model_name: str, faith, n: int):
     """The observed, attempted train answers: the clean passage lists, plus the corrupted
     lists of the questions whose gold passage was replaced (the others share generations)."""
-    cache = read_cache(CACHE / f"short-nq-open.{slug(model_name)}.jsonl")
     options = SamplingOptions()
     rows, missing = [], 0
     for variant in ("clean", "corrupted"):
-        for it in load_nq_open(NQ, split, variant, limit=n):
+        for it in load_nq_open(NQ, "train", variant, limit=n):
             if variant == "corrupted" and not it.corrupted:
                 continue
             rec = cache.get(short_key(it.id, it.passage_ids, options))
@@ -76,14 +75,15 @@ def main() -> None:
     faith = CombinedFaithfulness(lm_name=EMBEDDED_NAME)
     config = FranqConfig.from_dict({"mode": "short", "calibration": {"calibrator": "none"}})
     stack = Franq(config, _NamedModel(EMBEDDED_NAME), faithfulness=faith).preset("short").stack
-    units, counts = split_units("train", EMBEDDED_NAME, faith, args.n)
+    cache = read_cache(CACHE / f"short-nq-open.{slug(EMBEDDED_NAME)}.jsonl")
+    units, counts = train_units(cache, EMBEDDED_NAME, faith, args.n)
     cal = FranqCalibrator(variant=args.variant, fitted_for=stack, description=(
         f"default short-form calibrator: fitted by scripts/fit_short_calibrator.py on the nq-open train split "
         f"({len(units)} attempted answers from datasets/generations; labels: normalized match of the greedy answer)"))
-    cal.fit(np.clip(units["p_faithful"], 0, 1), SHORT.uq_faith(units), SHORT.uq_unfaith(units), units.is_true)
+    cal.fit(*SHORT.franq_inputs(units), units.is_true)
     out = Path(args.out_dir) / f"calibrator-short-{slug(stack['model'])}-{slug(stack['faithfulness'])}.json"
     cal.to_json(out)
-    p = cal.predict(np.clip(units["p_faithful"], 0, 1), SHORT.uq_faith(units), SHORT.uq_unfaith(units))
+    p = cal.predict(*SHORT.franq_inputs(units))
     report = {"fitted_for": stack, "units": counts | {"used": len(units), "true": int(units.is_true.sum())},
               "counts": cal.counts_, "train_ece": cal.train_ece_, "warnings": list(cal.warnings_),
               "train_p_true": {"min": round(float(p.min()), 4), "max": round(float(p.max()), 4),
@@ -91,7 +91,7 @@ def main() -> None:
               "file": str(out.relative_to(ROOT) if out.is_relative_to(ROOT) else out),
               "file_bytes": out.stat().st_size}
     print(json.dumps(report, indent=2))
-    table = evaluate(cal, faith)
+    table = evaluate(cal, cache, faith)
     print(table)
     command = "python scripts/fit_short_calibrator.py" + "".join(f" {a}" for a in sys.argv[1:])
     Path(args.results).write_text(f"# The shipped short-form calibrator on the nq-open test split\n\nCommand: `{command}`\n\n"
@@ -99,9 +99,9 @@ def main() -> None:
                                   f"variant {cal.name}; file `{report['file']}`.\n\n{table}\n", encoding="utf-8")
 
 
-def evaluate(cal, faith) -> str:
-    """AUROC, PR-AUC of false answers and ECE on the test split (first 200 questions, as the
-    benchmark), calibrated against the raw mix."""
+def evaluate(cal, cache: dict, faith) -> str:
+    """AUROC, PR-AUC of false answers and ECE on the test split (first 200 questions, the
+    benchmark's units), calibrated against the raw mix."""
     from sklearn.metrics import average_precision_score, roc_auc_score
 
     from calibration.metrics import expected_calibration_error
@@ -109,12 +109,8 @@ def evaluate(cal, faith) -> str:
     rows = ["| test variant | answers | true | AUROC cal. | AUROC raw | PR-AUC false cal. | ECE cal. | ECE raw | "
             "P(true) cal. range |", "|---|---|---|---|---|---|---|---|---|"]
     for variant in ("clean", "corrupted"):
-        cache = read_cache(CACHE / f"short-nq-open.{slug(EMBEDDED_NAME)}.jsonl")
-        items = load_nq_open(NQ, "test", variant, limit=SIZES["short"]["test"])
-        recs = [cache.get(short_key(it.id, it.passage_ids, SamplingOptions())) for it in items]
-        kept = [(it, r) for it, r in zip(items, recs) if r is not None]
-        u, _ = short_units([it for it, _ in kept], [r for _, r in kept], model_name=EMBEDDED_NAME, faithfulness=faith)
-        p = cal.predict(np.clip(u["p_faithful"], 0, 1), SHORT.uq_faith(u), SHORT.uq_unfaith(u))
+        u, _ = short_split("test", variant, SIZES["short"]["test"], cache, SamplingOptions(), EMBEDDED_NAME, faith)
+        p = cal.predict(*SHORT.franq_inputs(u))
         raw, y = SHORT.franq_none(u), u.is_true
         rows.append(f"| {variant} | {len(u)} | {int(y.sum())} | {roc_auc_score(y, p):.3f} | {roc_auc_score(y, raw):.3f} | "
                     f"{average_precision_score(1 - y, 1 - p):.3f} | {expected_calibration_error(p, y):.3f} | "

@@ -67,8 +67,12 @@ class Setting:
     def uq_unfaith(self, u: Units) -> np.ndarray:
         return _probability(self.unfaith_scorer)(u)
 
+    def franq_inputs(self, u: Units) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(P_faithful, UQ_faith, UQ_unfaith) as probabilities: what the mix and a calibrator take."""
+        return np.clip(u["p_faithful"], 0, 1), self.uq_faith(u), self.uq_unfaith(u)
+
     def franq_none(self, u: Units) -> np.ndarray:
-        return mix(np.clip(u["p_faithful"], 0, 1), self.uq_faith(u), self.uq_unfaith(u))
+        return mix(*self.franq_inputs(u))
 
     @property
     def franq_features(self) -> tuple[str, ...]:
@@ -149,7 +153,6 @@ def run_methods(setting: Setting, train: Units, test: Units) -> tuple[list[Score
             out.append(Scores(name, XGB, None, True, f"xgboost not installed ({exc})"))
     out.append(Scores("FRANQ no calibration", FRANQ, np.clip(setting.franq_none(test), 0, 1), True))
     reports = {}
-    inputs = lambda u: (np.clip(u["p_faithful"], 0, 1), setting.uq_faith(u), setting.uq_unfaith(u))  # noqa: E731
     for variant, label in (("calibrated", "FRANQ calibrated"), ("condition", "FRANQ condition-calibrated"),
                            ("soft", "FRANQ soft-calibrated")):
         cal = FranqCalibrator(variant=variant)
@@ -157,10 +160,10 @@ def run_methods(setting: Setting, train: Units, test: Units) -> tuple[list[Score
             out.append(Scores(label, FRANQ, None, True, unfit))
             continue
         try:
-            cal.fit(*inputs(train), train.is_true, is_faithful=train.is_faithful)
+            cal.fit(*setting.franq_inputs(train), train.is_true, is_faithful=train.is_faithful)
         except ValueError as exc:
             out.append(Scores(label, FRANQ, None, True, f"not fitted: {exc}"))
             continue
         reports[variant] = {"counts": cal.counts_, "warnings": list(cal.warnings_), "train_ece": cal.train_ece_}
-        out.append(Scores(label, FRANQ, cal.predict(*inputs(test)), True))
+        out.append(Scores(label, FRANQ, cal.predict(*setting.franq_inputs(test)), True))
     return out, reports
