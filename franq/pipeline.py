@@ -267,7 +267,7 @@ class Franq:
     def _run(self, p: PresetPipeline, work: list[AnswerWork]) -> list[AnswerScore]:
         """Stages 2-7: evidence, scorers, faithfulness, mix, calibrator."""
         p.evidence.gather(work)
-        evidence = [self._evidence(p, w, c) for w in work for c in w.claims if _scorable(p, c)]
+        evidence = [e for w in work for e in self._evidence(p, w)]
         n = len(evidence)
         values: dict[str, np.ndarray] = {}
         raw: dict[str, np.ndarray] = {}
@@ -304,12 +304,15 @@ class Franq:
                 warnings=(*w.warnings, *p.calibration_warnings)))
         return results
 
-    def _evidence(self, p: PresetPipeline, w: AnswerWork, claim: Claim) -> ClaimEvidence:
+    def _evidence(self, p: PresetPipeline, w: AnswerWork) -> list[ClaimEvidence]:
+        """One :class:`ClaimEvidence` per scorable claim of an answer (the passages joined once)."""
         ex = w.example
-        statement = f"{ex.question} {ex.answer.strip()}" if p.preset.whole_answer else claim.text
-        return ClaimEvidence(claim, ex.question, passages_context(ex.passages), statement,
-                             rag_logprobs=w.rag_logprobs, closed_logprobs=w.closed_logprobs,
-                             samples=w.samples, closed_samples=w.closed_samples)
+        context = passages_context(ex.passages)
+        return [ClaimEvidence(c, ex.question, context,
+                              f"{ex.question} {ex.answer.strip()}" if p.preset.whole_answer else c.text,
+                              rag_logprobs=w.rag_logprobs, closed_logprobs=w.closed_logprobs,
+                              samples=w.samples, closed_samples=w.closed_samples)
+                for c in w.claims if _scorable(p, c)]
 
 
 def _scorable(p: PresetPipeline, claim: Claim) -> bool:
