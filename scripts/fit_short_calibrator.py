@@ -24,7 +24,6 @@ import json
 import sys
 from pathlib import Path
 
-import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -83,11 +82,9 @@ def main() -> None:
     cal.fit(*SHORT.franq_inputs(units), units.is_true)
     out = Path(args.out_dir) / f"calibrator-short-{slug(stack['model'])}-{slug(stack['faithfulness'])}.json"
     cal.to_json(out)
-    p = cal.predict(*SHORT.franq_inputs(units))
     report = {"fitted_for": stack, "units": counts | {"used": len(units), "true": int(units.is_true.sum())},
               "counts": cal.counts_, "train_ece": cal.train_ece_, "warnings": list(cal.warnings_),
-              "train_p_true": {"min": round(float(p.min()), 4), "max": round(float(p.max()), 4),
-                               "distinct": int(len(np.unique(np.round(p, 6))))},
+              "train_p_true": cal.fit_spread_,
               "file": str(out.relative_to(ROOT) if out.is_relative_to(ROOT) else out),
               "file_bytes": out.stat().st_size}
     print(json.dumps(report, indent=2))
