@@ -433,7 +433,7 @@ def calibrate(input_path, output, variant, calibrate_faithfulness, xgb_features,
     from franq.calibrate import (fit_franq_calibrator, fit_xgboost, holdout_metrics, is_scored_record, read_scored,
                                  split_holdout, training_claims)
 
-    stem = output[:-5] if output.endswith(".json") else output
+    stem = output.removesuffix(".json").removesuffix(".safetensors")
     try:
         check_distinct({"input": input_path, "output": output, "report": report_path or stem + ".report.json",
                         "scored file (--scored)": scored_path or stem + ".scored.jsonl"})
@@ -482,10 +482,13 @@ def calibrate(input_path, output, variant, calibrate_faithfulness, xgb_features,
 
 @main.command("fit-probe")
 @click.argument("input_path", type=click.Path(exists=True, dir_okay=False))
-@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="Probe JSON to write.")
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
+              help="Probe file to write: .json, or .safetensors (arrays as tensors, the rest as header metadata).")
 @click.option("--features", "features", default="lookback,hidden:16", show_default=True,
-              help="Feature sets, one probe each: lookback (Lookback Lens ratios) and/or hidden:LAYER "
-                   "(pooled hidden states; hidden:8+16 pools two layers).")
+              help="Feature sets, one probe each: lookback (Lookback Lens ratios), hidden:LAYER (hidden states "
+                   "of the with-passages pass; hidden:8+16 pools two layers), hidden_closed:LAYER (the "
+                   "closed-book pass), hidden_diff:LAYER (their difference); a suffix @last pools only "
+                   "the last token (semantic entropy probes).")
 @click.option("--folds", type=int, default=5, show_default=True, help="Cross-validation folds (grouped by answer).")
 @click.option("--report", "report_path", type=click.Path(dir_okay=False),
               help="Fit report JSON. Default: OUTPUT with .report.json.")
@@ -495,17 +498,21 @@ def fit_probe(input_path, output, features, folds, report_path, config_path, mod
     """Fit probes on a model's internals from labelled claims.
 
     INPUT_PATH is JSONL of raw examples with labelled claims ({"question", "passages",
-    "answer", "claims": [{"text", "is_faithful", "is_true"}]}), as `franq calibrate` reads.
-    Each answer gets the with-passages pass with capture; one logistic probe is fitted per
-    label present (is_faithful -> the lookback / probe faithfulness backends, is_true ->
-    the truth_probe scorer) and feature set, its C chosen by cross-validation grouped by
-    answer. The file records the model, the features and the input's SHA-256; it is JSON.
+    "answer", "claims": [{"text", "is_faithful", "is_true"}]}), as `franq calibrate` reads;
+    for a semantic entropy probe, short answers whose one claim is the answer itself with
+    its samples' "semantic_entropy" (a number). Each answer gets the with-passages pass with
+    capture (and the closed-book pass when a feature set reads it); one logistic probe is
+    fitted per label present (is_faithful -> the lookback / probe faithfulness backends,
+    is_true -> the truth_probe scorer, semantic_entropy -> low_semantic_entropy, the
+    se_probe scorers) and feature set, its C chosen by cross-validation grouped by answer.
+    The file records the model, the features and the input's SHA-256; JSON or safetensors,
+    never pickle.
     """
     import time
 
     from franq.probe import data_hash, fit_probe_file, labelled_features, parse_feature_specs, read_labelled
 
-    stem = output[:-5] if output.endswith(".json") else output
+    stem = output.removesuffix(".json").removesuffix(".safetensors")
     try:
         specs = parse_feature_specs(features)
         examples = read_labelled(input_path)
@@ -519,7 +526,7 @@ def fit_probe(input_path, output, features, folds, report_path, config_path, mod
         probes, skipped = fit_probe_file(fr.lm.name, specs, x, labels, groups, fitted_on=fitted_on, folds=folds)
     except (FranqError, ValueError) as exc:
         raise click.ClickException(str(exc)) from None
-    probes.to_json(output)
+    probes.save(output)
     report = {"model": probes.model, "input": input_path, "data_sha256": fitted_on["data_sha256"],
               "n_answers": len(set(groups)), "passes_seconds": round(passes_s, 2), "skipped": skipped,
               "probes": [{"target": p.target, "features": p.label, "n_claims": p.fitted_on["n_claims"],
@@ -528,7 +535,7 @@ def fit_probe(input_path, output, features, folds, report_path, config_path, mod
     Path(report_path).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     lines = [f"fitted {len(probes.probes)} probe(s) for {probes.model} on {report['n_answers']} answers "
              f"(passes {passes_s:.1f} s)"]
-    lines += [f"  {p['target']:<12} {p['features']:<12} {p['n_claims']} claims, {p['positive_rate']:.0%} positive; "
+    lines += [f"  {p['target']:<12} {p['features']:<14} {p['n_claims']} claims, {p['positive_rate']:.0%} positive; "
               f"{p['cv']['folds']}-fold CV AUROC {p['cv']['auroc']:.3f}, PR-AUC {p['cv']['pr_auc']:.3f} "
               f"(C={p['cv']['C']:g})" for p in report["probes"]]
     lines += [f"skipped: {s}" for s in skipped]

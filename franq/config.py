@@ -49,7 +49,7 @@ CALIBRATOR_MISMATCH = ("warn", "error", "force")
 DECOMPOSER_BACKENDS = ("local", "openai")
 DECOMPOSER_ALIGN = ("words", "llm")
 UNFAITH_SAMPLES = ("rag", "closed")
-SHORT_SCORING = ("auto", "in_policy", "observer")
+SHORT_SCORING = ("auto", "in_policy", "observer", "probe")
 
 
 class FranqDeprecationWarning(FutureWarning):
@@ -138,9 +138,12 @@ class UQConfig:
     observer: PresetScorers = PresetScorers("answer_share", "answer_consistency",
                                             ("answer_mass", "answer_likelihood", "semantic_entropy_norm"))
     """Short form, observer: scoring a given answer, with terms that depend on it."""
+    probe: PresetScorers = PresetScorers("se_probe", "se_probe_closed")
+    """Short form without samples: semantic entropy probes on the two teacher-forced passes."""
     short_scoring: str = "auto"
     """Which short-form scorers run: ``auto`` (``in_policy`` for answers franq generated,
-    ``observer`` for answers it is given), ``in_policy`` or ``observer`` for all."""
+    ``observer`` for answers it is given), ``in_policy`` or ``observer`` for all, or
+    ``probe`` (no samples: semantic entropy probes, needs a probe file with them)."""
     equivalence: str = "normalized"
     """Short form: the judge that decides whether two sampled answers mean the same (normalized, lm,
     jaccard, nli with ``faithfulness.nli_model``)."""
@@ -281,7 +284,7 @@ def _section(cls, value: Any, where: str):
         raise InputError(f"{where}: unknown key(s) {unknown}; known keys are {sorted(known)}")
     kwargs = dict(value)
     if cls is UQConfig:
-        for preset in ("long", "short", "observer"):
+        for preset in ("long", "short", "observer", "probe"):
             if preset in kwargs:
                 kwargs[preset] = _preset_scorers(kwargs[preset], getattr(UQConfig(), preset), f"{where}.{preset}")
     return cls(**kwargs)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -104,6 +105,9 @@ def parse_passages(value: Any, where: str = "") -> tuple[Passage, ...]:
 
 
 CLAIM_LABELS = ("is_true", "is_faithful")
+NUMERIC_LABELS = ("semantic_entropy",)
+"""A claim's numeric labels: ``semantic_entropy`` (>= 0) of a whole short answer, what
+``franq fit-probe`` fits a semantic entropy probe on."""
 MAX_CLAIMS = 1_000
 """Claims given with one answer, at most."""
 MAX_CLAIM_CHARS = 10_000
@@ -125,18 +129,24 @@ def parse_claims(value: Any, where: str = "") -> tuple[tuple[str, ...], tuple[di
     for i, c in enumerate(value):
         field = f"claims[{i}]"
         if isinstance(c, Mapping):
-            extra = set(c) - {"text", *CLAIM_LABELS}
+            extra = set(c) - {"text", *CLAIM_LABELS, *NUMERIC_LABELS}
             if extra:
                 raise InputError(f"{_prefix(where)}'{field}' has unknown keys {sorted(extra)}; "
-                                 f"expected 'text', 'is_true', 'is_faithful'")
+                                 f"expected 'text', 'is_true', 'is_faithful', 'semantic_entropy'")
             if "text" not in c:
                 raise InputError(f"{_prefix(where)}'{field}' has no 'text'")
             for key in CLAIM_LABELS:
                 if c.get(key) is not None and not isinstance(c[key], bool):
                     raise InputError(f"{_prefix(where)}'{field}.{key}' must be true, false or null, "
                                      f"got {_type(c[key])}")
+            for key in NUMERIC_LABELS:
+                v = c.get(key)
+                if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float))
+                                      or not math.isfinite(v) or v < 0):
+                    raise InputError(f"{_prefix(where)}'{field}.{key}' must be a number >= 0 or null, "
+                                     f"got {v!r}")
             texts.append(parse_text(c["text"], f"{field}.text", where))
-            labels.append({k: c[k] for k in CLAIM_LABELS if k in c})
+            labels.append({k: c[k] for k in (*CLAIM_LABELS, *NUMERIC_LABELS) if k in c})
         else:
             texts.append(parse_text(c, field, where))
             labels.append({})

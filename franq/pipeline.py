@@ -31,15 +31,14 @@ from franq import registry
 from franq.calibrate import ActiveCalibrator, resolve_calibrator, stack_key
 from franq.config import FranqConfig
 from franq.errors import InputError, redact
-from franq.evidence import INTERNALS, ClaimEvidence
+from franq.evidence import ANSWER_SAMPLES, INTERNALS, PASSES, SAMPLES, ClaimEvidence
 from franq.evidence.passes import TokenPasses
-from franq.evidence.samples import SampleDraws, SamplingOptions
+from franq.evidence.samples import SampleDraws, SamplingOptions, greedy_short_answer
 from franq.faithfulness.base import predict_faithfulness
 from franq.io import Example, as_examples, parse_claims, parse_passages, parse_text
 from franq.lm.capture import CaptureSpec
 from franq.lm.prompts import passages_context
 from franq.mix import mix
-from franq.evidence import ANSWER_SAMPLES
 from franq.presets import PRESETS, Preset, check_preset, is_short_answer, presets_for, scorer_names, short_preset
 from franq.scorers.base import check_output, primary
 from franq.types import AnswerScore, ClaimScore, Passage, verdict
@@ -61,6 +60,7 @@ class AnswerWork:
     samples: object | None = None
     closed_samples: object | None = None
     internals: object | None = None
+    closed_internals: object | None = None
 
 
 @dataclass
@@ -94,7 +94,7 @@ class Franq:
         self._equivalence = equivalence
         self._presets: dict[str, PresetPipeline] = {}
         self._answering: dict = {}  # verifiers and fallbacks built by answer(verify=..., fallback=...)
-        for preset in presets_for(config.mode):
+        for preset in presets_for(config.mode, config):
             self.preset(preset.name)  # build (and resolve the calibrator) up front: errors surface now
 
     @classmethod
@@ -109,7 +109,7 @@ class Franq:
 
     # ------------------------------------------------------------------ components
     def preset(self, name: str) -> PresetPipeline:
-        """The built components of preset ``name`` (``long``, ``short`` or ``observer``)."""
+        """The built components of preset ``name`` (``long``, ``short``, ``observer`` or ``probe``)."""
         if name not in self._presets:
             self._presets[name] = self._build_preset(PRESETS[name])
         return self._presets[name]
@@ -131,7 +131,7 @@ class Franq:
         if clash:
             raise InputError(f"config 'uq.{preset.name}': two scorers declare the signal(s) {clash}; "
                              f"signal names must be unique within a preset")
-        if preset.whole_answer:
+        if SAMPLES in preset.evidence:
             judge = self._equivalence or registry.build("equivalence", c.uq.equivalence, c, self.lm)
             evidence = SampleDraws(self.lm, judge, options=SamplingOptions.from_config(c.uq),
                                    on_overflow=c.model.on_overflow, with_answer=ANSWER_SAMPLES in preset.evidence,
@@ -226,12 +226,17 @@ class Franq:
         mode = mode or self.config.mode
         presets_for(mode)  # validates
         if mode == "short":
-            evidence = self.preset("short").evidence
-            text, warnings, samples = evidence.greedy_answer(question, passages)
+            if short_preset(self.config, generated=True) == "probe":  # no samples to draw
+                text, warnings = greedy_short_answer(self.lm, question, passages,
+                                                     options=SamplingOptions.from_config(self.config.uq),
+                                                     on_overflow=self.config.model.on_overflow)
+                samples = None
+            else:
+                text, warnings, samples = self.preset("short").evidence.greedy_answer(question, passages)
             if not text:
                 raise ValueError("the model generated an empty answer")
-            result = self.score_many([Example(question, passages, text)], mode="short", sample_sets=[samples],
-                                     generated=True)[0]
+            result = self.score_many([Example(question, passages, text)], mode="short",
+                                     sample_sets=None if samples is None else [samples], generated=True)[0]
             return dataclasses.replace(result, warnings=tuple(warnings) + result.warnings)
         n = max_new_tokens or self.config.model.max_new_tokens
         prompt = self.lm.rag_prompt(question, passages, reserve=n, on_overflow=self.config.model.on_overflow)
@@ -296,9 +301,16 @@ class Franq:
 
     def _claims(self, p: PresetPipeline, examples: list[Example], *, token_ids=None, offsets=None
                 ) -> list[AnswerWork]:
-        """Stage 1: the claims of each answer, aligned to its tokens (long form)."""
+        """Stage 1: the claims of each answer, aligned to its tokens (long form; the whole
+        answer as one claim in short form, aligned too when the preset runs token passes)."""
         if p.preset.whole_answer:
-            return [AnswerWork(ex, [whole_answer_claim(ex.answer)]) for ex in examples]
+            if PASSES not in p.preset.evidence:
+                return [AnswerWork(ex, [whole_answer_claim(ex.answer)]) for ex in examples]
+            work = []
+            for ex in examples:
+                ids, offs = self.lm.encode_answer(ex.answer)
+                work.append(AnswerWork(ex, align_claims(ex.answer, [whole_answer_claim(ex.answer)], offs, ids), ids))
+            return work
         decs = iter(decompose_all(self.decomposer, [ex.answer for ex in examples if ex.claims is None]))
         work = []
         for ex in examples:
@@ -331,7 +343,7 @@ class Franq:
         if n:
             for role, scorer in (("faith", p.uq_faith), ("unfaith", p.uq_unfaith), *(("extra", s) for s in p.extra)):
                 batch = evidence
-                if role == "unfaith" and p.preset.whole_answer and self.config.uq.unfaith_samples == "closed":
+                if role == "unfaith" and SAMPLES in p.preset.evidence and self.config.uq.unfaith_samples == "closed":
                     batch = [dataclasses.replace(e, samples=e.closed_samples) for e in evidence]
                 out = check_output(scorer, scorer.score(batch), n)
                 values.update(out)
@@ -367,7 +379,8 @@ class Franq:
         return [ClaimEvidence(c, ex.question, context,
                               f"{ex.question} {ex.answer.strip()}" if p.preset.whole_answer else c.text,
                               rag_logprobs=w.rag_logprobs, closed_logprobs=w.closed_logprobs,
-                              samples=w.samples, closed_samples=w.closed_samples, internals=w.internals)
+                              samples=w.samples, closed_samples=w.closed_samples, internals=w.internals,
+                              closed_internals=w.closed_internals)
                 for c in w.claims if _scorable(p, c)]
 
 
@@ -383,7 +396,7 @@ def capture_spec(*components):
 
 
 def _scorable(p: PresetPipeline, claim: Claim) -> bool:
-    return claim.check_worthy and (p.preset.whole_answer or claim.is_aligned)
+    return claim.check_worthy and (claim.is_aligned or (p.preset.whole_answer and PASSES not in p.preset.evidence))
 
 
 def _claim_score(claim: Claim, k: int, raw: dict, cal, values: dict[str, np.ndarray],

@@ -21,10 +21,15 @@ and differ in what they gather and which scorers they use by default:
           equivalent to it (``answer_share``), UQ_unfaith = the samples' mean soft agreement
           with it (``answer_consistency``). The sample-only terms of ``short`` give two
           different answers to one question the same value.
+``probe``  short form without samples: the whole answer teacher-forced with and without
+          the passages (the long preset's passes, hidden states captured); UQ_faith /
+          UQ_unfaith = semantic entropy probes on the two passes (``se_probe``,
+          ``se_probe_closed``, fitted by ``franq fit-probe``): P(the samples would agree),
+          read from one answer's hidden states.
 
 Which short preset runs is ``uq.short_scoring``: ``auto`` (the default) scores answers
 franq generated (``Franq.answer``, or ``score_many(..., generated=True)``) in-policy and
-every other answer as observer.
+every other answer as observer; ``probe`` scores every short answer with the probes.
 
 ``mode = "auto"`` picks ``short`` for a single short sentence and ``long`` otherwise, so
 both presets must be able to run the configured components.
@@ -58,24 +63,30 @@ class Preset:
 LONG = Preset("long", frozenset({PASSES, INTERNALS}), whole_answer=False)
 SHORT = Preset("short", frozenset({SAMPLES}), whole_answer=True)
 OBSERVER = Preset("observer", frozenset({SAMPLES, ANSWER_SAMPLES}), whole_answer=True)
-PRESETS = {"long": LONG, "short": SHORT, "observer": OBSERVER}
+PROBE = Preset("probe", frozenset({PASSES, INTERNALS}), whole_answer=True)
+PRESETS = {"long": LONG, "short": SHORT, "observer": OBSERVER, "probe": PROBE}
 MODE_PRESETS = {"long": (LONG,), "short": (SHORT, OBSERVER), "auto": (LONG, SHORT, OBSERVER)}
 
 
-def presets_for(mode: str) -> tuple[Preset, ...]:
+def presets_for(mode: str, config=None) -> tuple[Preset, ...]:
+    """The presets ``mode`` scores with; with ``config``, its ``uq.short_scoring`` decides
+    the short ones (``probe`` replaces the two sampling presets)."""
     try:
-        return MODE_PRESETS[mode]
+        presets = MODE_PRESETS[mode]
     except KeyError:
         raise InputError(f"mode: expected one of ['long', 'short', 'auto'], got {mode!r}") from None
+    if config is not None and config.uq.short_scoring == "probe":
+        presets = tuple(p for p in presets if not p.whole_answer) + (PROBE,) if mode != "long" else presets
+    return presets
 
 
 def short_preset(config, *, generated: bool) -> str:
-    """``short`` (in-policy) or ``observer``: which short preset scores an answer, by
-    ``uq.short_scoring`` and whether franq generated the answer."""
+    """``short`` (in-policy), ``observer`` or ``probe``: which short preset scores an
+    answer, by ``uq.short_scoring`` and whether franq generated the answer."""
     choice = config.uq.short_scoring
     if choice == "auto":
         return "short" if generated else "observer"
-    return "short" if choice == "in_policy" else "observer"
+    return {"in_policy": "short", "observer": "observer", "probe": "probe"}[choice]
 
 
 def is_short_answer(answer: str) -> bool:
@@ -87,7 +98,7 @@ def is_short_answer(answer: str) -> bool:
 
 
 def scorer_names(config, preset: Preset):
-    """``config.uq.long``, ``.short`` or ``.observer``: the preset's faith / unfaith / extra scorers."""
+    """``config.uq.long``, ``.short``, ``.observer`` or ``.probe``: the preset's faith / unfaith / extra scorers."""
     return getattr(config.uq, preset.name)
 
 
@@ -105,7 +116,7 @@ def check_config(config) -> None:
         if not getattr(config.faithfulness, key):
             raise InputError(f"config 'faithfulness.{key}': required when faithfulness.name is "
                              f"{config.faithfulness.name!r}")
-    for preset in presets_for(config.mode):
+    for preset in presets_for(config.mode, config):
         check_preset(config, preset)
 
 

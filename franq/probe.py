@@ -1,15 +1,29 @@
-"""Linear probes on a model's internals: fitted per model, stored as JSON, never pickled.
+"""Linear probes on a model's internals: fitted per model, stored as JSON or safetensors,
+never pickled.
 
-A probe is a logistic regression from one claim-level feature set of the with-passages
-pass (:mod:`franq.internals`: Lookback Lens ratios, or pooled hidden states at chosen
-layers) to one label (``is_faithful`` or ``is_true``). ``franq fit-probe`` fits them on
-labelled claims (:func:`fit_probe`) and writes a probe file::
+A probe is a logistic regression from one claim-level feature set of the passes
+(:mod:`franq.internals`: Lookback Lens ratios, or hidden states at chosen layers of the
+with-passages pass, the closed-book pass or their difference) to one target:
+
+    is_faithful            the claim is supported by the passages (faithfulness backends)
+    is_true                the claim is true (the truth_probe scorer)
+    low_semantic_entropy   the answer's semantic entropy over sampled answers is below the
+                           threshold that best splits the fitting data in two (Kossen et al.,
+                           2024: a semantic entropy probe; the se_probe scorers), from a
+                           numeric ``semantic_entropy`` label
+
+``franq fit-probe`` fits them on labelled claims (:func:`fit_probe`) and writes a probe
+file, JSON (``.json``)::
 
     {"format": "franq-probe-v1", "model": "<the LM's name>",
      "probes": [{"target": "is_faithful", "features": {"kind": "lookback"},
                  "mean": [...], "scale": [...], "coef": [...], "intercept": 0.1,
                  "fitted_on": {"data_sha256": "...", "n_claims": 2000, "positive_rate": 0.8},
                  "cv": {"folds": 5, "auroc": 0.7, "pr_auc": 0.9, "C": 0.1}}, ...]}
+
+or safetensors (``.safetensors``): tensors ``probe.<k>.mean`` / ``.scale`` / ``.coef``
+(float64) and the rest of the file above, without those arrays, as JSON in the header's
+``franq_probe`` metadata. Both load the same.
 
 A probe belongs to the model it was fitted with: loading it for another model is an error.
 """
@@ -24,11 +38,15 @@ from pathlib import Path
 import numpy as np
 
 from franq.errors import InputError
-from franq.internals import check_spec
+from franq.internals import KINDS, check_spec, needs_closed, spec_label
 
 FORMAT = "franq-probe-v1"
-TARGETS = ("is_faithful", "is_true")
+TARGETS = ("is_faithful", "is_true", "low_semantic_entropy")
+LABELS = {"is_faithful": "is_faithful", "is_true": "is_true", "low_semantic_entropy": "semantic_entropy"}
+"""Probe target -> the claim label it is fitted from."""
 C_GRID = (0.001, 0.01, 0.1, 1.0)
+SAFETENSORS = ".safetensors"
+ARRAYS = ("mean", "scale", "coef")
 
 
 @dataclass(frozen=True)
@@ -58,8 +76,7 @@ class Probe:
 
     @property
     def label(self) -> str:
-        f = self.features
-        return f["kind"] if f["kind"] != "hidden" else f"hidden:{','.join(map(str, f['layers']))}"
+        return spec_label(self.features)
 
 
 @dataclass(frozen=True)
@@ -67,21 +84,66 @@ class ProbeFile:
     model: str
     probes: tuple[Probe, ...]
 
-    def find(self, target: str, kind: str, where: str = "probe file") -> Probe:
+    def find(self, target: str, kind: str | tuple[str, ...], where: str = "probe file") -> Probe:
+        """The first probe for ``target`` on a feature set of ``kind`` (one, or any of several)."""
+        kinds = (kind,) if isinstance(kind, str) else tuple(kind)
         for p in self.probes:
-            if p.target == target and p.features["kind"] == kind:
+            if p.target == target and p.features["kind"] in kinds:
                 return p
         have = [f"{p.target}/{p.label}" for p in self.probes]
-        raise InputError(f"{where}: no {kind} probe for {target}; it holds {have}")
+        raise InputError(f"{where}: no {' or '.join(kinds)} probe for {target}; it holds {have}")
 
     def check_model(self, lm_name: str | None, where: str = "probe file") -> None:
         if lm_name is not None and self.model != lm_name:
             raise InputError(f"{where}: fitted for model {self.model!r}, not {lm_name!r}; a probe reads one "
                              f"model's internals: fit one for this model with `franq fit-probe`")
 
+    def save(self, path: str | Path) -> None:
+        """Write as safetensors when ``path`` ends in ``.safetensors``, else as JSON."""
+        (self.to_safetensors if str(path).endswith(SAFETENSORS) else self.to_json)(path)
+
+    @classmethod
+    def load(cls, path: str | Path) -> ProbeFile:
+        return (cls.from_safetensors if str(path).endswith(SAFETENSORS) else cls.from_json)(path)
+
     def to_json(self, path: str | Path) -> None:
         data = {"format": FORMAT, "model": self.model, "probes": [asdict(p) for p in self.probes]}
         Path(path).write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+
+    def to_safetensors(self, path: str | Path) -> None:
+        from safetensors.numpy import save_file
+
+        tensors, header = {}, []
+        for k, p in enumerate(self.probes):
+            d = asdict(p)
+            for key in ARRAYS:
+                tensors[f"probe.{k}.{key}"] = np.asarray(d.pop(key), dtype=np.float64)
+            header.append(d)
+        meta = {"format": FORMAT, "model": self.model, "probes": header}
+        save_file(tensors, str(path), metadata={"franq_probe": json.dumps(meta)})
+
+    @classmethod
+    def from_safetensors(cls, path: str | Path) -> ProbeFile:
+        from safetensors import SafetensorError, safe_open
+
+        try:
+            with safe_open(str(path), framework="numpy") as f:
+                meta = (f.metadata() or {}).get("franq_probe")
+                if meta is None:
+                    raise InputError(f"probe file {path}: a safetensors file without 'franq_probe' metadata "
+                                     f"(not written by `franq fit-probe`)")
+                data = json.loads(meta)
+                for k, p in enumerate(data.get("probes", []) if isinstance(data, dict) else []):
+                    for key in ARRAYS:
+                        name = f"probe.{k}.{key}"
+                        if name not in f.keys():
+                            raise InputError(f"probe file {path}: tensor {name!r} is missing")
+                        p[key] = f.get_tensor(name).tolist()
+        except OSError as exc:
+            raise InputError(f"probe file: cannot read {path}: {exc.strerror or exc}") from None
+        except (SafetensorError, ValueError) as exc:
+            raise InputError(f"probe file {path}: not a valid safetensors probe file: {exc}") from None
+        return cls._from_data(data, path)
 
     @classmethod
     def from_json(cls, path: str | Path) -> ProbeFile:
@@ -91,6 +153,10 @@ class ProbeFile:
             raise InputError(f"probe file: cannot read {path}: {exc.strerror}") from None
         except ValueError as exc:
             raise InputError(f"probe file {path}: not valid JSON: {exc}") from None
+        return cls._from_data(data, path)
+
+    @classmethod
+    def _from_data(cls, data, path) -> ProbeFile:
         if not isinstance(data, dict) or data.get("format") != FORMAT:
             raise InputError(f"probe file {path}: 'format' must be {FORMAT!r}")
         try:
@@ -116,7 +182,7 @@ def load_probes(path: str | Path | None, lm_name: str | None, where: str) -> Pro
             raise InputError(f"{where}: no probe file is shipped for model {lm_name!r}; fit one with "
                              f"`franq fit-probe labelled.jsonl -o probe.json` and pass it")
         path = packaged_probe_path(lm_name)
-    probes = ProbeFile.from_json(path)
+    probes = ProbeFile.load(path)
     probes.check_model(lm_name, where)
     return probes
 
@@ -188,51 +254,85 @@ def fit_probe(x: np.ndarray, y: np.ndarray, groups, *, target: str, features: di
 def labelled_features(franq, examples, specs: list[dict], *, batch_size: int = 4, progress=None):
     """Per feature spec, the claim-level feature matrix of every labelled, scorable claim of
     ``examples`` (raw :class:`~franq.io.Example` objects with ``claim_labels``), with their
-    labels (``{target: array with nan where unlabelled}``) and answer ids (the CV groups)."""
+    labels (``{label: array with nan where unlabelled}``, labels as in :data:`LABELS`) and
+    answer ids (the CV groups). The closed-book pass runs only when a spec reads it."""
     from franq.internals import capture_for, claim_features
 
     capture = None
     for s in specs:
         capture = capture_for(s).union(capture)
+    closed_book = any(needs_closed(s) for s in specs)
+    names = tuple(dict.fromkeys(LABELS.values()))
     rows: dict[int, list] = {k: [] for k in range(len(specs))}
-    labels: dict[str, list] = {t: [] for t in TARGETS}
+    labels: dict[str, list] = {t: [] for t in names}
     groups: list[str] = []
     examples = list(examples)
     for start in range(0, len(examples), batch_size):
         chunk = examples[start:start + batch_size]
-        for ex, evidence in zip(chunk, franq.claim_evidence(chunk, capture=capture, closed_book=False)):
+        for ex, evidence in zip(chunk, franq.claim_evidence(chunk, capture=capture, closed_book=closed_book)):
             keep = [(i, e) for i, e in enumerate(evidence) if e is not None and ex.claim_labels
-                    and any(ex.claim_labels[i].get(t) is not None for t in TARGETS)]
+                    and any(ex.claim_labels[i].get(t) is not None for t in names)]
             if not keep:
                 continue
             for k, s in enumerate(specs):
                 rows[k].append(claim_features(s, [e for _, e in keep]))
-            for t in TARGETS:
+            for t in names:
                 labels[t] += [np.nan if ex.claim_labels[i].get(t) is None else float(ex.claim_labels[i][t])
                               for i, _ in keep]
             groups += [ex.stable_id()] * len(keep)
         if progress is not None:
             progress(len(chunk))
     if not groups:
-        raise InputError("no scorable claim with an is_faithful or is_true label in the input")
+        raise InputError(f"no scorable claim with a label ({', '.join(names)}) in the input")
     x = [np.concatenate(rows[k]) for k in range(len(specs))]
     return x, {t: np.array(v) for t, v in labels.items()}, groups
 
 
+def entropy_split(values) -> float:
+    """The threshold that splits semantic entropies into a low and a high group with the
+    least within-group squared deviation (Kossen et al., 2024, section 4): low < threshold."""
+    v = np.sort(np.asarray(values, dtype=np.float64))
+    cuts = np.unique(v)[1:]
+    if not len(cuts):
+        raise InputError("semantic_entropy: every labelled answer has the same value; nothing to split")
+
+    def cost(t):
+        lo, hi = v[v < t], v[v >= t]
+        return ((lo - lo.mean()) ** 2).sum() + ((hi - hi.mean()) ** 2).sum()
+
+    return float(min(cuts, key=cost))
+
+
+def target_labels(target: str, labels: dict[str, np.ndarray]) -> tuple[np.ndarray, dict]:
+    """The 0/1 (nan: unlabelled) labels of ``target``, and what to record about them."""
+    raw = labels.get(LABELS[target])
+    if raw is None:
+        return np.array([]), {}
+    if target != "low_semantic_entropy":
+        return raw, {}
+    have = ~np.isnan(raw)
+    if not have.any():
+        return raw, {}
+    threshold = entropy_split(raw[have])
+    y = np.where(have, (raw < threshold).astype(float), np.nan)
+    return y, {"semantic_entropy_threshold": round(threshold, 6)}
+
+
 def fit_probe_file(model: str, specs: list[dict], x: list[np.ndarray], labels: dict[str, np.ndarray], groups,
-                   *, fitted_on: dict, folds: int = 5) -> tuple[ProbeFile, list[str]]:
+                   *, fitted_on: dict, folds: int = 5, targets=TARGETS) -> tuple[ProbeFile, list[str]]:
     """One probe per (target with enough labels, feature spec); the targets skipped, with why."""
     probes, skipped = [], []
     groups = np.asarray(groups)
-    for target in TARGETS:
-        have = ~np.isnan(labels[target])
-        y = labels[target][have]
+    for target in targets:
+        y_all, info = target_labels(target, labels)
+        have = ~np.isnan(y_all) if len(y_all) else np.zeros(len(groups), bool)
+        y = y_all[have]
         if len(y) == 0:
             continue
         for spec, xs in zip(specs, x):
             try:
                 probes.append(fit_probe(xs[have], y, groups[have], target=target, features=spec,
-                                        fitted_on=fitted_on, folds=folds))
+                                        fitted_on={**fitted_on, **info}, folds=folds))
             except InputError as exc:
                 skipped.append(str(exc))
                 break
@@ -243,16 +343,22 @@ def fit_probe_file(model: str, specs: list[dict], x: list[np.ndarray], labels: d
 
 def parse_feature_specs(text: str) -> list[dict]:
     """``"lookback,hidden:16"`` -> ``[{"kind": "lookback"}, {"kind": "hidden", "layers": [16]}]``;
-    ``hidden:8+16`` pools two layers into one probe."""
+    ``hidden:8+16`` pools two layers into one probe; ``hidden_closed:16`` and
+    ``hidden_diff:16`` read the closed-book pass; a ``@last`` suffix pools the last token only."""
     specs = []
     for part in (p.strip() for p in text.split(",") if p.strip()):
-        kind, _, layers = part.partition(":")
+        body, at, pool = part.partition("@")
+        kind, _, layers = body.partition(":")
         spec = {"kind": kind}
-        if kind == "hidden":
+        if kind not in KINDS:
+            check_spec(spec)  # names the known kinds
+        if kind != "lookback":
             try:
                 spec["layers"] = [int(v) for v in layers.split("+")]
             except ValueError:
                 raise InputError(f"--features: {part!r}: layers are integers, e.g. hidden:16 or hidden:8+16") from None
+        if at:
+            spec["pool"] = pool
         specs.append(check_spec(spec))
     if not specs:
         raise InputError("--features: give at least one feature set (lookback, hidden:LAYER)")

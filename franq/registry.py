@@ -49,6 +49,8 @@ BUILTIN: dict[str, dict[str, str]] = {
         "answer_likelihood": "franq.scorers.answer_likelihood:AnswerLikelihoodScorer",
         "rauq": "franq.scorers.rauq:RAUQScorer",
         "truth_probe": "franq.scorers.truth_probe:TruthProbeScorer",
+        "se_probe": "franq.scorers.se_probe:SemanticEntropyProbeScorer",
+        "se_probe_closed": "franq.scorers.se_probe:ClosedBookSemanticEntropyProbeScorer",
     },
     "faithfulness": {
         "combined": "franq.faithfulness.combined:CombinedFaithfulness",

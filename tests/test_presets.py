@@ -25,10 +25,11 @@ REFUSED = {  # (kind, built-in name) -> the presets that cannot run it
     ("scorers", "parametric"): {"short", "observer"},
     **{("faithfulness", name): {"short", "observer"} for name in ("lookback", "probe")},
     **{("scorers", name): {"short", "observer"} for name in ("rauq", "truth_probe")},
-    **{("scorers", name): {"long"} for name in SAMPLE_SCORERS},
-    **{("scorers", name): {"long", "short"} for name in ANSWER_SCORERS},
+    **{("scorers", name): {"long", "probe"} for name in SAMPLE_SCORERS},
+    **{("scorers", name): {"long", "short", "probe"} for name in ANSWER_SCORERS},
+    **{("scorers", name): {"short", "observer"} for name in ("se_probe", "se_probe_closed")},
 }
-SCORING = {"short": "in_policy", "observer": "observer"}  # uq.short_scoring that runs each short preset
+SCORING = {"short": "in_policy", "observer": "observer", "probe": "probe"}  # uq.short_scoring that runs each short preset
 ROLES = ("faith", "unfaith", "extra")
 RAW = ("p_faithful", "uq_faith", "uq_unfaith", "p_true_raw")
 
@@ -63,6 +64,10 @@ def tiny_probe(tiny_lm_path, tmp_path_factory):
     for target in ("is_faithful", "is_true"):
         for spec, n in (({"kind": "lookback"}, 2 * 4), ({"kind": "hidden", "layers": [1]}, 32)):
             probes.append(Probe(target, spec, (0.0,) * n, (1.0,) * n, tuple(rng.normal(size=n) * 0.1), 0.0))
+    for kind in ("hidden", "hidden_closed"):  # semantic entropy probes (the probe preset)
+        spec = {"kind": kind, "layers": [1], "pool": "last"}
+        probes.append(Probe("low_semantic_entropy", spec, (0.0,) * 32, (1.0,) * 32,
+                            tuple(rng.normal(size=32) * 0.1), 0.0))
     ProbeFile(str(tiny_lm_path), tuple(probes)).to_json(path)
     return str(path)
 
@@ -128,15 +133,16 @@ def test_every_scorer_runs_or_is_refused_at_config_time_in_every_role(name, role
 
 
 def test_the_expected_split_between_the_presets():
-    """What can run where, stated once: the token-pass components only in long form, the
-    sample scorers only in short form; every other built-in in both."""
+    """What can run where, stated once: the token-pass components in long form and the
+    probe preset, the sample scorers only in the sampling short presets; every other
+    built-in everywhere."""
     for kind in ("faithfulness", "scorers"):
         for name in registry.BUILTIN[kind]:
             cls = registry.lookup(kind, name)
             runs_in = {p for p, preset in PRESETS.items() if not registry.needs(cls, FranqConfig()) - preset.evidence}
             refused = REFUSED.get((kind, name), set())
             assert runs_in == set(PRESETS) - refused, (kind, name, runs_in)
-    assert [n for n in registry.BUILTIN["scorers"] if REFUSED.get(("scorers", n)) == {"long"}] == list(SAMPLE_SCORERS)
+    assert [n for n in registry.BUILTIN["scorers"] if REFUSED.get(("scorers", n)) == {"long", "probe"}] == list(SAMPLE_SCORERS)
 
 
 def test_auto_mode_refuses_what_the_short_preset_cannot_run_and_says_why():

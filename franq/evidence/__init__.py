@@ -6,7 +6,7 @@ faithfulness backend one :class:`ClaimEvidence` per claim:
     passes    franq.evidence.passes.TokenPasses: the answer's tokens teacher-forced with
               the passages (p(y_t | x, r, y_<t), paper eq. 1) and without (eq. 3)
     internals the with-passages pass's attention and hidden states per answer token, reduced
-              as it runs (franq.lm.capture.TokenInternals; gathered by TokenPasses with a
+              as it runs (and, when a component asks, the closed-book pass's hidden states) (franq.lm.capture.TokenInternals; gathered by TokenPasses with a
               capture spec: Lookback Lens ratios, attention on the previous token, hidden
               states at the layers the components ask for)
     samples   franq.evidence.samples.SampleDraws: N answers sampled with the passages
@@ -31,7 +31,8 @@ ANSWER_SAMPLES = "answer_samples"
 INTERNALS = "internals"
 EVIDENCE_KINDS = {
     PASSES: "the answer's token log-probabilities with and without the passages (teacher forcing)",
-    INTERNALS: "attention ratios and hidden states of the with-passages pass, per answer token",
+    INTERNALS: "attention ratios and hidden states of the with-passages pass (hidden states of the closed-book "
+               "pass too, when asked), per answer token",
     SAMPLES: "N sampled answers to the question and their pairwise entailment",
     ANSWER_SAMPLES: "the entailment between the answer being scored and each sample, and the answer's own likelihood",
 }
@@ -46,7 +47,8 @@ class ClaimEvidence:
     / ``closed_logprobs`` cover every answer token (the claim's own are
     ``claim.token_positions``); ``samples`` / ``closed_samples`` are
     :class:`franq.scorers.samples.SampleContext` objects; ``internals`` is the answer's
-    :class:`~franq.lm.capture.TokenInternals` (pool it over ``claim.token_positions``).
+    :class:`~franq.lm.capture.TokenInternals` (pool it over ``claim.token_positions``) and
+    ``closed_internals`` the closed-book pass's (hidden states only, when a component asks).
     What a preset does not gather is ``None``.
     """
 
@@ -59,6 +61,7 @@ class ClaimEvidence:
     samples: object | None = None
     closed_samples: object | None = None
     internals: object | None = None
+    closed_internals: object | None = None
 
     @property
     def pair(self) -> tuple[str, str]:

@@ -9,7 +9,9 @@ component reads the ``internals`` evidence: then ``capture`` (a
 :class:`~franq.lm.capture.CaptureSpec`) makes the with-passages pass keep the answer's
 lookback ratios, attention on the previous token and hidden states
 (:mod:`franq.lm.capture`), reduced per layer as it runs; its log-probabilities are the
-same, exactly, and an answer that brought its own keeps them.
+same, exactly, and an answer that brought its own keeps them. A capture spec with
+``closed_hidden_layers`` also keeps the closed-book pass's hidden states
+(``closed_internals``: what the model represents without the passages).
 """
 from __future__ import annotations
 
@@ -31,34 +33,42 @@ class TokenPasses:
 
     def gather(self, answers: Sequence) -> None:
         """Fill ``rag_logprobs`` / ``closed_logprobs`` (unless ``closed_book`` is off) and,
-        with ``capture``, ``internals`` of each answer (see :class:`franq.pipeline.AnswerWork`);
-        prompt truncations go to its warnings."""
-        items, slots, captured = [], [], []
+        with ``capture``, ``internals`` (with-passages pass) and ``closed_internals``
+        (closed-book pass, hidden states only) of each answer (see
+        :class:`franq.pipeline.AnswerWork`); prompt truncations go to its warnings."""
+        specs = {"rag": self.capture.rag if self.capture and self.capture.rag else None,
+                 "closed": self.capture.closed if self.capture and self.closed_book else None}
+        runs: dict = {None: ([], [])}  # capture spec (None: plain) -> (items, (answer, pass) slots)
         for a in answers:
-            if a.rag_logprobs is None or self.capture:
+            if a.rag_logprobs is None or specs["rag"]:
                 rag = self.lm.rag_prompt(a.example.question, a.example.passages, reserve=len(a.answer_ids),
                                          on_overflow=self.on_overflow)
                 if a.rag_logprobs is None:
                     a.warnings.extend(rag.warnings)
-                (captured if self.capture else items).append((rag.ids, a.answer_ids))
-                slots.append((a, "rag_logprobs"))
+                items, slots = runs.setdefault(specs["rag"], ([], []))
+                items.append((rag.ids, a.answer_ids))
+                slots.append((a, "rag"))
             if self.closed_book:
                 closed = self.lm.closed_book_prompt(a.example.question)
+                items, slots = runs.setdefault(specs["closed"], ([], []))
                 items.append((closed.ids, a.answer_ids))
-                slots.append((a, "closed_logprobs"))
-        results = self.lm.continuation_logprobs(items, max_batch_tokens=self.max_batch_tokens) if items else []
-        if captured:
-            rag_lp, internals = self.lm.captured_logprobs(captured, self.capture,
-                                                          max_batch_tokens=self.max_batch_tokens)
-            results = iter(results)
-            rag_lp = iter(zip(rag_lp, internals))
-            for a, attr in slots:
-                if attr == "closed_logprobs":
-                    a.closed_logprobs = np.asarray(next(results), dtype=np.float64)
+                slots.append((a, "closed"))
+        for spec, (items, slots) in runs.items():
+            if not items:
+                continue
+            if spec is None:
+                lps = self.lm.continuation_logprobs(items, max_batch_tokens=self.max_batch_tokens)
+                internals = [None] * len(items)
+            else:
+                lps, internals = self.lm.captured_logprobs(items, spec, max_batch_tokens=self.max_batch_tokens)
+            for (a, which), lp, inner in zip(slots, lps, internals):
+                lp = np.asarray(lp, dtype=np.float64)
+                if which == "closed":
+                    a.closed_logprobs = lp
+                    if inner is not None:
+                        a.closed_internals = inner
                 else:
-                    lp, a.internals = next(rag_lp)
-                    if a.rag_logprobs is None:
-                        a.rag_logprobs = np.asarray(lp, dtype=np.float64)
-            return
-        for (a, attr), lp in zip(slots, results):
-            setattr(a, attr, np.asarray(lp, dtype=np.float64))
+                    if inner is not None:
+                        a.internals = inner
+                    if a.rag_logprobs is None:  # an answer that brought its own keeps them
+                        a.rag_logprobs = lp

@@ -58,6 +58,16 @@ def short_rag_prompt(lm, question: str, passages, *, options: SamplingOptions, o
                          instruction=SHORT_INSTRUCTION)
 
 
+def greedy_short_answer(lm, question: str, passages, *, options: SamplingOptions, on_overflow: str = "truncate"):
+    """The greedy one-line answer to the short-form prompt (what :meth:`SampleDraws.greedy_answer`
+    returns as row 0), without drawing samples; and the prompt's warnings."""
+    prompt = short_rag_prompt(lm, question, passages, options=options, on_overflow=on_overflow)
+    s = lm.sample(prompt.ids, 1, temperature=options.temperature, top_p=options.top_p, top_k=options.top_k,
+                  max_new_tokens=options.max_new_tokens, stop_at_newline=True, seed=options.seed,
+                  greedy_first=True)
+    return s.samples[0].text, prompt.warnings
+
+
 class SampleDraws:
     name = "samples"
 

@@ -38,20 +38,33 @@ _WRAPPED: dict[str, str] = {}  # wrapper name -> original attention implementati
 
 @dataclass(frozen=True)
 class CaptureSpec:
-    """What a pass keeps: the attention reductions and the hidden states at ``hidden_layers``
-    (decoder layer indices, 0-based; negative counts from the last)."""
+    """What the passes keep: from the with-passages pass the attention reductions and the
+    hidden states at ``hidden_layers`` (decoder layer indices, 0-based; negative counts from
+    the last); from the closed-book pass the hidden states at ``closed_hidden_layers``."""
 
     attention: bool = True
     hidden_layers: tuple[int, ...] = ()
+    closed_hidden_layers: tuple[int, ...] = ()
 
     def __bool__(self) -> bool:
-        return self.attention or bool(self.hidden_layers)
+        return self.attention or bool(self.hidden_layers) or bool(self.closed_hidden_layers)
+
+    @property
+    def rag(self) -> CaptureSpec:
+        """What the with-passages pass keeps."""
+        return CaptureSpec(self.attention, self.hidden_layers)
+
+    @property
+    def closed(self) -> CaptureSpec | None:
+        """What the closed-book pass keeps (hidden states only), or None."""
+        return CaptureSpec(False, self.closed_hidden_layers) if self.closed_hidden_layers else None
 
     def union(self, other: CaptureSpec | None) -> CaptureSpec:
         if other is None:
             return self
         return CaptureSpec(self.attention or other.attention,
-                           tuple(sorted(set(self.hidden_layers) | set(other.hidden_layers))))
+                           tuple(sorted(set(self.hidden_layers) | set(other.hidden_layers))),
+                           tuple(sorted(set(self.closed_hidden_layers) | set(other.closed_hidden_layers))))
 
 
 @dataclass
