@@ -247,6 +247,9 @@ def test_strategies_and_judge_on_a_server_then_report(server, tmp_path):
     gold_first = records[0]["gold_ids"] == [1]
     assert acc[("p0-d0", "baseline")]["max"]["mean"] == (1.0 if gold_first else 0.0)
     assert "Table 2" in (tmp_path / "rep" / "report.md").read_text() and len(paths) == 3
+    cost = {(c["condition"], c["strategy"]): c for c in report["cost"]}
+    assert cost[("p0-d0", "hedge")]["answers"] == 1 and cost[("p0-d0", "hedge")]["generate_s_median"] >= 0
+    assert "median seconds per answer" in (tmp_path / "rep" / "report.md").read_text()
 
 
 def test_a_chat_model_writes_the_fake_answers(server):

@@ -123,7 +123,24 @@ def _fmt(c: dict) -> str:
     return f"{100 * c['mean']:.1f}% [{100 * c['lo']:.1f}, {100 * c['hi']:.1f}]"
 
 
-def markdown(t: dict, det: list[dict], *, weights: Weights, meteor_variant: str, judge: str, n_boot: int) -> str:
+def cost_table(rows: list[dict]) -> list[dict]:
+    """Per model, condition and strategy: answers, how many FRANQ scored, and the median
+    seconds per answer of generation and of FRANQ scoring (as the run measured them)."""
+    groups: dict[tuple, list[dict]] = defaultdict(list)
+    for r in rows:
+        groups[(r["model"], r["condition"], r["strategy"])].append(r)
+    out = []
+    for (model, cond, strategy), rs in sorted(groups.items(), key=lambda kv: _order(kv[1][0], kv[0])):
+        gen = [r["generate_seconds"] for r in rs if r.get("generate_seconds") is not None]
+        fr = [r["franq_seconds"] for r in rs if r.get("franq_seconds") is not None]
+        out.append({"model": model, "condition": cond, "strategy": strategy, "answers": len(rs),
+                    "franq_scored": len(fr), "generate_s_median": float(np.median(gen)) if gen else None,
+                    "franq_s_median": float(np.median(fr)) if fr else None})
+    return out
+
+
+def markdown(t: dict, det: list[dict], *, weights: Weights, meteor_variant: str, judge: str, n_boot: int,
+             cost: list[dict] = ()) -> str:
     lines = ["# Trust suite report (paper 004 Tables 2-4)", "",
              f"Weights: factuality {weights.factuality} (judge, FakeOverlap, METEOR); robustness "
              f"{weights.robustness} (judge, cosine, token F1). Judge: {judge}. METEOR: {meteor_variant}. "
@@ -153,6 +170,15 @@ def markdown(t: dict, det: list[dict], *, weights: Weights, meteor_variant: str,
         pr = "-" if math.isnan(d["pr_auc"]) else f"{d['pr_auc']:.3f}"
         lines.append(f"| {d['model']} | {d['condition']} | {d['strategy']} | {d['signal']} | {au} | {pr} | "
                      f"{d['positives']} / {d['n']} |")
+    if cost:
+        lines += ["", "## What ran: answers and median seconds per answer", "",
+                  "| model | condition | strategy | answers | FRANQ-scored | generation s | FRANQ s |",
+                  "|---|---|---|---|---|---|---|"]
+        for c in cost:
+            g = "-" if c["generate_s_median"] is None else f"{c['generate_s_median']:.2f}"
+            f = "-" if c["franq_s_median"] is None else f"{c['franq_s_median']:.2f}"
+            lines.append(f"| {c['model']} | {c['condition']} | {c['strategy']} | {c['answers']} | "
+                         f"{c['franq_scored']} | {g} | {f} |")
     return "\n".join(lines) + "\n"
 
 
@@ -208,10 +234,12 @@ def write_report(run_dir, out_dir, *, weights: Weights = Weights(), embedding_mo
     t = tables(metrics, n_boot=n_boot)
     det = detection_table(metrics)
     judge = rows[0].get("judge", "normalized-answer match (offline)")
-    md = markdown(t, det, weights=weights, meteor_variant=meteor.variant, judge=judge, n_boot=n_boot)
+    cost = cost_table(rows)
+    md = markdown(t, det, weights=weights, meteor_variant=meteor.variant, judge=judge, n_boot=n_boot, cost=cost)
     paths = [out / "report.md", out / "report.json", out / "metrics.jsonl"]
     paths[0].write_text(md, encoding="utf-8")
-    paths[1].write_text(json.dumps({"tables": t, "detection": det, "weights": [weights.factuality, weights.robustness],
+    paths[1].write_text(json.dumps({"tables": t, "detection": det, "cost": cost,
+                                    "weights": [weights.factuality, weights.robustness],
                                     "meteor": meteor.variant, "judge": judge,
                                     "answers": len(rows)}, indent=1), encoding="utf-8")
     with paths[2].open("w", encoding="utf-8") as fh:
