@@ -59,6 +59,8 @@ def load_cache(dataset: Path) -> dict[tuple[str, int], dict]:
         for k, (i, pos) in enumerate(zip(z["index"], np.split(z["positions"], splits))):
             nocite = "lookback_nocite" in z
             out[(path.stem, int(i))] = {"lookback": z["lookback"][k], "hidden": z["hidden"][k].astype(np.float32),
+                                        "hidden_closed": (z["hidden_closed"][k].astype(np.float32)
+                                                          if "hidden_closed" in z else None),
                                         "lookback_nocite": z["lookback_nocite"][k] if nocite else None,
                                         "hidden_nocite": z["hidden_nocite"][k].astype(np.float32) if nocite else None,
                                         "log_rag": float(z["log_rag"][k]), "n_tokens": int(z["n_tokens"][k]),
@@ -122,21 +124,35 @@ def main() -> None:
     ap.add_argument("--fit-probes", action="store_true", help="write the fitted probes to franq/data")
     ap.add_argument("--capture-ms", type=float, default=None,
                     help="capture overhead per claim in ms (scripts/bench_capture.py), added to the probes' ms/claim")
+    ap.add_argument("--no-wice-fit", action="store_true",
+                    help="fit the faithfulness probes on ExpertQA train only (default: also WiCE's fit part)")
     ap.add_argument("--out")
     args = ap.parse_args()
+    from franq.probe import data_hash
 
     train_claims = load_claims(EXPERTQA / "train.jsonl")
     train_cache = load_cache(EXPERTQA / "train.jsonl")
     tr = [c for c in train_claims if (c.answer_id, c.index) in train_cache]
     feats = [train_cache[(c.answer_id, c.index)] for c in tr]
+    n_expertqa = len(tr)
+    sources = [f"ExpertQA train (datasets/expertqa/train.jsonl, sha256 {data_hash(EXPERTQA / 'train.jsonl')[:12]})"]
+    if not args.no_wice_fit:
+        wice_cache = load_cache(WICE / "fit.jsonl")
+        wf = [c for c in load_claims(WICE / "fit.jsonl") if (c.answer_id, c.index) in wice_cache]
+        if wf:
+            tr += wf
+            feats += [wice_cache[(c.answer_id, c.index)] for c in wf]
+            sources.append(f"WiCE fit (datasets/wice/fit.jsonl, sha256 {data_hash(WICE / 'fit.jsonl')[:12]})")
     y_tr = np.array([c.is_faithful for c in tr], int)
     g_tr = [c.answer_id for c in tr]
-    lines = [f"Probes fitted on {len(tr)} ExpertQA train claims of {len(set(g_tr))} answers with a cached pass "
-             f"({y_tr.mean():.1%} faithful); C by 5-fold CV grouped by answer.", "",
+    lines = [f"Probes fitted on {len(tr)} claims of {len(set(g_tr))} answers with a cached pass: {n_expertqa} "
+             f"ExpertQA train claims and {len(tr) - n_expertqa} WiCE fit claims ({y_tr.mean():.1%} faithful); "
+             f"C by 5-fold CV grouped by answer.", "",
              "| probe (train CV) | claims | CV AUROC | CV PR-AUC | C |", "|---|---|---|---|---|"]
-    fitted_on = {"data": "ExpertQA train (datasets/expertqa/train.jsonl), claims with a cached pass",
-                 "data_sha256": __import__("franq.probe", fromlist=["data_hash"]).data_hash(EXPERTQA / "train.jsonl"),
-                 "n_answers": len(set(g_tr))}
+    fitted_on = {"data": " + ".join(sources) + ", claims with a cached pass", "n_answers": len(set(g_tr)),
+                 "data_sha256": data_hash(EXPERTQA / "train.jsonl")}
+    if len(sources) > 1:
+        fitted_on["data_sha256_wice_fit"] = data_hash(WICE / "fit.jsonl")
     x_look = np.stack([f["lookback"] for f in feats])
     look = fit_probe(x_look, y_tr, g_tr, target="is_faithful", features={"kind": "lookback"}, fitted_on=fitted_on)
     lines.append(f"| lookback (270 = 30 layers x 9 heads) | {len(tr)} | {look.cv['auroc']:.3f} | "
@@ -152,6 +168,20 @@ def main() -> None:
     hid = fit_probe(x_hid, y_tr, g_tr, target="is_faithful", features={"kind": "hidden", "layers": [LAYERS[j_best]]},
                     fitted_on=fitted_on)
     probes = [look, hid]
+    diff = None
+    if all(f["hidden_closed"] is not None for f in feats):
+        best_d = None
+        for j, layer in enumerate(LAYERS):
+            cv, _ = cross_validate(np.stack([f["hidden"][j] - f["hidden_closed"][j] for f in feats]), y_tr, g_tr)
+            lines.append(f"| hidden_diff layer {layer} (with - without passages) | {len(tr)} | {cv['auroc']:.3f} | "
+                         f"{cv['pr_auc']:.3f} | {cv['C']:g} |")
+            if best_d is None or cv["auroc"] > best_d[1]:
+                best_d = (j, cv["auroc"])
+        jd = best_d[0]
+        diff = (jd, fit_probe(np.stack([f["hidden"][jd] - f["hidden_closed"][jd] for f in feats]), y_tr, g_tr,
+                              target="is_faithful", features={"kind": "hidden_diff", "layers": [LAYERS[jd]]},
+                              fitted_on=fitted_on))
+        probes.append(diff[1])
     truth = [(c, f) for c, f in zip(tr, feats) if train_label(c, "is_true") is not None]
     yt = np.array([train_label(c, "is_true") for c, _ in truth], int)
     if len(truth) and min(np.bincount(yt, minlength=2)) >= 5:
@@ -160,9 +190,17 @@ def main() -> None:
         probes.append(tprobe)
         lines.append(f"| truth: hidden layer {LAYERS[j_best]} on is_true | {len(yt)} | {tprobe.cv['auroc']:.3f} | "
                      f"{tprobe.cv['pr_auc']:.3f} | {tprobe.cv['C']:g} |")
+        if diff is not None:
+            tdiff = fit_probe(np.stack([f["hidden"][diff[0]] - f["hidden_closed"][diff[0]] for _, f in truth]), yt,
+                              [c.answer_id for c, _ in truth], target="is_true",
+                              features={"kind": "hidden_diff", "layers": [LAYERS[diff[0]]]}, fitted_on=fitted_on)
+            probes.append(tdiff)
+            lines.append(f"| truth: hidden_diff layer {LAYERS[diff[0]]} on is_true | {len(yt)} | "
+                         f"{tdiff.cv['auroc']:.3f} | {tdiff.cv['pr_auc']:.3f} | {tdiff.cv['C']:g} |")
     if args.fit_probes:
         path = packaged_probe_path(EMBEDDED_NAME)
-        ProbeFile(EMBEDDED_NAME, tuple(probes)).to_json(path)
+        kept = tuple(p for p in ProbeFile.load(path).probes if p.target == "low_semantic_entropy") if path.exists() else ()
+        ProbeFile(EMBEDDED_NAME, tuple(probes) + kept).save(path)  # the short-form SE probes stay
         lines += ["", f"Wrote {path.relative_to(ROOT)}."]
 
     # the combination: text features + the probes' logits, stacked on out-of-fold probe outputs
@@ -219,6 +257,10 @@ def main() -> None:
                     "the probe; capture adds no measurable time to the pass (benchmarks/results/issue14-cost.md)")
             out.append(row("lookback-v1 (Lookback Lens probe)", p_look, ys, cs, ms_look + extra, note))
             out.append(row(f"probe-v1 (hidden layer {LAYERS[j_best]})", p_hid, ys, cs, ms_hid + extra, note))
+            if diff is not None and all(v["hidden_closed"] is not None for v in f):
+                xd = np.stack([v["hidden"][diff[0]] - v["hidden_closed"][diff[0]] for v in f])
+                out.append(row(f"probe on hidden_diff layer {LAYERS[diff[0]]} (needs the closed-book pass)",
+                               diff[1].predict(xd), ys, cs, None, "with - without passages"))
             xs = np.column_stack([feature_matrix(text_names, [pairs[k] for k in sub], None), logit(p_look), logit(p_hid)])
             out.append(row("combination: combined-v1 features + lookback + probe", stacker.predict(xs), ys, cs, None,
                            "stacked on train"))
@@ -240,7 +282,7 @@ def main() -> None:
         else:
             out.append(f"| *no cached passes for {dataset.name} (run scripts/internals_data.py)* | | | | | | |")
         sections += [*out, ""]
-    sections += truth_section(pmi, probes, j_best)
+    sections += truth_section(pmi, probes, j_best, diff[0] if diff else None)
     report = "\n".join([
         f"Run {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC on {platform.node()} "
         "(2-core CPU shared with other developers' jobs; timings are noisy).",
@@ -250,7 +292,7 @@ def main() -> None:
         Path(args.out).write_text(report + "\n", encoding="utf-8")
 
 
-def truth_section(pmi, probes, j_best) -> list[str]:
+def truth_section(pmi, probes, j_best, j_diff=None) -> list[str]:
     """ExpertQA test claims with an is_true label and a cached pass: the unsupervised RAUQ
     and the truth probe against FRANQ's own long-form UQ signals (false = the positive class
     of PR-AUC, as in the long-form table)."""
@@ -268,9 +310,13 @@ def truth_section(pmi, probes, j_best) -> list[str]:
     f = [cache[(a, i)] for a, i, _ in rows]
     signals = {"Max Claim Prob. (log p(c|x,r))": np.array([v["log_rag"] for v in f]),
                "RAUQ confidence exp(-u) (unsupervised)": np.exp(-np.array([v["rauq"] for v in f]))}
-    truth = [p for p in probes if p.target == "is_true"]
-    if truth:
-        signals[f"truth probe (hidden layer {LAYERS[j_best]})"] = truth[0].predict(np.stack([v["hidden"][j_best] for v in f]))
+    truth = {p.features["kind"]: p for p in probes if p.target == "is_true"}
+    if "hidden" in truth:
+        signals[f"truth probe (hidden layer {LAYERS[j_best]})"] = truth["hidden"].predict(
+            np.stack([v["hidden"][j_best] for v in f]))
+    if "hidden_diff" in truth and all(v["hidden_closed"] is not None for v in f):
+        signals[f"truth probe (hidden_diff layer {LAYERS[j_diff]})"] = truth["hidden_diff"].predict(
+            np.stack([v["hidden"][j_diff] - v["hidden_closed"][j_diff] for v in f]))
     have = [k for k, (a, i, _) in enumerate(rows) if (a, i) in pmi]
     out += [f"{len(rows)} claims of {len({a for a, _, _ in rows})} answers, {int((y == 0).sum())} false.", "",
             "| signal | AUROC (true) | PR-AUC (false) |", "|---|---|---|"]
@@ -293,7 +339,7 @@ def train_label(claim, key):
             rec = json.loads(line)
             for i, c in enumerate(rec["claims"]):
                 _LABELS[(rec["id"], i)] = c
-    return _LABELS[(claim.answer_id, claim.index)].get(key)
+    return _LABELS.get((claim.answer_id, claim.index), {}).get(key)  # WiCE fit claims: no is_true
 
 
 if __name__ == "__main__":

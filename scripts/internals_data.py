@@ -2,8 +2,9 @@
 
     python scripts/internals_data.py datasets/expertqa/train.jsonl [--max-prompt-tokens 3000]
 
-For each answer, one with-passages pass with capture (Lookback Lens ratios, attention on
-the previous token, hidden states at ``LAYERS``; no closed-book pass), through
+For each answer, the with-passages pass with capture (Lookback Lens ratios, attention on
+the previous token, hidden states at ``LAYERS``) and the closed-book pass with its hidden
+states at ``LAYERS`` (for the ``hidden_closed`` / ``hidden_diff`` feature sets), through
 :meth:`franq.Franq.claim_evidence`; writes ``benchmarks/cache/internals/<dataset>/<id>.npz``
 (resumable: answers already cached are skipped) with, per scorable labelled claim, its
 index, labels, pooled lookback (270) and hidden features (float16), the same pooled without
@@ -60,7 +61,7 @@ def main() -> None:
     out.mkdir(parents=True, exist_ok=True)
     fr = Franq.from_config()
     lm = fr.lm
-    spec = CaptureSpec(attention=True, hidden_layers=LAYERS)
+    spec = CaptureSpec(attention=True, hidden_layers=LAYERS, closed_hidden_layers=LAYERS)
     records = [json.loads(line) for line in open(args.dataset, encoding="utf-8")]
     done = {p.stem for p in out.glob("*.npz")}
     skipped = set((out / "skipped.txt").read_text().split()) if (out / "skipped.txt").exists() else set()
@@ -77,13 +78,13 @@ def main() -> None:
                 f.write(rec["id"] + "\n")
             continue
         t = time.perf_counter()
-        evidence = fr.claim_evidence([ex], capture=spec, closed_book=False)[0]
+        evidence = fr.claim_evidence([ex], capture=spec)[0]
         dt = time.perf_counter() - t
         rows = [(i, e) for i, e in enumerate(evidence) if e is not None]
         if not rows:
             np.savez_compressed(out / f"{rec['id']}.npz", index=np.zeros(0, int))
             continue
-        internals = rows[0][1].internals
+        internals, closed = rows[0][1].internals, rows[0][1].closed_internals
         labels = [rec["claims"][i] for i, _ in rows]
         lab = lambda key: np.array([np.nan if c.get(key) is None else float(c[key]) for c in labels])  # noqa: E731
         pos = [list(e.claim.token_positions) for _, e in rows]
@@ -100,6 +101,9 @@ def main() -> None:
             lookback=np.stack([internals.pooled(p, "lookback") for p in pos]).astype(np.float32),
             hidden=np.stack([np.stack([internals.hidden[la][p].mean(0) for la in LAYERS]) for p in pos]
                             ).astype(np.float16),
+            hidden_closed=np.stack([np.stack([closed.hidden[la][p].mean(0) for la in LAYERS]) for p in pos]
+                                   ).astype(np.float16),
+            log_closed=np.array([rows[0][1].closed_logprobs[p].sum() for p in pos]),
             layers=np.array(LAYERS),
             has_citation=np.array([len(q) < len(p) for p, q in zip(pos, plain)]),
             lookback_nocite=np.stack([internals.pooled(p, "lookback") for p in plain]).astype(np.float32),

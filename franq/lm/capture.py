@@ -12,6 +12,9 @@ keeps, per answer token, only:
     prev_attn  (T, layers, heads)  attention of answer token t on the token before it (RAUQ)
     hidden     {layer: (T, d)}     hidden state after decoder layer ``layer`` at token t
 
+(The closed-book pass is captured the same way for hidden states only, when a component's
+spec names ``closed_hidden_layers``; :class:`~franq.evidence.passes.TokenPasses` runs it.)
+
 Nothing of size (sequence x sequence) is kept: for each layer the attention rows of the
 answer positions only are recomputed from the layer's own (rotated) queries and keys,
 ``softmax(q k^T * scaling)`` under the causal and padding masks, in chunks of
