@@ -64,6 +64,7 @@ def load_cache(dataset: Path) -> dict[tuple[str, int], dict]:
                                         "lookback_nocite": z["lookback_nocite"][k] if nocite else None,
                                         "hidden_nocite": z["hidden_nocite"][k].astype(np.float32) if nocite else None,
                                         "log_rag": float(z["log_rag"][k]), "n_tokens": int(z["n_tokens"][k]),
+                                        "log_closed": float(z["log_closed"][k]) if "log_closed" in z else None,
                                         "rauq": float((-logc[pos].mean(0)).max())}
     return out
 
@@ -264,6 +265,13 @@ def main() -> None:
             xs = np.column_stack([feature_matrix(text_names, [pairs[k] for k in sub], None), logit(p_look), logit(p_hid)])
             out.append(row("combination: combined-v1 features + lookback + probe", stacker.predict(xs), ys, cs, None,
                            "stacked on train"))
+            if all(v["log_closed"] is not None for v in f):
+                from franq.faithfulness.context_pmi import ContextPMIFaithfulness
+
+                x_pmi = np.array([[pass_features_from_sums(v["log_rag"], v["log_closed"], v["n_tokens"])["pmi_mean"]]
+                                  for v in f])
+                out.append(row("context-pmi-v1 (the cached two passes)", ContextPMIFaithfulness().map.predict(x_pmi),
+                               ys, cs, None, "mean token PMI, with / without passages"))
             out.append(row("(unsupervised) RAUQ confidence exp(-u)", np.exp(-np.array([v["rauq"] for v in f])), ys, cs,
                            None, "a truth signal, shown for reference"))
             both = [k for k, v in enumerate(f) if v["lookback_nocite"] is not None]
