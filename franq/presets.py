@@ -75,8 +75,8 @@ def presets_for(mode: str, config=None) -> tuple[Preset, ...]:
         presets = MODE_PRESETS[mode]
     except KeyError:
         raise InputError(f"mode: expected one of ['long', 'short', 'auto'], got {mode!r}") from None
-    if config is not None and config.uq.short_scoring == "probe":
-        presets = tuple(p for p in presets if not p.whole_answer) + (PROBE,) if mode != "long" else presets
+    if config is not None and config.uq.short_scoring == "probe" and mode != "long":
+        presets = (*(p for p in presets if not p.whole_answer), PROBE)
     return presets
 
 
