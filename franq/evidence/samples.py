@@ -43,10 +43,13 @@ class SamplingOptions:
         return cls(n_samples=uq.n_samples, temperature=uq.temperature, max_new_tokens=uq.max_sample_tokens,
                    seed=uq.seed, unfaith_samples=uq.unfaith_samples)
 
-    def draw(self, lm, prompt_ids, *, seed_offset: int = 0, greedy_first: bool = False, prefill=None):
-        """``n_samples`` answers to ``prompt_ids`` with these options (plus the greedy one as
-        row 0 with ``greedy_first``); ``prefill`` as in :meth:`franq.lm.sampling.Sampler.sample`."""
-        return lm.sample(prompt_ids, self.n_samples + (1 if greedy_first else 0), temperature=self.temperature,
+    def draw(self, lm, prompt_ids, *, seed_offset: int = 0, greedy_first: bool = False, prefill=None,
+             n: int | None = None):
+        """``n`` (default ``n_samples``) answers to ``prompt_ids`` with these options (plus the
+        greedy one as row 0 with ``greedy_first``); ``prefill`` as in
+        :meth:`franq.lm.sampling.Sampler.sample`."""
+        n = self.n_samples if n is None else n
+        return lm.sample(prompt_ids, n + (1 if greedy_first else 0), temperature=self.temperature,
                          top_p=self.top_p, top_k=self.top_k, max_new_tokens=self.max_new_tokens,
                          stop_at_newline=True, seed=self.seed + seed_offset, greedy_first=greedy_first,
                          prefill=prefill)
@@ -62,10 +65,7 @@ def greedy_short_answer(lm, question: str, passages, *, options: SamplingOptions
     """The greedy one-line answer to the short-form prompt (what :meth:`SampleDraws.greedy_answer`
     returns as row 0), without drawing samples; and the prompt's warnings."""
     prompt = short_rag_prompt(lm, question, passages, options=options, on_overflow=on_overflow)
-    s = lm.sample(prompt.ids, 1, temperature=options.temperature, top_p=options.top_p, top_k=options.top_k,
-                  max_new_tokens=options.max_new_tokens, stop_at_newline=True, seed=options.seed,
-                  greedy_first=True)
-    return s.samples[0].text, prompt.warnings
+    return options.draw(lm, prompt.ids, greedy_first=True, n=0).samples[0].text, prompt.warnings
 
 
 class SampleDraws:
