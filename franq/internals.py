@@ -76,7 +76,7 @@ def claim_features(spec: dict, evidence: Sequence) -> np.ndarray:
         pos = e.claim.token_positions
         if kind in ("lookback", "hidden", "hidden_diff") and e.internals is None:
             raise ValueError(f"claim {e.claim.text[:40]!r}: its evidence has no captured internals")
-        if needs_closed(spec) and getattr(e, "closed_internals", None) is None:
+        if needs_closed(spec) and e.closed_internals is None:
             raise ValueError(f"claim {e.claim.text[:40]!r}: its evidence has no closed-book internals "
                              "(the feature set reads the closed-book pass)")
         if kind == "lookback":

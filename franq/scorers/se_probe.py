@@ -17,39 +17,18 @@ for the embedded model) and belongs to the model it was fitted with.
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
-
-import numpy as np
-
 from franq.evidence import INTERNALS, PASSES
-from franq.internals import capture_for, claim_features
-from franq.probe import load_probes
 from franq.scorers.base import Signal
+from franq.scorers.truth_probe import ProbeScorer
 
-TARGET = "low_semantic_entropy"
 
-
-class SemanticEntropyProbeScorer:
+class SemanticEntropyProbeScorer(ProbeScorer):
     name = "se_probe"
+    target = "low_semantic_entropy"
     kinds = ("hidden",)
     needs = frozenset({PASSES, INTERNALS})
     signals = (Signal("p_low_se_probe", "prob", True,
                       "semantic entropy probe on the with-passages pass: P(the samples would agree)"),)
-
-    def __init__(self, probe_path=None, *, lm_name: str | None = None):
-        where = f"scorer {self.name!r}"
-        self.probe = load_probes(probe_path, lm_name, where).find(TARGET, self.kinds, where)
-        self.capture = capture_for(self.probe.features)
-
-    @classmethod
-    def from_config(cls, config, lm):
-        return cls(config.model.probe, lm_name=lm.name)
-
-    def score(self, batch: Sequence) -> dict[str, np.ndarray]:
-        return {self.signals[0].name: self.probe.predict(claim_features(self.probe.features, batch))}
-
-    def probability(self, primary: np.ndarray) -> np.ndarray:
-        return np.asarray(primary, dtype=np.float64)
 
 
 class ClosedBookSemanticEntropyProbeScorer(SemanticEntropyProbeScorer):

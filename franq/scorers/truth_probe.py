@@ -18,14 +18,20 @@ from franq.probe import load_probes
 from franq.scorers.base import Signal
 
 
-class TruthProbeScorer:
-    name = "truth_probe"
+class ProbeScorer:
+    """A scorer whose one signal is a probe's probability: the first probe for ``target`` on
+    a feature set of one of ``kinds`` in the model's probe file (``model.probe``; default the
+    file shipped for the pipeline's model), applied to each claim's features."""
+
+    name = "probe_scorer"
+    target = "is_true"
+    kinds: tuple[str, ...] = ("hidden",)
     needs = frozenset({INTERNALS})
-    signals = (Signal("p_true_probe", "prob", True, "hidden-state probe's P(true), fitted on is_true labels"),)
+    signals: tuple[Signal, ...] = ()
 
     def __init__(self, probe_path=None, *, lm_name: str | None = None):
-        self.probe = load_probes(probe_path, lm_name, "scorer 'truth_probe'").find(
-            "is_true", "hidden", "scorer 'truth_probe'")
+        where = f"scorer {self.name!r}"
+        self.probe = load_probes(probe_path, lm_name, where).find(self.target, self.kinds, where)
         self.capture = capture_for(self.probe.features)
 
     @classmethod
@@ -33,7 +39,12 @@ class TruthProbeScorer:
         return cls(config.model.probe, lm_name=lm.name)
 
     def score(self, batch: Sequence) -> dict[str, np.ndarray]:
-        return {"p_true_probe": self.probe.predict(claim_features(self.probe.features, batch))}
+        return {self.signals[0].name: self.probe.predict(claim_features(self.probe.features, batch))}
 
     def probability(self, primary: np.ndarray) -> np.ndarray:
         return np.asarray(primary, dtype=np.float64)
+
+
+class TruthProbeScorer(ProbeScorer):
+    name = "truth_probe"
+    signals = (Signal("p_true_probe", "prob", True, "hidden-state probe's P(true), fitted on is_true labels"),)
