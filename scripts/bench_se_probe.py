@@ -54,33 +54,23 @@ def specs() -> list[dict]:
 
 def labelled(split: str, n: int) -> list[dict]:
     """The attempted greedy answers of the split with their semantic entropy and correctness."""
-    from benchmark import CACHE, NQ, read_cache, slug
+    from benchmark import CACHE, read_cache, slug
+    from fit_short_calibrator import observed
     from franq.config import FranqConfig
-    from franq.evaluation.data import load_nq_open
-    from franq.evaluation.observe import short_key
+    from franq.evaluation.observe import cached_sample_set
     from franq.evaluation.units import _NamedModel, attempted, is_correct
-    from franq.evidence.samples import SamplingOptions
     from franq.faithfulness.combined import CombinedFaithfulness
     from franq.io import Example
     from franq.lm.load import EMBEDDED_NAME
-    from franq.lm.sampling import Sample, SampleSet
     from franq.pipeline import Franq
 
     cache = read_cache(CACHE / f"short-nq-open.{slug(EMBEDDED_NAME)}.jsonl")
-    options = SamplingOptions()
     config = FranqConfig.from_dict({"mode": "short", "calibration": {"calibrator": "none"}})
     fr = Franq(config, _NamedModel(EMBEDDED_NAME), faithfulness=CombinedFaithfulness(lm_name=EMBEDDED_NAME))
-    kept = []
-    for variant in ("clean", "corrupted") if split == "train" else ("clean",):
-        for it in load_nq_open(NQ, split, variant, limit=n):
-            if variant == "corrupted" and not it.corrupted:
-                continue
-            rec = cache.get(short_key(it.id, it.passage_ids, options))
-            if rec is not None and attempted(rec["greedy"]["text"]):
-                kept.append((it, rec, variant))
+    rows, _ = observed(cache, split, n, ("clean", "corrupted") if split == "train" else ("clean",))
+    kept = [(it, rec, variant) for it, rec, variant in rows if attempted(rec["greedy"]["text"])]
     examples = [Example(it.question, it.passages, rec["greedy"]["text"]) for it, rec, _ in kept]
-    sets = [SampleSet(tuple(Sample(s["text"], (), (), s["logprob"], "cached") for s in rec["samples"]),
-                      rec["prompt_tokens"]) for _, rec, _ in kept]
+    sets = [cached_sample_set(rec) for _, rec, _ in kept]
     scores = fr.score_many(examples, sample_sets=sets, generated=True)
     rows = []
     for (it, rec, variant), sc in zip(kept, scores):

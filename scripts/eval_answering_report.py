@@ -92,7 +92,7 @@ def franq_p_true(items) -> tuple[list[float], list[float]]:
     model pass."""
     from franq.config import FranqConfig
     from franq.io import Example
-    from franq.lm.sampling import Sample, SampleSet
+    from franq.evaluation.observe import cached_sample_set
     from franq.pipeline import Franq
 
     class Named:
@@ -101,8 +101,7 @@ def franq_p_true(items) -> tuple[list[float], list[float]]:
     cfg = FranqConfig.from_dict({"mode": "short", "calibration": {"calibrator": "none"}})
     fq = Franq(cfg, Named())
     examples = [Example(it.question, it.passages, rec["greedy"]["text"] or "-") for it, rec in items]
-    sets = [SampleSet(tuple(Sample(s["text"], (), (), s["logprob"], "cached") for s in rec["samples"]),
-                      rec["prompt_tokens"]) for _, rec in items]
+    sets = [cached_sample_set(rec) for _, rec in items]
     scores = fq.score_many(examples, sample_sets=sets)
     return [float(s.claims[0].p_true_raw) for s in scores], [float(s.claims[0].p_faithful) for s in scores]
 

@@ -42,21 +42,28 @@ from franq.lm.load import EMBEDDED_NAME  # noqa: E402
 from franq.pipeline import Franq  # noqa: E402
 
 
-def train_units(cache: dict, model_name: str, faith, n: int):
-    """The observed, attempted train answers: the clean passage lists, plus the corrupted
-    lists of the questions whose gold passage was replaced (the others share generations)."""
+def observed(cache: dict, split: str, n: int, variants=("clean", "corrupted")):
+    """``(item, record, variant)`` of the first ``n`` questions of ``split`` with a cached
+    observation: the clean passage lists, plus the corrupted lists of the questions whose
+    gold passage was replaced (the others share generations); and how many had none."""
     options = SamplingOptions()
     rows, missing = [], 0
-    for variant in ("clean", "corrupted"):
-        for it in load_nq_open(NQ, "train", variant, limit=n):
+    for variant in variants:
+        for it in load_nq_open(NQ, split, variant, limit=n):
             if variant == "corrupted" and not it.corrupted:
                 continue
             rec = cache.get(short_key(it.id, it.passage_ids, options))
             if rec is None:
                 missing += 1
             else:
-                rows.append((it, rec))
-    units, skipped = short_units([it for it, _ in rows], [r for _, r in rows], model_name=model_name,
+                rows.append((it, rec, variant))
+    return rows, missing
+
+
+def train_units(cache: dict, model_name: str, faith, n: int):
+    """The observed, attempted train answers (:func:`observed`)."""
+    rows, missing = observed(cache, "train", n)
+    units, skipped = short_units([it for it, _, _ in rows], [r for _, r, _ in rows], model_name=model_name,
                                  faithfulness=faith)
     return units, {"observed": len(rows), "not_observed": missing, **skipped}
 

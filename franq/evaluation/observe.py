@@ -84,6 +84,15 @@ def observe_long(franq, ptrue: PTrue, example: Example) -> dict:
             "faithfulness": result.faithfulness}
 
 
+def cached_sample_set(record: dict):
+    """The samples of an ``observe_short`` record as a :class:`~franq.lm.sampling.SampleSet`
+    the short preset scores (texts and likelihoods; no token ids)."""
+    from franq.lm.sampling import Sample, SampleSet
+
+    return SampleSet(tuple(Sample(s["text"], (), (), s["logprob"], "cached") for s in record["samples"]),
+                     record["prompt_tokens"])
+
+
 def cache_key(*parts) -> str:
     return hashlib.sha1(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:16]
 

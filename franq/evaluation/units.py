@@ -132,7 +132,7 @@ def short_units(items: Sequence, records: Sequence[dict], *, model_name: str, fa
 
     from franq.config import FranqConfig
     from franq.io import Example
-    from franq.lm.sampling import Sample, SampleSet
+    from franq.evaluation.observe import cached_sample_set
     from franq.pipeline import Franq
 
     config = FranqConfig.from_dict({"mode": "short", "calibration": {"calibrator": "none"}})
@@ -145,8 +145,7 @@ def short_units(items: Sequence, records: Sequence[dict], *, model_name: str, fa
             continue
         kept.append((it, rec))
     examples = [Example(it.question, it.passages, rec["greedy"]["text"]) for it, rec in kept]
-    sample_sets = [SampleSet(tuple(Sample(s["text"], (), (), s["logprob"], "cached") for s in rec["samples"]),
-                             rec["prompt_tokens"]) for _, rec in kept]
+    sample_sets = [cached_sample_set(rec) for _, rec in kept]
     scores = franq.score_many(examples, sample_sets=sample_sets, generated=True)  # the model's own answers
     draws = franq.preset("short").evidence
     contexts = [draws.context(it.question, s) for (it, _), s in zip(kept, sample_sets)]
