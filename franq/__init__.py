@@ -1,12 +1,13 @@
-"""franq: claim-level factuality of RAG answers with FRANQ.
+"""franq: claim-level factuality of RAG answers with FRANQ (the scoring library).
 
     >>> import franq
     >>> result = franq.score(question, passages, answer)
     >>> for c in result.scored: print(c.p_true_calibrated, c.p_true_raw, c.claim.text)
 
-Answer, fall back or abstain (papers 000 and 003): ``Franq.answer(..., verify=, fallback=,
-policy=)`` and the :mod:`franq.answering` namespace (sufficiency raters, verifiers,
-policies, AwF / SfC and selective-generation metrics).
+``franq.Franq.from_config(franq.FranqConfig(...))`` builds other pipelines; ``read_results``
+reads ``franq score`` output back into :class:`AnswerScore` objects. Fitting (``franq.fit``),
+evaluation (``franq.evaluation``) and the applications (``franq.apps``: report, serve,
+answering, trust) are built on this API; docs/architecture.md shows the rooms.
 
 Heavy modules (torch, transformers) load on first use of ``score``, ``Franq`` or
 ``CausalLM``, so ``import franq`` stays fast.
@@ -24,35 +25,21 @@ from franq.types import AnswerScore, CalibratorInfo, ClaimScore, Decision, Passa
 if TYPE_CHECKING:
     from franq.lm import CausalLM
     from franq.pipeline import Franq, score
-    from franq.runners.records import result_record
+    from franq.runners.records import read_results, result_record
 
 __version__ = "0.1.0"
 __all__ = [
     "AnswerScore", "CalibratorInfo", "CausalLM", "Claim", "ClaimScore", "ContextOverflowError", "Decision", "Example",
-    "Franq", "FranqConfig", "FranqError", "InputError", "LabelWords", "ModelNotFoundError", "Passage", "answering",
-    "label_probability", "normalize_answer", "prompts", "result_record", "score",
+    "Franq", "FranqConfig", "FranqError", "InputError", "ModelNotFoundError", "Passage", "read_results",
+    "result_record", "score",
 ]
-# for applications (franq/apps/): the prompt texts (module franq.lm.prompts), P(first word)
-# between two label words (franq.lm.labels), the SQuAD-style answer normalization
-_LAZY = {"CausalLM": ("franq.lm", "CausalLM"), "LabelWords": ("franq.lm.labels", "LabelWords"),
-         "label_probability": ("franq.lm.labels", "label_probability"),
-         "normalize_answer": ("franq.judges.normalized", "normalize_answer")}
-_MODULES = {"prompts": "franq.lm.prompts", "answering": "franq.answering"}
+_LAZY = {"Franq": ("franq.pipeline", "Franq"), "score": ("franq.pipeline", "score"),
+         "CausalLM": ("franq.lm", "CausalLM"),
+         "result_record": ("franq.runners.records", "result_record"),  # one output line of `franq score`
+         "read_results": ("franq.runners.records", "read_results")}   # output lines -> AnswerScore
 
 
 def __getattr__(name: str):
-    if name in ("Franq", "score"):
-        from franq import pipeline
-
-        return getattr(pipeline, name)
-    if name == "result_record":  # one output line of `franq score`, as a dict
-        from franq.runners.records import result_record
-
-        return result_record
-    if name in _MODULES:
-        import importlib
-
-        return importlib.import_module(_MODULES[name])
     if name in _LAZY:
         import importlib
 

@@ -1,5 +1,5 @@
-"""FRANQ-specific calibration glue: scored answers + labels -> training arrays -> a fitted
-calibrator (``calibration/``), and the calibrator a :class:`~franq.pipeline.Franq` applies.
+"""The calibrate stage: the calibrator a :class:`~franq.pipeline.Franq` applies (apply
+only; fitting one from labelled claims is :mod:`franq.fit.calibrator`, ``franq fit calibrator``).
 
 A calibrator records the stack it was fitted for (:func:`stack_key`): the model id, the
 faithfulness backend, the two UQ scorers, the prompt version and the preset (plus, in
@@ -13,12 +13,8 @@ picked automatically when one matches the running stack and skipped silently oth
 """
 from __future__ import annotations
 
-import dataclasses
-import json
 import logging
-import time
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
@@ -26,11 +22,8 @@ import numpy as np
 
 from calibration.base import CalibratorFileError, read_json
 from calibration.franq import FranqCalibrator, stack_mismatches
-from calibration.metrics import brier_score, expected_calibration_error
-from franq import registry
 from franq.config import CALIBRATOR_MISMATCH
 from franq.errors import InputError
-from franq.scorers.base import primary
 from franq.types import CalibratorInfo
 
 log = logging.getLogger(__name__)
@@ -166,241 +159,3 @@ def resolve_calibrator(setting: str | None, stack: dict[str, str], *, on_mismatc
     msg = f"calibrator {setting} NOT applied: it was fitted for another stack ({detail}); scores are uncalibrated"
     log.warning(msg)
     return None, (msg,)
-
-
-# ---------------------------------------------------------------------- training data
-@dataclass(frozen=True)
-class TrainingClaims:
-    """Labelled, scored claims as arrays, with the stack they were scored by. ``uq_faith``
-    and ``uq_unfaith`` are the scorers' primary signals mapped to probabilities (what the
-    pipeline mixes); ``signals`` holds every raw signal by its declared name."""
-
-    p_faithful: np.ndarray
-    uq_faith: np.ndarray
-    uq_unfaith: np.ndarray
-    is_true: np.ndarray
-    is_faithful: tuple[bool | None, ...]
-    signals: dict[str, np.ndarray]
-    stack: dict[str, str]
-    skipped: dict[str, int] = field(default_factory=dict)
-    groups: np.ndarray | None = None
-    """Per claim, the index of its answer (record) in the input: for grouped splits."""
-
-    def __len__(self) -> int:
-        return len(self.is_true)
-
-    def subset(self, mask: np.ndarray) -> TrainingClaims:
-        """The claims where ``mask`` is true (e.g. the answers of one cross-validation fold)."""
-        idx = np.flatnonzero(mask)
-        return dataclasses.replace(
-            self, p_faithful=self.p_faithful[idx], uq_faith=self.uq_faith[idx], uq_unfaith=self.uq_unfaith[idx],
-            is_true=self.is_true[idx], is_faithful=tuple(self.is_faithful[i] for i in idx),
-            signals={k: v[idx] for k, v in self.signals.items()},
-            groups=None if self.groups is None else self.groups[idx])
-
-    def franq_features(self) -> list[str]:
-        """XGBoost on the FRANQ features: P_faithful and the two scorers' primary signals
-        (raw: trees are invariant to monotone maps, and log values keep tiny probabilities apart)."""
-        return ["p_faithful", *(primary(registry.lookup("scorers", self.stack[role])).name
-                                for role in ("uq_faith", "uq_unfaith"))]
-
-    def features(self, names: Iterable[str]) -> np.ndarray:
-        cols = []
-        for n in names:
-            if n == "p_faithful":
-                cols.append(self.p_faithful)
-            elif n in self.signals:
-                cols.append(self.signals[n])
-            else:
-                raise InputError(f"feature '{n}' is not in the scored claims (they have "
-                                 f"{sorted(['p_faithful', *self.signals])})")
-        return np.column_stack(cols)
-
-
-def _need(obj: dict, key: str, where: str, kind=str):
-    v = obj.get(key)
-    if not isinstance(v, kind) or isinstance(v, bool):
-        raise InputError(f"{where}: '{key}' must be a {kind.__name__}, got {type(v).__name__}")
-    return v
-
-
-def _record_stack(rec: dict, where: str) -> dict[str, str]:
-    """The stack a ``franq score`` record was produced by (older output lacks ``stack``:
-    its scorers were the preset's defaults)."""
-    stack = rec.get("stack")
-    if stack:
-        if not isinstance(stack, dict) or not all(isinstance(v, str) for v in stack.values()):
-            raise InputError(f"{where}: 'stack' must be an object of strings")
-        return dict(stack)
-    mode = _need(rec, "mode", where)
-    if mode not in ("long", "short"):
-        raise InputError(f"{where}: 'mode' must be 'long' or 'short', got {mode!r}")
-    from franq.config import UQConfig
-
-    scorers = getattr(UQConfig(), mode)
-    return stack_key(model=_need(rec, "model", where), faithfulness=_need(rec, "faithfulness", where),
-                     uq_faith=scorers.faith, uq_unfaith=scorers.unfaith, mode=mode)
-
-
-def training_claims(records: Iterable[tuple[str, dict]]) -> TrainingClaims:
-    """Collect the scored claims labelled ``is_true`` from ``franq score`` output records
-    (``(where, record)`` pairs). Only raw values are read: ``p_faithful`` and the signals
-    the stack's scorers declare (their primary signals give ``uq_faith`` / ``uq_unfaith``)."""
-    p_f, y, gold, groups = [], [], [], []
-    sigs: list[dict[str, float]] = []
-    stack = scorers = None
-    skipped = {"not_scored": 0, "unlabelled": 0}
-    for n_rec, (where, rec) in enumerate(records):
-        key = _record_stack(rec, where)
-        if stack is None:
-            stack = key
-            scorers = [registry.lookup("scorers", stack[role]) for role in ("uq_faith", "uq_unfaith")]
-        elif key != stack:
-            diff = [f"{k}: {stack.get(k)!r} vs {key.get(k)!r}" for k in sorted(set(key) | set(stack))
-                    if key.get(k) != stack.get(k)]
-            raise InputError(f"{where}: scored by another stack than the first record ({'; '.join(diff)}); "
-                             f"calibrate one stack at a time")
-        for i, c in enumerate(_need(rec, "claims", where, list)):
-            cw = f"{where}: claims[{i}]"
-            if not isinstance(c, dict):
-                raise InputError(f"{cw}: expected an object, got {type(c).__name__}")
-            if c.get("status") != "scored":
-                skipped["not_scored"] += 1
-                continue
-            label = c.get("is_true")
-            if label is None:
-                skipped["unlabelled"] += 1
-                continue
-            if not isinstance(label, bool):
-                raise InputError(f"{cw}: 'is_true' must be true, false or null, got {type(label).__name__}")
-            faithful = c.get("is_faithful")
-            if faithful is not None and not isinstance(faithful, bool):
-                raise InputError(f"{cw}: 'is_faithful' must be true, false or null, got {type(faithful).__name__}")
-            values = c.get("signals", c.get("components"))  # "components": franq output before 0.2
-            if not isinstance(values, dict):
-                raise InputError(f"{cw}: 'signals' must be an object of raw scorer values")
-            for scorer in scorers:
-                name = primary(scorer).name
-                if not _is_number(values.get(name)):
-                    raise InputError(f"{cw}: 'signals.{name}' is missing; was this scored by franq with "
-                                     f"the {scorer.name} scorer?")
-            raw_pf = values.get("p_faithful_raw", c.get("p_faithful"))  # before 0.2, p_faithful could be calibrated
-            if not _is_number(raw_pf):
-                raise InputError(f"{cw}: 'p_faithful' must be a number, got {type(raw_pf).__name__}")
-            p_f.append(float(raw_pf))
-            y.append(float(label))
-            gold.append(faithful)
-            groups.append(n_rec)
-            sigs.append({k: float(v) for k, v in values.items() if _is_number(v) and k not in _OLD_DERIVED})
-    if stack is None or not y:
-        raise InputError(f"no scored claims labelled 'is_true' in the input (skipped: {skipped}); "
-                         f"label claims with \"is_true\": true/false")
-    common = set.intersection(*(set(c) for c in sigs))
-    signals = {k: np.array([c[k] for c in sigs]) for k in sorted(common)}
-    faith, unfaith = (s().probability(signals[primary(s).name]) for s in scorers)
-    return TrainingClaims(np.array(p_f), faith, unfaith, np.array(y), tuple(gold), signals, stack, skipped,
-                          np.array(groups))
-
-
-_OLD_DERIVED = ("p_faithful_raw", "p_true_raw", "claim_prob", "parametric", "semantic_entropy", "eigval",
-                "n_samples")
-"""Keys of pre-0.2 ``components`` that were derived values, not scorer signals."""
-
-
-def _is_number(v) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool)
-
-
-def read_scored(path: str | Path) -> Iterable[tuple[str, dict]]:
-    """``(where, record)`` for each non-blank line of a ``franq score`` output file."""
-    with open(path, encoding="utf-8") as f:
-        for n, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line)
-            except ValueError as exc:
-                raise InputError(f"{path} line {n}: not valid JSON ({exc})") from None
-            if not isinstance(obj, dict):
-                raise InputError(f"{path} line {n}: expected a JSON object")
-            yield f"{path} line {n}", obj
-
-
-def is_scored_record(obj: dict) -> bool:
-    """``franq score`` output (has ``mode`` and scored claims) rather than a raw example."""
-    return "mode" in obj and "model" in obj  # a raw example may not carry these (unknown fields)
-
-
-# ---------------------------------------------------------------------- fitting
-def fit_franq_calibrator(data: TrainingClaims, *, variant: str = "condition",
-                         calibrate_faithfulness: bool = False,
-                         min_per_condition: int = 30, description: str = "") -> tuple[FranqCalibrator, dict]:
-    """Fit and return the calibrator and its fit report (counts per condition, train ECE
-    before/after, warnings, fit seconds)."""
-    cal = FranqCalibrator(variant=variant, calibrate_faithfulness=calibrate_faithfulness,
-                          min_per_condition=min_per_condition, fitted_for=data.stack, description=description)
-    t0 = time.perf_counter()
-    cal.fit(data.p_faithful, data.uq_faith, data.uq_unfaith, data.is_true,
-            is_faithful=data.is_faithful)
-    seconds = time.perf_counter() - t0
-    report = {"kind": "franq-isotonic", "variant": cal.name, "fitted_for": data.stack,
-              "n_claims": len(data), "n_true": int(data.is_true.sum()),
-              "n_false": int(len(data) - data.is_true.sum()), "skipped": data.skipped,
-              "counts": cal.counts_, "train_ece": {k: round(v, 4) for k, v in cal.train_ece_.items()},
-              "fit_seconds": round(seconds, 4), "warnings": list(cal.warnings_)}
-    return cal, report
-
-
-def fit_xgboost(data: TrainingClaims, *, features: str = "franq", n_estimators: int = 100):
-    """XGBoost baseline on the FRANQ features or on all UQ components (paper section 3)."""
-    from calibration.boosted import XGBoostCalibrator
-
-    if features not in ("franq", "all"):
-        raise InputError(f"'features' must be 'franq' or 'all', got {features!r}")
-    names = data.franq_features() if features == "franq" else ["p_faithful", *sorted(data.signals)]
-    X = data.features(names)
-    cal = XGBoostCalibrator(feature_names=names, n_estimators=n_estimators, fitted_for=data.stack)
-    t0 = time.perf_counter()
-    cal.fit(X, data.is_true)
-    seconds = time.perf_counter() - t0
-    p = cal.predict(X)
-    report = {"kind": "xgboost", "features": names, "fitted_for": data.stack, "n_claims": len(data),
-              "n_true": int(data.is_true.sum()), "n_false": int(len(data) - data.is_true.sum()),
-              "skipped": data.skipped, "train_ece": {"after": round(expected_calibration_error(p, data.is_true), 4)},
-              "train_brier": round(brier_score(p, data.is_true), 4), "fit_seconds": round(seconds, 4),
-              "warnings": []}
-    return cal, report
-
-
-def split_holdout(data: TrainingClaims, fraction: float, *, seed: int = 0) -> tuple[TrainingClaims, TrainingClaims]:
-    """(train, held-apart) claims, split by answer: claims of one answer stay together, so a
-    held-apart answer was never seen in the fit. ``fraction`` of the answers are held apart."""
-    if not 0.0 < fraction < 1.0:
-        raise InputError(f"--holdout: expected a fraction between 0 and 1 (e.g. 0.2), got {fraction!r}")
-    groups = data.groups if data.groups is not None else np.arange(len(data))
-    answers = np.unique(groups)
-    n_held = int(round(fraction * len(answers)))
-    if n_held < 1 or n_held >= len(answers):
-        raise InputError(f"--holdout {fraction:g}: {len(answers)} labelled answer(s) cannot be split into a "
-                         f"training part and a held-apart part; label more answers or change the fraction")
-    held = np.random.default_rng(seed).choice(answers, size=n_held, replace=False)
-    mask = np.isin(groups, held)
-    return data.subset(~mask), data.subset(mask)
-
-
-def holdout_metrics(cal, data: TrainingClaims, *, features: list[str] | None = None) -> dict:
-    """ECE, Brier and AUROC on held-apart claims: raw P(true) (the uncalibrated mix) and the
-    fitted calibrator's P(true). AUROC is NaN (null in JSON) when one class only."""
-    from franq.metrics import auroc
-
-    raw = data.p_faithful * data.uq_faith + (1.0 - data.p_faithful) * data.uq_unfaith
-    fitted = cal.predict(data.features(features)) if features is not None else cal.predict(
-        data.p_faithful, data.uq_faith, data.uq_unfaith)
-    out = {"n_claims": len(data), "n_answers": int(len(np.unique(data.groups))) if data.groups is not None else None,
-           "n_true": int(data.is_true.sum())}
-    for name, p in (("raw", raw), ("calibrated", fitted)):
-        a = auroc(p, data.is_true)
-        out[name] = {"ece": round(expected_calibration_error(p, data.is_true), 4),
-                     "brier": round(brier_score(p, data.is_true), 4),
-                     "auroc": None if a != a else round(a, 4)}
-    return out

@@ -93,7 +93,6 @@ class Franq:
             "faithfulness", config.faithfulness.name, config, lm)
         self._equivalence = equivalence
         self._presets: dict[str, PresetPipeline] = {}
-        self._answering: dict = {}  # verifiers and fallbacks built by answer(verify=..., fallback=...)
         for preset in presets_for(config.mode, config):
             self.preset(preset.name)  # build (and resolve the calibrator) up front: errors surface now
 
@@ -198,28 +197,15 @@ class Franq:
         return results  # type: ignore[return-value]
 
     def answer(self, question: str, passages: Sequence[str | dict | Passage], *,
-               max_new_tokens: int | None = None, mode: str | None = None, verify: str | None = None,
-               fallback: str | None = None, policy=None, threshold: float | None = None) -> AnswerScore:
+               max_new_tokens: int | None = None, mode: str | None = None) -> AnswerScore:
         """Generate a greedy answer with the passages and score it. Long form reuses the
         generation's log-probabilities as the with-passages pass; short form generates a
         one-line answer and its samples from one prefill. "auto" generates as long form
-        and scores a single short sentence as short form.
-
-        Answering with faithfulness (paper 000): with ``verify`` (``trivial``,
-        ``pre_answer``, ``nli``, ``dual``, ``p_true``, ``self_p_true``), ``fallback``
-        (``closed_book``, ``abstain``, ``model`` = the config's ``[model] fallback_path``, or
-        ``model:PATH``) or ``policy`` (a threshold policy
-        file from ``franq selective threshold``, or a :class:`~franq.answering.ThresholdPolicy`),
-        the result carries a :class:`~franq.types.Decision`: answer, fall back or abstain.
-        ``threshold`` overrides the policy's (default: 0.5, or 0 for ``dual``)."""
+        and scores a single short sentence as short form. Deciding what to do with the
+        result (answer, fall back or abstain, paper 000) is an application's job:
+        :class:`franq.apps.answering.Answerer`."""
         question, passages = parse_text(question, "question"), parse_passages(passages)
-        result = self._answer(question, passages, max_new_tokens=max_new_tokens, mode=mode)
-        if verify is None and fallback is None and policy is None:
-            return result
-        from franq.answering.decide import decide
-
-        return decide(self, self._answering, result, passages, verify=verify, fallback=fallback, policy=policy,
-                      threshold=threshold)
+        return self._answer(question, passages, max_new_tokens=max_new_tokens, mode=mode)
 
     def _answer(self, question: str, passages: tuple[Passage, ...], *, max_new_tokens: int | None,
                 mode: str | None) -> AnswerScore:

@@ -5,7 +5,7 @@ Four kinds of component are chosen by name in :class:`~franq.config.FranqConfig`
     scorers        franq.scorers.*        UQ_faith / UQ_unfaith and extra signals
     faithfulness   franq.faithfulness.*   P(claim supported by the passages)
     decomposers    claims/, franq.lm      answer -> claims
-    equivalence    franq.judges.*         do two sampled answers mean the same?
+    equivalence    franq.equivalence.*         do two sampled answers mean the same?
     apps           franq.apps.*           applications on the scores: a ``click`` command
                                           each, which ``franq`` adds as a subcommand
 
@@ -58,9 +58,9 @@ BUILTIN: dict[str, dict[str, str]] = {
         "context_pmi": "franq.faithfulness.context_pmi:ContextPMIFaithfulness",
         "alignscore": "franq.faithfulness.alignscore:AlignScoreFaithfulness",
         "nli": "franq.faithfulness.nli:NLIFaithfulness",
-        "judge": "franq.faithfulness.judge:judge_faithfulness",
+        "judge": "franq.faithfulness.chat_judge:judge_faithfulness",
         "lookback": "franq.faithfulness.lookback:LookbackFaithfulness",
-        "probe": "franq.faithfulness.probe:HiddenProbeFaithfulness",
+        "probe": "franq.faithfulness.hidden_probe:HiddenProbeFaithfulness",
     },
     "decomposers": {
         "sentence": "claims.decompose:SentenceDecomposer",
@@ -68,10 +68,10 @@ BUILTIN: dict[str, dict[str, str]] = {
         "llm": "franq.decomposers:llm_decomposer",
     },
     "equivalence": {
-        "normalized": "franq.judges.normalized:NormalizedAnswerJudge",
-        "lm": "franq.judges.lm_judge:LMJudge",
-        "jaccard": "franq.judges.jaccard:JaccardJudge",
-        "nli": "franq.judges.nli:NLIJudge",
+        "normalized": "franq.equivalence.normalized:NormalizedAnswerJudge",
+        "lm": "franq.equivalence.lm_judge:LMJudge",
+        "jaccard": "franq.equivalence.jaccard:JaccardJudge",
+        "nli": "franq.equivalence.nli:NLIJudge",
     },
     "apps": {  # applications on the scores (franq/apps/): a click command each, added to the CLI
         "report": "franq.apps.report:report",

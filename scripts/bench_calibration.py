@@ -28,7 +28,7 @@ from calibration_data import ROOT, scored_split
 sys.path.insert(0, str(ROOT))
 
 from calibration.metrics import brier_score, expected_calibration_error  # noqa: E402
-from franq.calibrate import fit_franq_calibrator, fit_xgboost, read_scored, training_claims  # noqa: E402
+from franq.fit.calibrator import fit_franq_calibrator, fit_xgboost, read_scored, training_claims  # noqa: E402
 
 REPEATS = 5
 VARIANTS = [("none", False), ("calibrated", False), ("condition", False), ("soft", False),

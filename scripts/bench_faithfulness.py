@@ -163,7 +163,7 @@ def main() -> None:
         lines.append(row("combined text + PMI (5-fold cross-fitted)", cross_fit(names, sp, passes, ys, groups),
                          ys, None, "folds grouped by answer"))
     if args.judge_claims:
-        from franq.faithfulness.judge import LMJudgeFaithfulness
+        from franq.faithfulness.chat_judge import LMJudgeFaithfulness
         from franq.lm import CausalLM
 
         judge = LMJudgeFaithfulness(CausalLM.load(None, device="cpu"))

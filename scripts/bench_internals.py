@@ -6,7 +6,7 @@ shipped probe file.
 Reads the caches of ``scripts/internals_data.py`` (one with-passages pass with capture per
 answer, embedded model) for ExpertQA train (fitting), ExpertQA test and the WiCE held-apart
 split (evaluation). Probes are fitted on ExpertQA train claims only (C by 5-fold CV grouped
-by answer, :func:`franq.probe.fit_probe`); with ``--fit-probes`` they are written to
+by answer, :func:`franq.fit.probe.fit_probe`); with ``--fit-probes`` they are written to
 ``franq/data/probe-<model>.json``. Faithful = support Complete (ExpertQA) / supported (WiCE).
 
 Rows: the text backends (lexical-v1, the shipped combined-v1) on every labelled claim and on
@@ -39,7 +39,8 @@ from franq.faithfulness.combined import CombinedFaithfulness
 from franq.faithfulness.features import feature_matrix, pass_features_from_sums
 from franq.faithfulness.lexical import LexicalFaithfulness
 from franq.lm.load import EMBEDDED_NAME
-from franq.probe import ProbeFile, cross_validate, fit_probe, packaged_probe_path
+from franq.internals.probe_file import ProbeFile, packaged_probe_path
+from franq.fit.probe import cross_validate, fit_probe
 from franq.scorers.rauq import middle_layers, token_confidences
 
 EXPERTQA = ROOT / "datasets/expertqa"
@@ -129,7 +130,7 @@ def main() -> None:
                     help="fit the faithfulness probes on ExpertQA train only (default: also WiCE's fit part)")
     ap.add_argument("--out")
     args = ap.parse_args()
-    from franq.probe import data_hash
+    from franq.internals.probe_file import data_hash
 
     train_claims = load_claims(EXPERTQA / "train.jsonl")
     train_cache = load_cache(EXPERTQA / "train.jsonl")

@@ -40,8 +40,8 @@ def main() -> None:
     args = ap.parse_args()
     from sklearn.metrics import roc_auc_score
 
-    from franq.judges.lm_judge import LMJudge
-    from franq.judges.normalized import NormalizedAnswerJudge
+    from franq.equivalence.lm_judge import LMJudge
+    from franq.equivalence.normalized import NormalizedAnswerJudge
     from franq.lm import CausalLM
 
     pairs = pairs_for(load_questions(args.questions, args.seed))

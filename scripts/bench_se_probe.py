@@ -89,7 +89,7 @@ def features(fr, rows: list[dict], name: str):
     """Per spec, the feature matrix of the rows (cached as npz), and the seconds per answer
     of the two passes."""
     from franq.io import parse_example
-    from franq.probe import labelled_features
+    from franq.fit.probe import labelled_features
 
     path = OUT / f"{name}-features.npz"
     sp = specs()
@@ -134,7 +134,8 @@ def main() -> None:
     from franq.config import FranqConfig
     from franq.internals import spec_label
     from franq.pipeline import Franq
-    from franq.probe import ProbeFile, data_hash, fit_probe, packaged_probe_path, target_labels
+    from franq.internals.probe_file import ProbeFile, data_hash, packaged_probe_path
+    from franq.fit.probe import fit_probe, target_labels
 
     torch.set_num_threads(1)
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -185,7 +186,7 @@ def main() -> None:
     from calibration.franq import FranqCalibrator
     from franq.calibrate import stack_key
     from franq.lm.load import EMBEDDED_NAME
-    from franq.probe import cross_validate
+    from franq.fit.probe import cross_validate
 
     _, oof_r = cross_validate(xs["train"][0][ks[best["hidden"][0]]], y_se, groups, c_grid=(pr.cv["C"],))
     _, oof_c = cross_validate(xs["train"][0][ks[best["hidden_closed"][0]]], y_se, groups, c_grid=(pc.cv["C"],))

@@ -39,8 +39,8 @@ def load_questions(k: int, seed: int) -> list[dict]:
 
 def run(args) -> None:
     from franq.faithfulness.lexical import LexicalFaithfulness
-    from franq.judges.lm_judge import LMJudge
-    from franq.judges.normalized import NormalizedAnswerJudge, normalize_answer
+    from franq.equivalence.lm_judge import LMJudge
+    from franq.equivalence.normalized import NormalizedAnswerJudge, normalize_answer
     from franq.lm import CausalLM
     from franq.lm.prompts import SHORT_INSTRUCTION, passages_context
     from franq.mix import mix

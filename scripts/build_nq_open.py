@@ -21,7 +21,7 @@ import re
 from collections import Counter
 from pathlib import Path
 
-from franq.judges.normalized import normalize_answer
+from franq.equivalence.normalized import normalize_answer
 
 TOKEN = re.compile(r"[a-z0-9]+")
 STOP = frozenset("a an the of in on at to for from by with and or is are was were be been who what when "

@@ -69,14 +69,14 @@ def short_records() -> dict:
 
 
 def observe_key(item) -> str:
-    from franq.lm.prompts import (AWF_HYPOTHESIS_VERSION, FAITHFULNESS_VERSION, PRE_ANSWER_VERSION,
-                                  SUFFICIENCY_LABEL_VERSION)
+    from franq.apps.answering.prompts import AWF_HYPOTHESIS_VERSION, PRE_ANSWER_VERSION, SUFFICIENCY_LABEL_VERSION
+    from franq.lm.prompts import FAITHFULNESS_VERSION
     return cache_key("answering-v1", item.id, list(item.passage_ids), PRE_ANSWER_VERSION, SUFFICIENCY_LABEL_VERSION,
                      AWF_HYPOTHESIS_VERSION, FAITHFULNESS_VERSION)
 
 
 def autorater_key(item) -> str:
-    from franq.lm.prompts import SUFFICIENCY_AUTORATER_VERSION
+    from franq.apps.answering.prompts import SUFFICIENCY_AUTORATER_VERSION
     return cache_key("autorater-v1", item.id, list(item.passage_ids), SUFFICIENCY_AUTORATER_VERSION)
 
 
@@ -85,12 +85,12 @@ def observe(args) -> None:
 
     torch.set_num_threads(1)
     from franq import CausalLM
-    from franq.answering.items import QAItem
-    from franq.answering.labels import LocalLabeler
-    from franq.answering.sufficiency import AutoraterSufficiency, LabelSufficiency
-    from franq.answering.verify import ClosedBookFallback, NLIVerifier, PreAnswerVerifier
+    from franq.apps.answering.items import QAItem
+    from franq.apps.answering.labelers import LocalLabeler
+    from franq.apps.answering.sufficiency import AutoraterSufficiency, LabelSufficiency
+    from franq.apps.answering.verify import ClosedBookFallback, NLIVerifier, PreAnswerVerifier
     from franq.evidence.samples import SamplingOptions
-    from franq.faithfulness.judge import LMJudgeFaithfulness
+    from franq.faithfulness.chat_judge import LMJudgeFaithfulness
     from franq.lm.chat import LocalChat
 
     lm = CausalLM.load(None, device="cpu")

@@ -13,7 +13,7 @@ import numpy as np
 
 from eval_answering import CACHE, ROOT, SNAPSHOT, _snapshot, autorater_key, eval_items, observe_key, short_records
 
-from franq.answering import metrics as M
+from franq.apps.answering import metrics as M
 
 RESULTS = ROOT / "benchmarks" / "results"
 DOC = ROOT / "docs" / "answering.md"
@@ -36,7 +36,7 @@ def _read(path: Path) -> dict:
 
 def load(limit: int | None):
     """One row per question that has every pass: labels and raw signals."""
-    from franq.answering import ContainsGoldSufficiency, NLIGoldSufficiency, NLIVerifier, QAItem
+    from franq.apps.answering import ContainsGoldSufficiency, NLIGoldSufficiency, NLIVerifier, QAItem
     from franq.evaluation.observe import short_key
     from franq.evaluation.units import attempted, is_correct
     from franq.evidence.samples import SamplingOptions
@@ -153,7 +153,7 @@ def report(args) -> None:
                 f"Faithful / F-Answerable = {c.faithful}/{c.f_answerable}.", ""]
 
     # ---- 000 Table 3 / 8: no-RAG fallback with 5-fold CV
-    from franq.answering import ThresholdPolicy
+    from franq.apps.answering import ThresholdPolicy
 
     out += ["### No-RAG fallback: accuracy gain with a 5-fold CV threshold (paper 000 Tables 3, 8; points)", "",
             "| predictor | CV gain, all | gain, sufficient | gain, insufficient | CV fallback rate |",
@@ -203,7 +203,7 @@ def report(args) -> None:
     out.append("")
 
     # ---- selective generation
-    from franq.answering import SelectivePolicy
+    from franq.apps.answering import SelectivePolicy
 
     combos = [("Self P(True)", ["self_p_true"]), ("Suff + Self P(True) (003)", ["suff_label", "self_p_true"]),
               ("AwF (NLI) + Self P(True) (000)", ["nli", "self_p_true"]),
@@ -279,7 +279,7 @@ def _f1(pred, gold) -> float:
 
 def _oof_answered(s, ok, cb, k=5, seed=0) -> np.ndarray:
     """The out-of-fold answer decisions of ThresholdPolicy.fit (same folds)."""
-    from franq.answering.policy import _folds, best_threshold
+    from franq.apps.answering.policy import _folds, best_threshold
 
     out = np.zeros(len(s), dtype=bool)
     for test in _folds(len(s), k, seed):

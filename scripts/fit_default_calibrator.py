@@ -21,7 +21,7 @@ from calibration_data import ROOT, scored_split
 
 sys.path.insert(0, str(ROOT))
 
-from franq.calibrate import fit_franq_calibrator, read_scored, training_claims  # noqa: E402
+from franq.fit.calibrator import fit_franq_calibrator, read_scored, training_claims  # noqa: E402
 
 
 def slug(text: str) -> str:

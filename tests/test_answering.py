@@ -11,17 +11,19 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from franq.answering import (
+from franq.apps.answering import (
+    Answerer,
     ClosedBookFallback, ContainsGoldSufficiency, DualGenerationVerifier, LabelSufficiency, LocalLabeler,
     NLIGoldSufficiency, NLIVerifier, PreAnswerVerifier, PTrueVerifier, QAItem, SelfPTrueVerifier, ThresholdPolicy,
     TrivialVerifier, parse_verdict, read_qa_records,
 )
-from franq.answering.sufficiency import token_chunks
-from franq.answering.verify import overlapping_chunks
+from franq.apps.answering.sufficiency import token_chunks
+from franq.apps.answering.verify import overlapping_chunks
 from franq.cli import main
 from franq.errors import InputError
 from franq.io import parse_example
-from franq.lm import prompts as P
+from franq.apps.answering import prompts as P
+from franq.lm.prompts import SHORT_INSTRUCTION
 from franq.types import Passage
 
 PASSAGES = (Passage("The Eiffel Tower was built in 1889 by Gustave Eiffel.", "Eiffel Tower"),
@@ -162,8 +164,8 @@ def test_lm_verifiers_and_fallback_on_a_tiny_model(tiny_lm):
     dual = DualGenerationVerifier(tiny_lm, max_new_tokens=4)
     given = QAItem(ITEM.question, PASSAGES, answer="1889", closed_answer="in 1900")
     d = dual.predict([given])[0]
-    rag = tiny_lm.rag_prompt(ITEM.question, PASSAGES, reserve=4, instruction=P.SHORT_INSTRUCTION)
-    closed = tiny_lm.closed_book_prompt(ITEM.question, instruction=P.SHORT_INSTRUCTION)
+    rag = tiny_lm.rag_prompt(ITEM.question, PASSAGES, reserve=4, instruction=SHORT_INSTRUCTION)
+    closed = tiny_lm.closed_book_prompt(ITEM.question, instruction=SHORT_INSTRUCTION)
     a, b = tiny_lm.continuation_logprobs([(rag.ids, tiny_lm.encode("1889")), (closed.ids, tiny_lm.encode("in 1900"))])
     assert d == pytest.approx(a.mean() - b.mean(), abs=1e-5)
     dual.predict([ITEM])  # no closed answer given: generated
@@ -175,21 +177,21 @@ def test_answer_decides_with_a_verifier_a_fallback_and_a_policy(make_franq, tiny
     franq = make_franq(tiny_lm, {"model": {"max_new_tokens": 6}})
     plain = franq.answer(ITEM.question, list(PASSAGES))
     assert plain.decision is None  # the existing call is unchanged
-    kept = franq.answer(ITEM.question, list(PASSAGES), verify="trivial", fallback="closed_book")
+    kept = Answerer(franq).answer(ITEM.question, list(PASSAGES), verify="trivial", fallback="closed_book")
     assert kept.decision.action == "answer" and kept.decision.answer == kept.answer
-    fell = franq.answer(ITEM.question, list(PASSAGES), verify="nli", fallback="closed_book", threshold=2.0)
+    fell = Answerer(franq).answer(ITEM.question, list(PASSAGES), verify="nli", fallback="closed_book", threshold=2.0)
     assert fell.decision.action == "fallback" and fell.decision.fallback == "closed_book"
     assert isinstance(fell.decision.answer, str) and fell.decision.verify == "nli:lexical-v1"
     ThresholdPolicy("nli", "abstain", 2.0).to_json(tmp_path / "policy.json")
-    out = franq.answer(ITEM.question, list(PASSAGES), policy=str(tmp_path / "policy.json"))
+    out = Answerer(franq).answer(ITEM.question, list(PASSAGES), policy=str(tmp_path / "policy.json"))
     assert out.decision.action == "abstain" and out.decision.answer is None
     assert out.decision.policy == str(tmp_path / "policy.json")
     with pytest.raises(InputError, match="differs from the policy"):
-        franq.answer(ITEM.question, list(PASSAGES), verify="dual", policy=str(tmp_path / "policy.json"))
+        Answerer(franq).answer(ITEM.question, list(PASSAGES), verify="dual", policy=str(tmp_path / "policy.json"))
     with pytest.raises(InputError, match="unknown verifier"):
-        franq.answer(ITEM.question, list(PASSAGES), verify="magic")
+        Answerer(franq).answer(ITEM.question, list(PASSAGES), verify="magic")
     with pytest.raises(InputError, match="fallback"):
-        franq.answer(ITEM.question, list(PASSAGES), verify="trivial", fallback="pray")
+        Answerer(franq).answer(ITEM.question, list(PASSAGES), verify="trivial", fallback="pray")
 
 
 def test_records_accept_gold_fields_and_keep_rejecting_unknown_ones(tmp_path):
@@ -255,7 +257,7 @@ def test_answer_command_prints_the_decision(tiny_lm_path):
 
 def test_the_model_fallback_is_named_in_the_config(make_franq, tiny_lm, tiny_lm_path):
     franq = make_franq(tiny_lm, {"model": {"max_new_tokens": 4, "fallback_path": str(tiny_lm_path)}})
-    out = franq.answer(ITEM.question, list(PASSAGES), verify="nli", fallback="model", threshold=2.0)
+    out = Answerer(franq).answer(ITEM.question, list(PASSAGES), verify="nli", fallback="model", threshold=2.0)
     assert out.decision.action == "fallback" and out.decision.fallback.startswith("model:")
     with pytest.raises(InputError, match="fallback_path"):
-        make_franq(tiny_lm).answer(ITEM.question, list(PASSAGES), verify="nli", fallback="model")
+        Answerer(make_franq(tiny_lm)).answer(ITEM.question, list(PASSAGES), verify="nli", fallback="model")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from franq.apps.answering import Answerer
 from franq.types import Passage
 
 pytestmark = [pytest.mark.slow, pytest.mark.embedded]
@@ -24,8 +25,8 @@ def franq_short():
 
 
 def test_every_rater_and_verifier_on_the_embedded_model(franq_short):
-    from franq import answering as A
-    from franq.faithfulness.judge import LMJudgeFaithfulness
+    from franq.apps import answering as A
+    from franq.faithfulness.chat_judge import LMJudgeFaithfulness
     from franq.lm.chat import LocalChat
 
     lm = franq_short.lm
@@ -44,8 +45,8 @@ def test_every_rater_and_verifier_on_the_embedded_model(franq_short):
         v = verifier.predict([item])
         assert v.shape == (1,) and np.isfinite(v[0]), verifier.name
 
-    result = franq_short.answer(QUESTION, PASSAGES, verify="p_true", fallback="closed_book", threshold=1.01)
+    result = Answerer(franq_short).answer(QUESTION, PASSAGES, verify="p_true", fallback="closed_book", threshold=1.01)
     d = result.decision
     assert d.action == "fallback" and d.verify == "p_true" and 0.0 <= d.score <= 1.0 and isinstance(d.answer, str)
-    kept = franq_short.answer(QUESTION, PASSAGES, verify="nli", fallback="abstain", threshold=0.0)
+    kept = Answerer(franq_short).answer(QUESTION, PASSAGES, verify="nli", fallback="abstain", threshold=0.0)
     assert kept.decision.action == "answer" and kept.decision.answer == kept.answer

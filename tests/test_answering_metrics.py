@@ -7,8 +7,8 @@ import json
 import numpy as np
 import pytest
 
-from franq.answering import metrics as M
-from franq.answering.policy import SelectivePolicy, ThresholdPolicy, best_threshold, load_policy
+from franq.apps.answering import metrics as M
+from franq.apps.answering.policy import SelectivePolicy, ThresholdPolicy, best_threshold, load_policy
 from franq.errors import InputError
 
 

@@ -10,12 +10,12 @@ import pytest
 from servers import ChatHandler, chat_server
 
 from claims.chat import OpenAIChat
-from franq.answering import (
+from franq.apps.answering import (
     AutoraterSufficiency, LabelSufficiency, NLIVerifier, OpenAIDualGeneration, OpenAILabeler, PreAnswerVerifier,
     QAItem, SelfPTrueVerifier,
 )
 from franq.errors import FranqError
-from franq.faithfulness.judge import OpenAIJudgeFaithfulness
+from franq.faithfulness.chat_judge import OpenAIJudgeFaithfulness
 from franq.types import Passage
 
 TOP = {"yes": -0.2, "no": -1.8, "sufficient": -0.3, "insufficient": -1.5, "True": -0.1, "False": -2.5}

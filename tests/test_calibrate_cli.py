@@ -10,7 +10,8 @@ import pytest
 from click.testing import CliRunner
 
 from calibration.franq import FranqCalibrator
-from franq.calibrate import resolve_calibrator, stack_key, training_claims
+from franq.calibrate import resolve_calibrator, stack_key
+from franq.fit.calibrator import training_claims
 from franq.cli import main
 from franq.errors import InputError
 

@@ -67,7 +67,7 @@ def test_missing_input_and_missing_model_give_clear_errors(tmp_path):
 def test_table_names_the_observer_preset_of_a_given_short_answer():
     from types import SimpleNamespace
 
-    from franq.cli import _preset_name
+    from franq.cli.table import preset_name as _preset_name
 
     assert _preset_name(SimpleNamespace(mode="short", stack={"mode": "observer"})) == "short (observer)"
     assert _preset_name(SimpleNamespace(mode="short", stack={"mode": "short"})) == "short"

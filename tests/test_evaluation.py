@@ -109,7 +109,7 @@ def test_run_methods_long_covers_every_group():
         assert np.all((by_name[name].test >= 0) & (by_name[name].test <= 1))
     assert set(reports) == {"calibrated", "condition", "soft"}
     # the signal is in the claim probability: calibrated FRANQ ranks better than chance
-    from franq.metrics import auroc
+    from franq.evaluation.metrics import auroc
 
     assert auroc(by_name["FRANQ calibrated"].test, test.is_true) > 0.7
     # uncalibrated FRANQ is the raw mix

@@ -18,7 +18,7 @@ from franq.faithfulness.base import NeedsPassesError, predict_faithfulness
 from franq.faithfulness.combined import CombinedFaithfulness
 from franq.faithfulness.context_pmi import ContextPMIFaithfulness
 from franq.faithfulness.features import TEXT_FEATURES, pass_features, pass_features_from_sums
-from franq.faithfulness.judge import LMJudgeFaithfulness, OpenAIJudgeFaithfulness
+from franq.faithfulness.chat_judge import LMJudgeFaithfulness, OpenAIJudgeFaithfulness
 from franq.faithfulness.lexical import LexicalFaithfulness
 from franq.faithfulness.logistic import LogisticMap
 

@@ -13,7 +13,8 @@ from franq.cli import main
 from franq.errors import InputError
 from franq.internals import claim_features
 from franq.lm.capture import CaptureSpec
-from franq.probe import ProbeFile, fit_probe, parse_feature_specs
+from franq.internals.probe_file import ProbeFile
+from franq.fit.probe import fit_probe, parse_feature_specs
 
 SPEC = CaptureSpec(attention=True, hidden_layers=(0, 1))
 

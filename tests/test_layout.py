@@ -1,6 +1,18 @@
-"""The package layout holds (issue 13): applications use only the public API, evaluation
-code stays off the scoring path, no import cycles (that claims/ and calibration/ never
-import franq is tests/test_import_direction.py).
+"""The three rooms (docs/architecture.md) keep their doors (issue 24):
+
+    scoring library   franq/ (all but the rooms below), claims/, calibration/
+    workbench         franq/fit/, franq/evaluation/
+    applications      franq/apps/
+    the command       franq/cli/  (parses options, calls the rooms; imports any of them)
+
+- the library imports nothing from the workbench, the applications or the command;
+- the workbench imports the library, never the applications or the command;
+- an application imports the public API (``franq.__all__``), the named extension surface
+  (:data:`EXTENSIONS`) and ``franq.apps.*``, nothing else first-party;
+- the public API is the core list below; no module is over 400 lines; scripts neither edit
+  ``sys.path`` nor import ``tests``; evaluation-only packages stay off the scoring path; no
+  import cycles. (That claims/ and calibration/ never import franq is
+  tests/test_import_direction.py.)
 
 Read from the source (the AST of every .py file), so a rule breaks here before it breaks
 an install."""
@@ -15,7 +27,21 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("franq", "claims", "calibration")
-EVAL_ONLY = ("franq.evaluation", "lm_polygraph", "matplotlib", "xgboost")
+EVAL_ONLY = ("lm_polygraph", "matplotlib", "xgboost")
+"""The `eval` extra's packages: never loaded by scoring or by the command at start-up."""
+WORKBENCH = ("franq.fit", "franq.evaluation")
+APPS = ("franq.apps",)
+COMMAND = ("franq.cli", "franq.__main__")
+EXTENSIONS = ("franq.lm", "franq.io", "franq.registry", "franq.evaluation.metrics", "franq.cli.options")
+"""What an application may import besides the public API: the language-model layer (models,
+prompts, label probabilities, chat clients), input parsing, the component registry, the
+project's one metrics module and the shared command-line option groups."""
+PUBLIC_API = {
+    "AnswerScore", "CalibratorInfo", "CausalLM", "Claim", "ClaimScore", "ContextOverflowError", "Decision", "Example",
+    "Franq", "FranqConfig", "FranqError", "InputError", "ModelNotFoundError", "Passage", "read_results",
+    "result_record", "score",
+}
+MAX_LINES = 400
 
 
 @dataclass(frozen=True)
@@ -106,15 +132,17 @@ def public_api() -> set[str]:
 
 # ---------------------------------------------------------------------------- apps
 def app_violations(source: str, module: str, *, is_package: bool = False, public: set[str]) -> list[str]:
-    """First-party imports of an app other than ``franq`` (names in ``__all__``) and
-    ``franq.apps.*``."""
+    """First-party imports of an app other than ``franq`` (names in ``__all__``), the
+    extension surface and ``franq.apps.*``."""
     bad = []
     for imp in imports(source, module, is_package=is_package):
         if not any(_within(imp.module, pkg) for pkg in PACKAGES) or _within(imp.module, "franq.apps"):
             continue
+        if any(_within(imp.module, e) for e in EXTENSIONS):
+            continue
         if imp.module == "franq" and not imp.names:
             continue  # import franq
-        if imp.module == "franq" and set(imp.names) <= public:
+        if imp.module == "franq" and all(n in public or f"franq.{n}" in EXTENSIONS for n in imp.names):
             continue
         names = f" ({', '.join(sorted(set(imp.names) - public))})" if imp.module == "franq" else ""
         bad.append(f"line {imp.line}: {imp.module}{names}")
@@ -126,26 +154,109 @@ def test_apps_import_only_the_public_api():
     bad = [f"{path.relative_to(ROOT)} {v}" for path in source_files("franq/apps")
            for v in app_violations(path.read_text(encoding="utf-8"), module_name(path),
                                    is_package=path.name == "__init__.py", public=public)]
-    assert not bad, "franq/apps/ may import only `franq` (names in franq.__all__) and franq.apps.*:\n" + "\n".join(bad)
+    assert not bad, ("franq/apps/ may import only `franq` (names in franq.__all__), the extension surface "
+                     f"{EXTENSIONS} and franq.apps.*:\n" + "\n".join(bad))
 
 
 def test_app_rule_rejects_internals_and_accepts_the_public_api():
     public = public_api()
     ok = ("import franq\nimport franq as fq\nfrom franq import Franq, score\nimport numpy\n"
           "from franq.apps.abstain import policy\nfrom . import helpers\nfrom .helpers import x\n"
+          "from franq.lm.labels import LabelWords\nfrom franq.evaluation.metrics import auroc\n"
           "def f():\n    from franq import AnswerScore\n")
     assert app_violations(ok, "franq.apps.trust", public=public) == []
-    bad = ("from franq.pipeline import Franq\nimport franq.lm\nfrom franq import pipeline\n"
+    bad = ("from franq.pipeline import Franq\nimport franq.fit\nfrom franq import pipeline\n"
            "from claims.types import Claim\nfrom .. import config\n"
-           "def f():\n    from calibration.isotonic import IsotonicCalibrator\n")
+           "def f():\n    from calibration.isotonic import IsotonicCalibrator\n    from franq.evaluation.units import Units\n")
     assert app_violations(bad, "franq.apps.trust", public=public) == [
-        "line 1: franq.pipeline", "line 2: franq.lm", "line 3: franq (pipeline)", "line 4: claims.types",
-        "line 5: franq (config)", "line 7: calibration.isotonic"]
+        "line 1: franq.pipeline", "line 2: franq.fit", "line 3: franq (pipeline)", "line 4: claims.types",
+        "line 5: franq (config)", "line 7: calibration.isotonic", "line 8: franq.evaluation.units"]
+
+
+# ---------------------------------------------------------------------------- rooms
+def room(module: str) -> str:
+    for name, prefixes in (("workbench", WORKBENCH), ("apps", APPS), ("command", COMMAND)):
+        if any(_within(module, p) for p in prefixes):
+            return name
+    return "library"
+
+
+FORBIDDEN = {"library": WORKBENCH + APPS + COMMAND, "workbench": APPS + COMMAND}
+
+
+def room_violations(source: str, module: str, *, is_package: bool = False) -> list[str]:
+    """Imports (at any depth, lazy ones too) that cross a room's door the wrong way."""
+    forbidden = FORBIDDEN.get(room(module), ())
+    bad = []
+    for imp in imports(source, module, is_package=is_package):
+        targets = [imp.module] + [f"{imp.module}.{n}" for n in imp.names if imp.module == "franq"]
+        hit = [t for t in targets if any(_within(t, f) for f in forbidden)]
+        if hit:
+            bad.append(f"line {imp.line}: {hit[0]}")
+    return bad
+
+
+def test_rooms_import_only_downwards():
+    bad = [f"{path.relative_to(ROOT)} ({room(name)}) {v}" for name, path in MODULES.items()
+           for v in room_violations(path.read_text(encoding="utf-8"), name, is_package=path.name == "__init__.py")]
+    assert not bad, ("the library imports neither the workbench, the apps nor the command; the workbench "
+                     "imports neither the apps nor the command:\n" + "\n".join(bad))
+
+
+def test_room_rule_catches_lazy_and_from_imports():
+    src = "import franq.apps.report\nfrom franq import fit\ndef f():\n    from franq.cli.options import printable\n"
+    assert room_violations(src, "franq.pipeline") == [
+        "line 1: franq.apps.report", "line 2: franq.fit", "line 4: franq.cli.options"]
+    assert room_violations("from franq.pipeline import Franq\nimport franq.fit.probe\n", "franq.evaluation.units") == []
+    assert room_violations("from franq.apps.render import csv_text\n", "franq.fit.calibrator") == [
+        "line 1: franq.apps.render"]
+    assert room("franq.cli.score") == "command" and room("claims.atomic") == "library"
+
+
+def test_public_api_is_the_core_list():
+    assert public_api() == PUBLIC_API
+    import franq
+
+    for name in PUBLIC_API:
+        assert getattr(franq, name) is not None, name
+
+
+def test_no_module_over_400_lines():
+    long = {str(p.relative_to(ROOT)): n for p in [*MODULES.values(), *sorted((ROOT / "scripts").glob("*.py"))]
+            if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES}
+    assert not long, f"modules over {MAX_LINES} lines (split them by what they do): {long}"
+
+
+def script_violations(source: str) -> list[str]:
+    """A script that edits ``sys.path`` or imports ``tests``."""
+    bad = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Attribute) and node.attr == "path" and isinstance(node.value, ast.Name) \
+                and node.value.id == "sys":
+            bad.append(f"line {node.lineno}: sys.path")
+        elif isinstance(node, ast.Import) and any(_within(a.name, "tests") for a in node.names):
+            bad.append(f"line {node.lineno}: imports tests")
+        elif isinstance(node, ast.ImportFrom) and node.module and _within(node.module, "tests"):
+            bad.append(f"line {node.lineno}: imports tests")
+    return sorted(bad, key=lambda b: int(b.split(":")[0].split()[1]))
+
+
+def test_scripts_neither_edit_sys_path_nor_import_tests():
+    bad = [f"scripts/{p.name} {v}" for p in sorted((ROOT / "scripts").glob("*.py"))
+           for v in script_violations(p.read_text(encoding="utf-8"))]
+    assert not bad, ("scripts call the installed library: no sys.path edits, no imports from tests/ "
+                     "(move shared helpers into franq.evaluation or franq.fit):\n" + "\n".join(bad))
+
+
+def test_script_rule_catches_path_edits_and_test_imports():
+    src = "import sys\nsys.path.insert(0, 'x')\nfrom tests.tiny import make\nimport tests.servers\nprint(sys.argv)\n"
+    assert script_violations(src) == ["line 2: sys.path", "line 3: imports tests", "line 4: imports tests"]
 
 
 # ---------------------------------------------------------------------------- scoring path
 def scoring_path() -> list[Path]:
-    return [path for name, path in MODULES.items() if not _within(name, "franq.evaluation")]
+    """The library and the command: what ``franq score`` imports."""
+    return [path for name, path in MODULES.items() if room(name) in ("library", "command")]
 
 
 def test_scoring_path_does_not_import_evaluation_code_at_module_level():

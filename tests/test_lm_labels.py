@@ -73,8 +73,8 @@ def test_pair_probability_is_the_two_way_share_in_log_space():
 
 
 def test_p_true_and_the_judges_read_their_words_through_label_words(tiny_lm):
-    from franq.faithfulness.judge import LMJudgeFaithfulness
-    from franq.judges.lm_judge import LMJudge
+    from franq.faithfulness.chat_judge import LMJudgeFaithfulness
+    from franq.equivalence.lm_judge import LMJudge
     from franq.evaluation.p_true import PTrue
 
     decode = tiny_lm.tokenizer.decode

@@ -51,8 +51,8 @@ def test_sampling_and_the_model_each_import_first_in_a_fresh_interpreter(first):
 
 
 def test_prompts_labels_and_their_users_import_without_torch():
-    out = _run("import sys\nimport franq.lm.prompts, franq.lm.labels, franq.calibrate, franq.judges, "
-               "franq.evaluation.p_true, franq.faithfulness.judge, franq.evaluation.units\n"
+    out = _run("import sys\nimport franq.lm.prompts, franq.lm.labels, franq.calibrate, franq.equivalence, "
+               "franq.evaluation.p_true, franq.faithfulness.chat_judge, franq.evaluation.units\n"
                "print(sorted(m for m in ('torch', 'transformers') if m in sys.modules))")
     assert out.strip() == "[]"
 

@@ -1,4 +1,4 @@
-"""franq.metrics: hand-computed cases, and PRR against LM-Polygraph's own code."""
+"""franq.evaluation.metrics: hand-computed cases, and PRR against LM-Polygraph's own code."""
 from __future__ import annotations
 
 import importlib.util
@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from franq.metrics import (METRICS, auroc, auroc_rows, ece, metric_direction, pr_auc, pr_auc_rows, prr,
+from franq.evaluation.metrics import (METRICS, auroc, auroc_rows, ece, metric_direction, pr_auc, pr_auc_rows, prr,
                            rejection_curve, reliability_bins)
 
 # The example of the PR-AUC / AUROC comments: p_true descending with its labels.

@@ -13,8 +13,10 @@ from click.testing import CliRunner
 
 from calibration.franq import FranqCalibrator
 from conftest import make_franq
-from franq.calibrate import CalibratorMismatchError, fit_franq_calibrator, training_claims
-from franq.cli import format_table, main
+from franq.calibrate import CalibratorMismatchError
+from franq.fit.calibrator import fit_franq_calibrator, training_claims
+from franq.cli import main
+from franq.cli.table import format_table
 from franq.io import Example
 from franq.runners.records import result_record
 from franq.types import Passage

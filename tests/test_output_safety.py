@@ -24,7 +24,7 @@ def franq(tiny_lm):
 
 @pytest.mark.parametrize("nasty", NASTY)
 def test_table_output_escapes_control_characters(franq, nasty):
-    from franq.cli import format_table
+    from franq.cli.table import format_table
 
     res = franq.score(f"Where {nasty}?", ["Paris is in France."], f"Paris {nasty} is in France.",
                       claims=[f"Paris {nasty} is in France."])
@@ -34,7 +34,7 @@ def test_table_output_escapes_control_characters(franq, nasty):
 
 
 def test_printable_shows_escapes_visibly():
-    from franq.cli import printable
+    from franq.cli.options import printable
 
     assert printable("a\x1b[31mb\rc\u202e") == "a\\x1b[31mb\\rc\\u202e"
 
@@ -51,7 +51,7 @@ def test_cli_error_message_is_redacted_and_escaped(tmp_path, monkeypatch):
 
 
 def test_log_lines_are_redacted_and_escaped():
-    from franq.cli import _RedactingFilter
+    from franq.cli.options import RedactingFilter as _RedactingFilter
 
     record = logging.LogRecord("franq", logging.WARNING, __file__, 1, "server said %s",
                                ("Authorization: Bearer abcdef0123456789\x1b[2J",), None)

@@ -56,7 +56,7 @@ def tiny_probe(tiny_lm_path, tmp_path_factory):
     """A probe file for the tiny LM (lookback and hidden-state probes on random weights)."""
     import numpy as np
 
-    from franq.probe import Probe, ProbeFile
+    from franq.internals.probe_file import Probe, ProbeFile
 
     path = tmp_path_factory.mktemp("probe") / "probe.json"
     rng = np.random.default_rng(0)

@@ -10,7 +10,7 @@ import pytest
 from franq.evaluation.report import (MethodResult, bootstrap_cis, evaluate, plot_rejection_curves,
                                      plot_reliability, render_markdown, render_text,
                                      results_to_json)
-from franq.metrics import METRICS, auroc, pr_auc, prr
+from franq.evaluation.metrics import METRICS, auroc, pr_auc, prr
 
 PNG = b"\x89PNG\r\n\x1a\n"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from franq.judges.jaccard import JaccardJudge
+from franq.equivalence.jaccard import JaccardJudge
 from franq.scorers.degree_matrix import DegreeMatrixScorer
 from franq.scorers.eccentricity import EccentricityScorer
 from franq.scorers.eigval import SumEigenvaluesScorer

@@ -14,7 +14,8 @@ from franq.evidence.passes import TokenPasses
 from franq.internals import capture_for, claim_features
 from franq.io import Example, parse_example
 from franq.lm.capture import CaptureSpec
-from franq.probe import Probe, ProbeFile, entropy_split, parse_feature_specs, target_labels
+from franq.internals.probe_file import Probe, ProbeFile
+from franq.fit.probe import entropy_split, parse_feature_specs, target_labels
 from franq.types import Passage
 
 PASSAGE = "The Eiffel Tower is in Paris, France. It was built from 1887 to 1889 by Gustave Eiffel."

@@ -8,7 +8,7 @@ import pytest
 from click.testing import CliRunner
 
 from conftest import make_franq
-from franq.judges.normalized import NormalizedAnswerJudge, normalize_answer
+from franq.equivalence.normalized import NormalizedAnswerJudge, normalize_answer
 from franq.presets import is_short_answer
 
 PASSAGES = ["The Eiffel Tower is in Paris, France.", "Gustave Eiffel designed the tower."]
@@ -113,7 +113,7 @@ def test_normalized_judge_equivalence_and_entailment():
 
 
 def test_lm_judge_gives_symmetric_probabilities(tiny_lm):
-    from franq.judges.lm_judge import LMJudge
+    from franq.equivalence.lm_judge import LMJudge
 
     m = LMJudge(tiny_lm).entailment("Where?", ["Paris", "Lyon", "Paris", "Nice"])
     assert m.shape == (4, 4) and np.allclose(m, m.T)

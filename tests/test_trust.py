@@ -18,7 +18,7 @@ from franq.apps.trust.models import LocalGenerator, LocalJudge, MatchJudge, Serv
 from franq.apps.trust.report import write_report
 from franq.apps.trust.run import load_rows, run
 from franq.cli import main
-from franq.lm import prompts as P
+from franq.apps.trust import prompts as P
 
 
 # ---------------------------------------------------------------- metrics, by hand

@@ -82,7 +82,7 @@ def test_user_metadata_passes_through_a_batch(tiny_lm_path, tmp_path):
 
 
 def test_a_scored_output_with_passages_is_still_read_as_scored_by_calibrate(tiny_lm):
-    from franq.calibrate import is_scored_record
+    from franq.fit.calibrator import is_scored_record
 
     result = make_franq(tiny_lm).score_many([GOOD])[0]
     assert is_scored_record(franq.result_record("x", result, franq.Example.from_dict(GOOD)))
@@ -166,7 +166,7 @@ def test_answer_prints_the_generated_answer_and_html(tiny_lm_path, tmp_path):
 
 
 def test_single_answer_progress_bar_names_its_stage(capsys):
-    from franq.cli import _StageProgress
+    from franq.cli.options import StageProgress as _StageProgress
 
     bar = _StageProgress(True, "franq score")
     bar.TICK_SECONDS = 0.001

@@ -21,7 +21,7 @@ import json
 import click
 
 import franq
-from franq import answering
+from franq.apps import answering
 
 
 def _rows(path: str) -> list[dict]:

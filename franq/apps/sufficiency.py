@@ -14,7 +14,7 @@ import sys
 import click
 
 import franq
-from franq import answering
+from franq.apps import answering
 
 BATCH = 16
 

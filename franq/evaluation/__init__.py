@@ -6,5 +6,5 @@
     p_true.py    the P(True) baseline: follow-up questions on the kept cache
     methods.py   the paper's method groups: general, RAG-specific, XGBoost, FRANQ variants
     report.py    bootstrap intervals, paper-style tables, JSON, plots
-Metrics live in :mod:`franq.metrics`.
+Metrics live in :mod:`franq.evaluation.metrics`.
 """

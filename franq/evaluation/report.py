@@ -9,7 +9,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from calibration.base import as_labels, as_probabilities, as_scores
-from franq.metrics import METRICS, ROWWISE, Metric, ece, metric_direction, rejection_curve, reliability_bins
+from franq.evaluation.metrics import METRICS, ROWWISE, Metric, ece, metric_direction, rejection_curve, reliability_bins
 
 COLUMNS = ("PR-AUC", "PRR", "AUROC", "ECE")
 MISSING = "–"

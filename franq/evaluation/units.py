@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from franq import registry
-from franq.judges.normalized import normalize_answer
+from franq.equivalence.normalized import normalize_answer
 from franq.lm.labels import pair_probability
 
 NOT_ATTEMPTED = re.compile(

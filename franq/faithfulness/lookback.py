@@ -17,7 +17,7 @@ import numpy as np
 from franq.evidence import INTERNALS, PASSES
 from franq.faithfulness.base import NeedsPassesError
 from franq.internals import capture_for, claim_features
-from franq.probe import load_probes
+from franq.internals.probe_file import load_probes
 
 
 class ProbeFaithfulness:

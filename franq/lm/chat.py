@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 
-from claims.chat import ChatError, ChatReply
+from claims.chat import ChatError, ChatReply, OpenAIChat  # noqa: F401 - OpenAIChat: the server client, for applications
 from franq.lm.model import CausalLM
 from franq.lm.prompts import chat_text
 

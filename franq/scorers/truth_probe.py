@@ -14,7 +14,7 @@ import numpy as np
 
 from franq.evidence import INTERNALS
 from franq.internals import capture_for, claim_features
-from franq.probe import load_probes
+from franq.internals.probe_file import load_probes
 from franq.scorers.base import Signal
 
 

@@ -102,6 +102,7 @@ def run_command(conditions_path, out_dir, strategies, only, limit, model, base_u
                 franq_conditions, judge_name, judge_model, judge_base_url):
     """Answer every record of CONDITIONS with each strategy and score it (cached, resumable)."""
     import franq
+    from franq.apps.trust import prompts
 
     from . import build as b
     from . import models as m
@@ -109,9 +110,9 @@ def run_command(conditions_path, out_dir, strategies, only, limit, model, base_u
 
     try:
         strategies = [s.strip() for s in strategies.split(",") if s.strip()]
-        bad = sorted(set(strategies) - set(franq.prompts.TRUST_STRATEGIES))
+        bad = sorted(set(strategies) - set(prompts.TRUST_STRATEGIES))
         if bad:
-            raise franq.InputError(f"--strategies: unknown {bad}; known: {sorted(franq.prompts.TRUST_STRATEGIES)}")
+            raise franq.InputError(f"--strategies: unknown {bad}; known: {sorted(prompts.TRUST_STRATEGIES)}")
         records = b.read_jsonl(conditions_path)
         if only:
             names = {c.strip() for c in only.split(",")}

@@ -35,6 +35,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import franq
+from franq.evaluation.metrics import normalize_answer
+from franq.apps.trust import prompts
 
 STOP = frozenset("a an and are as at be by for from has he in is it its of on or she that the to was were "
                  "which who what when where why how with did does do".split())
@@ -143,8 +145,8 @@ class BM25:
 
 
 def contains_answer(text: str, answers: Sequence[str]) -> bool:
-    norm = f" {franq.normalize_answer(text)} "
-    return any(f" {franq.normalize_answer(a)} " in norm for a in answers if franq.normalize_answer(a))
+    norm = f" {normalize_answer(text)} "
+    return any(f" {normalize_answer(a)} " in norm for a in answers if normalize_answer(a))
 
 
 # ---------------------------------------------------------------- fake answers
@@ -170,9 +172,9 @@ def fake_from_others(qs: Sequence[dict], seed: int) -> list[str]:
     every = [q["answers"][0] for q in qs]
     fakes = []
     for q in qs:
-        own = {franq.normalize_answer(a) for a in q["answers"]}
+        own = {normalize_answer(a) for a in q["answers"]}
         for candidates in (by_type[answer_type(q["answers"][0])], every):
-            pick = [c for c in candidates if franq.normalize_answer(c) not in own and not contains_answer(c, q["answers"])]
+            pick = [c for c in candidates if normalize_answer(c) not in own and not contains_answer(c, q["answers"])]
             if pick:
                 fakes.append(rng.choice(pick))
                 break
@@ -185,7 +187,7 @@ def fake_from_chat(qs: Sequence[dict], chat) -> list[str]:
     """Fake answers written by a chat model (``chat.complete(messages) -> text``)."""
     out = []
     for q in qs:
-        text = chat(franq.prompts.TRUST_FAKE_ANSWER.format(question=q["question"], answer=q["answers"][0]))
+        text = chat(prompts.TRUST_FAKE_ANSWER.format(question=q["question"], answer=q["answers"][0]))
         fake = text.strip().splitlines()[0].strip(" .\"'") if text.strip() else ""
         if not fake or contains_answer(fake, q["answers"]):
             raise franq.InputError(f"question {q['id']}: the chat model's fake answer {fake!r} is empty or "
@@ -269,9 +271,9 @@ def _cut(p: dict, answers: Sequence[str], max_words: int | None) -> dict:
     if not max_words or len(words) <= max_words:
         return p
     start = 0
-    norm = [franq.normalize_answer(w) for w in words]
+    norm = [normalize_answer(w) for w in words]
     for a in answers:
-        first = franq.normalize_answer(a).split()[:1]
+        first = normalize_answer(a).split()[:1]
         if first and first[0] in norm:
             start = max(0, min(norm.index(first[0]) - max_words // 3, len(words) - max_words))
             break

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 import franq
+from franq.evaluation.metrics import normalize_answer
 
 _CITE = re.compile(r"\[(\d+(?:\s*[,;]\s*\d+)*)\]")
 _ANSWER_LINE = re.compile(r"(?im)^\s*\**answer\**\s*:\s*(.+)$")
@@ -64,7 +65,7 @@ def is_refusal(text: str) -> bool:
 
 
 def _norm_tokens(text: str) -> list[str]:
-    return franq.normalize_answer(text).split()
+    return normalize_answer(text).split()
 
 
 def token_f1(prediction: str, golds: Sequence[str]) -> float:
@@ -82,8 +83,8 @@ def token_f1(prediction: str, golds: Sequence[str]) -> float:
 
 def contains(text: str, phrase: str) -> bool:
     """Does the normalized ``phrase`` occur in the normalized ``text`` as whole words?"""
-    p = franq.normalize_answer(phrase)
-    return bool(p) and f" {p} " in f" {franq.normalize_answer(text)} "
+    p = normalize_answer(phrase)
+    return bool(p) and f" {p} " in f" {normalize_answer(text)} "
 
 
 def judge_match(prediction: str, golds: Sequence[str]) -> float:

@@ -15,6 +15,8 @@ from pathlib import Path
 import numpy as np
 
 import franq
+from franq.apps.trust import prompts
+from franq.lm.labels import LabelWords, label_probability
 
 from .metrics import judge_match
 
@@ -177,18 +179,18 @@ class MatchJudge:
 
 class LocalJudge:
     """P(CORRECT) against INCORRECT from a local causal LM's next token after the paper's
-    judge prompt (label-word probability, :func:`franq.label_probability`)."""
+    judge prompt (label-word probability, :func:`franq.lm.labels.label_probability`)."""
 
     def __init__(self, lm):
         self.lm = lm
-        self.words = franq.LabelWords.lookup(lm, *franq.prompts.TRUST_JUDGE_LABELS, leading_space=True)
+        self.words = LabelWords.lookup(lm, *prompts.TRUST_JUDGE_LABELS, leading_space=True)
         self.name = f"label-words:{lm.name}"
 
     def judge(self, kind: str, items: Sequence[tuple[str, Sequence[str], str]]) -> list[float]:
         gen = LocalGenerator(self.lm)
-        prompts = [self.lm.encode(gen.render(franq.prompts.trust_judge_messages(kind, q, " / ".join(golds), answer)))
+        encoded = [self.lm.encode(gen.render(prompts.trust_judge_messages(kind, q, " / ".join(golds), answer)))
                    for q, golds, answer in items]
-        return [float(p) for p in franq.label_probability(self.lm, prompts, self.words)]
+        return [float(p) for p in label_probability(self.lm, encoded, self.words)]
 
 
 class ServerJudge:
@@ -207,13 +209,13 @@ class ServerJudge:
         for q, golds, answer in items:
             reply = self.client.chat.completions.create(
                 model=self.model, temperature=0, max_tokens=3, logprobs=True, top_logprobs=10,
-                messages=franq.prompts.trust_judge_messages(kind, q, " / ".join(golds), answer))
+                messages=prompts.trust_judge_messages(kind, q, " / ".join(golds), answer))
             out.append(_server_probability(reply.choices[0]))
         return out
 
 
 def _server_probability(choice) -> float:
-    first, second = (tuple(w.lower() for w in ws) for ws in franq.prompts.TRUST_JUDGE_LABELS)
+    first, second = (tuple(w.lower() for w in ws) for ws in prompts.TRUST_JUDGE_LABELS)
     content = getattr(choice, "logprobs", None) and choice.logprobs.content
     if content:
         lp = {"first": -np.inf, "second": -np.inf}

@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import franq
+from franq.apps.trust import prompts
 
 from .metrics import answer_text, is_refusal
 
@@ -64,7 +65,7 @@ def run(records: Sequence[dict], *, generator, out_dir: str | Path, strategies: 
     out.mkdir(parents=True, exist_ok=True)
     path = out / ANSWERS
     done = {row_key(r) for r in load_rows(path)}
-    base = {"model": generator.name, "prompt_version": franq.prompts.TRUST_VERSION,
+    base = {"model": generator.name, "prompt_version": prompts.TRUST_VERSION,
             "max_new_tokens": generator.max_new_tokens}
     todo = []
     for rec in records:
@@ -77,7 +78,7 @@ def run(records: Sequence[dict], *, generator, out_dir: str | Path, strategies: 
         for rec, missing in todo:
             passages = [franq.Passage(p["text"], p["title"]) for p in rec["passages"]]
             t0 = time.perf_counter()
-            texts = generator.generate([franq.prompts.trust_messages(s, rec["question"], passages) for s in missing])
+            texts = generator.generate([prompts.trust_messages(s, rec["question"], passages) for s in missing])
             gen_seconds = (time.perf_counter() - t0) / len(missing)
             judged = {}
             if judge is not None:

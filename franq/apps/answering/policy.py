@@ -25,8 +25,8 @@ from pathlib import Path
 
 import numpy as np
 
-from franq.answering import metrics
-from franq.errors import InputError
+from franq.apps.answering import metrics
+from franq import InputError
 
 THRESHOLD_KIND = "franq.threshold-policy"
 SELECTIVE_KIND = "franq.selective-policy"

@@ -1,6 +1,6 @@
 """Claim-level features from the passes' internals, for probes and their fitting.
 
-A probe (:mod:`franq.probe`) reads one named feature set of a claim:
+A probe (:mod:`franq.internals.probe_file`) reads one named feature set of a claim:
 
     lookback        Lookback Lens ratios (layers x heads) of the with-passages pass
     hidden          hidden states after the given decoder layers, with-passages pass

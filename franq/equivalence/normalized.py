@@ -19,7 +19,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from claims.text import content_words
-from franq.judges.base import expand, unique_pairs
+from franq.equivalence.base import expand, unique_pairs
 
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _PUNCT = str.maketrans({c: " " for c in string.punctuation + "“”‘’–—"})

@@ -1,14 +1,16 @@
 """Answer, fall back or abstain (papers 000 "Generate but Verify" and 003 "Sufficient
-Context"): the public namespace ``franq.answering``.
+Context"): the application namespace ``franq.apps.answering``.
 
+    decide        Answerer: a Franq pipeline that also verifies, falls back or abstains
+    prompts       the sufficiency, pre-answering and AwF hypothesis prompts, with versions
     sufficiency   SufficiencyRater protocol; AutoraterSufficiency (003's 1-shot CoT prompt on any
                   chat model), LabelSufficiency (FLAMe-style label probability, 1600-token
                   chunks), ContainsGoldSufficiency and NLIGoldSufficiency (need gold answers)
     verify        Verifier protocol; TrivialVerifier, PreAnswerVerifier, NLIVerifier,
                   DualGenerationVerifier, PTrueVerifier (FRANQ), SelfPTrueVerifier; the
                   fallbacks ClosedBookFallback, ModelFallback, AbstainFallback
-    records       read_qa_records: JSONL records with optional gold labels (--pass-through)
-    labels        LocalLabeler / OpenAILabeler: label-word probabilities of chat prompts
+    qa_records    read_qa_records: JSONL records with optional gold labels (--pass-through)
+    labelers      LocalLabeler / OpenAILabeler: label-word probabilities of chat prompts
     policy        ThresholdPolicy (k-fold CV threshold for answer / fallback), SelectivePolicy
                   (logistic regression over signals, out-of-fold), load_policy
     metrics       AwF / SfC precision and recall, max F1, PR-AUC, fallback utility, accuracy at a
@@ -18,23 +20,23 @@ Every score is "higher = more likely sufficient / faithful / correct".
 """
 from __future__ import annotations
 
-from franq.answering import metrics
-from franq.answering.decide import FALLBACKS, VERIFIERS, build_fallback, build_verifier
-from franq.answering.items import QAItem
-from franq.answering.labels import LocalLabeler, OpenAILabeler
-from franq.answering.policy import SelectivePolicy, ThresholdPolicy, load_policy
-from franq.answering.records import QARecord, read_qa_records
-from franq.answering.sufficiency import (
+from franq.apps.answering import metrics
+from franq.apps.answering.decide import FALLBACKS, VERIFIERS, Answerer, build_fallback, build_verifier
+from franq.apps.answering.items import QAItem
+from franq.apps.answering.labelers import LocalLabeler, OpenAILabeler
+from franq.apps.answering.policy import SelectivePolicy, ThresholdPolicy, load_policy
+from franq.apps.answering.qa_records import QARecord, read_qa_records
+from franq.apps.answering.sufficiency import (
     RATERS, AutoraterSufficiency, ContainsGoldSufficiency, LabelSufficiency, NLIGoldSufficiency, SufficiencyRater,
     make_rater, parse_verdict,
 )
-from franq.answering.verify import (
+from franq.apps.answering.verify import (
     AbstainFallback, ClosedBookFallback, DualGenerationVerifier, ModelFallback, NLIVerifier, OpenAIDualGeneration,
     PreAnswerVerifier, PTrueVerifier, SelfPTrueVerifier, TrivialVerifier, Verifier,
 )
 
 __all__ = [
-    "AbstainFallback", "AutoraterSufficiency", "ClosedBookFallback", "ContainsGoldSufficiency",
+    "AbstainFallback", "Answerer", "AutoraterSufficiency", "ClosedBookFallback", "ContainsGoldSufficiency",
     "DualGenerationVerifier", "FALLBACKS", "LabelSufficiency", "LocalLabeler", "ModelFallback", "NLIGoldSufficiency",
     "NLIVerifier", "OpenAIDualGeneration", "OpenAILabeler", "PTrueVerifier", "PreAnswerVerifier", "QAItem", "QARecord", "RATERS",
     "SelectivePolicy",

@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from franq.answering.items import QAItem
-from franq.errors import InputError
+from franq.apps.answering.items import QAItem
+from franq import InputError
 from franq.io import ANSWER_LABELS, load_json, parse_answer_labels, parse_passages, parse_text
 
 FIELDS = {"id", "question", "passages", "answer", *ANSWER_LABELS}

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from franq.judges.base import expand, unique_pairs
+from franq.equivalence.base import expand, unique_pairs
 
 
 class NLIJudge:

@@ -28,9 +28,9 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-from franq.answering.items import QAItem, max_by_owner
-from franq.errors import InputError
-from franq.lm.prompts import (
+from franq.apps.answering.items import QAItem, max_by_owner
+from franq import InputError
+from franq.apps.answering.prompts import (
     AWF_HYPOTHESIS, SUFFICIENCY_JSON_KEY, SUFFICIENCY_LABEL_TEMPLATES, SUFFICIENCY_LABELS,
     sufficiency_autorater_messages, sufficiency_label_messages,
 )
@@ -111,7 +111,7 @@ def token_chunks(text: str, count_tokens, max_tokens: int) -> list[str]:
 class LabelSufficiency:
     """FLAMe-style label-probability rater (003 section 3.2): P(sufficient) of each
     ``chunk_tokens``-token chunk of the context, the max over chunks. ``labeler``:
-    :class:`~franq.answering.labels.LocalLabeler` or :class:`~franq.answering.labels.OpenAILabeler`."""
+    :class:`~franq.apps.answering.labelers.LocalLabeler` or :class:`~franq.apps.answering.labelers.OpenAILabeler`."""
 
     def __init__(self, labeler, *, prompt: str = "corrected", chunk_tokens: int = 1600):
         if prompt not in SUFFICIENCY_LABEL_TEMPLATES:
@@ -143,7 +143,7 @@ class ContainsGoldSufficiency:
     name = "contains_gold"
 
     def rate(self, items: Sequence[QAItem]) -> np.ndarray:
-        from franq.judges.normalized import normalize_answer
+        from franq.evaluation.metrics import normalize_answer
 
         out = []
         for it in items:
@@ -194,7 +194,7 @@ def make_rater(name: str, config=None, *, base_url: str | None = None, server_mo
     """A rater by name: ``label`` and ``autorater`` run on an OpenAI-compatible server when
     ``base_url`` is given (``server_model`` names the model), else on the local model of
     ``config`` (or ``lm``); ``nli_gold`` uses the config's faithfulness backend."""
-    from franq.config import FranqConfig
+    from franq import FranqConfig
 
     config = config or FranqConfig()
 
@@ -217,14 +217,14 @@ def make_rater(name: str, config=None, *, base_url: str | None = None, server_mo
     if base_url and not server_model:
         raise InputError("server_model: name the model the server at base_url should run")
     if name == "label":
-        from franq.answering.labels import LocalLabeler, OpenAILabeler
+        from franq.apps.answering.labelers import LocalLabeler, OpenAILabeler
 
         labeler = (OpenAILabeler(server_model, base_url=base_url, api_key_env=api_key_env) if base_url
                    else LocalLabeler(local_lm(), max_batch_tokens=config.batch.max_batch_tokens))
         return LabelSufficiency(labeler, prompt=prompt, chunk_tokens=chunk_tokens)
     if name == "autorater":
         if base_url:
-            from claims.chat import OpenAIChat
+            from franq.lm.chat import OpenAIChat
 
             chat = OpenAIChat(server_model, base_url=base_url, api_key_env=api_key_env)
         else:

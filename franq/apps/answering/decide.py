@@ -1,22 +1,28 @@
-"""Answer, fall back or abstain: what :meth:`franq.Franq.answer` does with ``verify=``,
-``fallback=`` and ``policy=``. Builds the named verifier and fallback on the pipeline's
-model and faithfulness backend (once per pipeline), scores the generated answer and
-applies the threshold (the policy's, the caller's, or the verifier's default)."""
+"""Answer, fall back or abstain (paper 000): :class:`Answerer` wraps a :class:`franq.Franq`.
+:meth:`franq.Franq.answer` generates an answer and scores it; :meth:`Answerer.answer`
+then builds the named verifier and fallback on the pipeline's model and faithfulness
+backend (once per answerer), verifies the answer and applies the threshold (the
+policy's, the caller's, or the verifier's default)::
+
+    answerer = Answerer(franq.Franq.from_config(config))
+    result = answerer.answer(question, passages, verify="nli", fallback="closed_book")
+    result.decision.action        # "answer", "fallback" or "abstain"
+"""
 from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
 
-from franq.answering.items import QAItem
-from franq.answering.labels import LocalLabeler
-from franq.answering.policy import SelectivePolicy, ThresholdPolicy, load_policy
-from franq.answering.verify import (
+from franq.apps.answering.items import QAItem
+from franq.apps.answering.labelers import LocalLabeler
+from franq.apps.answering.policy import SelectivePolicy, ThresholdPolicy, load_policy
+from franq.apps.answering.verify import (
     AbstainFallback, ClosedBookFallback, DualGenerationVerifier, ModelFallback, NLIVerifier, PreAnswerVerifier,
     PTrueVerifier, SelfPTrueVerifier, TrivialVerifier,
 )
-from franq.errors import InputError
+from franq import AnswerScore, Decision, InputError
+from franq.io import parse_passages
 from franq.lm.prompts import SHORT_INSTRUCTION
-from franq.types import AnswerScore, Decision
 
 VERIFIERS = ("trivial", "pre_answer", "nli", "dual", "p_true", "self_p_true")
 DEFAULT_THRESHOLD = {"dual": 0.0}  # a log-probability difference; the others are probabilities (0.5)
@@ -62,9 +68,35 @@ def build_fallback(spec: str, franq, mode: str):
     raise InputError(f"fallback: expected one of {list(FALLBACKS)}, got {spec!r}")
 
 
+class Answerer:
+    """A scoring pipeline that also decides: answer, fall back or abstain.
+
+    ``answer(question, passages, verify=, fallback=, policy=, threshold=)``: ``verify`` is
+    one of :data:`VERIFIERS`; ``fallback`` ``closed_book``, ``abstain``, ``model`` (the
+    config's ``[model] fallback_path``) or ``model:PATH``; ``policy`` a threshold policy
+    file from ``franq selective threshold`` or a :class:`ThresholdPolicy`. ``threshold``
+    overrides the policy's (default: 0.5, or 0 for ``dual``). Without any of the three
+    the result is :meth:`franq.Franq.answer`'s, with no decision.
+    """
+
+    def __init__(self, franq):
+        self.franq = franq
+        self._built: dict = {}  # verifiers and fallbacks by (kind, name, mode)
+
+    def answer(self, question: str, passages, *, max_new_tokens: int | None = None, mode: str | None = None,
+               verify: str | None = None, fallback: str | None = None, policy=None,
+               threshold: float | None = None) -> AnswerScore:
+        result = self.franq.answer(question, passages, max_new_tokens=max_new_tokens, mode=mode)
+        if verify is None and fallback is None and policy is None:
+            return result
+        return decide(self.franq, self._built, result, parse_passages(passages), verify=verify, fallback=fallback,
+                      policy=policy, threshold=threshold)
+
+
 def decide(franq, cache: dict, result: AnswerScore, passages, *, verify: str | None, fallback: str | None,
            policy, threshold: float | None) -> AnswerScore:
-    """``result`` with its :class:`~franq.types.Decision`."""
+    """``result`` with its :class:`~franq.Decision` (``cache`` keeps the verifiers and
+    fallbacks built so far)."""
     source = None
     if policy is not None:
         source = str(policy) if isinstance(policy, (str, Path)) else "given"

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from franq.judges.base import expand, unique_pairs
+from franq.equivalence.base import expand, unique_pairs
 from franq.lm.labels import LabelWords, label_probability
 from franq.lm.prompts import EQUIVALENCE_LABELS, equivalence_prompt_text
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from franq.types import AnswerScore, Passage
+from franq import AnswerScore, Passage
 
 
 @dataclass(frozen=True)

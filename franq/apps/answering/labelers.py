@@ -20,7 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from franq.errors import FranqError
+from franq import FranqError
 from franq.lm.labels import LabelWords, label_probability, server_label_probability
 from franq.lm.prompts import chat_text
 

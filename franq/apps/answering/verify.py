@@ -1,9 +1,9 @@
 """Answering with faithfulness (paper 000): predictors of v, "is this answer faithful to
 the passages?", and the fallbacks used when it is not.
 
-Every predictor returns a score per :class:`~franq.answering.items.QAItem`, higher = more
+Every predictor returns a score per :class:`~franq.apps.answering.items.QAItem`, higher = more
 likely faithful; ``v = score >= threshold`` (a fitted
-:class:`~franq.answering.policy.ThresholdPolicy`).
+:class:`~franq.apps.answering.policy.ThresholdPolicy`).
 
     name          000 section   score
     trivial       4.2.2         1 (always answer)
@@ -26,12 +26,10 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-from franq.answering.items import QAItem, max_by_owner
-from franq.errors import FranqError, InputError
-from franq.lm.prompts import (
-    ANSWER_QUESTION, AWF_HYPOTHESIS, P_TRUE_LABELS, PRE_ANSWER_LABELS, SHORT_INSTRUCTION, answer_messages,
-    pre_answer_messages,
-)
+from franq.apps.answering.items import QAItem, max_by_owner
+from franq import FranqError, InputError
+from franq.apps.answering.prompts import AWF_HYPOTHESIS, PRE_ANSWER_LABELS, pre_answer_messages
+from franq.lm.prompts import ANSWER_QUESTION, P_TRUE_LABELS, SHORT_INSTRUCTION, answer_messages
 
 NLI_CHUNK_WORDS = 350
 NLI_OVERLAP_WORDS = 20
@@ -58,7 +56,7 @@ class TrivialVerifier:
 class PreAnswerVerifier:
     """P(yes) that the passages contain the answer, asked before answering (000's
     Pre-Answering Prediction): label-word probabilities from a
-    :class:`~franq.answering.labels.LocalLabeler` or :class:`~franq.answering.labels.OpenAILabeler`."""
+    :class:`~franq.apps.answering.labelers.LocalLabeler` or :class:`~franq.apps.answering.labelers.OpenAILabeler`."""
 
     def __init__(self, labeler):
         self.labeler = labeler
@@ -162,8 +160,8 @@ class SelfPTrueVerifier:
     """Self-rated P(True) (Kadavath et al. 2022; 003's confidence signal): after the
     answer, the same chat continues with "Is your answer true?" and P(True) is read from
     the reply's first token (:data:`franq.lm.prompts.ANSWER_QUESTION`, the follow-up
-    franq's benchmark uses). ``labeler``: a :class:`~franq.answering.labels.LocalLabeler`
-    or :class:`~franq.answering.labels.OpenAILabeler`."""
+    franq's benchmark uses). ``labeler``: a :class:`~franq.apps.answering.labelers.LocalLabeler`
+    or :class:`~franq.apps.answering.labelers.OpenAILabeler`."""
 
     def __init__(self, labeler, *, instruction: str | None = SHORT_INSTRUCTION):
         self.labeler = labeler

@@ -15,6 +15,7 @@ import numpy as np
 
 from calibration.base import as_labels, as_probabilities, as_scores
 from calibration.metrics import CalibrationBins, calibration_bins, expected_calibration_error
+from franq.equivalence.normalized import normalize_answer  # noqa: F401 - SQuAD-style answer normalization, for exact match
 
 
 def _check(p_true: Any, is_true: Any, *, probabilities: bool = False) -> tuple[np.ndarray, np.ndarray]:

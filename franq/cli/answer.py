@@ -1,0 +1,65 @@
+"""``franq answer``: generate an answer from the passages and score its claims; with
+``--verify`` / ``--fallback`` / ``--policy`` the answering application
+(:class:`franq.apps.answering.Answerer`, paper 000) also decides: answer, fall back or abstain."""
+from __future__ import annotations
+
+import click
+
+from calibration.base import MissingDependencyError
+from franq.cli.options import (
+    THRESHOLD_OPTION, StackFlags, StageProgress, fail, interactive, load_pipeline, printable, stack,
+)
+from franq.cli.score import HTML_OPTION, print_result
+from franq.cli.table import format_decision
+from franq.errors import FranqError
+from franq.io import parse_example
+from franq.runners.records import result_record
+
+VERIFIERS = ("trivial", "pre_answer", "nli", "dual", "p_true", "self_p_true")
+
+
+@click.command()
+@click.option("-q", "--question", required=True, help="The question.")
+@click.option("-p", "--passage", "passages", multiple=True, required=True, help="A retrieved passage (repeat).")
+@click.option("--max-new-tokens", type=click.IntRange(min=1), default=None,
+              help="Longest answer to generate (default: the config's, 256).")
+@click.option("--format", "fmt", type=click.Choice(["table", "json", "csv"]), default="table",
+              help="Output format (the table starts with the generated answer).")
+@HTML_OPTION
+@THRESHOLD_OPTION
+@click.option("--quiet", is_flag=True, help="No progress bar.")
+@click.option("--verify", type=click.Choice(VERIFIERS),
+              default=None, help="Verify the answer (answering with faithfulness, paper 000): trivial, pre_answer "
+                                 "(yes/no before answering), nli (the faithfulness backend on 'The answer to the "
+                                 "question ... is ...'), dual (with vs without passages), p_true (FRANQ), "
+                                 "self_p_true (the model's own P(True)).")
+@click.option("--fallback", default=None,
+              help="When the verifier says no: closed_book (answer without passages), abstain, model (the "
+                   "config's [model] fallback_path, a second model with the passages) or model:PATH.")
+@click.option("--policy", "policy_path", type=click.Path(exists=True, dir_okay=False),
+              help="Threshold policy JSON from `franq selective threshold` (sets the verifier, fallback and threshold).")
+@click.option("--verify-threshold", type=float, default=None,
+              help="Answer when the verifier's score is at least this (default: the policy's; else 0.5, 0 for dual).")
+@stack
+def answer(question, passages, max_new_tokens, fmt, html_path, threshold, quiet, verify, fallback, policy_path,
+           verify_threshold, stack: StackFlags):
+    """Generate an answer with the model from the passages, then score its claims; with
+    --verify / --fallback / --policy, also decide: answer, fall back or abstain."""
+    from franq.apps.answering import Answerer
+
+    try:
+        cfg = stack.config(threshold=threshold)
+        with StageProgress(not quiet and interactive(), "franq answer") as progress:
+            pipeline = load_pipeline(cfg)
+            progress()
+            result = Answerer(pipeline).answer(question, list(passages), max_new_tokens=max_new_tokens,
+                                               verify=verify, fallback=fallback, policy=policy_path,
+                                               threshold=verify_threshold)
+        ex = parse_example({"question": question, "passages": list(passages), "answer": result.answer})
+    except (FranqError, MissingDependencyError) as exc:
+        raise fail(exc) from None
+    if fmt == "table":
+        click.echo(printable(f"Answer: {result.answer.strip()}") + "\n")
+    print_result(result_record(None, result, ex), result, fmt, html_path)
+    if fmt == "table" and result.decision is not None:
+        click.echo(format_decision(result))

@@ -1,0 +1,101 @@
+"""``franq fit ...``: the workbench's fitting commands (:mod:`franq.fit`). ``franq calibrate``
+and ``franq fit-probe`` are the same commands under their earlier names."""
+from __future__ import annotations
+
+import click
+
+from franq.cli.options import StackFlags, fail, load_pipeline, model_stack, printable, stack
+from franq.cli.table import format_fit_report
+from franq.errors import FranqError
+
+
+@click.group("fit")
+def fit() -> None:
+    """Fit what franq ships or you bring: calibrators, probes, faithfulness maps."""
+
+
+@fit.command("calibrator")
+@click.argument("input_path", type=click.Path(exists=True, dir_okay=False))
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
+              help="Calibrator JSON to write.")
+@click.option("--variant", type=click.Choice(["condition", "calibrated", "soft", "none"]), default="condition",
+              show_default=True, help="FRANQ calibration variant (paper section 2.3; 'soft' is ours).")
+@click.option("--calibrate-faithfulness", is_flag=True,
+              help="Also calibrate P_faithful on gold 'is_faithful' labels (paper table 14).")
+@click.option("--xgboost", "xgb_features", type=click.Choice(["franq", "all"]), default=None,
+              help="Fit an XGBoost baseline instead, on the FRANQ features or on all UQ components.")
+@click.option("--min-per-condition", type=int, default=30, show_default=True,
+              help="Warn when a condition has fewer training claims than this.")
+@click.option("--report", "report_path", type=click.Path(dir_okay=False),
+              help="Fit report JSON. Default: OUTPUT with .report.json.")
+@click.option("--scored", "scored_path", type=click.Path(dir_okay=False),
+              help="Raw input only: where to keep the scored claims. Default: OUTPUT with .scored.jsonl.")
+@click.option("--holdout", type=click.FloatRange(0.0, 1.0, min_open=True, max_open=True), default=None,
+              help="Hold this fraction of the answers apart (e.g. 0.2), fit on the rest and report ECE, Brier "
+                   "and AUROC on the held-apart claims; the calibrator written is the one fitted on the rest.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Random seed of the --holdout split.")
+@stack
+def calibrator(input_path, output, variant, calibrate_faithfulness, xgb_features, min_per_condition,
+               report_path, scored_path, holdout, seed, stack: StackFlags):
+    """Fit a calibrator on labelled claims.
+
+    INPUT_PATH is JSONL: either `franq score` output whose claims carry `is_true` (and
+    optionally `is_faithful`) labels, or raw examples with labelled claims
+    ({"question", "passages", "answer", "claims": [{"text", "is_true", "is_faithful"}]}),
+    which are scored first with the configured stack (--calibrator is ignored: raw values
+    are fitted). Long and short form are calibrated alike; --mode short fits a short-form
+    calibrator.
+    """
+    from franq.fit.calibrator import fit_calibrator_file
+
+    try:
+        report, report_path = fit_calibrator_file(
+            input_path, output, config=stack.config(calibrator="none"), variant=variant,
+            calibrate_faithfulness=calibrate_faithfulness, xgb_features=xgb_features,
+            min_per_condition=min_per_condition, report_path=report_path, scored_path=scored_path,
+            holdout=holdout, seed=seed, echo=lambda msg: click.echo(msg, err=True))
+    except (FranqError, ValueError) as exc:
+        raise fail(exc) from None
+    click.echo("\n".join(printable(line) for line in format_fit_report(report, output, report_path).split("\n")),
+               err=True)
+
+
+@fit.command("probe")
+@click.argument("input_path", type=click.Path(exists=True, dir_okay=False))
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
+              help="Probe file to write: .json, or .safetensors (arrays as tensors, the rest as header metadata).")
+@click.option("--features", "features", default="lookback,hidden:16", show_default=True,
+              help="Feature sets, one probe each: lookback (Lookback Lens ratios), hidden:LAYER (hidden states "
+                   "of the with-passages pass; hidden:8+16 pools two layers), hidden_closed:LAYER (the "
+                   "closed-book pass), hidden_diff:LAYER (their difference); a suffix @last pools only "
+                   "the last token (semantic entropy probes).")
+@click.option("--folds", type=int, default=5, show_default=True, help="Cross-validation folds (grouped by answer).")
+@click.option("--report", "report_path", type=click.Path(dir_okay=False),
+              help="Fit report JSON. Default: OUTPUT with .report.json.")
+@model_stack
+def probe(input_path, output, features, folds, report_path, stack: StackFlags):
+    """Fit probes on a model's internals from labelled claims.
+
+    INPUT_PATH is JSONL of raw examples with labelled claims ({"question", "passages",
+    "answer", "claims": [{"text", "is_faithful", "is_true"}]}), as `franq fit calibrator` reads;
+    for a semantic entropy probe, short answers whose one claim is the answer itself with
+    its samples' "semantic_entropy" (a number). Each answer gets the with-passages pass with
+    capture (and the closed-book pass when a feature set reads it); one logistic probe is
+    fitted per label present (is_faithful -> the lookback / probe faithfulness backends,
+    is_true -> the truth_probe scorer, semantic_entropy -> low_semantic_entropy, the
+    se_probe scorers) and feature set, its C chosen by cross-validation grouped by answer.
+    The file records the model, the features and the input's SHA-256; JSON or safetensors,
+    never pickle.
+    """
+    from franq.fit.probe import fit_probes_from_file, format_probe_report, parse_feature_specs, read_labelled
+
+    try:
+        parse_feature_specs(features)  # bad flags fail before the model loads
+        n = len(read_labelled(input_path))
+        fr = load_pipeline(stack.config(faithfulness="lexical", calibrator="none", mode="long"))  # only the passes run
+        with click.progressbar(length=n, label="passes", file=click.get_text_stream("stderr")) as bar:
+            report, report_path = fit_probes_from_file(fr, input_path, output, features=features, folds=folds,
+                                                       report_path=report_path, progress=bar.update)
+    except (FranqError, ValueError) as exc:
+        raise click.ClickException(str(exc)) from None
+    click.echo(format_probe_report(report, output, report_path), err=True)

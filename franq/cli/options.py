@@ -1,0 +1,227 @@
+"""Option groups shared by the commands, declared once, and the helpers every command uses
+to turn its options into a config, load a pipeline and report a failure in one line.
+
+An option group is a list of ``click.option`` declarations. :func:`options` adds a group to
+a command; :func:`grouped` adds one and hands the command a single object built from its
+values (so ``franq score`` takes its batch settings as one :class:`BatchOptions`, not eight
+parameters). Applications use these too: ``franq.cli.options`` is part of the extension
+surface (docs/architecture.md).
+"""
+from __future__ import annotations
+
+import functools
+import logging
+import re
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import click
+
+from franq.config import FranqConfig
+from franq.errors import redact
+
+MODE_OPTION = click.option(
+    "--mode", type=click.Choice(["long", "short", "auto"]), default=None,
+    help="Preset: long (claims, token probabilities), short (the answer is one claim, scored from "
+         "samples) or auto (a single short sentence is short). Default: the config's (long).")
+
+MODEL_OPTIONS = [
+    click.option("--config", "config_path", type=click.Path(exists=True, dir_okay=False),
+                 help="TOML or JSON config file (sections: model, decomposer, faithfulness, uq, "
+                      "calibration, batch; see README)."),
+    click.option("--model", help="Causal LM: a local directory or a locally cached name (default: the "
+                                 "embedded SmolLM2). Sets [model] path."),
+    click.option("--gguf-file", help="A GGUF file inside --model, or a path to one."),
+    click.option("--device", help="cpu, cuda, cuda:1, mps (default: cuda if available, else cpu)."),
+    click.option("--dtype", type=click.Choice(["float32", "bfloat16", "float16", "auto"]), default=None,
+                 help="Model weights' dtype (default: float32 on cpu, bfloat16 on a GPU)."),
+    click.option("--threads", type=click.IntRange(min=1), default=None,
+                 help="Torch CPU threads (default: OMP_NUM_THREADS if set, else half the usable cores, "
+                      "1 to 8: 1 on a 2-core machine). Sets [model] threads."),
+]
+"""The options that choose the model (commands that only run its passes, like ``fit probe``)."""
+
+STACK_OPTIONS = [
+    *MODEL_OPTIONS,
+    click.option("--faithfulness", help="Faithfulness backend: combined (default), lexical, context_pmi, "
+                                        "alignscore, nli, judge, lookback, probe, or a plugin's name."),
+    click.option("--calibrator", help="'default' (the shipped calibrator fitted for this stack, if any), "
+                                      "'none', or a file from `franq fit calibrator`."),
+    MODE_OPTION,
+]
+"""The common choices of a scoring stack, as flags over the config file."""
+
+DECOMPOSER_OPTIONS = [
+    click.option("--decomposer", default=None,
+                 help="Claims: 'atomic' (default: offline dependency parse), 'sentence' (offline splitter), 'llm' "
+                      "(atomic claims from a chat model: the scoring model, or a server with "
+                      "--decomposer-base-url), or a plugin's name."),
+    click.option("--decomposer-model", help="LLM decomposer: server model name, or local model path."),
+    click.option("--decomposer-base-url", help="LLM decomposer: OpenAI-compatible server URL, e.g. "
+                                               "http://localhost:8000/v1 (API key from $OPENAI_API_KEY)."),
+]
+
+THRESHOLD_OPTION = click.option(
+    "--threshold", type=click.FloatRange(0.0, 1.0), default=None,
+    help="Add a verdict to each scored claim: likely_true if P(true) >= T, else likely_false.")
+
+FLAG_KEYS = {
+    "model": "model.path", "gguf_file": "model.gguf_file", "device": "model.device", "dtype": "model.dtype",
+    "threads": "model.threads", "faithfulness": "faithfulness.name", "calibrator": "calibration.calibrator",
+    "calibrator_mismatch": "calibration.on_mismatch", "mode": "mode", "decomposer": "decomposer.name",
+    "decomposer_model": "decomposer.model", "decomposer_base_url": "decomposer.base_url",
+    "decomposer_backend": "decomposer.backend", "threshold": "calibration.threshold",
+}
+"""Command-line flag -> the config key it sets."""
+
+
+def options(group: Sequence[Callable]) -> Callable:
+    """A decorator adding every option of ``group`` to a command, in order."""
+    def add(f):
+        for option in reversed(group):
+            f = option(f)
+        return f
+    return add
+
+
+def model_options(f):
+    return options(MODEL_OPTIONS)(f)
+
+
+def stack_options(f):
+    return options(STACK_OPTIONS)(f)
+
+
+def grouped(name: str, group: Sequence[Callable], build: Callable[..., object]) -> Callable:
+    """Add ``group``'s options to a command and pass the command one keyword ``name``:
+    ``build(**values of those options)``."""
+    def add(f):
+        params = []
+
+        @functools.wraps(f)
+        def wrapper(*args, **kwargs):
+            mine = {p: kwargs.pop(p) for p in params}
+            return f(*args, **{name: build(**mine)}, **kwargs)
+
+        decorated = options(group)(wrapper)
+        params.extend(p.name for p in decorated.__click_params__[-len(group):])
+        return decorated
+    return add
+
+
+@dataclass(frozen=True)
+class StackFlags:
+    """The flags of :data:`STACK_OPTIONS` (plus any of :data:`FLAG_KEYS`) as given."""
+
+    config_path: str | None = None
+    model: str | None = None
+    gguf_file: str | None = None
+    device: str | None = None
+    dtype: str | None = None
+    threads: int | None = None
+    faithfulness: str | None = None
+    calibrator: str | None = None
+    mode: str | None = None
+
+    def config(self, **more) -> FranqConfig:
+        """The config file (or the defaults) with the flags given on top; ``more`` are
+        further flags (:data:`FLAG_KEYS`) or overrides of these."""
+        flags = {k: v for k, v in vars(self).items() if k != "config_path"}
+        return config_from_flags(self.config_path, **{**flags, **more})
+
+
+def stack(f):
+    """:data:`STACK_OPTIONS`, passed to the command as one ``stack: StackFlags``."""
+    return grouped("stack", STACK_OPTIONS, StackFlags)(f)
+
+
+def model_stack(f):
+    """:data:`MODEL_OPTIONS`, passed to the command as one ``stack: StackFlags``."""
+    return grouped("stack", MODEL_OPTIONS, StackFlags)(f)
+
+
+def config_from_flags(config_path: str | None = None, **flags) -> FranqConfig:
+    """The config file (or the defaults) with the flags that were given on top."""
+    cfg = FranqConfig.from_file(config_path) if config_path else FranqConfig()
+    unknown = set(flags) - set(FLAG_KEYS)
+    if unknown:
+        raise TypeError(f"config_from_flags: unknown flags {sorted(unknown)}")
+    return cfg.with_overrides({FLAG_KEYS[k]: v for k, v in flags.items()})
+
+
+def load_pipeline(cfg: FranqConfig):
+    from franq.pipeline import Franq
+
+    return Franq.from_config(cfg)
+
+
+_CONTROL_RE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def printable(text) -> str:
+    """``text`` safe for a terminal, secrets masked: control characters (escape sequences,
+    carriage returns, newlines, bidirectional overrides) shown as ``\\x1b``-style escapes."""
+    return _CONTROL_RE.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), redact(str(text)))
+
+
+def fail(exc: BaseException) -> click.ClickException:
+    """A franq error as the CLI's one-line error (secrets masked, control characters escaped)."""
+    return click.ClickException(printable(exc))
+
+
+class RedactingFilter(logging.Filter):
+    """Every log line franq prints goes through :func:`printable`."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.msg, record.args = printable(record.getMessage()), None
+        return True
+
+
+def interactive() -> bool:
+    return sys.stderr.isatty()
+
+
+class StageProgress:
+    """A two-step progress bar on stderr for one answer (loading the model, then scoring),
+    which take tens of seconds to minutes on a CPU. Its elapsed time ticks every half
+    second while a step runs (a step gives no finer progress); ``-v`` logs inside them."""
+
+    TICK_SECONDS = 0.5
+
+    def __init__(self, enabled: bool, desc: str):
+        self.enabled = enabled
+        self.desc = desc
+        self.bar = None
+        self._done = None
+
+    def __enter__(self):
+        if self.enabled:
+            import threading
+
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=2, desc=f"{self.desc}: loading the model", file=sys.stderr, leave=False,
+                            bar_format="{desc} [{elapsed}] {n_fmt}/{total_fmt}")
+            self._done = threading.Event()
+            threading.Thread(target=self._tick, daemon=True).start()
+        return self.step
+
+    def _tick(self) -> None:
+        while not self._done.wait(self.TICK_SECONDS):
+            self.bar.refresh()
+
+    def step(self) -> None:
+        if self.bar is not None:
+            self.bar.update(1)
+            self.bar.set_description_str(f"{self.desc}: scoring")
+
+    def __exit__(self, *exc) -> None:
+        if self.bar is not None:
+            self._done.set()
+            self.bar.close()
+
+
+def _verbose_callback(ctx, param, value) -> None:
+    if value:
+        logging.getLogger().setLevel(logging.INFO)

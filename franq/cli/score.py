@@ -1,0 +1,163 @@
+"""``franq score``: score one example (flags, ``--example`` or a ``.json`` file) or a JSONL
+file of examples; the per-claim table, JSON, CSV or an HTML report."""
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from importlib import resources
+from pathlib import Path
+
+import click
+
+from calibration.base import MissingDependencyError
+from franq.cli.options import (
+    DECOMPOSER_OPTIONS, THRESHOLD_OPTION, StackFlags, StageProgress, fail, grouped, interactive, load_pipeline,
+    options, printable, stack,
+)
+from franq.cli.table import format_table
+from franq.errors import FranqError, InputError
+from franq.io import Example, load_json, parse_example
+from franq.runners.base import BATCH_TOKENS
+from franq.runners.local import score_file
+from franq.runners.records import MAX_PASSAGE_CHARS, MAX_RECORD_BYTES, result_record
+from franq.types import AnswerScore
+
+
+@dataclass(frozen=True)
+class BatchOptions:
+    """How a JSONL batch runs (``franq score IN.jsonl``): :func:`franq.runners.local.score_file`'s options."""
+
+    engine: str = "local"
+    workers: int = 2
+    cpus_per_worker: float = 1.0
+    gpus_per_worker: float = 0.0
+    ray_address: str | None = None
+    batch_tokens: int = BATCH_TOKENS
+    max_record_bytes: int = MAX_RECORD_BYTES
+    max_passage_chars: int = MAX_PASSAGE_CHARS
+
+
+BATCH_OPTIONS = [
+    click.option("--engine", type=click.Choice(["local", "ray"]), default="local", show_default=True,
+                 help="Batch mode: score in this process, or on Ray Data actors (pip install 'franq[ray]')."),
+    click.option("--workers", type=click.IntRange(min=1), default=2, show_default=True,
+                 help="Ray: number of actors, each with one loaded model."),
+    click.option("--cpus-per-worker", type=click.FloatRange(min=0), default=1.0, show_default=True,
+                 help="Ray: CPUs reserved per actor."),
+    click.option("--gpus-per-worker", type=click.FloatRange(min=0), default=0.0, show_default=True,
+                 help="Ray: GPUs reserved per actor (fractions share a GPU)."),
+    click.option("--ray-address", default=None,
+                 help="Ray: cluster address ('auto' = the running cluster). Default: a local Ray."),
+    click.option("--batch-tokens", type=click.IntRange(min=0), default=BATCH_TOKENS, show_default=True,
+                 help="Batch mode: answers per scoring call, by estimated tokens (0 = one answer per call)."),
+    click.option("--max-record-bytes", type=click.IntRange(min=1), default=MAX_RECORD_BYTES, show_default=True,
+                 help="Batch mode: a JSONL line longer than this is a bad record."),
+    click.option("--max-passage-chars", type=click.IntRange(min=1), default=MAX_PASSAGE_CHARS, show_default=True,
+                 help="Batch mode: a passage longer than this is a bad record."),
+]
+
+FORMAT_OPTION = click.option(
+    "--format", "fmt", type=click.Choice(["table", "json", "csv"]), default="table",
+    help="Output for a single example: a table, the JSON record, or CSV (one row per claim; for a "
+         "batch, `franq report OUT.jsonl --csv CLAIMS.csv`).")
+HTML_OPTION = click.option(
+    "--html", "html_path", type=click.Path(dir_okay=False),
+    help="Also write a self-contained HTML report (claims coloured by P(true); see `franq report`).")
+
+
+@click.command()
+@click.argument("input_path", required=False, type=click.Path(dir_okay=False, allow_dash=True))
+@click.option("-o", "--output", type=click.Path(dir_okay=False, allow_dash=True),
+              help="Output JSONL (batch mode). Default: standard output.")
+@click.option("--errors", "errors_path", type=click.Path(dir_okay=False),
+              help="Where bad records go (batch mode). Default: OUTPUT.errors.jsonl, or stderr.")
+@click.option("-q", "--question", help="The question (with --passage and --answer).")
+@click.option("-p", "--passage", "passages", multiple=True, help="A retrieved passage (repeat).")
+@click.option("-a", "--answer", help="The answer to score.")
+@click.option("--example", is_flag=True, help="Score the bundled example.")
+@FORMAT_OPTION
+@HTML_OPTION
+@THRESHOLD_OPTION
+@options(DECOMPOSER_OPTIONS)
+@click.option("--calibrator-mismatch", type=click.Choice(["warn", "error", "force"]), default=None,
+              help="If the calibrator was fitted for another stack: warn and skip it (default), "
+                   "error, or force it.")
+@click.option("--quiet", is_flag=True, help="No progress bar (one answer: shown on a terminal only).")
+@grouped("batch", BATCH_OPTIONS, BatchOptions)
+@stack
+def score(input_path, output, errors_path, question, passages, answer, example, fmt, html_path, threshold,
+          decomposer, decomposer_model, decomposer_base_url, calibrator_mismatch, quiet, batch: BatchOptions,
+          stack: StackFlags):
+    """Score one example (flags, --example or a .json file) or a JSONL file of examples.
+
+    A JSONL line is {"id", "question", "passages": [str | {"title", "text"}], "answer",
+    "claims"?}. Each result is one JSON line; a malformed line becomes an error record
+    naming the line and field, and the run carries on. Rerunning with the same -o
+    resumes: records already in OUT are skipped.
+    """
+    try:
+        cfg = stack.config(calibrator_mismatch=calibrator_mismatch, decomposer=decomposer,
+                           decomposer_model=decomposer_model, decomposer_base_url=decomposer_base_url,
+                           decomposer_backend="openai" if decomposer_base_url else None, threshold=threshold)
+        if input_path and (input_path == "-" or input_path.endswith(".jsonl")):
+            if fmt == "csv":
+                raise InputError("--format csv: a batch is written as JSONL (resumable); turn it into CSV with "
+                                 "`franq report OUT.jsonl --csv CLAIMS.csv`")
+            if html_path and output in (None, "-"):
+                raise InputError("--html: a batch report is made from the output file; give -o OUT.jsonl")
+            summary = score_file(cfg, input_path, output, errors_path=errors_path, progress=not quiet, **asdict(batch))
+            click.echo(printable(summary.message()), err=True)
+            if html_path:
+                write_html_report(html_path, output)
+            return
+        ex = single_example(input_path, question, passages, answer, example)
+        with StageProgress(not quiet and interactive(), "franq score") as progress:
+            pipeline = load_pipeline(cfg)
+            progress()
+            result = pipeline.score_many([ex])[0]
+    except (FranqError, MissingDependencyError) as exc:
+        raise fail(exc) from None
+    print_result(result_record(ex.id, result, ex), result, fmt, html_path)
+
+
+def print_result(record: dict, result: AnswerScore, fmt: str, html_path: str | None) -> None:
+    """One scored answer on stdout as a table, a JSON line or CSV rows; ``html_path``: also a report."""
+    if fmt == "json":
+        click.echo(json.dumps(record, ensure_ascii=False))
+    elif fmt == "csv":
+        from franq.apps.render import csv_text
+
+        click.echo(csv_text([record]), nl=False)
+    else:
+        click.echo(format_table(result))
+    if html_path:
+        from franq.apps.render import report_html
+
+        Path(html_path).write_text(report_html([record], title=f"franq: {record['question'][:80]}"), encoding="utf-8")
+        click.echo(f"wrote {html_path}", err=True)
+
+
+def write_html_report(html_path: str, scores_path: str) -> None:
+    from franq.apps.render import report_html
+    from franq.apps.report import read_records
+
+    records = list(read_records([scores_path], warn=lambda msg: click.echo(f"warning: {msg}", err=True)))
+    Path(html_path).write_text(report_html(records), encoding="utf-8")
+    click.echo(f"wrote {html_path}: {len(records)} answers", err=True)
+
+
+def single_example(input_path, question, passages, answer, example) -> Example:
+    """The one example a command was given: the bundled one, a ``.json`` file, or flags."""
+    if example:
+        text = resources.files("franq").joinpath("data/example.json").read_text(encoding="utf-8")
+        return parse_example(json.loads(text), "bundled example")
+    if input_path:
+        try:
+            text = Path(input_path).read_text(encoding="utf-8")
+        except (OSError, ValueError) as exc:
+            raise InputError(f"{input_path}: cannot read a JSON object: {exc}") from None
+        return parse_example(load_json(text, input_path), input_path)
+    if not (question and passages and answer):
+        raise InputError("give --question, at least one --passage and --answer; or a JSON/JSONL "
+                         "file; or --example")
+    return parse_example({"question": question, "passages": list(passages), "answer": answer})

@@ -1,0 +1,84 @@
+"""What the commands print for people: the per-claim table of one scored answer, the
+decision line of ``franq answer``, and the fit report of ``franq fit calibrator``."""
+from __future__ import annotations
+
+from franq.cli.options import printable
+from franq.types import AnswerScore
+
+
+def _fmt(p: float | None, small: bool = False) -> str:
+    if p is None:
+        return "-"
+    return f"{p:.2e}" if small and p < 0.01 else f"{p:.3f}"
+
+
+def preset_name(result: AnswerScore) -> str:
+    """"long", "short", or "short (observer)" when a given short answer was scored as an observer."""
+    preset = result.stack.get("mode", result.mode)
+    return result.mode if preset == result.mode else f"{result.mode} ({preset})"
+
+
+def format_table(result: AnswerScore, width: int = 100) -> str:
+    """Per claim: calibrated P(true) (when a calibrator ran), then the raw values."""
+    cal = result.calibrator
+    source = f"{cal.variant}, {cal.source} file {cal.path}" if cal else "none (raw values only)"
+    s = result.stack
+    lines = [
+        f"Question: {printable(result.question)}",
+        printable(f"Model: {result.model} | preset: {preset_name(result)} | faithfulness: {result.faithfulness} | "
+                  f"UQ_faith: {s.get('uq_faith', '?')} | UQ_unfaith: {s.get('uq_unfaith', '?')}"),
+        f"Calibration: {printable(source)}",
+        "",
+        f"{'#':>2}  {'P(true)':>8}  {'P(true)':>8}  {'P_faith':>8}  {'UQ_faith':>8}  {'UQ_unf.':>8}  claim",
+        f"{'':>2}  {'calib.':>8}  {'raw':>8}  {'raw':>8}  {'raw':>8}  {'raw':>8}",
+    ]
+    for i, c in enumerate(result.claims, 1):
+        text = printable(c.claim.text if c.status == "scored" else f"[{c.status}: {c.claim.note}] {c.claim.text}")
+        if len(text) > width:
+            text = text[: width - 1] + "…"
+        lines.append(f"{i:>2}  {_fmt(c.p_true_calibrated):>8}  {_fmt(c.p_true_raw, True):>8}  "
+                     f"{_fmt(c.p_faithful):>8}  {_fmt(c.uq_faith, True):>8}  {_fmt(c.uq_unfaith, True):>8}  {text}")
+    for w in result.warnings:
+        lines.append(f"warning: {printable(w)}")
+    return "\n".join(lines)
+
+
+def format_decision(result: AnswerScore) -> str:
+    d = result.decision
+    if d is None:
+        return ""
+    lines = ["", f"Decision: {d.action} ({d.verify} score {d.score:.3f} "
+                 f"{'>=' if d.action == 'answer' else '<'} threshold {d.threshold:g}; fallback {d.fallback})"]
+    if d.action != "answer":
+        lines.append(f"Answer: {d.answer if d.answer is not None else '(abstained)'}")
+    return "\n".join(lines)
+
+
+def format_fit_report(report: dict, output: str, report_path: str) -> str:
+    name = report.get("variant") or f"xgboost on {report['features']}"
+    lines = [f"fitted {name} on {report['n_claims']} labelled claims ({report['n_true']} true, "
+             f"{report['n_false']} false; skipped {report['skipped']}) in {report['fit_seconds']:.3f} s",
+             f"stack: {report['fitted_for']}"]
+    for cond in ("faithful", "unfaithful"):
+        c = report.get("counts", {}).get(cond)
+        if c:
+            lines.append(f"  {cond:>10}: {c['n']} claims, weight {c['weight']:g} "
+                         f"({c['true']:g} true, {c['false']:g} false)")
+    if "split" in report.get("counts", {}):
+        s = report["counts"]["split"]
+        lines.append(f"  split by gold label: {s['gold']}, by P_faithful > 0.5: {s['threshold']}")
+    ece = report["train_ece"]
+    lines.append("train ECE: " + ", ".join(f"{k} {v:.4f}" for k, v in ece.items()))
+    h = report.get("holdout")
+    if h:
+        def num(v):
+            return "n/a (one class)" if v is None else f"{v:.4f}"
+
+        lines.append(f"held apart ({h['fraction']:g} of the answers, seed {h['seed']}): {h['n_claims']} claims of "
+                     f"{h['n_answers']} answers ({h['n_true']} true)")
+        for metric in ("ece", "brier", "auroc"):
+            lines.append(f"  held-apart {metric.upper() if metric != 'brier' else 'Brier'}: raw "
+                         f"{num(h['raw'][metric])}, calibrated {num(h['calibrated'][metric])}")
+    lines += [f"warning: {w}" for w in report["warnings"]]
+    lines.append(f"wrote {output} ({report['file_bytes']} bytes) and {report_path}")
+    return "\n".join(lines)
