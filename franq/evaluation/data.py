@@ -1,4 +1,5 @@
-"""Benchmark data as built by ``scripts/build_nq_open.py`` and ``scripts/build_expertqa.py``.
+"""Benchmark data as built by ``scripts/build_nq_open.py`` and ``scripts/build_expertqa.py``,
+and where the raw public files live (:func:`raw_data_dir`).
 
 nq-open (short form): ``passages.jsonl.gz`` + ``{train,test}.jsonl``; each question has a
 clean passage list (gold + BM25 distractors) and a corrupted one (for half of the
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -16,6 +18,22 @@ from franq.io import Example, parse_example
 from franq.types import Passage
 
 VARIANTS = ("clean", "corrupted")
+RAW_DATA_ENV = "FRANQ_RAW_DATA"
+"""The environment variable naming the folder of raw public files (shared/data/raw: ExpertQA,
+nq-open-oracle, WiCE, SNLI), read by the dataset builders, the fitting commands and benchmarks."""
+
+
+def raw_data_dir(path: str | os.PathLike | None = None) -> Path:
+    """The folder of raw public data: ``path`` when given (a command's ``--raw``), else
+    ``$FRANQ_RAW_DATA``; an error saying which to set when neither names an existing folder."""
+    given = path if path is not None else os.environ.get(RAW_DATA_ENV)
+    if not given:
+        raise FileNotFoundError(f"raw data: pass --raw DIR or set {RAW_DATA_ENV} to the folder holding the raw "
+                                "public files (ExpertQA, nq-open-oracle, WiCE, SNLI; see shared/data/SOURCES.md)")
+    folder = Path(given).expanduser()
+    if not folder.is_dir():
+        raise FileNotFoundError(f"raw data: {folder} is not a folder (from {'--raw' if path is not None else RAW_DATA_ENV})")
+    return folder
 
 
 @dataclass(frozen=True)
