@@ -45,7 +45,7 @@ def run(args) -> None:
     from franq.lm.prompts import SHORT_INSTRUCTION, passages_context
     from franq.mix import mix
     from franq.scorers.eigval import SumEigenvaluesScorer
-    from franq.scorers.samples import SampleContext
+    from franq.scorers.diversity import SampleContext
     from franq.scorers.semantic_entropy import SemanticEntropyScorer
     from franq.evidence.samples import SamplingOptions
     from franq.types import Passage

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from franq.errors import ContextOverflowError, ModelNotFoundError
-from franq.lm import CausalLM, passes
+from franq.lm import CausalLM, teacher_forcing
 from franq.types import Passage
 
 PASSAGES = [Passage("The Eiffel Tower was built from 1887 to 1889.", "Eiffel Tower"),
@@ -55,8 +55,8 @@ def test_one_batch_of_mixed_continuations_equals_the_naive_loop(tiny_lm, monkeyp
     items = [(prompt, cont), (prompt + cont, []), (prompt + cont[:n - 8], cont[n - 8:n - 4]),
              (prompt, cont[:int(0.8 * n)])]
     calls = []
-    score_batch = passes._score_batch
-    monkeypatch.setattr(passes, "_score_batch", lambda lm, pairs, *a: calls.append(len(pairs)) or score_batch(lm, pairs, *a))
+    score_batch = teacher_forcing._score_batch
+    monkeypatch.setattr(teacher_forcing, "_score_batch", lambda lm, pairs, *a: calls.append(len(pairs)) or score_batch(lm, pairs, *a))
     got = tiny_lm.continuation_logprobs(items, max_batch_tokens=100_000)
     assert calls == [4]
     assert got[1].shape == (0,)

@@ -11,7 +11,7 @@ from franq.lm.sampling import Sample, SampleSet
 from franq.scorers.answer_consistency import AnswerConsistencyScorer
 from franq.scorers.answer_mass import answer_mass
 from franq.scorers.answer_share import AnswerShareScorer
-from franq.scorers.samples import SampleContext
+from franq.scorers.diversity import SampleContext
 from franq.scorers.semantic_entropy_norm import normalized_entropy
 from franq.types import Passage
 

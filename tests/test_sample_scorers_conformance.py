@@ -10,7 +10,7 @@ from franq.scorers.degree_matrix import DegreeMatrixScorer
 from franq.scorers.eccentricity import EccentricityScorer
 from franq.scorers.eigval import SumEigenvaluesScorer
 from franq.scorers.lexical_similarity import LexicalSimilarityScorer
-from franq.scorers.samples import SampleContext, semantic_classes
+from franq.scorers.diversity import SampleContext, semantic_classes
 from franq.scorers.semantic_entropy import SemanticEntropyScorer
 
 POOL = ["Paris", "Paris, France", "Lyon", "the city of Paris", "Marseille", "It is Paris.", "paris"]

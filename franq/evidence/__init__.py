@@ -46,7 +46,7 @@ class ClaimEvidence:
     claim itself in long form; question and answer together in short form). ``rag_logprobs``
     / ``closed_logprobs`` cover every answer token (the claim's own are
     ``claim.token_positions``); ``samples`` / ``closed_samples`` are
-    :class:`franq.scorers.samples.SampleContext` objects; ``internals`` is the answer's
+    :class:`franq.scorers.diversity.SampleContext` objects; ``internals`` is the answer's
     :class:`~franq.lm.capture.TokenInternals` (pool it over ``claim.token_positions``) and
     ``closed_internals`` the closed-book pass's (hidden states only, when a component asks).
     What a preset does not gather is ``None``.

@@ -1,6 +1,6 @@
 """The ``samples`` evidence (short form): N answers sampled for the question, their
 likelihoods, and a pairwise entailment matrix from an equivalence judge
-(:mod:`franq.equivalence`), as :class:`~franq.scorers.samples.SampleContext` objects.
+(:mod:`franq.equivalence`), as :class:`~franq.scorers.diversity.SampleContext` objects.
 
 Samples are drawn with the passages, from the same short-form prompt the answer would be
 generated with (the paper's setting for both UQ_faith and UQ_unfaith); with
@@ -16,7 +16,7 @@ import numpy as np
 
 from franq.config import UNFAITH_SAMPLES
 from franq.lm.prompts import SHORT_INSTRUCTION
-from franq.scorers.samples import SampleContext
+from franq.scorers.diversity import SampleContext
 
 
 @dataclass(frozen=True)

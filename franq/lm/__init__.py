@@ -2,7 +2,7 @@
 
     load.py      the device (resolve_device), the dtype, loading and the GGUF cache
     model.py     CausalLM: a loaded model + tokenizer; text <-> tokens; prompts fitted to the context
-    passes.py    teacher-forced log-probs, next-token log-probs, the answer pass and its follow-ups
+    teacher_forcing.py  teacher-forced log-probs, next-token log-probs, the answer pass and its follow-ups
     sampling.py  greedy generation and shared-prefill sampling
     prompts.py   every prompt franq sends, with its version; how passages are formatted
     labels.py    P(first word) between two answer words from next-token log-probs
@@ -18,11 +18,11 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from franq.lm.model import CausalLM, Prompt
-    from franq.lm.passes import AnswerPass
+    from franq.lm.teacher_forcing import AnswerPass
     from franq.lm.sampling import Generation
 
 __all__ = ["AnswerPass", "CausalLM", "Generation", "Prompt"]
-_HOMES = {"AnswerPass": "passes", "CausalLM": "model", "Generation": "sampling", "Prompt": "model"}
+_HOMES = {"AnswerPass": "teacher_forcing", "CausalLM": "model", "Generation": "sampling", "Prompt": "model"}
 
 
 def __getattr__(name: str):

@@ -2,7 +2,7 @@
 
 The class holds what needs the tokenizer and the context size (text <-> token ids,
 character offsets, prompts fitted into the context) and binds the inference functions of
-:mod:`franq.lm.passes` (teacher forcing, next-token log-probabilities) and
+:mod:`franq.lm.teacher_forcing` (teacher forcing, next-token log-probabilities) and
 :mod:`franq.lm.sampling` (greedy generation, shared-prefill sampling) as its methods.
 Loading is :mod:`franq.lm.load`; the prompt texts are :mod:`franq.lm.prompts`.
 """
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import torch
 
 from franq.errors import ContextOverflowError
-from franq.lm import passes, sampling
+from franq.lm import sampling, teacher_forcing
 from franq.lm.load import load_pretrained
 from franq.lm.prompts import answer_prompt_text
 from franq.types import Passage
@@ -139,12 +139,12 @@ class CausalLM:
 
     # ------------------------------------------------------------------ inference
     generate = sampling.generate
-    continuation_logprobs = passes.continuation_logprobs
-    captured_logprobs = passes.captured_logprobs
-    next_token_logprobs = passes.next_token_logprobs
-    answer_pass = passes.answer_pass
-    next_token_logprobs_after = passes.next_token_logprobs_after
-    continuation_logprobs_after = passes.continuation_logprobs_after
+    continuation_logprobs = teacher_forcing.continuation_logprobs
+    captured_logprobs = teacher_forcing.captured_logprobs
+    next_token_logprobs = teacher_forcing.next_token_logprobs
+    answer_pass = teacher_forcing.answer_pass
+    next_token_logprobs_after = teacher_forcing.next_token_logprobs_after
+    continuation_logprobs_after = teacher_forcing.continuation_logprobs_after
 
     def sample(self, prompt_ids: Sequence[int], n: int, **options) -> sampling.SampleSet:
         """``n`` sampled answers with one shared prompt prefill; see :meth:`franq.lm.sampling.Sampler.sample`."""

@@ -11,7 +11,7 @@ Each sampled token is drawn from the temperature / top-k / top-p filtered distri
 but the recorded log-probability is that of the raw model (temperature 1, no filtering),
 so ``Sample.logprob`` is the model's likelihood of the answer, the quantity semantic
 entropy sums over a class (Kuhn et al. 2023), and it equals teacher forcing of the same
-tokens (:func:`franq.lm.passes.continuation_logprobs`).
+tokens (:func:`franq.lm.teacher_forcing.continuation_logprobs`).
 
 Stop conditions: an end-of-sequence token (not part of the answer), or, when
 ``stop_at_newline`` (short-form answers), the first token that contains a newline after
@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import torch
 
-from franq.lm.passes import entropies, keep_logits
+from franq.lm.teacher_forcing import entropies, keep_logits
 
 if TYPE_CHECKING:
     from franq.lm.model import CausalLM

@@ -3,7 +3,7 @@ answer-dependent short-form signal for observer mode.
 
 The samples are clustered by bidirectional entailment (Kuhn et al. 2023); each class gets
 the likelihood mass of its unique responses, renormalized over the classes seen
-(:func:`~franq.scorers.samples.class_distribution`). The answer's mass is that of the
+(:func:`~franq.scorers.diversity.class_distribution`). The answer's mass is that of the
 classes whose first member is equivalent to the answer (both directions >= 0.5), 0 when it
 matches none. When the answer's own likelihood under the sampling prompt is known (the
 observer preset computes it), the answer joins the samples as one more member with that
@@ -22,7 +22,7 @@ import numpy as np
 
 from franq.evidence import ANSWER_SAMPLES, SAMPLES
 from franq.scorers.base import Signal
-from franq.scorers.samples import SampleContext, class_distribution, semantic_classes
+from franq.scorers.diversity import SampleContext, class_distribution, semantic_classes
 
 
 def answer_mass(s: SampleContext, *, per_token: bool) -> float:

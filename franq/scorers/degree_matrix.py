@@ -11,7 +11,7 @@ import numpy as np
 
 from franq.evidence import SAMPLES
 from franq.scorers.base import Signal
-from franq.scorers.samples import SampleContext
+from franq.scorers.diversity import SampleContext
 
 
 class DegreeMatrixScorer:

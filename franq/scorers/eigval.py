@@ -17,7 +17,7 @@ import numpy as np
 
 from franq.evidence import SAMPLES
 from franq.scorers.base import Signal
-from franq.scorers.samples import SampleContext, normalized_laplacian
+from franq.scorers.diversity import SampleContext, normalized_laplacian
 
 
 class SumEigenvaluesScorer:

@@ -14,7 +14,7 @@ import numpy as np
 
 from franq.evidence import SAMPLES
 from franq.scorers.base import Signal
-from franq.scorers.samples import SampleContext
+from franq.scorers.diversity import SampleContext
 
 
 @functools.lru_cache(maxsize=1)

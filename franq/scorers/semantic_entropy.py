@@ -21,7 +21,7 @@ import numpy as np
 
 from franq.evidence import SAMPLES
 from franq.scorers.base import Signal
-from franq.scorers.samples import SampleContext, semantic_classes
+from franq.scorers.diversity import SampleContext, semantic_classes
 
 
 class SemanticEntropyScorer:

@@ -6,7 +6,7 @@ each class's sequence likelihood: its scale grows with the samples' length (tens
 for 16-token samples of a small model), so ``exp(-SE)`` collapses to ~0 for every answer.
 Here each class's mass uses the geometric mean of its responses' token probabilities
 (Malinin & Gales 2021) and the masses are renormalized over the classes
-(:func:`~franq.scorers.samples.class_distribution`); ``H = -sum_k p_k log p_k`` lies in
+(:func:`~franq.scorers.diversity.class_distribution`); ``H = -sum_k p_k log p_k`` lies in
 ``[0, log K]`` for K classes, whatever the sample length.
 
 ``probability`` is ``exp(-H)``: one over the effective number of meanings, in
@@ -20,7 +20,7 @@ import numpy as np
 
 from franq.evidence import SAMPLES
 from franq.scorers.base import Signal
-from franq.scorers.samples import SampleContext, class_distribution, semantic_classes
+from franq.scorers.diversity import SampleContext, class_distribution, semantic_classes
 
 
 def normalized_entropy(s: SampleContext) -> float:
