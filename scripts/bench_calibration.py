@@ -1,7 +1,7 @@
 """Calibration benchmark: fit every FRANQ variant and the XGBoost baselines on scored
 ExpertQA train, evaluate on scored ExpertQA test (held apart), write a Markdown table.
 
-    python scripts/bench_calibration.py [--train-scored F] [--test-scored F] [--out benchmarks/results/issue6.md]
+    python scripts/bench_calibration.py [--train-scored F] [--test-scored F] [--out benchmarks/results/calibration-cv.md]
     python scripts/bench_calibration.py --cv 5 --cv-scored F   # grouped K-fold on one scored file
 
 Metrics on claims labelled is_true: ECE (10 equal-width bins, paper appendix D.4), Brier
@@ -79,7 +79,7 @@ def main() -> None:
     ap.add_argument("--test-scored")
     ap.add_argument("--cv", type=int, default=0, help="grouped K-fold on --cv-scored instead of train -> test")
     ap.add_argument("--cv-scored", help="scored file for --cv (default: the scored test split)")
-    ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "issue6.md"))
+    ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "calibration-cv.md"))
     args = ap.parse_args()
     tmp = Path(tempfile.mkdtemp())
     if args.cv:

@@ -13,7 +13,7 @@ bags is >= 0.5. The LLM decomposer runs on a fixed-seed sample (it is slow on a 
 CPU); the sentence splitter runs on the same sample and on all answers. Replies are
 cached under --cache-dir, so a rerun only pays for answers not done yet.
 
-    PYTHONPATH=. python scripts/bench_decompose.py --sample 30 --out benchmarks/results/issue3.json
+    PYTHONPATH=. python scripts/bench_decompose.py --sample 30 --out benchmarks/results/decomposition.json
 """
 from __future__ import annotations
 

@@ -3,7 +3,7 @@ batching speed check. Writes a markdown table (``--out``).
 
     python scripts/bench_faithfulness.py \
         --test-scores benchmarks/cache/expertqa-test.embedded-lexical.jsonl \
-        --judge-claims 120 --out benchmarks/results/issue4.md
+        --judge-claims 120 --out benchmarks/results/faithfulness-backends.md
 
 Faithful = support Complete; unfaithful = Missing / Incomplete / Partial; passages = the
 answer's cited evidence. Metrics: AUROC, PR-AUC (faithful = positive), ECE (10 equal-width

@@ -1,7 +1,7 @@
 """Faithfulness and truth signals from the pass's internals, on held-apart data; fits the
 shipped probe file.
 
-    python scripts/bench_internals.py --fit-probes --out benchmarks/results/issue14-faithfulness.md
+    python scripts/bench_internals.py --fit-probes --out benchmarks/results/internals-faithfulness.md
 
 Reads the caches of ``scripts/internals_data.py`` (one with-passages pass with capture per
 answer, embedded model) for ExpertQA train (fitting), ExpertQA test and the WiCE held-apart
@@ -256,7 +256,7 @@ def main() -> None:
             p_hid, ms_hid = timed(lambda: hid.predict(xh), len(sub))
             extra = args.capture_ms or 0.0
             note = ("+ capture overhead" if args.capture_ms is not None else
-                    "the probe; capture adds no measurable time to the pass (benchmarks/results/issue14-cost.md)")
+                    "the probe; capture adds no measurable time to the pass (benchmarks/results/cost-faithfulness-probe.md)")
             out.append(row("lookback-v1 (Lookback Lens probe)", p_look, ys, cs, ms_look + extra, note))
             out.append(row(f"probe-v1 (hidden layer {LAYERS[j_best]})", p_hid, ys, cs, ms_hid + extra, note))
             if diff is not None and all(v["hidden_closed"] is not None for v in f):

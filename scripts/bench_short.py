@@ -7,8 +7,8 @@ judges on the same samples. Correctness label: a normalized gold answer occurs i
 normalized greedy answer (the usual NQ-open match). One JSON line per question goes to
 --out as it finishes (so a partial run is usable); ``--summarize`` prints the tables.
 
-    PYTHONPATH=$PWD python scripts/bench_short.py --questions 12 --out benchmarks/results/issue5_short.jsonl
-    PYTHONPATH=$PWD python scripts/bench_short.py --summarize benchmarks/results/issue5_short.jsonl
+    PYTHONPATH=$PWD python scripts/bench_short.py --questions 12 --out benchmarks/results/short-form-cost.jsonl
+    PYTHONPATH=$PWD python scripts/bench_short.py --summarize benchmarks/results/short-form-cost.jsonl
 """
 from __future__ import annotations
 
@@ -147,7 +147,7 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--model", default=None)
     ap.add_argument("--lm-judge-closed", action="store_true")
-    ap.add_argument("--out", default="benchmarks/results/issue5_short.jsonl")
+    ap.add_argument("--out", default="benchmarks/results/short-form-cost.jsonl")
     ap.add_argument("--summarize", metavar="JSONL")
     args = ap.parse_args()
     if args.summarize:

@@ -8,7 +8,7 @@
 
 ``observe`` runs the model and appends one record per answer to a resumable cache under
 ``benchmarks/cache/eval/`` (rerunning skips what is done); ``report`` computes every method
-from the caches (no model passes) and writes ``issue7*.{md,json}`` and PNG plots into
+from the caches (no model passes) and writes ``paper-tables*.{md,json}`` and PNG plots into
 ``--out`` (default ``benchmarks/cache/report/``, not tracked). Only ``--update-committed``
 writes the tracked ``benchmarks/results/`` and the results section of docs/BENCHMARKS.md.
 See docs/BENCHMARKS.md.
@@ -187,10 +187,10 @@ def evaluate_setting(key: str, title: str, setting, train, test, out_dir: Path, 
     series = {s.name: (s.test, y) for s in scores if s.test is not None and (s.group == FRANQ or s.name == best)}
     plots = {}
     if len(set(y.tolist())) == 2:
-        plots["rejection"] = plot_rejection_curves(series, out_dir / f"issue7-{key}-rejection.png",
+        plots["rejection"] = plot_rejection_curves(series, out_dir / f"paper-tables-{key}-rejection.png",
                                                    title=f"{key}: rejection curves", max_rejection=1.0).name
         prob = {n: v for n, v in series.items() if all(s.probabilities for s in scores if s.name == n)}
-        plots["reliability"] = plot_reliability(prob, out_dir / f"issue7-{key}-reliability.png",
+        plots["reliability"] = plot_reliability(prob, out_dir / f"paper-tables-{key}-reliability.png",
                                                 title=f"{key}: reliability diagrams").name
     return {"key": key, "title": title, "markdown": render_markdown(results, title=title),
             "results": results_to_json(results), "best_baseline": best, "calibrator_fits": reports, "plots": plots,
@@ -232,7 +232,7 @@ def report(args) -> None:
     meta = {"command": command, "date": time.strftime("%Y-%m-%d"), "model": model_name, "faithfulness": faith.name,
             "sizes": sizes, "data": data, "report_seconds": round(time.perf_counter() - started, 1),
             "n_boot": args.n_boot, "max_new_tokens": args.max_new_tokens}
-    name = "issue7-quick" if args.quick else "issue7"
+    name = "paper-tables-quick" if args.quick else "paper-tables"
     with open(out_dir / f"{name}.json", "w", encoding="utf-8") as f:
         json.dump({"meta": meta, "sections": sections}, f, indent=1, allow_nan=False, default=_nan_none)
     with open(out_dir / f"{name}.md", "w", encoding="utf-8") as f:

@@ -54,11 +54,11 @@ def _close(got, want):
 
 
 def test_report_reproduces_every_committed_row_from_the_committed_generations(bench, tmp_path, capsys):
-    committed_file = ROOT / "benchmarks" / "results" / "issue7.json"
+    committed_file = ROOT / "benchmarks" / "results" / "paper-tables.json"
     before = committed_file.read_bytes()
     bench.main(["report", "--out", str(tmp_path)])
     assert committed_file.read_bytes() == before  # written to --out only
-    committed, got = json.loads(before), json.loads((tmp_path / "issue7.json").read_text())
+    committed, got = json.loads(before), json.loads((tmp_path / "paper-tables.json").read_text())
     assert got["meta"]["data"] == committed["meta"]["data"]
     has_xgboost = importlib.util.find_spec("xgboost") is not None
     for want, sec in zip(committed["sections"], got["sections"], strict=True):
