@@ -21,11 +21,12 @@ from pathlib import Path
 
 import numpy as np
 
-DATA = Path("/work/shared/data/raw/nq-open-oracle.jsonl.gz")
+from franq.evaluation.data import raw_data_dir
+
 
 
 def load_questions(k: int, seed: int) -> list[dict]:
-    rows = [json.loads(line) for line in gzip.open(DATA, "rt", encoding="utf-8")]
+    rows = [json.loads(line) for line in gzip.open(raw_data_dir() / "nq-open-oracle.jsonl.gz", "rt", encoding="utf-8")]
     rng = np.random.default_rng(seed)
     order = rng.permutation(len(rows))
     out = []

@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[1]
 @pytest.mark.slow
 def test_benchmark_all_quick_observes_into_the_cache_and_reports_from_it(tmp_path):
     cache, out = tmp_path / "cache", tmp_path / "out"
-    cmd = [sys.executable, str(ROOT / "scripts" / "benchmark.py"), "all", "--quick", "--fresh", "--cache", str(cache),
+    cmd = [sys.executable, "-m", "franq", "bench", "all", "--quick", "--fresh", "--root", str(ROOT), "--cache", str(cache),
            "--out", str(out), "--n-boot", "20"]
     run = subprocess.run(cmd, capture_output=True, text=True)
     assert run.returncode == 0, run.stderr[-3000:]
