@@ -105,12 +105,9 @@ def run(args) -> None:
 
 
 def auroc(scores, labels) -> float:
-    from sklearn.metrics import roc_auc_score
+    from franq.evaluation.metrics import auroc
 
-    labels = np.asarray(labels, dtype=int)
-    if labels.min() == labels.max():
-        return float("nan")
-    return float(roc_auc_score(labels, scores))
+    return auroc(scores, np.asarray(labels, dtype=int))
 
 
 def summarize(path: str) -> None:

@@ -197,23 +197,32 @@ def percentile_interval(values: Any, *, level: float = 0.95, alpha: float | None
 
 
 def bootstrap(statistic: Callable[..., float], *arrays: Any, n_boot: int = 1000, seed: int = 0,
-              level: float = 0.95, rowwise: Callable[..., np.ndarray] | None = None) -> tuple[float, float, float]:
+              level: float = 0.95, alpha: float | None = None, groups: Any = None,
+              rowwise: Callable[..., np.ndarray] | None = None) -> tuple[float, float, float]:
     """``(statistic(*arrays), low, high)``: a percentile bootstrap interval over items (the
     same rows of every array resampled together, :func:`resample_indices`). Resamples where
-    the statistic is not finite are dropped; (point, nan, nan) when all are. ``rowwise`` is
-    the statistic over 2-D arrays, one resample per row (a faster path, same values)."""
+    the statistic is not finite are dropped; (point, nan, nan) when all are. ``groups`` (one
+    key per item) resamples the groups instead, each with all its items (a cluster bootstrap,
+    e.g. answers by question). ``rowwise`` is the statistic over 2-D arrays, one resample per
+    row (a faster path, same values). ``level`` / ``alpha``: :func:`percentile_interval`."""
     arrays = tuple(np.asarray(a) for a in arrays)
     n = len(arrays[0])
     point = float(statistic(*arrays))
-    idx = resample_indices(n, n_boot=n_boot, seed=seed)
-    if rowwise is not None:
+    if groups is not None:
+        keys = sorted(set(groups))
+        members = [[i for i, g in enumerate(groups) if g == k] for k in keys]
+        idx = [np.array([i for g in row for i in members[g]], dtype=np.int64)
+               for row in resample_indices(len(keys), n_boot=n_boot, seed=seed)]
+    else:
+        idx = resample_indices(n, n_boot=n_boot, seed=seed)
+    if rowwise is not None and groups is None:
         values = np.asarray(rowwise(*(a[idx] for a in arrays)), dtype=np.float64)
     else:
         values = np.array([statistic(*(a[i] for a in arrays)) for i in idx], dtype=np.float64)
     values = values[np.isfinite(values)]
     if not len(values):
         return point, math.nan, math.nan
-    return (point, *percentile_interval(values, level=level))
+    return (point, *percentile_interval(values, level=level, alpha=alpha))
 
 
 def _check_boot(n_boot: int, alpha: float) -> None:
