@@ -26,18 +26,15 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "scripts"))
 
-from bench_decompose import f1, load_expertqa  # noqa: E402
-from claims.align import align_claims  # noqa: E402
-from claims.atomic import AtomicDecomposer, load_pipeline  # noqa: E402
-from claims.decompose import SentenceDecomposer  # noqa: E402
-from claims.text import content_words  # noqa: E402
+from bench_decompose import f1, load_expertqa
+from claims.align import align_claims
+from claims.atomic import AtomicDecomposer, load_pipeline
+from claims.decompose import SentenceDecomposer
+from claims.text import content_words
+from franq.evaluation.data import raw_data_dir
 
-RAW = Path(os.environ.get("FRANQ_RAW_DATA", "/work/shared/data/raw"))
 GOLD = ROOT / "datasets" / "atomic-claims" / "wice-dev-atomic.jsonl"
-WICE = RAW / "wice_claim_dev.jsonl"
 RESULTS = ROOT / "benchmarks" / "results" / "atomic-decomposition.md"
 BUCKETS = ("1", "2", "3", "4+")
 
@@ -101,7 +98,7 @@ def gold_table(decomposers) -> str:
 
 
 def wice_table(decomposers, tok) -> str:
-    claims = [json.loads(x)["claim"] for x in WICE.read_text(encoding="utf-8").splitlines()]
+    claims = [json.loads(x)["claim"] for x in (raw_data_dir() / "wice_claim_dev.jsonl").read_text(encoding="utf-8").splitlines()]
     lines = ["| decomposer | sentences | claims / sentence | claims aligned | ms / sentence, wall (CPU) |",
              "|---|---|---|---|---|"]
     for name, dec in decomposers:
@@ -113,7 +110,7 @@ def wice_table(decomposers, tok) -> str:
 
 
 def expertqa_table(decomposers, tok) -> str:
-    rows = load_expertqa(RAW)
+    rows = load_expertqa(raw_data_dir())
     answers = [r["answer"] for r in rows]
     sentences, _ = run(SentenceDecomposer(), answers)
     n_sent = sum(1 for d in sentences for c in d.claims if c.check_worthy)

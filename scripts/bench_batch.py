@@ -1,7 +1,7 @@
 """Throughput of batch scoring on the embedded model (issue 8).
 
     python scripts/bench_batch.py [--input datasets/expertqa-batch50/answers.jsonl]
-        [--chunks 5] [--ray-chunks 2] [--workers 2] [--out benchmarks/results/issue8.json]
+        [--chunks 5] [--ray-chunks 2] [--workers 2] [--out benchmarks/results/batch-throughput.json]
 
 1. Batched vs one answer per call: the input is cut into ``--chunks`` chunks; each chunk
    is scored by both engines in ABBA order alternating between chunks (A = one answer
@@ -65,7 +65,7 @@ def main() -> None:
     ap.add_argument("--skip-batching", action="store_true", help="run only the Ray comparison")
     ap.add_argument("--device", help="cpu, cuda, cuda:1, ... (default: cuda when available)")
     ap.add_argument("--dtype", help="float32, bfloat16, float16 (default: float32 on CPU, bfloat16 on GPU)")
-    ap.add_argument("--out", default="benchmarks/results/issue8.json")
+    ap.add_argument("--out", default="benchmarks/results/batch-throughput.json")
     args = ap.parse_args()
     import torch
 

@@ -1,7 +1,7 @@
 """Calibration benchmark: fit every FRANQ variant and the XGBoost baselines on scored
 ExpertQA train, evaluate on scored ExpertQA test (held apart), write a Markdown table.
 
-    python scripts/bench_calibration.py [--train-scored F] [--test-scored F] [--out benchmarks/results/issue6.md]
+    python scripts/bench_calibration.py [--train-scored F] [--test-scored F] [--out benchmarks/results/calibration-cv.md]
     python scripts/bench_calibration.py --cv 5 --cv-scored F   # grouped K-fold on one scored file
 
 Metrics on claims labelled is_true: ECE (10 equal-width bins, paper appendix D.4), Brier
@@ -25,10 +25,9 @@ from pathlib import Path
 import numpy as np
 from calibration_data import ROOT, scored_split
 
-sys.path.insert(0, str(ROOT))
 
-from calibration.metrics import brier_score, expected_calibration_error  # noqa: E402
-from franq.fit.calibrator import fit_franq_calibrator, fit_xgboost, read_scored, training_claims  # noqa: E402
+from calibration.metrics import brier_score, expected_calibration_error
+from franq.fit.calibrator import fit_franq_calibrator, fit_xgboost, read_scored, training_claims
 
 REPEATS = 5
 VARIANTS = [("none", False), ("calibrated", False), ("condition", False), ("soft", False),
@@ -36,10 +35,10 @@ VARIANTS = [("none", False), ("calibrated", False), ("condition", False), ("soft
 
 
 def metrics(p: np.ndarray, y: np.ndarray) -> dict[str, float]:
-    from sklearn.metrics import average_precision_score, roc_auc_score
+    from franq.evaluation.metrics import auroc, pr_auc
 
     return {"ece": expected_calibration_error(p, y), "brier": brier_score(p, y),
-            "auroc": roc_auc_score(y, p), "prauc_false": average_precision_score(1 - y, 1 - p)}
+            "auroc": auroc(p, y), "prauc_false": pr_auc(p - 1, y)}  # AP of false claims by 1 - p
 
 
 def methods():
@@ -79,7 +78,7 @@ def main() -> None:
     ap.add_argument("--test-scored")
     ap.add_argument("--cv", type=int, default=0, help="grouped K-fold on --cv-scored instead of train -> test")
     ap.add_argument("--cv-scored", help="scored file for --cv (default: the scored test split)")
-    ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "issue6.md"))
+    ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "calibration-cv.md"))
     args = ap.parse_args()
     tmp = Path(tempfile.mkdtemp())
     if args.cv:
@@ -120,7 +119,7 @@ def main() -> None:
         "",
         f"- Date: {datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC; machine: 2-core CPU, shared "
         f"({platform.machine()}), Python {platform.python_version()}",
-        f"- Command: `PYTHONPATH=$PWD /work/main/.venv/bin/python scripts/bench_calibration.py "
+        f"- Command: `python scripts/bench_calibration.py "
         f"{' '.join(sys.argv[1:])}`",
         f"- Stack: {full_train.stack}",
         f"- Data: {setup}.",

@@ -13,7 +13,7 @@ bags is >= 0.5. The LLM decomposer runs on a fixed-seed sample (it is slow on a 
 CPU); the sentence splitter runs on the same sample and on all answers. Replies are
 cached under --cache-dir, so a rerun only pays for answers not done yet.
 
-    PYTHONPATH=. python scripts/bench_decompose.py --sample 30 --out benchmarks/results/issue3.json
+    PYTHONPATH=. python scripts/bench_decompose.py --sample 30 --out benchmarks/results/decomposition.json
 """
 from __future__ import annotations
 
@@ -26,13 +26,12 @@ import time
 from collections import Counter
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from claims.align import align_claims  # noqa: E402
-from claims.decompose import SentenceDecomposer  # noqa: E402
-from claims.text import content_words  # noqa: E402
+from claims.align import align_claims
+from claims.decompose import SentenceDecomposer
+from claims.text import content_words
+from franq.evaluation.data import raw_data_dir
 
-RAW = Path(__file__).resolve().parents[2] / "shared" / "data" / "raw"
 
 
 def load_expertqa(raw: Path) -> list[dict]:
@@ -97,7 +96,7 @@ def evaluate(rows, decompositions, lm, threshold: float) -> dict:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--raw", type=Path, default=RAW)
+    ap.add_argument("--raw", type=Path, default=None, help="raw data folder (default: $FRANQ_RAW_DATA)")
     ap.add_argument("--sample", type=int, default=30)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--threshold", type=float, default=0.5)
@@ -115,7 +114,7 @@ def main() -> None:
     from franq.lm import CausalLM
     from franq.lm.chat import LocalChat
 
-    rows = load_expertqa(args.raw)
+    rows = load_expertqa(raw_data_dir(args.raw))
     sample = random.Random(args.seed).sample(rows, min(args.sample, len(rows)))
     lm = CausalLM.load()
     sentence = SentenceDecomposer()

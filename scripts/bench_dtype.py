@@ -1,7 +1,7 @@
 """Long-form scoring in float32 vs bfloat16 weights on the embedded model: speed and agreement.
 
     python scripts/bench_dtype.py [--input datasets/expertqa-batch50/answers.jsonl] [--answers 20]
-        [--chunks 4] [--device cpu] [--out benchmarks/results/issue8-dtype.json]
+        [--chunks 4] [--device cpu] [--out benchmarks/results/batch-dtype.json]
 
 Both pipelines are loaded once; the answers are cut into ``--chunks`` chunks, each scored
 by both in ABBA order (batched ``score_many``, as ``franq score`` does). Reported: seconds
@@ -49,7 +49,7 @@ def main() -> None:
     ap.add_argument("--answers", type=int, default=20)
     ap.add_argument("--chunks", type=int, default=4)
     ap.add_argument("--device", default="cpu")
-    ap.add_argument("--out", default="benchmarks/results/issue8-dtype.json")
+    ap.add_argument("--out", default="benchmarks/results/batch-dtype.json")
     args = ap.parse_args()
     data = Path(args.input).read_bytes()
     examples = [r.example for r in RecordReader(set()).read(io.BytesIO(data)) if hasattr(r, "example")]

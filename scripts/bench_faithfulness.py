@@ -3,7 +3,7 @@ batching speed check. Writes a markdown table (``--out``).
 
     python scripts/bench_faithfulness.py \
         --test-scores benchmarks/cache/expertqa-test.embedded-lexical.jsonl \
-        --judge-claims 120 --out benchmarks/results/issue4.md
+        --judge-claims 120 --out benchmarks/results/faithfulness-backends.md
 
 Faithful = support Complete; unfaithful = Missing / Incomplete / Partial; passages = the
 answer's cited evidence. Metrics: AUROC, PR-AUC (faithful = positive), ECE (10 equal-width
@@ -25,26 +25,21 @@ import time
 from pathlib import Path
 
 import numpy as np
-from sklearn.metrics import average_precision_score, roc_auc_score
 from sklearn.model_selection import GroupKFold
 
 from faithfulness_data import ROOT, load_claims
 
+from franq.evaluation.metrics import auroc, ece, pr_auc
 from franq.faithfulness.combined import CombinedFaithfulness
 from franq.faithfulness.features import feature_matrix
 from franq.faithfulness.lexical import LexicalFaithfulness
 from franq.faithfulness.logistic import LogisticMap
 
 
-def ece(p: np.ndarray, y: np.ndarray, bins: int = 10) -> float:
-    idx = np.minimum((p * bins).astype(int), bins - 1)
-    return float(sum(abs(p[idx == b].mean() - y[idx == b].mean()) * (idx == b).mean()
-                     for b in range(bins) if (idx == b).any()))
-
-
 def row(name, p, y, ms=None, note=""):
+    """AUROC and PR-AUC (average precision) for the faithful claims (y = 1), ECE (10 bins)."""
     p, y = np.asarray(p, float), np.asarray(y, int)
-    return (f"| {name} | {len(y)} | {roc_auc_score(y, p):.3f} | {average_precision_score(y, p):.3f} | "
+    return (f"| {name} | {len(y)} | {auroc(p, y):.3f} | {pr_auc(-p, 1 - y):.3f} | "
             f"{ece(p, y):.3f} | {'-' if ms is None else f'{ms:.2f}'} | {note} |")
 
 
@@ -84,10 +79,49 @@ def reference_loop(backend, pairs, max_length: int = 512) -> np.ndarray:
     return np.array(out)
 
 
-def alignscore_speed(pairs, repeats: int) -> list[str]:
-    sys.path.insert(0, str(ROOT / "tests"))
-    from tiny_encoders import build_alignscore
+WORDS = ("the a of and in to is was by for on with as at from that it its this are be tower paris france eiffel "
+         "built iron capital city river engineer designed bridge year tall metres visitors french europe museum "
+         "question answer claim supported not true false born died water sea level moon earth sun").split()
 
+
+def build_alignscore(directory: Path, *, seed: int = 0, max_positions: int = 514) -> tuple[Path, Path]:
+    """A random two-layer RoBERTa (hidden size 32, word-level tokenizer) saved in the published
+    AlignScore checkpoint layout, for timing the batching only (its outputs mean nothing).
+    Returns (checkpoint, base directory)."""
+    import torch
+    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors
+    from torch import nn
+    from transformers import PreTrainedTokenizerFast, RobertaConfig, RobertaModel
+    from transformers.models.roberta.modeling_roberta import RobertaLMHead
+
+    specials = ["<s>", "<pad>", "</s>", "<unk>", "<mask>"]
+    vocab = {tok: i for i, tok in enumerate(specials + sorted(set(WORDS)))}
+    tok = Tokenizer(models.WordLevel(vocab=vocab, unk_token="<unk>"))
+    tok.normalizer = normalizers.Lowercase()
+    tok.pre_tokenizer = pre_tokenizers.Whitespace()
+    tok.post_processor = processors.RobertaProcessing(("</s>", vocab["</s>"]), ("<s>", vocab["<s>"]))
+    tokenizer = PreTrainedTokenizerFast(tokenizer_object=tok, bos_token="<s>", eos_token="</s>", sep_token="</s>",
+                                        cls_token="<s>", pad_token="<pad>", unk_token="<unk>", mask_token="<mask>")
+    config = RobertaConfig(vocab_size=len(tokenizer), hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+                           intermediate_size=64, max_position_embeddings=max_positions, pad_token_id=1,
+                           bos_token_id=0, eos_token_id=2)
+    base = Path(directory) / "base"
+    config.save_pretrained(base)
+    tokenizer.save_pretrained(base)
+    torch.manual_seed(seed)
+    state = {f"base_model.{k}": v for k, v in RobertaModel(config).state_dict().items()}
+    state["base_model.embeddings.position_ids"] = torch.arange(max_positions)[None]
+    state.update({f"mlm_head.{k}": v for k, v in RobertaLMHead(config).state_dict().items()})
+    for name, size in (("bin_layer", 2), ("tri_layer", 3), ("reg_layer", 1)):
+        layer = nn.Linear(config.hidden_size, size)
+        nn.init.normal_(layer.weight, std=2.0)
+        state.update({f"{name}.{k}": v for k, v in layer.state_dict().items()})
+    ckpt = Path(directory) / "tiny-align.ckpt"
+    torch.save({"epoch": 0, "global_step": 1, "pytorch-lightning_version": "1.7.7", "state_dict": state}, ckpt)
+    return ckpt, base
+
+
+def alignscore_speed(pairs, repeats: int) -> list[str]:
     from franq.faithfulness.alignscore import AlignScoreFaithfulness
 
     modes = {

@@ -1,7 +1,7 @@
 """Faithfulness and truth signals from the pass's internals, on held-apart data; fits the
 shipped probe file.
 
-    python scripts/bench_internals.py --fit-probes --out benchmarks/results/issue14-faithfulness.md
+    python scripts/bench_internals.py --fit-probes --out benchmarks/results/internals-faithfulness.md
 
 Reads the caches of ``scripts/internals_data.py`` (one with-passages pass with capture per
 answer, embedded model) for ExpertQA train (fitting), ExpertQA test and the WiCE held-apart
@@ -30,11 +30,11 @@ import time
 from pathlib import Path
 
 import numpy as np
-from sklearn.metrics import average_precision_score, roc_auc_score
 
 from faithfulness_data import ROOT, load_claims
 from internals_data import LAYERS, cache_dir
 
+import franq.evaluation.metrics as em
 from franq.faithfulness.combined import CombinedFaithfulness
 from franq.faithfulness.features import feature_matrix, pass_features_from_sums
 from franq.faithfulness.lexical import LexicalFaithfulness
@@ -93,7 +93,8 @@ def generations_pmi() -> dict[tuple[str, int], dict]:
 
 
 def metrics(p, y) -> tuple[float, float]:
-    return roc_auc_score(y, p), average_precision_score(y, p)
+    """AUROC and PR-AUC (average precision) of ``p`` for the faithful claims (y = 1)."""
+    return em.auroc(p, y), em.pr_auc(-np.asarray(p, float), 1 - np.asarray(y))
 
 
 CITED = re.compile(r"\[\d+\]")
@@ -105,7 +106,7 @@ def row(name, p, y, cited, ms=None, note="") -> str:
     marker alone reaches AUROC .73; among cited claims that cue is gone."""
     p, y, cited = np.asarray(p, float), np.asarray(y, int), np.asarray(cited, bool)
     auroc, prauc = metrics(p, y)
-    among = f"{roc_auc_score(y[cited], p[cited]):.3f} ({cited.sum()})" if len(set(y[cited].tolist())) == 2 else "-"
+    among = f"{em.auroc(p[cited], y[cited]):.3f} ({cited.sum()})" if len(set(y[cited].tolist())) == 2 else "-"
     return (f"| {name} | {len(y)} | {auroc:.3f} | {prauc:.3f} | {among} | {'-' if ms is None else f'{ms:.2f}'} "
             f"| {note} |")
 
@@ -256,7 +257,7 @@ def main() -> None:
             p_hid, ms_hid = timed(lambda: hid.predict(xh), len(sub))
             extra = args.capture_ms or 0.0
             note = ("+ capture overhead" if args.capture_ms is not None else
-                    "the probe; capture adds no measurable time to the pass (benchmarks/results/issue14-cost.md)")
+                    "the probe; capture adds no measurable time to the pass (benchmarks/results/cost-faithfulness-probe.md)")
             out.append(row("lookback-v1 (Lookback Lens probe)", p_look, ys, cs, ms_look + extra, note))
             out.append(row(f"probe-v1 (hidden layer {LAYERS[j_best]})", p_hid, ys, cs, ms_hid + extra, note))
             if diff is not None and all(v["hidden_closed"] is not None for v in f):
@@ -330,11 +331,10 @@ def truth_section(pmi, probes, j_best, j_diff=None) -> list[str]:
     out += [f"{len(rows)} claims of {len({a for a, _, _ in rows})} answers, {int((y == 0).sum())} false.", "",
             "| signal | AUROC (true) | PR-AUC (false) |", "|---|---|---|"]
     for name, v in signals.items():
-        out.append(f"| {name} | {roc_auc_score(y, v):.3f} | {average_precision_score(1 - y, -v):.3f} |")
+        out.append(f"| {name} | {em.auroc(v, y):.3f} | {em.pr_auc(v, y):.3f} |")
     if len(have) == len(rows):
         v = np.array([pmi[(a, i)]["log_parametric"] for a, i, _ in rows])
-        out.append(f"| Parametric Knowledge (log p(c|x)) | {roc_auc_score(y, v):.3f} | "
-                   f"{average_precision_score(1 - y, -v):.3f} |")
+        out.append(f"| Parametric Knowledge (log p(c|x)) | {em.auroc(v, y):.3f} | {em.pr_auc(v, y):.3f} |")
     return out + [""]
 
 

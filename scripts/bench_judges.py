@@ -38,10 +38,9 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--model", default=None)
     args = ap.parse_args()
-    from sklearn.metrics import roc_auc_score
-
     from franq.equivalence.lm_judge import LMJudge
     from franq.equivalence.normalized import NormalizedAnswerJudge
+    from franq.evaluation.metrics import auroc
     from franq.lm import CausalLM
 
     pairs = pairs_for(load_questions(args.questions, args.seed))
@@ -56,7 +55,7 @@ def main() -> None:
         ms = 1000 * (time.perf_counter() - t) / len(pairs)
         score = np.array([min(e[0, 1], e[1, 0]) for e in m])
         acc = float(np.mean((score >= 0.5) == labels))
-        print(f"| {judge.name} | {acc:.3f} | {roc_auc_score(labels, score):.3f} | {ms:.1f} |", flush=True)
+        print(f"| {judge.name} | {acc:.3f} | {auroc(score, labels):.3f} | {ms:.1f} |", flush=True)
 
 
 if __name__ == "__main__":

@@ -32,23 +32,23 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "scripts"))
 
-from benchmark import CACHE, NQ, read_cache, slug  # noqa: E402
-from calibration.franq import FranqCalibrator  # noqa: E402
-from franq.config import FranqConfig  # noqa: E402
-from franq.evaluation.data import load_nq_open  # noqa: E402
-from franq.evaluation.observe import short_key  # noqa: E402
-from franq.evaluation.units import _NamedModel, attempted, is_correct  # noqa: E402
-from franq.evidence.samples import SamplingOptions  # noqa: E402
-from franq.faithfulness.combined import CombinedFaithfulness  # noqa: E402
-from franq.io import Example  # noqa: E402
-from franq.lm.load import EMBEDDED_NAME  # noqa: E402
-from franq.mix import mix  # noqa: E402
-from franq.pipeline import Franq  # noqa: E402
+from calibration.franq import FranqCalibrator
+from franq.config import FranqConfig
+from franq.evaluation.benchmark import Layout, read_cache, slug
+from franq.evaluation.data import load_nq_open, raw_data_dir
+from franq.evaluation.metrics import auroc, bootstrap
+from franq.evaluation.observe import short_key
+from franq.evaluation.units import _NamedModel, attempted, is_correct
+from franq.evidence.samples import SamplingOptions
+from franq.faithfulness.combined import CombinedFaithfulness
+from franq.io import Example
+from franq.lm.load import EMBEDDED_NAME
+from franq.mix import mix
+from franq.pipeline import Franq
 
-RAW_NQ = Path("/work/shared/data/raw/nq-open-oracle.jsonl.gz")
+LAYOUT = Layout(ROOT)
+CACHE, NQ = LAYOUT.cache, LAYOUT.nq
 RESULTS = ROOT / "benchmarks" / "results" / "observer-short.md"
 CACHE_DIR = ROOT / "benchmarks" / "cache" / "observer"
 EXTRA = ["answer_likelihood", "answer_consistency", "semantic_entropy_norm", "semantic_entropy", "eigval"]
@@ -75,7 +75,7 @@ class CachedSamples:
 def passage_answers() -> dict[int, list[str]]:
     """Pool passage id -> the gold answers of the raw nq-open question it is the gold passage of."""
     by_text: dict[tuple[str, str], list[str]] = {}
-    with gzip.open(RAW_NQ, "rt", encoding="utf-8") as f:
+    with gzip.open(raw_data_dir() / "nq-open-oracle.jsonl.gz", "rt", encoding="utf-8") as f:
         for r in map(json.loads, f):
             c = r["ctxs"][0]
             by_text.setdefault((c["title"], c["text"]), list(r["answers"]))
@@ -155,20 +155,8 @@ def observed(rows, split: str, faith, lm_holder: list) -> list[dict]:
 
 def auroc_ci(y, p, groups, n_boot: int, seed: int = 0):
     """AUROC over the answers and a 95% percentile interval, resampling questions."""
-    from sklearn.metrics import roc_auc_score
-
-    y, p = np.asarray(y), np.asarray(p, dtype=np.float64)
-    point = roc_auc_score(y, p)
-    uniq = sorted(set(groups))
-    index = {g: [i for i, x in enumerate(groups) if x == g] for g in uniq}
-    rng = np.random.default_rng(seed)
-    boots = []
-    for _ in range(n_boot):
-        idx = [i for g in rng.choice(uniq, size=len(uniq)) for i in index[g]]
-        if 0 < y[idx].sum() < len(idx):
-            boots.append(roc_auc_score(y[idx], p[idx]))
-    lo, hi = np.percentile(boots, [2.5, 97.5])
-    return point, lo, hi
+    return bootstrap(auroc, np.asarray(p, dtype=np.float64), np.asarray(y), n_boot=n_boot, seed=seed, alpha=0.05,
+                     groups=groups)
 
 
 def pair_win(y, p, groups) -> float:
@@ -201,7 +189,7 @@ def main() -> None:
                     help="only fill the cache of one split (run one process per split in parallel), then stop")
     args = ap.parse_args()
     faith = CombinedFaithfulness(lm_name=EMBEDDED_NAME)
-    cache = read_cache(CACHE / f"short-nq-open.{slug(EMBEDDED_NAME)}.jsonl")
+    cache = read_cache(LAYOUT, CACHE / f"short-nq-open.{slug(EMBEDDED_NAME)}.jsonl")
     owners = passage_answers()
     train, train_counts = build_answers("train", args.n_train, cache, owners)
     test, test_counts = build_answers("test", args.n_test, cache, owners)
@@ -291,8 +279,6 @@ def main() -> None:
 
 def cv_auroc(x: np.ndarray, y, groups, k: int = 5) -> float:
     """Condition-calibrated AUROC of out-of-fold predictions, folds by question."""
-    from sklearn.metrics import roc_auc_score
-
     uniq = sorted(set(groups))
     fold = {g: i % k for i, g in enumerate(np.random.default_rng(0).permutation(uniq))}
     f = np.array([fold[g] for g in groups])
@@ -300,7 +286,7 @@ def cv_auroc(x: np.ndarray, y, groups, k: int = 5) -> float:
     for i in range(k):
         cal = FranqCalibrator(variant="condition").fit(*x[f != i].T, y[f != i])
         pred[f == i] = cal.predict(*x[f == i].T)
-    return float(roc_auc_score(y, pred))
+    return auroc(pred, y)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """What resuming costs now that every output line is read in full (issue 18).
 
-    python scripts/bench_resume.py [--lines 50000] [--out benchmarks/results/issue18-resume.md]
+    python scripts/bench_resume.py [--lines 50000] [--out benchmarks/results/resume-cost.md]
 
 Writes ``--lines`` result lines shaped like ``franq score`` output (5 claims each, about
 3 KB a line), then times opening them for a resume: (a) the old read, which decoded only
@@ -49,7 +49,7 @@ def full_read(path: Path) -> int:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--lines", type=int, default=50_000)
-    ap.add_argument("--out", default="benchmarks/results/issue18-resume.md")
+    ap.add_argument("--out", default="benchmarks/results/resume-cost.md")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "out.jsonl"

@@ -34,10 +34,8 @@ from pathlib import Path
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "scripts"))
 
-import numpy as np  # noqa: E402
+import numpy as np
 
 LAYERS = (4, 8, 12, 16, 20, 24, 29)
 OUT = ROOT / "benchmarks" / "cache" / "se-probe"
@@ -54,8 +52,8 @@ def specs() -> list[dict]:
 
 def labelled(split: str, n: int) -> list[dict]:
     """The attempted greedy answers of the split with their semantic entropy and correctness."""
-    from benchmark import CACHE, read_cache, slug
     from fit_short_calibrator import observed
+    from franq.evaluation.benchmark import Layout, read_cache, slug
     from franq.config import FranqConfig
     from franq.evaluation.observe import cached_sample_set
     from franq.evaluation.units import _NamedModel, attempted, is_correct
@@ -64,7 +62,8 @@ def labelled(split: str, n: int) -> list[dict]:
     from franq.lm.load import EMBEDDED_NAME
     from franq.pipeline import Franq
 
-    cache = read_cache(CACHE / f"short-nq-open.{slug(EMBEDDED_NAME)}.jsonl")
+    layout = Layout(ROOT)
+    cache = read_cache(layout, layout.cache / f"short-nq-open.{slug(EMBEDDED_NAME)}.jsonl")
     config = FranqConfig.from_dict({"mode": "short", "calibration": {"calibrator": "none"}})
     fr = Franq(config, _NamedModel(EMBEDDED_NAME), faithfulness=CombinedFaithfulness(lm_name=EMBEDDED_NAME))
     rows, _ = observed(cache, split, n, ("clean", "corrupted") if split == "train" else ("clean",))
@@ -129,7 +128,7 @@ def sampling_seconds(fr, rows: list[dict], n: int) -> tuple[float, float]:
 
 def main() -> None:
     import torch
-    from sklearn.metrics import average_precision_score, roc_auc_score
+    from franq.evaluation.metrics import auroc, pr_auc
 
     from franq.config import FranqConfig
     from franq.internals import spec_label
@@ -172,8 +171,8 @@ def main() -> None:
                                  "data_sha256": data_hash(OUT / "train.jsonl"), **info})
         fitted[spec_label(spec)] = p
         q = p.predict(xs["test"][0][k])
-        rows.append((spec_label(spec), p.cv["auroc"], roc_auc_score(low_test, q), roc_auc_score(is_true, q),
-                     average_precision_score(1 - is_true, 1 - q)))
+        rows.append((spec_label(spec), p.cv["auroc"], auroc(q, low_test), auroc(q, is_true),
+                     pr_auc(q - 1, is_true)))  # AP of false answers by 1 - q
     best = {kind: max((r for r in rows if r[0].split(":")[0] == kind), key=lambda r: r[1]) for kind in
             ("hidden", "hidden_closed")}
     pr, pc = fitted[best["hidden"][0]], fitted[best["hidden_closed"][0]]
@@ -182,9 +181,9 @@ def main() -> None:
     q_closed = pc.predict(xs["test"][0][ks[best["hidden_closed"][0]]])
     pf = meta["p_faithful"]
     # a condition calibrator for the probe preset, fitted on train with out-of-fold probe outputs
-    from benchmark import slug
     from calibration.franq import FranqCalibrator
     from franq.calibrate import stack_key
+    from franq.evaluation.benchmark import slug
     from franq.lm.load import EMBEDDED_NAME
     from franq.fit.probe import cross_validate
 
@@ -202,10 +201,10 @@ def main() -> None:
     t_sample, t_pass = sampling_seconds(fr, test, args.time_n)
 
     def auc(v):
-        return f"{roc_auc_score(is_true, v):.3f}", f"{average_precision_score(1 - is_true, 1 - v):.3f}"
+        return f"{auroc(v, is_true):.3f}", f"{pr_auc(v - 1, is_true):.3f}"
 
-    se_auc = roc_auc_score(is_true, -se_test)
-    probe_auc = roc_auc_score(is_true, q_rag)
+    se_auc = auroc(-se_test, is_true)
+    probe_auc = auroc(q_rag, is_true)
     lines = [
         "# Semantic entropy probes vs sampled semantic entropy (short form, nq-open)", "",
         f"Command: `python scripts/bench_se_probe.py {' '.join(sys.argv[1:])}`  ",

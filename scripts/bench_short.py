@@ -7,8 +7,8 @@ judges on the same samples. Correctness label: a normalized gold answer occurs i
 normalized greedy answer (the usual NQ-open match). One JSON line per question goes to
 --out as it finishes (so a partial run is usable); ``--summarize`` prints the tables.
 
-    PYTHONPATH=$PWD python scripts/bench_short.py --questions 12 --out benchmarks/results/issue5_short.jsonl
-    PYTHONPATH=$PWD python scripts/bench_short.py --summarize benchmarks/results/issue5_short.jsonl
+    PYTHONPATH=$PWD python scripts/bench_short.py --questions 12 --out benchmarks/results/short-form-cost.jsonl
+    PYTHONPATH=$PWD python scripts/bench_short.py --summarize benchmarks/results/short-form-cost.jsonl
 """
 from __future__ import annotations
 
@@ -21,11 +21,12 @@ from pathlib import Path
 
 import numpy as np
 
-DATA = Path("/work/shared/data/raw/nq-open-oracle.jsonl.gz")
+from franq.evaluation.data import raw_data_dir
+
 
 
 def load_questions(k: int, seed: int) -> list[dict]:
-    rows = [json.loads(line) for line in gzip.open(DATA, "rt", encoding="utf-8")]
+    rows = [json.loads(line) for line in gzip.open(raw_data_dir() / "nq-open-oracle.jsonl.gz", "rt", encoding="utf-8")]
     rng = np.random.default_rng(seed)
     order = rng.permutation(len(rows))
     out = []
@@ -104,12 +105,9 @@ def run(args) -> None:
 
 
 def auroc(scores, labels) -> float:
-    from sklearn.metrics import roc_auc_score
+    from franq.evaluation.metrics import auroc
 
-    labels = np.asarray(labels, dtype=int)
-    if labels.min() == labels.max():
-        return float("nan")
-    return float(roc_auc_score(labels, scores))
+    return auroc(scores, np.asarray(labels, dtype=int))
 
 
 def summarize(path: str) -> None:
@@ -147,7 +145,7 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--model", default=None)
     ap.add_argument("--lm-judge-closed", action="store_true")
-    ap.add_argument("--out", default="benchmarks/results/issue5_short.jsonl")
+    ap.add_argument("--out", default="benchmarks/results/short-form-cost.jsonl")
     ap.add_argument("--summarize", metavar="JSONL")
     args = ap.parse_args()
     if args.summarize:

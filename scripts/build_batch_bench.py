@@ -1,6 +1,6 @@
 """Build the 50-answer throughput benchmark input from the raw ExpertQA release.
 
-    python scripts/build_batch_bench.py [--raw /work/shared/data/raw] \
+    python scripts/build_batch_bench.py [--raw DIR (default: $FRANQ_RAW_DATA)] \
         [--out datasets/expertqa-batch50/answers.jsonl] [--n 50] [--max-passage-chars 1500]
 
 One franq input line per answer: ``id``, ``question``, the answer's cited evidence as
@@ -16,6 +16,8 @@ import ast
 import json
 import re
 from pathlib import Path
+
+from franq.evaluation.data import raw_data_dir
 
 EVIDENCE_RE = re.compile(r"^\[(\d+)\]\s*(\S*)\s*\n+(.*)$", re.S)
 
@@ -44,13 +46,13 @@ def evidence_passages(answer: dict) -> list[dict]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--raw", default="/work/shared/data/raw")
+    ap.add_argument("--raw", default=None, help="raw data folder (default: $FRANQ_RAW_DATA)")
     ap.add_argument("--out", default="datasets/expertqa-batch50/answers.jsonl")
     ap.add_argument("--n", type=int, default=50)
     ap.add_argument("--max-passage-chars", type=int, default=1500)
     args = ap.parse_args()
     rows = []
-    with open(Path(args.raw) / "expertqa_rand_val.jsonl", encoding="utf-8") as f:
+    with open(raw_data_dir(args.raw) / "expertqa_rand_val.jsonl", encoding="utf-8") as f:
         for line_no, line in enumerate(f, 1):
             record = json.loads(line)
             for system, answer in record["answers"].items():

@@ -1,6 +1,6 @@
 """Build the long-form benchmark files from the raw ExpertQA release.
 
-    python scripts/build_expertqa.py [--raw ../shared/data/raw] [--out datasets/expertqa]
+    python scripts/build_expertqa.py [--raw DIR (default: $FRANQ_RAW_DATA)] [--out datasets/expertqa]
 
 Writes ``train.jsonl`` (rand_val + domain_val) and ``test.jsonl`` (rand_test) in franq's
 input format: one answer per line with its question, its cited evidence as passages and
@@ -13,6 +13,8 @@ import ast
 import json
 import re
 from pathlib import Path
+
+from franq.evaluation.data import raw_data_dir
 
 TRUE = {"Definitely correct", "Probably correct"}
 FALSE = {"Likely incorrect", "Definitely incorrect"}
@@ -60,9 +62,10 @@ def convert(row: dict, ident: str) -> dict | None:
 def main() -> None:
     here = Path(__file__).resolve().parent.parent
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--raw", type=Path, default=here.parent / "shared" / "data" / "raw")
+    ap.add_argument("--raw", type=Path, default=None, help="raw data folder (default: $FRANQ_RAW_DATA)")
     ap.add_argument("--out", type=Path, default=here / "datasets" / "expertqa")
     args = ap.parse_args()
+    args.raw = raw_data_dir(args.raw)
     args.out.mkdir(parents=True, exist_ok=True)
     for split, files in SPLITS.items():
         n_in = n_out = n_claims = n_true = n_false = 0

@@ -1,6 +1,6 @@
 """Build the short-form benchmark (nq-open-oracle with BM25 distractors) from the raw file.
 
-    python scripts/build_nq_open.py [--raw ../shared/data/raw] [--out datasets/nq-open] \
+    python scripts/build_nq_open.py [--raw DIR (default: $FRANQ_RAW_DATA)] [--out datasets/nq-open] \
         [--train 500 --test 1000 --k 5 --seed 0]
 
 Each question gets k passages: its gold passage plus k - 1 distractors retrieved by BM25
@@ -22,6 +22,7 @@ from collections import Counter
 from pathlib import Path
 
 from franq.equivalence.normalized import normalize_answer
+from franq.evaluation.data import raw_data_dir
 
 TOKEN = re.compile(r"[a-z0-9]+")
 STOP = frozenset("a an the of in on at to for from by with and or is are was were be been who what when "
@@ -127,14 +128,14 @@ def build(raw: Path, out: Path, n_train: int, n_test: int, k: int, seed: int) ->
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--raw", type=Path, default=Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "raw")
+    ap.add_argument("--raw", type=Path, default=None, help="raw data folder (default: $FRANQ_RAW_DATA)")
     ap.add_argument("--out", type=Path, default=Path(__file__).resolve().parents[1] / "datasets" / "nq-open")
     ap.add_argument("--train", type=int, default=500)
     ap.add_argument("--test", type=int, default=1000)
     ap.add_argument("--k", type=int, default=5)
     ap.add_argument("--seed", type=int, default=0)
     a = ap.parse_args()
-    print(json.dumps(build(a.raw, a.out, a.train, a.test, a.k, a.seed), indent=1))
+    print(json.dumps(build(raw_data_dir(a.raw), a.out, a.train, a.test, a.k, a.seed), indent=1))
 
 
 if __name__ == "__main__":

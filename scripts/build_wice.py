@@ -1,6 +1,6 @@
 """Build the WiCE faithfulness dataset (franq format) from the raw WiCE claim-level dev split.
 
-    python scripts/build_wice.py [--raw ../shared/data/raw/wice_claim_dev.jsonl] [--out datasets/wice]
+    python scripts/build_wice.py [--raw DIR or FILE (default: $FRANQ_RAW_DATA/wice_claim_dev.jsonl)] [--out datasets/wice]
 
 Each WiCE item is a Wikipedia sentence (the claim), the web page it cites (the evidence,
 a list of sentences) and a label: supported / partially_supported / not_supported. One
@@ -18,6 +18,8 @@ import argparse
 import hashlib
 import json
 from pathlib import Path
+
+from franq.evaluation.data import raw_data_dir
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -43,12 +45,10 @@ def part(ident: str) -> str:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--raw", default=str(ROOT.parent.parent / "shared/data/raw/wice_claim_dev.jsonl"))
+    ap.add_argument("--raw", default=None, help="the raw data folder or wice_claim_dev.jsonl (default: $FRANQ_RAW_DATA)")
     ap.add_argument("--out", default=str(ROOT / "datasets/wice"))
     args = ap.parse_args()
-    raw = Path(args.raw)
-    if not raw.is_file():
-        raw = Path("/work/shared/data/raw/wice_claim_dev.jsonl")
+    raw = Path(args.raw) if args.raw and Path(args.raw).is_file() else raw_data_dir(args.raw) / "wice_claim_dev.jsonl"
     out = {"fit": [], "heldout": []}
     for line in open(raw, encoding="utf-8"):
         rec = convert(json.loads(line))

@@ -28,15 +28,13 @@ import json
 import logging
 import os
 import random
-import sys
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
-from franq.evaluation.data import load_nq_open  # noqa: E402
-from franq.evaluation.observe import cache_key, run_cached, short_key  # noqa: E402
+from franq.evaluation.data import load_nq_open
+from franq.evaluation.observe import cache_key, run_cached, short_key
 
 CACHE = ROOT / "benchmarks" / "cache" / "answering"
 SHORT_SNAPSHOT = ROOT / "datasets" / "generations" / "short-nq-open.embedded-SmolLM2-135M-Instruct.Q4-1.jsonl.gz"
@@ -175,7 +173,7 @@ def main(argv=None) -> None:
             f.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in records.values())
         print(f"wrote {len(records)} records to {SNAPSHOT.relative_to(ROOT)}")
     else:
-        from eval_answering_report import report  # noqa: E402 - scripts/ is on sys.path when run as a script
+        from eval_answering_report import report  # scripts/ is on sys.path when run as a script
 
         report(args)
 

@@ -14,6 +14,7 @@ import numpy as np
 from eval_answering import CACHE, ROOT, SNAPSHOT, _snapshot, autorater_key, eval_items, observe_key, short_records
 
 from franq.apps.answering import metrics as M
+from franq.evaluation.metrics import bootstrap
 
 RESULTS = ROOT / "benchmarks" / "results"
 DOC = ROOT / "docs" / "answering.md"
@@ -102,7 +103,7 @@ def franq_p_true(items) -> tuple[list[float], list[float]]:
     fq = Franq(cfg, Named())
     examples = [Example(it.question, it.passages, rec["greedy"]["text"] or "-") for it, rec in items]
     sets = [cached_sample_set(rec) for _, rec in items]
-    scores = fq.score_many(examples, sample_sets=sets)
+    scores = fq.score_many(examples, sample_sets=sets, generated=True)  # the model's own greedy answers
     return [float(s.claims[0].p_true_raw) for s in scores], [float(s.claims[0].p_faithful) for s in scores]
 
 
@@ -144,8 +145,8 @@ def report(args) -> None:
         m = np.array([name is None or r[name] is not None for r in rows])
         s = np.ones(n)[m] if name is None else col([r for r, k in zip(rows, m) if k], name)
         v, sf = V[m], S[m]
-        cells = [ci(M.bootstrap(M.max_f1, s, v, sf, n_boot=B)), ci(M.bootstrap(M.pr_auc, s, v, sf, n_boot=B)),
-                 ci(M.bootstrap(M.max_f1, s, sf, sf, n_boot=B)), ci(M.bootstrap(M.pr_auc, s, sf, sf, n_boot=B))]
+        cells = [ci(bootstrap(M.max_f1, s, v, sf, n_boot=B)), ci(bootstrap(M.pr_auc, s, v, sf, n_boot=B)),
+                 ci(bootstrap(M.max_f1, s, sf, sf, n_boot=B)), ci(bootstrap(M.pr_auc, s, sf, sf, n_boot=B))]
         out.append(f"| {label} | {int(m.sum())} | " + " | ".join(cells) + " |")
     c = M.awf_counts(np.ones(n), V, S)
     out += ["", f"Trivial: AwF-Precision {c.precision:.3f}, AwF-Recall {c.recall:.3f} (True-Pos {c.true_pos}, "
@@ -165,7 +166,7 @@ def report(args) -> None:
         util = np.where(oof, ok, cb)
         parts = [f"{pol.cv['cv_gain'] * 100:+.1f} [{pol.cv['cv_gain_95'][0] * 100:+.1f}, {pol.cv['cv_gain_95'][1] * 100:+.1f}]"]
         for m in (S == 1, S == 0):
-            g = M.bootstrap(lambda u, a: float(u.mean() - a.mean()), util[m], ok[m], n_boot=B)
+            g = bootstrap(lambda u, a: float(u.mean() - a.mean()), util[m], ok[m], n_boot=B)
             parts.append(f"{g[0] * 100:+.1f} [{g[1] * 100:+.1f}, {g[2] * 100:+.1f}]")
         out.append(f"| {label} | " + " | ".join(parts) + f" | {pol.cv['cv_fallback_rate']:.0%} |")
     out += ["", f"Base: RAG accuracy {ok.mean():.1%}; always falling back (closed book) {cb.mean():.1%}. "
@@ -183,8 +184,8 @@ def report(args) -> None:
     out.append(f"| Random (expected) | {rand_c * 100:.1f} | {rand_o * 100:.1f} |")
     for label, name in FULL:
         s = col(rows, name)
-        a = M.bootstrap(lambda x, y, z: M.accuracy_at_rate(x, y, z, SWITCH), s, ok, cb, n_boot=B)
-        b = M.bootstrap(lambda x, y, z: M.accuracy_at_rate(x, y, z, SWITCH), s, ok, oracle, n_boot=B)
+        a = bootstrap(lambda x, y, z: M.accuracy_at_rate(x, y, z, SWITCH), s, ok, cb, n_boot=B)
+        b = bootstrap(lambda x, y, z: M.accuracy_at_rate(x, y, z, SWITCH), s, ok, oracle, n_boot=B)
         out.append(f"| {label} | {ci(a)} | {ci(b)} |")
     out += [f"| \"larger model\" alone | {cb.mean() * 100:.1f} (closed-book embedded) | 100 (oracle) |", ""]
 
@@ -197,7 +198,7 @@ def report(args) -> None:
               ("label rater: sufficient", suff_pred), ("label rater: insufficient", ~suff_pred)]
     for setting, corr, ab in (("closed book", cb, 1 - catt), ("RAG", ok, 1 - att)):
         for sname, m in strata:
-            cells = [ci(M.bootstrap(lambda x, y, k=k: M.outcome_split(x, y)[k], corr[m], ab[m], n_boot=B))
+            cells = [ci(bootstrap(lambda x, y, k=k: M.outcome_split(x, y)[k], corr[m], ab[m], n_boot=B))
                      for k in M.OUTCOMES]
             out.append(f"| {setting} | {sname} | {int(m.sum())} | " + " | ".join(cells) + " |")
     out.append("")
@@ -219,8 +220,8 @@ def report(args) -> None:
         pol = SelectivePolicy.fit(rows, ok, features=feats, coverage=COVERAGE, n_boot=B)
         oof = pol.out_of_fold
         curves[label] = M.selective_curve(oof, ok)
-        out.append(f"| {label} | {ci(M.bootstrap(M.selective_auc, oof, ok, n_boot=B))} | "
-                   f"{ci(M.bootstrap(lambda s, c: M.accuracy_at_coverage(s, c, COVERAGE), oof, ok, n_boot=B))} |")
+        out.append(f"| {label} | {ci(bootstrap(M.selective_auc, oof, ok, n_boot=B))} | "
+                   f"{ci(bootstrap(lambda s, c: M.accuracy_at_coverage(s, c, COVERAGE), oof, ok, n_boot=B))} |")
     out += ["", f"![coverage vs selective accuracy]({PNG})", ""]
     _plot(curves, ok.mean(), RESULTS / PNG)
 
@@ -240,9 +241,9 @@ def report(args) -> None:
         if not keep.any():
             continue
         pred = p >= 0.5
-        acc = M.bootstrap(lambda a, b: float((a == b).mean()), pred, g, n_boot=B)
-        f1 = M.bootstrap(_f1, pred, g, n_boot=B)
-        auc = M.bootstrap(_auroc, p, g, n_boot=B)
+        acc = bootstrap(lambda a, b: float((a == b).mean()), pred, g, n_boot=B)
+        f1 = bootstrap(_f1, pred, g, n_boot=B)
+        auc = bootstrap(_auroc, p, g, n_boot=B)
         out.append(f"| {label} | {int(keep.sum())} | {ci(acc)} | {ci(f1)} | {ci(auc)} | {p.mean():.3f} | "
                    f"{pred.mean():.0%} |")
     secs = [r["seconds"] for r in rows if r.get("seconds")]
@@ -267,9 +268,9 @@ def report(args) -> None:
 
 
 def _auroc(p, gold) -> float:
-    from sklearn.metrics import roc_auc_score
+    from franq.evaluation.metrics import auroc
 
-    return float(roc_auc_score(gold, p)) if 0 < gold.sum() < len(gold) else float("nan")
+    return auroc(p, gold)
 
 
 def _f1(pred, gold) -> float:

@@ -11,12 +11,33 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import shutil
 import sys
 import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
+
+
+def chrome_driver():
+    """A headless Chromium WebDriver (Debian's chromium and chromium-driver, selenium)."""
+    from selenium import webdriver
+    from selenium.webdriver.chrome.options import Options
+    from selenium.webdriver.chrome.service import Service
+
+    binary = next((path for name in BROWSERS if (path := shutil.which(name))), None)
+    driver = shutil.which("chromedriver") or next(
+        (p for p in ("/usr/lib/chromium/chromedriver", "/usr/bin/chromedriver") if os.path.exists(p)), None)
+    if binary is None or driver is None:
+        sys.exit(f"{'Chromium' if binary is None else 'chromedriver'} was not found (scripts/install_browser.sh)")
+    options = Options()
+    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                "--window-size=1280,900", "--disable-extensions"):
+        options.add_argument(arg)
+    options.binary_location = binary
+    return webdriver.Chrome(options=options, service=Service(driver))
 
 
 def example_record() -> dict:
@@ -37,7 +58,6 @@ def main() -> None:
     ap.add_argument("--claim", type=int, default=4, help="the claim whose panel is open (0-based)")
     args = ap.parse_args()
     from PIL import Image
-    from servers import chrome_driver
 
     from franq.apps import render
 

@@ -72,12 +72,6 @@ def test_selective_curve_auc_and_accuracy_at_coverage():
     assert cov == pytest.approx([1 / 3, 1]) and acc == pytest.approx([1, 2 / 3])
 
 
-def test_bootstrap_interval_brackets_the_point():
-    assert M.bootstrap(np.mean, np.ones(20), n_boot=50) == (1.0, 1.0, 1.0)
-    point, lo, hi = M.bootstrap(np.mean, np.r_[np.zeros(50), np.ones(50)], n_boot=200)
-    assert point == 0.5 and 0.35 < lo < 0.5 < hi < 0.65
-
-
 def test_best_threshold_by_hand_and_ties_answer_most():
     # t=.1 -> .5; t=.4 -> (1+0+1+1)/4 = .75; t=.6 -> (1+0+1+1)/4 = .75; t=.9 -> .5; inf -> .25
     assert best_threshold([0.1, 0.4, 0.6, 0.9], [0, 0, 1, 1], [1, 0, 0, 0]) == 0.4

@@ -16,11 +16,11 @@ ROOT = Path(__file__).resolve().parents[1]
 @pytest.mark.slow
 def test_benchmark_all_quick_observes_into_the_cache_and_reports_from_it(tmp_path):
     cache, out = tmp_path / "cache", tmp_path / "out"
-    cmd = [sys.executable, str(ROOT / "scripts" / "benchmark.py"), "all", "--quick", "--fresh", "--cache", str(cache),
+    cmd = [sys.executable, "-m", "franq", "bench", "all", "--quick", "--fresh", "--root", str(ROOT), "--cache", str(cache),
            "--out", str(out), "--n-boot", "20"]
     run = subprocess.run(cmd, capture_output=True, text=True)
     assert run.returncode == 0, run.stderr[-3000:]
-    result = json.loads((out / "issue7-quick.json").read_text())
+    result = json.loads((out / "paper-tables-quick.json").read_text())
     assert [s["key"] for s in result["sections"]] == ["long", "short-clean", "short-corrupted"]
     # the report found every record the observe stages wrote (same cache keys)
     assert all(split["not_observed"] == 0 for setting in result["meta"]["data"].values() for split in setting.values())
@@ -33,5 +33,5 @@ def test_benchmark_all_quick_observes_into_the_cache_and_reports_from_it(tmp_pat
         assert values[name]["AUROC"] is not None, name
     assert set(long["plots"]) == {"rejection", "reliability"}
     assert all((out / png).stat().st_size > 0 for png in long["plots"].values())
-    text = (out / "issue7-quick.md").read_text()
+    text = (out / "paper-tables-quick.md").read_text()
     assert "Long-form QA" in text and "Short-form QA" in text

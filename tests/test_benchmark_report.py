@@ -1,20 +1,21 @@
-"""scripts/benchmark.py's report stage: where it writes, and that it reproduces the
-committed results from the committed generations (no model run)."""
+"""``franq bench report``: where it writes, and that it reproduces the committed results
+from the committed generations (no model run)."""
 import importlib.util
 import json
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
+
+from franq.cli.bench import bench as bench_command
+from franq.evaluation import benchmark as bench
 
 ROOT = Path(__file__).resolve().parents[1]
+LAYOUT = bench.Layout(ROOT)
 
 
-@pytest.fixture(scope="module")
-def bench():
-    spec = importlib.util.spec_from_file_location("benchmark_script", ROOT / "scripts" / "benchmark.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def run_bench(argv):
+    return CliRunner().invoke(bench_command, [*argv, "--root", str(ROOT)], catch_exceptions=False)
 
 
 @pytest.mark.parametrize("argv, message", [
@@ -23,24 +24,28 @@ def bench():
     (["report", "--update-committed", "--out", "/tmp/x"], "leave out --out"),
     (["all", "--quick", "--update-committed"], "never committed"),
 ])
-def test_report_writes_committed_results_only_when_asked(bench, capsys, argv, message):
-    with pytest.raises(SystemExit):
-        bench.main(argv)
-    assert message in capsys.readouterr().err
+def test_report_writes_committed_results_only_when_asked(argv, message):
+    result = run_bench(argv)
+    assert result.exit_code == 2 and message in result.output
 
 
-def test_default_report_folder_is_not_tracked(bench):
+def test_bench_needs_a_checkout_root(tmp_path):
+    result = CliRunner().invoke(bench_command, ["report", "--root", str(tmp_path)])
+    assert result.exit_code == 2 and "no datasets/ folder" in result.output
+
+
+def test_default_report_folder_is_not_tracked():
     ignored = (ROOT / ".gitignore").read_text().split()
-    assert bench.REPORT.relative_to(ROOT).parts[:2] == ("benchmarks", "cache") and "/benchmarks/cache/" in ignored
+    assert LAYOUT.report.relative_to(ROOT).parts[:2] == ("benchmarks", "cache") and "/benchmarks/cache/" in ignored
 
 
-def test_update_replaces_only_the_marked_block(bench):
+def test_update_replaces_only_the_marked_block():
     doc = f"# T\n\nprose\n{bench.DOC_BEGIN}\nold table\n{bench.DOC_END}\nmore prose\n"
     assert bench.replace_block(doc, "new table\n", "doc") == \
         f"# T\n\nprose\n{bench.DOC_BEGIN}\nnew table\n{bench.DOC_END}\nmore prose\n"
     with pytest.raises(ValueError, match="doc: expected one line"):
         bench.replace_block("no markers\n", "x\n", "doc")
-    assert bench.DOC_BEGIN in bench.DOC.read_text() and bench.DOC_END in bench.DOC.read_text()
+    assert bench.DOC_BEGIN in LAYOUT.doc.read_text() and bench.DOC_END in LAYOUT.doc.read_text()
 
 
 def _close(got, want):
@@ -53,12 +58,12 @@ def _close(got, want):
     return got == want
 
 
-def test_report_reproduces_every_committed_row_from_the_committed_generations(bench, tmp_path, capsys):
-    committed_file = ROOT / "benchmarks" / "results" / "issue7.json"
+def test_report_reproduces_every_committed_row_from_the_committed_generations(tmp_path):
+    committed_file = ROOT / "benchmarks" / "results" / "paper-tables.json"
     before = committed_file.read_bytes()
-    bench.main(["report", "--out", str(tmp_path)])
+    assert run_bench(["report", "--out", str(tmp_path)]).exit_code == 0
     assert committed_file.read_bytes() == before  # written to --out only
-    committed, got = json.loads(before), json.loads((tmp_path / "issue7.json").read_text())
+    committed, got = json.loads(before), json.loads((tmp_path / "paper-tables.json").read_text())
     assert got["meta"]["data"] == committed["meta"]["data"]
     has_xgboost = importlib.util.find_spec("xgboost") is not None
     for want, sec in zip(committed["sections"], got["sections"], strict=True):

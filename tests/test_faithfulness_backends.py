@@ -224,7 +224,7 @@ def test_openai_judge_without_logprobs_names_the_server():
 
 @pytest.mark.embedded
 def test_embedded_judge_reads_single_yes_no_tokens():
-    """SmolLM2-135M is far too small to judge well (see benchmarks/results/issue4.md); this
+    """SmolLM2-135M is far too small to judge well (see benchmarks/results/faithfulness-backends.md); this
     checks only the plumbing on a real chat tokenizer: yes / no are single tokens."""
     from franq.lm import CausalLM
 

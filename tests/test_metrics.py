@@ -181,3 +181,20 @@ def test_metric_direction():
     assert [metric_direction(k) for k in METRICS] == ["max", "max", "max", "min"]
     with pytest.raises(ValueError, match="'name'"):
         metric_direction("F1")
+
+
+def test_bootstrap_interval_brackets_the_point():
+    from franq.evaluation.metrics import bootstrap
+
+    assert bootstrap(np.mean, np.ones(20), n_boot=50) == (1.0, 1.0, 1.0)
+    point, lo, hi = bootstrap(np.mean, np.r_[np.zeros(50), np.ones(50)], n_boot=200)
+    assert point == 0.5 and 0.35 < lo < 0.5 < hi < 0.65
+    rowwise = bootstrap(np.mean, np.r_[np.zeros(50), np.ones(50)], n_boot=200, rowwise=lambda a: a.mean(axis=1))
+    assert rowwise == (point, lo, hi)
+
+
+def test_resamples_drawn_at_once_equal_those_drawn_row_by_row():
+    from franq.evaluation.metrics import resample_indices
+
+    rng = np.random.default_rng(3)
+    assert np.array_equal(resample_indices(7, n_boot=5, seed=3), np.stack([rng.integers(0, 7, 7) for _ in range(5)]))

@@ -4,6 +4,7 @@ and calls a library, workbench or application function.
     score       franq.cli.score     the scoring library on one example or a JSONL batch
     answer      franq.cli.answer    generate and score (and, with --verify, the answering app)
     fit ...     franq.cli.fit       the workbench: fit calibrators and probes
+    bench ...   franq.cli.bench     the workbench: the benchmark harness (franq.evaluation)
     report, serve, sufficiency, selective, trust
                 franq.apps.*        applications, each registered under "apps"
                                     (franq.registry; plugins through entry points)
@@ -17,6 +18,7 @@ import logging
 import click
 
 from franq.cli.answer import answer
+from franq.cli.bench import bench
 from franq.cli.fit import fit
 from franq.cli.options import RedactingFilter, _verbose_callback
 from franq.cli.score import score
@@ -44,6 +46,7 @@ main.add_command(answer)
 main.add_command(fit)
 main.add_command(fit.commands["calibrator"], "calibrate")  # the earlier names
 main.add_command(fit.commands["probe"], "fit-probe")
+main.add_command(bench)
 
 
 def _add_apps(group: click.Group) -> None:

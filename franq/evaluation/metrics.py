@@ -1,6 +1,8 @@
-"""Claim-level evaluation measures (paper section 4.1; ECE: appendix D.4).
+"""Claim-level evaluation measures (paper section 4.1; ECE: appendix D.4): the project's one
+PR-AUC, PRR, AUROC, ECE and bootstrap. Benchmarks, scripts and apps use these; ECE itself is
+computed in :mod:`calibration.metrics` (the leaf package) and used from there.
 
-Every function takes ``p_true`` (higher = more likely true) and ``is_true`` (1 = the claim
+Every metric takes ``p_true`` (higher = more likely true) and ``is_true`` (1 = the claim
 is true, 0 = false). PR-AUC, PRR and AUROC accept any real scores with that direction
 (e.g. negative entropy); ECE needs probabilities in [0, 1]. The ranking measures return
 NaN when ``is_true`` holds one class only: they are undefined there.
@@ -8,6 +10,7 @@ NaN when ``is_true`` holds one class only: they are undefined there.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Callable, Literal
 
@@ -171,3 +174,83 @@ def metric_direction(name: str) -> Literal["max", "min"]:
     if name not in METRICS:
         raise ValueError(f"'name' must be one of {sorted(METRICS)}, got {name!r}")
     return "min" if name == "ECE" else "max"
+
+
+# ---- bootstrap --------------------------------------------------------------------------
+
+def resample_indices(n: int, *, n_boot: int, seed: int = 0) -> np.ndarray:
+    """``(n_boot, n)`` indices of a nonparametric bootstrap over ``n`` items, one resample
+    per row (``numpy.random.default_rng(seed)``; drawn at once or row by row, the same)."""
+    return np.random.default_rng(seed).integers(0, n, size=(n_boot, n))
+
+
+def percentile_interval(values: Any, *, level: float = 0.95, alpha: float | None = None) -> tuple[float, float]:
+    """The percentile interval of bootstrap ``values``: quantiles ``(1 - level) / 2`` and
+    ``(1 + level) / 2``. ``alpha`` instead gives percentiles ``50 alpha`` and ``100 - 50 alpha``
+    (the paper tables' convention, :func:`bootstrap_cis`); the two differ only in the last
+    bits of the lower quantile and are kept apart so that no committed number moves."""
+    if alpha is not None:
+        lo, hi = np.percentile(values, [50 * alpha, 100 - 50 * alpha])
+    else:
+        lo, hi = np.quantile(values, [(1 - level) / 2, (1 + level) / 2])
+    return float(lo), float(hi)
+
+
+def bootstrap(statistic: Callable[..., float], *arrays: Any, n_boot: int = 1000, seed: int = 0,
+              level: float = 0.95, alpha: float | None = None, groups: Any = None,
+              rowwise: Callable[..., np.ndarray] | None = None) -> tuple[float, float, float]:
+    """``(statistic(*arrays), low, high)``: a percentile bootstrap interval over items (the
+    same rows of every array resampled together, :func:`resample_indices`). Resamples where
+    the statistic is not finite are dropped; (point, nan, nan) when all are. ``groups`` (one
+    key per item) resamples the groups instead, each with all its items (a cluster bootstrap,
+    e.g. answers by question). ``rowwise`` is the statistic over 2-D arrays, one resample per
+    row (a faster path, same values). ``level`` / ``alpha``: :func:`percentile_interval`."""
+    arrays = tuple(np.asarray(a) for a in arrays)
+    n = len(arrays[0])
+    point = float(statistic(*arrays))
+    if groups is not None:
+        keys = sorted(set(groups))
+        members = [[i for i, g in enumerate(groups) if g == k] for k in keys]
+        idx = [np.array([i for g in row for i in members[g]], dtype=np.int64)
+               for row in resample_indices(len(keys), n_boot=n_boot, seed=seed)]
+    else:
+        idx = resample_indices(n, n_boot=n_boot, seed=seed)
+    if rowwise is not None and groups is None:
+        values = np.asarray(rowwise(*(a[idx] for a in arrays)), dtype=np.float64)
+    else:
+        values = np.array([statistic(*(a[i] for a in arrays)) for i in idx], dtype=np.float64)
+    values = values[np.isfinite(values)]
+    if not len(values):
+        return point, math.nan, math.nan
+    return (point, *percentile_interval(values, level=level, alpha=alpha))
+
+
+def _check_boot(n_boot: int, alpha: float) -> None:
+    if isinstance(n_boot, bool) or not isinstance(n_boot, int) or n_boot < 1:
+        raise ValueError(f"'n_boot' must be a positive integer, got {n_boot!r}")
+    if not isinstance(alpha, (int, float)) or not 0 < alpha < 1:
+        raise ValueError(f"'alpha' must be in (0, 1), got {alpha!r}")
+
+
+def bootstrap_cis(p_true: Any, is_true: Any, *, metrics: Mapping[str, Metric] = METRICS,
+                  n_boot: int = 1000, seed: int = 0, alpha: float = 0.05) -> dict[str, tuple[float, float]]:
+    """:func:`bootstrap` intervals over claims for several metrics at once, all from the same
+    resampled indices (row-wise metrics from :data:`ROWWISE`, in chunks of ~2M cells).
+    Resamples where a metric is NaN (one class only) are skipped for that metric;
+    (nan, nan) when every resample is."""
+    _check_boot(n_boot, alpha)
+    p = as_scores(p_true, "p_true")
+    y = as_labels(is_true, "is_true", n=len(p))
+    if not len(p):
+        raise ValueError("'p_true' is empty: a bootstrap needs at least one claim")
+    idx = resample_indices(len(p), n_boot=n_boot, seed=seed)
+    chunks = np.array_split(np.arange(n_boot), max(1, n_boot * len(p) // 2_000_000))
+    out = {}
+    for name, metric in metrics.items():
+        if metric in ROWWISE:
+            vals = np.concatenate([ROWWISE[metric](p[idx[c]], y[idx[c]]) for c in chunks])
+        else:
+            vals = np.array([metric(p[i], y[i]) for i in idx])
+        vals = vals[np.isfinite(vals)]
+        out[name] = percentile_interval(vals, alpha=alpha) if len(vals) else (math.nan, math.nan)
+    return out

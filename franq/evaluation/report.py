@@ -1,4 +1,4 @@
-"""Score methods, bootstrap intervals, paper-style tables (Table 2 layout) and plots."""
+"""Score methods (with :func:`franq.evaluation.metrics.bootstrap_cis` intervals), paper-style tables (Table 2 layout) and plots."""
 from __future__ import annotations
 
 import math
@@ -9,44 +9,11 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from calibration.base import as_labels, as_probabilities, as_scores
-from franq.evaluation.metrics import METRICS, ROWWISE, Metric, ece, metric_direction, rejection_curve, reliability_bins
+from franq.evaluation.metrics import (METRICS, bootstrap_cis, ece, metric_direction, rejection_curve,  # noqa: F401
+                                      reliability_bins)
 
 COLUMNS = ("PR-AUC", "PRR", "AUROC", "ECE")
 MISSING = "–"
-
-
-def _check_boot(n_boot: int, alpha: float) -> None:
-    if isinstance(n_boot, bool) or not isinstance(n_boot, int) or n_boot < 1:
-        raise ValueError(f"'n_boot' must be a positive integer, got {n_boot!r}")
-    if not isinstance(alpha, (int, float)) or not 0 < alpha < 1:
-        raise ValueError(f"'alpha' must be in (0, 1), got {alpha!r}")
-
-
-def bootstrap_cis(p_true: Any, is_true: Any, *, metrics: Mapping[str, Metric] = METRICS,
-                  n_boot: int = 1000, seed: int = 0, alpha: float = 0.05) -> dict[str, tuple[float, float]]:
-    """Percentile bootstrap intervals over claims, one per metric, all from the same
-    resampled indices. Resamples where a metric is NaN (one class only) are skipped for
-    that metric; (nan, nan) when every resample is."""
-    _check_boot(n_boot, alpha)
-    p = as_scores(p_true, "p_true")
-    y = as_labels(is_true, "is_true", n=len(p))
-    if not len(p):
-        raise ValueError("'p_true' is empty: a bootstrap needs at least one claim")
-    idx = np.random.default_rng(seed).integers(0, len(p), size=(n_boot, len(p)))
-    chunks = np.array_split(np.arange(n_boot), max(1, n_boot * len(p) // 2_000_000))
-    out = {}
-    for name, metric in metrics.items():
-        if metric in ROWWISE:
-            vals = np.concatenate([ROWWISE[metric](p[idx[c]], y[idx[c]]) for c in chunks])
-        else:
-            vals = np.array([metric(p[i], y[i]) for i in idx])
-        vals = vals[~np.isnan(vals)]
-        if not len(vals):
-            out[name] = (math.nan, math.nan)
-            continue
-        lo, hi = np.percentile(vals, [50 * alpha, 100 - 50 * alpha])
-        out[name] = (float(lo), float(hi))
-    return out
 
 
 @dataclass(frozen=True)

@@ -22,12 +22,11 @@ assumption that the fallback's utility does not depend on ``v`` (F-independence)
 Outcomes (003 section 4): each answer is correct, abstained or hallucinated (answered
 and wrong); :func:`outcome_split` gives the three shares, stratified by any boolean.
 Selective generation: :func:`selective_curve` (coverage vs selective accuracy), its AUC
-and the accuracy at a target coverage. :func:`bootstrap` gives 95% percentile intervals
-of any of these. Pure numpy; every function takes plain arrays.
+and the accuracy at a target coverage. Intervals: the project's one bootstrap,
+:func:`franq.evaluation.metrics.bootstrap`. Pure numpy; every function takes plain arrays.
 """
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -180,20 +179,3 @@ def accuracy_at_coverage(scores, correct, coverage: float) -> float:
     k = max(1, int(np.ceil(coverage * len(s) - 1e-9)))
     top = np.argsort(-s, kind="stable")[:k]
     return float(_bool(correct)[top].mean())
-
-
-def bootstrap(statistic: Callable[..., float], *arrays, n_boot: int = 1000, seed: int = 0,
-              level: float = 0.95) -> tuple[float, float, float]:
-    """``(statistic(*arrays), low, high)``: a percentile bootstrap interval over items
-    (rows of every array resampled together). NaN resamples are dropped."""
-    arrays = [np.asarray(a) for a in arrays]
-    n = len(arrays[0])
-    point = float(statistic(*arrays))
-    rng = np.random.default_rng(seed)
-    values = np.array([statistic(*(a[idx] for a in arrays))
-                       for idx in (rng.integers(0, n, n) for _ in range(n_boot))], dtype=np.float64)
-    values = values[np.isfinite(values)]
-    if not len(values):
-        return point, float("nan"), float("nan")
-    lo, hi = np.quantile(values, [(1 - level) / 2, (1 + level) / 2])
-    return point, float(lo), float(hi)

@@ -27,6 +27,7 @@ import numpy as np
 
 from franq.apps.answering import metrics
 from franq import InputError
+from franq.evaluation.metrics import bootstrap
 
 THRESHOLD_KIND = "franq.threshold-policy"
 SELECTIVE_KIND = "franq.selective-policy"
@@ -80,7 +81,7 @@ class ThresholdPolicy:
             fold_t.append(t)
             oof[test] = s[test] >= t
         util = np.where(oof, ua, uf)
-        gain, lo, hi = metrics.bootstrap(lambda u, a: float(u.mean() - a.mean()), util, ua, n_boot=n_boot, seed=seed)
+        gain, lo, hi = bootstrap(lambda u, a: float(u.mean() - a.mean()), util, ua, n_boot=n_boot, seed=seed)
         cv = {"k": k, "seed": seed, "n": int(len(s)), "base_accuracy": float(ua.mean()),
               "fallback_accuracy": float(uf.mean()), "cv_accuracy": float(util.mean()),
               "cv_gain": gain, "cv_gain_95": [lo, hi], "cv_fallback_rate": float(1 - oof.mean()),
@@ -157,8 +158,8 @@ class SelectivePolicy:
         full = 1 / (1 + np.exp(-(((x - mu) / sd) @ w + b)))
         kth = max(1, int(np.ceil(coverage * len(y) - 1e-9)))
         threshold = float(np.sort(full)[::-1][kth - 1])
-        auc = metrics.bootstrap(metrics.selective_auc, oof, y, n_boot=n_boot, seed=seed)
-        at = metrics.bootstrap(lambda s, c: metrics.accuracy_at_coverage(s, c, coverage), oof, y,
+        auc = bootstrap(metrics.selective_auc, oof, y, n_boot=n_boot, seed=seed)
+        at = bootstrap(lambda s, c: metrics.accuracy_at_coverage(s, c, coverage), oof, y,
                                n_boot=n_boot, seed=seed)
         cv = {"k": k, "seed": seed, "n": int(len(y)), "accuracy": float(y.mean()),
               "oof_selective_auc": auc[0], "oof_selective_auc_95": list(auc[1:]),

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 import franq
+import franq.evaluation.metrics as metrics
 from franq.evaluation.metrics import normalize_answer
 
 _CITE = re.compile(r"\[(\d+(?:\s*[,;]\s*\d+)*)\]")
@@ -151,25 +152,23 @@ def mean_with_refusals(values: Sequence[float], refusals: Sequence[bool], scorin
 
 def bootstrap(values: Sequence[float], *, n: int = 1000, seed: int = 0, level: float = 0.95
               ) -> tuple[float, float, float]:
-    """Mean and percentile bootstrap interval over the items (``nan`` for no items)."""
+    """Mean and percentile bootstrap interval over the items (``nan`` for no items): the
+    project's one bootstrap (:func:`franq.evaluation.metrics.bootstrap`) of the mean."""
     v = np.asarray(values, dtype=float)
     if not len(v):
         return float("nan"), float("nan"), float("nan")
-    rng = np.random.default_rng(seed)
-    means = v[rng.integers(0, len(v), size=(n, len(v)))].mean(axis=1)
-    lo, hi = np.quantile(means, [(1 - level) / 2, 1 - (1 - level) / 2])
-    return float(v.mean()), float(lo), float(hi)
+    return metrics.bootstrap(np.mean, v, n_boot=n, seed=seed, level=level, rowwise=lambda a: a.mean(axis=1))
 
 
 def detection(labels: Sequence[bool], scores: Sequence[float]) -> dict[str, float]:
     """How well ``scores`` (higher = more likely positive) find the positive ``labels``:
-    AUROC, PR-AUC (average precision) and the positive rate; ``nan`` with one class only."""
-    from sklearn.metrics import average_precision_score, roc_auc_score
-
+    AUROC, PR-AUC (average precision) and the positive rate; ``nan`` with one class only.
+    The project's :func:`~franq.evaluation.metrics.auroc` and
+    :func:`~franq.evaluation.metrics.pr_auc` (whose positive class is ``is_true = 0``)."""
     y, s = np.asarray(labels, dtype=bool), np.asarray(scores, dtype=float)
     keep = ~np.isnan(s)
     y, s = y[keep], s[keep]
     if len(set(y.tolist())) < 2:
         return {"auroc": float("nan"), "pr_auc": float("nan"), "positives": int(y.sum()), "n": int(len(y))}
-    return {"auroc": float(roc_auc_score(y, s)), "pr_auc": float(average_precision_score(y, s)),
+    return {"auroc": metrics.auroc(s, y), "pr_auc": metrics.pr_auc(-s, ~y),
             "positives": int(y.sum()), "n": int(len(y))}
