@@ -2,6 +2,7 @@
 warning naming the new keys, errors naming the key, overrides, and the CLI's help text."""
 from __future__ import annotations
 
+import importlib
 import json
 import re
 import subprocess
@@ -277,7 +278,7 @@ def test_old_component_keys_load_with_a_warning_naming_the_new_key(section, old,
 
 
 def test_old_fallback_path_loads_with_a_warning_naming_the_new_key():
-    import franq.apps  # noqa: F401 - the applications declare the "fallbacks" kind
+    importlib.import_module("franq.apps")  # the applications declare the "fallbacks" kind
 
     with pytest.warns(FranqDeprecationWarning, match=re.escape("[model] fallback_path -> [fallbacks.model] path")):
         config = FranqConfig.from_dict({"model": {"fallback_path": "/m/big"}})
