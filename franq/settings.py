@@ -7,9 +7,10 @@ A component class (or factory function) lists its settings::
                     Setting("base_model", str, None, "local roberta-base/-large directory", required=True))
 
 and a config gives them in a table per component, named ``<home>.<component>``: under the
-kind's section for faithfulness backends and decomposers (``[faithfulness.alignscore]``,
-``[decomposer.llm]``), else in a top-level table named by the kind (``[scorers.rauq]``,
-``[equivalence.nli]``; an application's kinds too, e.g. ``[fallbacks.model]``)::
+kind's section for faithfulness backends and decomposers (``[faithfulness.alignscore]``;
+the llm decomposer's own keys stay the ``[decomposer]`` section's), else in a top-level
+table named by the kind (``[equivalence.nli]``, ``[scorers.<name>]``; an application's
+kinds too, e.g. ``[fallbacks.model]``, once the application is imported)::
 
     [faithfulness.alignscore]
     checkpoint = "/models/AlignScore-large.ckpt"
