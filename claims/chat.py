@@ -8,11 +8,12 @@ The local-model backend lives in :mod:`franq.lm.chat` (it needs ``CausalLM``, an
 from __future__ import annotations
 
 import logging
-import os
 import random
 import time
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
+
+from claims.openai_client import DEFAULT_KEY_ENV, openai_client, redact_key, server_name
 
 log = logging.getLogger(__name__)
 
@@ -45,38 +46,32 @@ class OpenAIChat:
     """Chat completions from an OpenAI-compatible server, at temperature 0.
 
     ``base_url`` points at the server (e.g. ``http://localhost:8000/v1`` for vLLM,
-    ``http://localhost:11434/v1`` for Ollama); ``None`` means the OpenAI API. The API
-    key is read from the environment variable ``api_key_env`` at construction and never
-    logged; local servers accept any key, so a missing variable is only an error when
+    ``http://localhost:11434/v1`` for Ollama); ``None`` means the OpenAI API. The client
+    comes from :func:`claims.openai_client.openai_client`: the API key is read from the
+    environment variable ``api_key_env`` at construction and never stored or logged;
+    local servers accept any key, so a missing variable is only an error when
     ``base_url`` is None. Each call has a ``timeout`` (seconds); timeouts, connection
     errors, HTTP 429 and 5xx are retried up to ``max_retries`` times with exponential
     backoff (``backoff`` seconds, doubled each retry, with jitter).
     """
 
-    def __init__(self, model: str, *, base_url: str | None = None, api_key_env: str = "OPENAI_API_KEY",
+    def __init__(self, model: str, *, base_url: str | None = None, api_key_env: str = DEFAULT_KEY_ENV,
                  timeout: float = 60.0, max_retries: int = 2, backoff: float = 1.0):
         if not model:
             raise ValueError("decomposer_model: an OpenAI-compatible backend needs a model name")
-        if timeout <= 0:
-            raise ValueError(f"timeout: expected a positive number of seconds, got {timeout!r}")
         if max_retries < 0:
             raise ValueError(f"max_retries: expected 0 or more, got {max_retries!r}")
-        key = os.environ.get(api_key_env)
-        if not key:
-            if base_url is None:
-                raise ValueError(f"api_key_env: environment variable {api_key_env} is not set "
-                                 "(needed for the OpenAI API; local servers need no key)")
-            key = "not-needed"
         import openai
 
         self._openai = openai
         # The client's own retries are off: ours count calls and are the same for every server.
-        self._client = openai.OpenAI(base_url=base_url, api_key=key, timeout=timeout, max_retries=0)
+        self._client = openai_client(base_url, api_key_env=api_key_env, timeout=timeout, max_retries=0)
         self.model = model
         self.base_url = base_url
+        self.api_key_env = api_key_env
         self.max_retries = max_retries
         self.backoff = backoff
-        self.name = f"openai:{model}@{base_url or 'api.openai.com'}"
+        self.name = server_name(model, base_url)
 
     def complete(self, messages: list[dict[str, str]], *, max_tokens: int = 1024) -> ChatReply:
         o = self._openai
@@ -89,13 +84,14 @@ class OpenAIChat:
                     model=self.model, messages=messages, temperature=0, max_tokens=max_tokens)
             except retryable as exc:
                 if calls > self.max_retries:
-                    raise ChatError(f"{self.name}: {type(exc).__name__} after {calls} call(s): {exc}") from exc
+                    raise ChatError(redact_key(f"{self.name}: {type(exc).__name__} after {calls} call(s): {exc}",
+                                               self.api_key_env)) from exc
                 delay = self.backoff * 2 ** (calls - 1) * (0.5 + random.random() / 2)
                 log.warning("%s: %s, retrying in %.1fs", self.name, type(exc).__name__, delay)
                 time.sleep(delay)
                 continue
             except o.APIError as exc:  # 4xx other than 429: retrying will not help
-                raise ChatError(f"{self.name}: {type(exc).__name__}: {exc}") from exc
+                raise ChatError(redact_key(f"{self.name}: {type(exc).__name__}: {exc}", self.api_key_env)) from exc
             choice = resp.choices[0] if resp.choices else None
             text = (choice.message.content or "") if choice is not None else ""
             usage = resp.usage

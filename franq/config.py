@@ -11,7 +11,9 @@ A config has one top-level choice, ``mode`` (which preset scores an answer: ``lo
 
     [faithfulness]
     name = "nli"
-    nli_model = "/models/deberta-v3-large-mnli"
+
+    [faithfulness.nli]           # the chosen backend's own settings (franq.settings)
+    model = "/models/deberta-v3-large-mnli"
 
     [uq.short]
     faith = "semantic_entropy"
@@ -20,8 +22,12 @@ A config has one top-level choice, ``mode`` (which preset scores an answer: ``lo
     calibrator = "my-calibrator.json"
 
 Load with :meth:`FranqConfig.from_file` (TOML or JSON) or :meth:`FranqConfig.from_dict`;
-unknown keys are an error naming the key. Old flat config files (``faithfulness =
-"lexical"``, ``judge = "lm"``, ``decomposer_model = ...``) still load, with a deprecation
+unknown keys are an error naming the key. A component's own settings are a table named
+after it (``[faithfulness.alignscore]``, ``[equivalence.nli]``, ``[fallbacks.model]``),
+declared by the component and checked against that declaration here, before any model
+loads (:mod:`franq.settings`); read them with :meth:`FranqConfig.settings_for`. Old
+config files (flat keys such as ``faithfulness = "lexical"``, ``judge = "lm"``; the old
+component keys such as ``[faithfulness] nli_model``) still load, with a deprecation
 warning naming each new key. A component that cannot run in a preset (e.g. a scorer that
 reads token passes in the short preset, which scores from samples) is refused when the
 config is built, with the reason.
@@ -33,15 +39,19 @@ import json
 import logging
 import re
 import tomllib
-import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from franq.errors import InputError, register_secret_env
+from franq.config_legacy import FranqDeprecationWarning, from_flat_keys, from_section_keys, table
 from franq.io import no_duplicate_keys
+from franq.settings import TABLE_HOME, ComponentTables, split_tables, top_kinds, where
+
 
 log = logging.getLogger(__name__)
+__all__ = ["BatchConfig", "CalibrationConfig", "DecomposerConfig", "FaithfulnessConfig", "FranqConfig",
+           "FranqDeprecationWarning", "ModelConfig", "PresetScorers", "UQConfig"]
 
 MODES = ("long", "short", "auto")
 OVERFLOW = ("truncate", "error")
@@ -50,10 +60,6 @@ DECOMPOSER_BACKENDS = ("local", "openai")
 DECOMPOSER_ALIGN = ("words", "llm")
 UNFAITH_SAMPLES = ("rag", "closed")
 SHORT_SCORING = ("auto", "in_policy", "observer", "probe")
-
-
-class FranqDeprecationWarning(FutureWarning):
-    """A config key that still works but has a new name (shown to users by default)."""
 
 
 @dataclass(frozen=True)
@@ -76,9 +82,6 @@ class ModelConfig:
     probe: str | None = None
     """Probe file for this model's internals (``franq fit-probe``), read by the lookback and probe
     faithfulness backends and the truth_probe scorer; ``None`` = the one shipped for the embedded model."""
-    fallback_path: str | None = None
-    """A second (e.g. larger) local causal LM that answers with the passages when
-    ``answer(..., fallback="model")`` falls back (answering with faithfulness, paper 000)."""
 
 
 @dataclass(frozen=True)
@@ -112,12 +115,6 @@ class FaithfulnessConfig:
     """combined (offline default), lexical, context_pmi, alignscore, nli, judge; plugins add more."""
     map: str | None = None
     """JSON logistic map for combined / context_pmi (``None`` = the packaged one)."""
-    alignscore_checkpoint: str | None = None
-    alignscore_base_model: str | None = None
-    nli_model: str | None = None
-    judge_model: str | None = None
-    """A local CausalLM path (``None`` = the pipeline's LM) or, with ``judge_base_url``, the server's model name."""
-    judge_base_url: str | None = None
 
 
 @dataclass(frozen=True)
@@ -146,7 +143,7 @@ class UQConfig:
     ``probe`` (no samples: semantic entropy probes, needs a probe file with them)."""
     equivalence: str = "normalized"
     """Short form: the judge that decides whether two sampled answers mean the same (normalized, lm,
-    jaccard, nli with ``faithfulness.nli_model``)."""
+    jaccard, nli: ``[equivalence.nli] model``, else ``[faithfulness.nli] model``)."""
     n_samples: int = 10
     unfaith_samples: str = "rag"
     """Short-form UQ_unfaith samples: ``rag`` (with the passages, as the paper) or ``closed`` (without)."""
@@ -177,29 +174,6 @@ class BatchConfig:
 SECTIONS = {"model": ModelConfig, "decomposer": DecomposerConfig, "faithfulness": FaithfulnessConfig,
             "uq": UQConfig, "calibration": CalibrationConfig, "batch": BatchConfig}
 
-LEGACY_KEYS = {  # old flat key -> (section, key)
-    "model": ("model", "path"), "gguf_file": ("model", "gguf_file"), "device": ("model", "device"),
-    "dtype": ("model", "dtype"), "on_overflow": ("model", "on_overflow"),
-    "max_new_tokens": ("model", "max_new_tokens"),
-    "decomposer": ("decomposer", "name"), "decomposer_backend": ("decomposer", "backend"),
-    "decomposer_model": ("decomposer", "model"), "decomposer_base_url": ("decomposer", "base_url"),
-    "decomposer_api_key_env": ("decomposer", "api_key_env"), "decomposer_timeout": ("decomposer", "timeout"),
-    "decomposer_max_retries": ("decomposer", "max_retries"),
-    "decomposer_concurrency": ("decomposer", "concurrency"),
-    "decomposer_max_tokens": ("decomposer", "max_tokens"), "decomposer_cache_dir": ("decomposer", "cache_dir"),
-    "decomposer_align": ("decomposer", "align"),
-    "faithfulness": ("faithfulness", "name"), "faithfulness_map": ("faithfulness", "map"),
-    "probe": ("model", "probe"), "alignscore_checkpoint": ("faithfulness", "alignscore_checkpoint"),
-    "alignscore_base_model": ("faithfulness", "alignscore_base_model"),
-    "nli_model": ("faithfulness", "nli_model"), "judge_model": ("faithfulness", "judge_model"),
-    "judge_base_url": ("faithfulness", "judge_base_url"),
-    "judge": ("uq", "equivalence"), "n_samples": ("uq", "n_samples"),
-    "unfaith_samples": ("uq", "unfaith_samples"),
-    "calibrator": ("calibration", "calibrator"), "calibrator_mismatch": ("calibration", "on_mismatch"),
-    "max_batch_tokens": ("batch", "max_batch_tokens"),
-}
-
-
 @dataclass(frozen=True)
 class FranqConfig:
     mode: str = "long"
@@ -211,16 +185,31 @@ class FranqConfig:
     uq: UQConfig = field(default_factory=UQConfig)
     calibration: CalibrationConfig = field(default_factory=CalibrationConfig)
     batch: BatchConfig = field(default_factory=BatchConfig)
+    components: ComponentTables = field(default_factory=ComponentTables)
+    """Each component's own settings table, as given (:mod:`franq.settings`); read with :meth:`settings_for`."""
 
     def __post_init__(self):
-        for name, cls in SECTIONS.items():
+        for name, cls in {**SECTIONS, "components": ComponentTables}.items():
             if not isinstance(getattr(self, name), cls):
                 raise InputError(f"config '{name}': expected a {cls.__name__} section, "
                                  f"got {type(getattr(self, name)).__name__}")
         _check_values(self)
         from franq.presets import check_config  # the presets read the registry
+        from franq.settings import check_tables
 
         check_config(self)
+        chosen = {("faithfulness", self.faithfulness.name): "faithfulness.name",
+                  ("decomposers", self.decomposer.name): "decomposer.name",
+                  ("equivalence", self.uq.equivalence): "uq.equivalence"}
+        check_tables(self, chosen)
+
+    def settings_for(self, kind: str, name: str) -> dict[str, Any]:
+        """The settings of component ``name`` of ``kind`` (``"faithfulness", "alignscore"``):
+        its table's values, checked against its declaration, with the declared defaults."""
+        from franq import registry
+        from franq.settings import resolve
+
+        return resolve(registry.lookup(kind, name), self.components.get(kind, name), where(kind, name))
 
     # ------------------------------------------------------------------ building
     @classmethod
@@ -228,12 +217,13 @@ class FranqConfig:
         """A config from nested sections (or, deprecated, the old flat keys)."""
         if not isinstance(data, dict):
             raise InputError(f"{source}: expected an object at the top level, got {type(data).__name__}")
-        data = _from_legacy(data, source)
+        data = from_section_keys(from_flat_keys(data, source), source)
+        data, tables = split_tables(data, SECTIONS, source)
         unknown = sorted(set(data) - {"mode", *SECTIONS})
         if unknown:
-            raise InputError(f"{source}: unknown key(s) {unknown}; expected 'mode' and the sections "
-                             f"{sorted(SECTIONS)}")
-        kwargs: dict[str, Any] = {}
+            raise InputError(f"{source}: unknown key(s) {unknown}; expected 'mode', the sections "
+                             f"{sorted(SECTIONS)} and component tables of the kinds {top_kinds()}")
+        kwargs: dict[str, Any] = {"components": ComponentTables.of(tables)}
         if "mode" in data:
             kwargs["mode"] = data["mode"]
         for name, section_cls in SECTIONS.items():
@@ -256,20 +246,21 @@ class FranqConfig:
         return cls.from_dict(data, source=f"config {path}")
 
     def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        """The config as :meth:`from_dict` reads it (component tables nested as in TOML)."""
+        data: dict[str, Any] = {"mode": self.mode, **{n: dataclasses.asdict(getattr(self, n)) for n in SECTIONS}}
+        for kind, name, values in self.components:
+            data.setdefault(TABLE_HOME.get(kind, kind), {})[name] = values
+        return data
 
     def with_overrides(self, overrides: dict[str, Any]) -> FranqConfig:
-        """A copy with ``{"section.key": value}`` changes; ``None`` values are ignored
-        (the CLI passes every flag, set or not)."""
+        """A copy with ``{"section.key": value}`` (or ``"faithfulness.nli.model"``: a
+        component's setting) changes; ``None`` values are ignored (the CLI passes every
+        flag, set or not)."""
         data = self.to_dict()
         for dotted, value in overrides.items():
-            if value is None:
-                continue
-            section, _, key = dotted.partition(".")
-            if not key:
-                data[section] = value
-            else:
-                data[section][key] = value
+            if value is not None:
+                *path, key = dotted.split(".")
+                table(data, path, "config")[key] = value
         return FranqConfig.from_dict(data, source="config")
 
 
@@ -302,23 +293,6 @@ def _preset_scorers(value: Any, default: PresetScorers, where: str) -> PresetSco
     if isinstance(extra, str) or not isinstance(extra, (list, tuple)):
         raise InputError(f"{where}.extra: expected a list of scorer names, got {type(extra).__name__}")
     return PresetScorers(value.get("faith", default.faith), value.get("unfaith", default.unfaith), tuple(extra))
-
-
-def _from_legacy(data: dict[str, Any], source: str) -> dict[str, Any]:
-    """Old flat keys -> sections, with one deprecation warning naming every new key."""
-    flat = [k for k in data if k in LEGACY_KEYS and not isinstance(data[k], dict)]
-    if not flat:
-        return data
-    out = {k: v for k, v in data.items() if k not in flat}
-    for key in flat:
-        section, new = LEGACY_KEYS[key]
-        if not isinstance(out.get(section, {}), dict):
-            raise InputError(f"{source}: '{section}' must be a table of settings")
-        out[section] = {**out.get(section, {}), new: data[key]}  # a copy: the caller's dict is left alone
-    renames = ", ".join(f"'{k}' -> [{LEGACY_KEYS[k][0]}] {LEGACY_KEYS[k][1]}" for k in flat)
-    warnings.warn(f"{source}: flat config keys are deprecated; use the sections: {renames}",
-                  FranqDeprecationWarning, stacklevel=3)
-    return out
 
 
 def _positive_int(value: Any, where: str) -> None:
@@ -397,11 +371,6 @@ def _check_values(c: FranqConfig) -> None:
         raise InputError(f"config 'decomposer.max_retries': expected 0 or more, got {d.max_retries!r}")
     for key in ("concurrency", "max_tokens"):
         _positive_int(getattr(d, key), f"decomposer.{key}")
-    f = c.faithfulness
-    if c.uq.equivalence == "nli" and not f.nli_model and c.mode != "long":
-        raise InputError("config 'faithfulness.nli_model': required when uq.equivalence is 'nli'")
-    if f.judge_base_url and not f.judge_model:
-        raise InputError("config 'faithfulness.judge_model': required with judge_base_url (the server's model name)")
     u = c.uq
     if not isinstance(u.n_samples, int) or isinstance(u.n_samples, bool) or u.n_samples < 2:
         raise InputError(f"config 'uq.n_samples': expected an integer >= 2, got {u.n_samples!r}")

@@ -111,11 +111,7 @@ def check_config(config) -> None:
         s = scorer_names(config, preset)
         for role, name in (("faith", s.faith), ("unfaith", s.unfaith), *(("extra", n) for n in s.extra)):
             _check_known("scorers", name, f"uq.{preset.name}.{role}")
-    backend = _check_known("faithfulness", config.faithfulness.name, "faithfulness.name")
-    for key in getattr(backend, "settings", ()):  # what a backend cannot run without, e.g. a checkpoint path
-        if not getattr(config.faithfulness, key):
-            raise InputError(f"config 'faithfulness.{key}': required when faithfulness.name is "
-                             f"{config.faithfulness.name!r}")
+    _check_known("faithfulness", config.faithfulness.name, "faithfulness.name")  # its settings: franq.settings
     for preset in presets_for(config.mode, config):
         check_preset(config, preset)
 

@@ -5,25 +5,28 @@ Four kinds of component are chosen by name in :class:`~franq.config.FranqConfig`
     scorers        franq.scorers.*        UQ_faith / UQ_unfaith and extra signals
     faithfulness   franq.faithfulness.*   P(claim supported by the passages)
     decomposers    claims/, franq.lm      answer -> claims
-    equivalence    franq.equivalence.*         do two sampled answers mean the same?
-    apps           franq.apps.*           applications on the scores: a ``click`` command
-                                          each, which ``franq`` adds as a subcommand
+    equivalence    franq.equivalence.*    do two sampled answers mean the same?
 
-Built-in components are listed below as ``"module:Class"`` strings (imported on first
-use, so naming one costs nothing). Other packages add their own through Python entry
-points in the groups ``franq.scorers``, ``franq.faithfulness``, ``franq.decomposers``, ``franq.equivalence``
-and ``franq.apps``; e.g. in a plugin's ``pyproject.toml``::
+Code outside the scoring library adds its own kinds with :func:`add_kind` (the
+applications, :mod:`franq.apps`, add ``apps``, ``verifiers``, ``fallbacks`` and
+``raters`` when imported): the library names no application.
+
+Built-in components are listed as ``"module:Class"`` strings (imported on first use, so
+naming one costs nothing). Other packages add their own through Python entry points in
+the group ``franq.<kind>`` (``franq.scorers``, ``franq.faithfulness``, ``franq.apps``, ...);
+e.g. in a plugin's ``pyproject.toml``::
 
     [project.entry-points."franq.faithfulness"]
     my_nli = "my_package.backend:MyNLIFaithfulness"
 
 A registered object is a component class or a factory function. A class has a ``name``
 (its stable id in results) and ``needs`` (the evidence kinds it reads, :mod:`franq.evidence`;
-a classmethod ``needs_for(config)`` may refine it); a faithfulness backend may list in
-``settings`` the ``[faithfulness]`` keys it cannot run without. It is built by
-``cls.from_config(config, lm)`` when it defines one, else by ``cls()``. A factory function
-``f(config, lm)`` returns the component (its ``needs`` attribute, if any, is checked
-too). ``lm`` is the pipeline's loaded :class:`~franq.lm.CausalLM`.
+a classmethod ``needs_for(config)`` may refine it), and may declare ``settings``
+(:class:`~franq.settings.Setting`: its own config table, read with
+``config.settings_for(kind, name)``). It is built by ``cls.from_config(config, lm)`` when it
+defines one, else by ``cls()``. A factory function ``f(config, lm)`` returns the component
+(its ``needs`` and ``settings`` attributes, if any, count too). ``lm`` is the pipeline's
+loaded :class:`~franq.lm.CausalLM`.
 """
 from __future__ import annotations
 
@@ -32,6 +35,13 @@ import importlib
 from importlib.metadata import entry_points
 
 from franq.errors import InputError
+from franq.config_legacy import FranqDeprecationWarning
+from franq.settings import Setting
+
+__all__ = ["BUILTIN", "FranqDeprecationWarning", "Setting", "add_kind", "build", "clear_cache", "kinds", "lookup",
+           "names", "needs"]
+"""With the lookups, what code outside the library needs to declare components: ``Setting``
+(a component's settings) and ``FranqDeprecationWarning`` (for a component's old names)."""
 
 BUILTIN: dict[str, dict[str, str]] = {
     "scorers": {
@@ -73,15 +83,24 @@ BUILTIN: dict[str, dict[str, str]] = {
         "jaccard": "franq.equivalence.jaccard:JaccardJudge",
         "nli": "franq.equivalence.nli:NLIJudge",
     },
-    "apps": {  # applications on the scores (franq/apps/): a click command each, added to the CLI
-        "report": "franq.apps.report:report",
-        "serve": "franq.apps.serve:serve",
-        "sufficiency": "franq.apps.sufficiency:sufficiency",
-        "selective": "franq.apps.selective:selective",
-        "trust": "franq.apps.trust:command",
-    },
 }
-KINDS = tuple(BUILTIN)
+_LABEL = {"scorers": "scorer", "faithfulness": "faithfulness backend", "decomposers": "decomposer",
+          "equivalence": "equivalence judge"}
+
+
+def add_kind(kind: str, builtin: dict[str, str], *, label: str) -> None:
+    """Declare a kind of component (``builtin``: name -> ``"module:attr"``; plugins come
+    from the entry point group ``franq.<kind>``); ``label`` names one in errors. Declaring
+    a kind again updates its built-ins."""
+    if not kind.isidentifier():
+        raise ValueError(f"component kind must be an identifier, got {kind!r}")
+    BUILTIN.setdefault(kind, {}).update(builtin)
+    _LABEL[kind] = label
+
+
+def kinds() -> tuple[str, ...]:
+    """Every kind declared so far: the library's four, then those added by :func:`add_kind`."""
+    return tuple(BUILTIN)
 
 
 @functools.lru_cache(maxsize=None)
@@ -135,8 +154,4 @@ def clear_cache() -> None:
 
 def _check_kind(kind: str) -> None:
     if kind not in BUILTIN:
-        raise ValueError(f"component kind must be one of {list(KINDS)}, got {kind!r}")
-
-
-_LABEL = {"scorers": "scorer", "faithfulness": "faithfulness backend", "decomposers": "decomposer",
-          "equivalence": "equivalence judge", "apps": "application"}
+        raise ValueError(f"component kind must be one of {list(kinds())}, got {kind!r}")

@@ -20,6 +20,7 @@ from franq.apps.answering import (
 from franq.apps.answering.sufficiency import token_chunks
 from franq.apps.answering.verify import overlapping_chunks
 from franq.cli import main
+from franq.config import FranqConfig, FranqDeprecationWarning
 from franq.errors import InputError
 from franq.io import parse_example
 from franq.apps.answering import prompts as P
@@ -256,8 +257,37 @@ def test_answer_command_prints_the_decision(tiny_lm_path):
 
 
 def test_the_model_fallback_is_named_in_the_config(make_franq, tiny_lm, tiny_lm_path):
-    franq = make_franq(tiny_lm, {"model": {"max_new_tokens": 4, "fallback_path": str(tiny_lm_path)}})
+    franq = make_franq(tiny_lm, {"model": {"max_new_tokens": 4}, "fallbacks": {"model": {"path": str(tiny_lm_path)}}})
     out = Answerer(franq).answer(ITEM.question, list(PASSAGES), verify="nli", fallback="model", threshold=2.0)
     assert out.decision.action == "fallback" and out.decision.fallback.startswith("model:")
-    with pytest.raises(InputError, match="fallback_path"):
+    with pytest.raises(InputError, match=r"\[fallbacks.model\] path"):
         Answerer(make_franq(tiny_lm)).answer(ITEM.question, list(PASSAGES), verify="nli", fallback="model")
+    with pytest.warns(FranqDeprecationWarning, match=r"\[model\] fallback_path -> \[fallbacks.model\] path"):
+        old = make_franq(tiny_lm, {"model": {"max_new_tokens": 4, "fallback_path": str(tiny_lm_path)}})
+    assert old.config.settings_for("fallbacks", "model") == {"path": str(tiny_lm_path)}
+    with pytest.warns(FranqDeprecationWarning, match="fallback 'model:.*' is deprecated"):
+        short = Answerer(make_franq(tiny_lm, {"model": {"max_new_tokens": 4}})).answer(
+            ITEM.question, list(PASSAGES), verify="nli", fallback=f"model:{tiny_lm_path}", threshold=2.0)
+    assert short.decision.fallback == out.decision.fallback
+
+
+def test_verifiers_fallbacks_and_raters_are_registry_kinds_declared_by_the_apps():
+    from franq import registry
+    from franq.apps.answering import RATERS, VERIFIERS, make_rater
+
+    assert registry.names("verifiers")[:6] == list(VERIFIERS)
+    assert registry.names("fallbacks") == ["closed_book", "abstain", "model"]
+    assert registry.names("raters")[:4] == list(RATERS)
+    assert {"verifiers", "fallbacks", "raters", "apps"} <= set(registry.kinds())
+    config = FranqConfig.from_dict({"raters": {"label": {"prompt": "verbatim", "chunk_tokens": 20}}})
+    rater = make_rater("label", config, lm=SimpleNamespace(name="fake"))
+    assert rater.name == "label:local:fake+verbatim" and rater.chunk_tokens == 20
+    assert make_rater("label", config, lm=SimpleNamespace(name="fake"), prompt="corrected").prompt == "corrected"
+    lexical = FranqConfig.from_dict({"faithfulness": {"name": "lexical"}})
+    assert make_rater("nli_gold", lexical, threshold=0.7, prompt="ignored").threshold == 0.7
+    with pytest.raises(InputError, match="'raters.label.chunk_tokens': expected an integer"):
+        FranqConfig.from_dict({"raters": {"label": {"chunk_tokens": "many"}}})
+    with pytest.raises(InputError, match="'fallbacks.model.paht': unknown setting; known: \\['path'\\]"):
+        FranqConfig.from_dict({"fallbacks": {"model": {"paht": "x"}}})
+    with pytest.raises(InputError, match="rater: unknown sufficiency rater 'magic'"):
+        make_rater("magic")

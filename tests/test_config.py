@@ -2,6 +2,7 @@
 warning naming the new keys, errors naming the key, overrides, and the CLI's help text."""
 from __future__ import annotations
 
+import importlib
 import json
 import re
 import subprocess
@@ -191,3 +192,105 @@ def test_threads_setting_is_checked_and_applied():
         assert configure_threads(1) == 1 == torch.get_num_threads()
     finally:
         torch.set_num_threads(before)
+
+
+COMPONENT_TOML = '''
+[faithfulness]
+name = "alignscore"
+
+[faithfulness.alignscore]
+checkpoint = "/m/AlignScore-large.ckpt"
+base_model = "/m/roberta-large"
+
+[faithfulness.judge]
+model = "judge-7b"
+base_url = "http://localhost:8000/v1"
+
+[equivalence.nli]
+model = "/m/deberta-mnli"
+'''
+
+
+def test_component_tables_load_check_and_round_trip(tmp_path):
+    path = tmp_path / "franq.toml"
+    path.write_text(COMPONENT_TOML)
+    config = _strict(FranqConfig.from_file, path)
+    assert config.settings_for("faithfulness", "alignscore") == {"checkpoint": "/m/AlignScore-large.ckpt",
+                                                                  "base_model": "/m/roberta-large"}
+    assert config.settings_for("faithfulness", "judge") == {"model": "judge-7b", "base_url": "http://localhost:8000/v1",
+                                                            "api_key_env": "OPENAI_API_KEY"}  # a default filled in
+    assert config.settings_for("faithfulness", "nli") == {"model": None}  # no table: the defaults
+    assert config.settings_for("equivalence", "nli") == {"model": "/m/deberta-mnli"}
+    assert FranqConfig.from_dict(config.to_dict()) == config and hash(config) == hash(FranqConfig.from_dict(
+        config.to_dict()))
+    new = config.with_overrides({"faithfulness.nli.model": "/m/nli", "faithfulness.alignscore.checkpoint": "/m/b.ckpt"})
+    assert new.settings_for("faithfulness", "nli") == {"model": "/m/nli"}
+    assert new.settings_for("faithfulness", "alignscore")["checkpoint"] == "/m/b.ckpt"
+    assert config.settings_for("faithfulness", "alignscore")["checkpoint"] == "/m/AlignScore-large.ckpt"  # frozen
+
+
+@pytest.mark.parametrize("table, message", [
+    ('[faithfulness.alignscore]\ncheckpoin = "x"\n',
+     "config 'faithfulness.alignscore.checkpoin': unknown setting; known: ['base_model', 'checkpoint']"),
+    ("[faithfulness.nli]\nmodel = 3\n", "config 'faithfulness.nli.model': expected a string, got int 3"),
+    ('[faithfulness.nlii]\nmodel = "x"\n', "config 'faithfulness.nlii': unknown faithfulness backend 'nlii'"),
+    ('[equivalence.nli]\nmodell = "x"\n', "config 'equivalence.nli.modell': unknown setting; known: ['model']"),
+    ('[scorers.claim_prob]\nalpha = 1\n', "config 'scorers.claim_prob.alpha': unknown setting; known: []"),
+    ('[faithfulness]\nname = "alignscore"\n[faithfulness.alignscore]\nbase_model = "/m/r"\n',
+     "config 'faithfulness.alignscore.checkpoint': required when faithfulness.name is 'alignscore'"),
+    ('[faithfulness]\nname = "judge"\n[faithfulness.judge]\nbase_url = "http://h/v1"\n',
+     "config 'faithfulness.judge.model': required with base_url"),
+    ('mode = "short"\n[uq]\nequivalence = "nli"\n', "config 'equivalence.nli.model': required when uq.equivalence"),
+])
+def test_bad_component_settings_are_named_before_any_model_loads(tmp_path, monkeypatch, table, message):
+    from franq.faithfulness.alignscore import AlignScoreFaithfulness
+    from franq.faithfulness.nli import NLIFaithfulness
+
+    def never(*args, **kwargs):
+        raise AssertionError("a model was loaded")
+
+    for cls in (AlignScoreFaithfulness, NLIFaithfulness):
+        monkeypatch.setattr(cls, "__init__", never)
+    path = tmp_path / "franq.toml"
+    path.write_text(table)
+    with pytest.raises(InputError, match=re.escape(message)):
+        FranqConfig.from_file(path)
+
+
+@pytest.mark.parametrize("section, old, table, new", [
+    ("faithfulness", "alignscore_checkpoint", "faithfulness.alignscore", "checkpoint"),
+    ("faithfulness", "alignscore_base_model", "faithfulness.alignscore", "base_model"),
+    ("faithfulness", "nli_model", "faithfulness.nli", "model"),
+    ("faithfulness", "judge_model", "faithfulness.judge", "model"),
+    ("faithfulness", "judge_base_url", "faithfulness.judge", "base_url"),
+])
+def test_old_component_keys_load_with_a_warning_naming_the_new_key(section, old, table, new):
+    extra = {"judge_model": "m"} if old == "judge_base_url" else {}
+    with pytest.warns(FranqDeprecationWarning, match=re.escape(f"[{section}] {old} -> [{table}] {new}")):
+        config = FranqConfig.from_dict({section: {old: "/m/x", **extra}})
+    kind, name = "faithfulness", table.split(".")[1]
+    assert config.settings_for(kind, name)[new] == "/m/x"
+    assert config == _strict(FranqConfig.from_dict, {section: {name: {new: "/m/x", **({"model": "m"} if extra else {})}}})
+    with pytest.warns(FranqDeprecationWarning, match=re.escape(f"'{old}' -> [{table}] {new}")):  # flat, older still
+        assert FranqConfig.from_dict({old: "/m/x", **extra}) == config
+    with pytest.raises(InputError, match="disagree"):
+        FranqConfig.from_dict({section: {old: "/m/x", name: {new: "/m/y"}}})
+
+
+def test_old_fallback_path_loads_with_a_warning_naming_the_new_key():
+    importlib.import_module("franq.apps")  # the applications declare the "fallbacks" kind
+
+    with pytest.warns(FranqDeprecationWarning, match=re.escape("[model] fallback_path -> [fallbacks.model] path")):
+        config = FranqConfig.from_dict({"model": {"fallback_path": "/m/big"}})
+    assert config.settings_for("fallbacks", "model") == {"path": "/m/big"}
+    assert config.to_dict()["fallbacks"] == {"model": {"path": "/m/big"}}
+
+
+def test_the_nli_equivalence_judge_falls_back_to_the_nli_backends_model():
+    config = _strict(FranqConfig.from_dict, {"mode": "short", "uq": {"equivalence": "nli"},
+                                             "faithfulness": {"nli": {"model": "/m/nli"}}})
+    from franq.equivalence.nli import nli_model
+
+    assert nli_model(config.settings_for("equivalence", "nli"), config) == "/m/nli"
+    own = config.with_overrides({"equivalence.nli.model": "/m/other"})
+    assert nli_model(own.settings_for("equivalence", "nli"), own) == "/m/other"

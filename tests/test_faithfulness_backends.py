@@ -144,12 +144,12 @@ def test_config_names_missing_backend_settings():
     def config(**faithfulness):
         return FranqConfig.from_dict({"faithfulness": faithfulness})
 
-    with pytest.raises(InputError, match="'faithfulness.alignscore_checkpoint'"):
-        config(name="alignscore", alignscore_base_model="x")
-    with pytest.raises(InputError, match="'faithfulness.nli_model'"):
+    with pytest.raises(InputError, match="'faithfulness.alignscore.checkpoint': required"):
+        config(name="alignscore", alignscore={"base_model": "x"})
+    with pytest.raises(InputError, match="'faithfulness.nli.model': required"):
         config(name="nli")
-    with pytest.raises(InputError, match="'faithfulness.judge_model'"):
-        config(name="judge", judge_base_url="http://localhost:8000/v1")
+    with pytest.raises(InputError, match="'faithfulness.judge.model': required"):
+        config(name="judge", judge={"base_url": "http://localhost:8000/v1"})
     with pytest.raises(InputError, match="'faithfulness.name': unknown faithfulness backend 'alignscorez'"):
         config(name="alignscorez")
     assert FranqConfig().faithfulness.name == "combined"
@@ -163,9 +163,9 @@ def test_from_config_builds_each_backend(kind, tiny_lm_path, tmp_path):
     extra = {}
     if kind == "alignscore":
         ckpt, base = build_alignscore(tmp_path)
-        extra = {"alignscore_checkpoint": str(ckpt), "alignscore_base_model": str(base)}
+        extra = {"alignscore": {"checkpoint": str(ckpt), "base_model": str(base)}}
     elif kind == "nli":
-        extra = {"nli_model": str(build_nli(tmp_path / "nli"))}
+        extra = {"nli": {"model": str(build_nli(tmp_path / "nli"))}}
     franq = Franq.from_config(FranqConfig.from_dict({"model": {"path": str(tiny_lm_path), "device": "cpu"},
                                                      "faithfulness": {"name": kind, **extra}}))
     result = franq.score("Where is the tower?", [CONTEXT], SUPPORTED)
@@ -218,7 +218,7 @@ def test_openai_judge_reads_yes_share_from_top_logprobs():
 
 def test_openai_judge_without_logprobs_names_the_server():
     judge = OpenAIJudgeFaithfulness("m", base_url="http://localhost:9/v1", client=_FakeClient(None))
-    with pytest.raises(FranqError, match="judge_base_url 'http://localhost:9/v1'.*no log-probabilities"):
+    with pytest.raises(FranqError, match="base_url 'http://localhost:9/v1'.*no log-probabilities"):
         judge.predict([(CONTEXT, SUPPORTED)])
 
 

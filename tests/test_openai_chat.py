@@ -131,3 +131,34 @@ def test_batches_run_with_bounded_concurrency(server):
     server.script = [("echo", None)] * 5
     decs = LLMDecomposer(_chat(server), concurrency=2).decompose_many(answers)
     assert [d.claims[0].text for d in decs] == answers and len(server.requests) == 5
+
+
+def test_one_client_factory_builds_every_openai_compatible_client():
+    """`OpenAI(` appears once in franq and claims: in claims/openai_client.py."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    hits = [str(p.relative_to(root)) for pkg in ("franq", "claims") for p in (root / pkg).rglob("*.py")
+            if "OpenAI(" in p.read_text(encoding="utf-8")]
+    assert hits == ["claims/openai_client.py"]
+
+
+def test_client_factory_key_placeholder_errors_and_redaction(monkeypatch):
+    from claims.openai_client import NO_KEY, openai_client, redact_key
+    from franq.errors import InputError
+    from franq.lm.openai_client import openai_client as franq_client
+
+    monkeypatch.delenv("FRANQ_TEST_KEY", raising=False)
+    client = openai_client("http://127.0.0.1:9/v1", api_key_env="FRANQ_TEST_KEY", timeout=5, max_retries=1)
+    assert client.api_key == NO_KEY and client.max_retries == 1 and client.timeout == 5
+    with pytest.raises(ValueError, match="api_key_env: environment variable FRANQ_TEST_KEY is not set"):
+        openai_client(None, api_key_env="FRANQ_TEST_KEY")
+    with pytest.raises(InputError, match="judge 'm': timeout: expected a positive number"):
+        franq_client("http://127.0.0.1:9/v1", timeout=0, where="judge 'm'")
+    monkeypatch.setenv("FRANQ_TEST_KEY", "opaque-9f8e7d6c")
+    assert openai_client("http://127.0.0.1:9/v1", api_key_env="FRANQ_TEST_KEY").api_key == "opaque-9f8e7d6c"
+    assert redact_key("401: bad key opaque-9f8e7d6c", "FRANQ_TEST_KEY") == "401: bad key <FRANQ_TEST_KEY redacted>"
+    from franq.errors import redact
+
+    franq_client("http://127.0.0.1:9/v1", api_key_env="FRANQ_TEST_KEY")  # registers the variable as a secret
+    assert "opaque-9f8e7d6c" not in redact("failed with opaque-9f8e7d6c")

@@ -47,8 +47,8 @@ def encoders(tmp_path_factory):
 
     d = tmp_path_factory.mktemp("encoders")
     ckpt, base = build_alignscore(d / "align")
-    return {"alignscore_checkpoint": str(ckpt), "alignscore_base_model": str(base),
-            "nli_model": str(build_nli(d / "nli"))}
+    return {"alignscore": {"checkpoint": str(ckpt), "base_model": str(base)},
+            "nli": {"model": str(build_nli(d / "nli"))}}
 
 
 @pytest.fixture(scope="module")

@@ -2,6 +2,7 @@
 through entry points (one file and one registration, nothing in franq changed)."""
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import subprocess
@@ -20,7 +21,31 @@ ROOT = Path(__file__).resolve().parents[1]
 PLUGIN = '''
 import numpy as np
 
+from franq.registry import Setting
 from franq.scorers.base import Signal
+
+BUILT = []  # the settings each SetFaithfulness was built with
+
+
+class SetFaithfulness:
+    """P(supported) = its ``[faithfulness.toy_set] constant`` for every claim: a plugin with settings."""
+
+    needs = frozenset()
+    settings = (Setting("constant", float, 0.5, "P(supported) of every claim"),
+                Setting("label", str, "set", "a name for the results"))
+
+    @classmethod
+    def from_config(cls, config, lm=None):
+        settings = config.settings_for("faithfulness", "toy_set")
+        BUILT.append(settings)
+        return cls(settings["constant"], settings["label"])
+
+    def __init__(self, constant, label):
+        self.constant = constant
+        self.name = f"toy-set:{label}:{constant}"
+
+    def predict(self, pairs, evidence=None):
+        return np.full(len(pairs), self.constant)
 
 
 class ToyFaithfulness:
@@ -66,6 +91,7 @@ def toy_abstain(threshold):
 ENTRY_POINTS = '''
 [franq.faithfulness]
 toy = toy_franq_plugin:ToyFaithfulness
+toy_set = toy_franq_plugin:SetFaithfulness
 
 [franq.scorers]
 toy_scorer = toy_franq_plugin:ToyScorer
@@ -176,3 +202,60 @@ def test_cli_gains_a_plugin_application_as_a_subcommand(tmp_path):
                          capture_output=True, text=True, env=env)
     assert run.returncode == 0, run.stderr
     assert run.stdout.strip().endswith("threshold 0.7")
+
+
+def test_plugin_backend_with_its_own_settings_table_runs_through_the_cli(plugin, tmp_path, tiny_lm_path):
+    from click.testing import CliRunner
+
+    from franq.cli import main
+
+    toy = sys.modules.get("toy_franq_plugin") or __import__("toy_franq_plugin")
+    config = tmp_path / "franq.toml"
+    config.write_text('[calibration]\ncalibrator = "none"\n\n[faithfulness.toy_set]\nconstant = 0.3\nlabel = "mine"\n')
+    args = ["score", "--example", "--model", str(tiny_lm_path), "--device", "cpu", "--faithfulness", "toy_set",
+            "--config", str(config), "--format", "json"]
+    res = CliRunner().invoke(main, args)
+    assert res.exit_code == 0, res.output
+    record = json.loads(res.stdout)
+    assert record["faithfulness"] == "toy-set:mine:0.3" and toy.BUILT[-1] == {"constant": 0.3, "label": "mine"}
+    scored = [c for c in record["claims"] if c["status"] == "scored"]
+    assert scored and all(c["p_faithful"] == pytest.approx(0.3) for c in scored)
+
+    built = len(toy.BUILT)
+    for table, message in (("constnt = 0.3", "config 'faithfulness.toy_set.constnt': unknown setting; "
+                                             "known: ['constant', 'label']"),
+                           ('constant = "high"', "config 'faithfulness.toy_set.constant': expected a number, "
+                                                 "got str 'high'")):
+        config.write_text(f"[faithfulness.toy_set]\n{table}\n")
+        res = CliRunner().invoke(main, args)
+        assert res.exit_code != 0
+        lines = [line for line in res.output.splitlines() if line.strip()]
+        assert len(lines) == 1 and message in lines[0], res.output
+    assert len(toy.BUILT) == built  # refused when the config was read: nothing was built
+
+
+def test_plugin_settings_defaults_and_overrides(plugin):
+    config = FranqConfig.from_dict({"faithfulness": {"name": "toy_set"}})
+    assert config.settings_for("faithfulness", "toy_set") == {"constant": 0.5, "label": "set"}
+    config = config.with_overrides({"faithfulness.toy_set.constant": 1})
+    assert config.settings_for("faithfulness", "toy_set")["constant"] == 1
+    assert config.to_dict()["faithfulness"]["toy_set"] == {"constant": 1}
+    with pytest.raises(InputError, match="'faithfulness.toy_set.label': expected a string, got int 3"):
+        config.with_overrides({"faithfulness.toy_set.label": 3})
+
+
+def test_kinds_added_outside_the_library(monkeypatch):
+    """The library declares four kinds and names no application; franq.apps adds its own."""
+    importlib.import_module("franq.apps")  # declares the applications' kinds
+
+    assert registry.kinds()[:4] == ("scorers", "faithfulness", "decomposers", "equivalence")
+    assert {"apps", "verifiers", "fallbacks", "raters"} <= set(registry.kinds())
+    assert '"franq.apps.' not in (ROOT / "franq" / "registry.py").read_text()  # no app module named
+    monkeypatch.setattr(registry, "BUILTIN", {k: dict(v) for k, v in registry.BUILTIN.items()})
+    monkeypatch.setattr(registry, "_LABEL", dict(registry._LABEL))
+    registry.add_kind("widgets", {"plain": "franq.faithfulness.lexical:LexicalFaithfulness"}, label="widget")
+    assert registry.names("widgets") == ["plain"]
+    with pytest.raises(InputError, match="unknown widget 'fancy'; known: \\['plain'\\]"):
+        registry.lookup("widgets", "fancy")
+    with pytest.raises(InputError, match="config 'widgets.plain.x': unknown setting; known: \\[\\]"):
+        FranqConfig.from_dict({"widgets": {"plain": {"x": 1}}})

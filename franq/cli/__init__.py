@@ -51,8 +51,11 @@ main.add_command(bench)
 
 def _add_apps(group: click.Group) -> None:
     """Each registered application (franq/apps/, or a ``franq.apps`` entry point) is a subcommand."""
+    import importlib
+
     from franq import registry
 
+    importlib.import_module("franq.apps")  # declares the "apps" kind (the library names no application)
     for name in registry.names("apps"):
         try:
             command = registry.lookup("apps", name)

@@ -35,7 +35,7 @@ VERIFIERS = ("trivial", "pre_answer", "nli", "dual", "p_true", "self_p_true")
                                  "self_p_true (the model's own P(True)).")
 @click.option("--fallback", default=None,
               help="When the verifier says no: closed_book (answer without passages), abstain, model (the "
-                   "config's [model] fallback_path, a second model with the passages) or model:PATH.")
+                   "config's [fallbacks.model] path, a second model with the passages); model:PATH is deprecated.")
 @click.option("--policy", "policy_path", type=click.Path(exists=True, dir_okay=False),
               help="Threshold policy JSON from `franq selective threshold` (sets the verifier, fallback and threshold).")
 @click.option("--verify-threshold", type=float, default=None,

@@ -28,6 +28,7 @@ from torch import nn
 from franq.errors import FranqError, ModelNotFoundError
 from franq.faithfulness.chunks import ChunkedPairScorer
 from franq.lm.load import resolve_device
+from franq.settings import Setting
 
 log = logging.getLogger(__name__)
 
@@ -95,12 +96,16 @@ class AlignScoreFaithfulness:
     """P_faithful from an AlignScore checkpoint (nli_sp). Load once; reuse."""
 
     needs = frozenset()
-    settings = ("alignscore_checkpoint", "alignscore_base_model")  # [faithfulness] keys it cannot run without
+    settings = (  # [faithfulness.alignscore]
+        Setting("checkpoint", str, None, "an AlignScore .ckpt file (e.g. AlignScore-large.ckpt)", required=True),
+        Setting("base_model", str, None, "a local roberta-base / roberta-large directory (the checkpoint's encoder)",
+                required=True),
+    )
 
     @classmethod
     def from_config(cls, config, lm=None) -> AlignScoreFaithfulness:
-        f = config.faithfulness
-        return cls(f.alignscore_checkpoint, f.alignscore_base_model, device=config.model.device)
+        s = config.settings_for("faithfulness", "alignscore")
+        return cls(s["checkpoint"], s["base_model"], device=config.model.device)
 
     def __init__(self, checkpoint: str | Path, base_model: str | Path, *, device: str | None = None,
                  max_length: int = 512, max_batch_tokens: int = 8192, dtype: torch.dtype | None = None):

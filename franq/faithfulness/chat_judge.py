@@ -16,10 +16,12 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from franq.errors import FranqError
+from franq.errors import FranqError, InputError
 from franq.faithfulness.chunks import CHUNK_WORDS, chunk_context
 from franq.lm.labels import LabelWords, label_probability, server_label_probability
+from franq.lm.openai_client import DEFAULT_KEY_ENV, openai_client
 from franq.lm.prompts import FAITHFULNESS_LABELS, faithfulness_messages, faithfulness_prompt_text
+from franq.settings import Setting
 
 log = logging.getLogger(__name__)
 
@@ -79,14 +81,9 @@ class OpenAIJudgeFaithfulness:
 
     needs = frozenset()
 
-    def __init__(self, model: str, *, base_url: str | None = None, api_key: str | None = None,
+    def __init__(self, model: str, *, base_url: str | None = None, api_key_env: str = DEFAULT_KEY_ENV,
                  client=None, chunk_words: int = CHUNK_WORDS, top_logprobs: int = 20, concurrency: int = 4):
-        if client is None:
-            import openai
-
-            client = openai.OpenAI(base_url=base_url, api_key=api_key or "EMPTY") if base_url or api_key \
-                else openai.OpenAI()
-        self.client = client
+        self.client = client or openai_client(base_url, api_key_env=api_key_env, where=f"judge {model!r}")
         self.model = model
         self.base_url = base_url
         self.chunk_words = chunk_words
@@ -97,7 +94,7 @@ class OpenAIJudgeFaithfulness:
     def _ask(self, chunk: str, claim: str) -> float:
         return server_label_probability(
             self.client, self.model, faithfulness_messages(chunk, claim), *FAITHFULNESS_LABELS,
-            top_logprobs=self.top_logprobs, where=f"judge_model {self.model!r} at judge_base_url {self.base_url!r}")
+            top_logprobs=self.top_logprobs, where=f"judge model {self.model!r} at base_url {self.base_url!r}")
 
     def predict(self, pairs: Sequence[tuple[str, str]], evidence=None) -> np.ndarray:
         if not pairs:
@@ -110,12 +107,26 @@ class OpenAIJudgeFaithfulness:
 
 def judge_faithfulness(config, lm):
     """``faithfulness.name = "judge"``: the judge prompt on an OpenAI-compatible server
-    (``judge_base_url``), on the local model at ``judge_model``, or on the pipeline's LM."""
-    f = config.faithfulness
-    if f.judge_base_url:
-        return OpenAIJudgeFaithfulness(f.judge_model, base_url=f.judge_base_url)
-    if f.judge_model:
+    (``[faithfulness.judge] base_url``), on the local model at ``model``, or on the pipeline's LM."""
+    s = config.settings_for("faithfulness", "judge")
+    if s["base_url"]:
+        return OpenAIJudgeFaithfulness(s["model"], base_url=s["base_url"], api_key_env=s["api_key_env"])
+    if s["model"]:
         from franq.lm import CausalLM
 
-        lm = CausalLM.load(f.judge_model, device=config.model.device, dtype=config.model.dtype)
+        lm = CausalLM.load(s["model"], device=config.model.device, dtype=config.model.dtype)
     return LMJudgeFaithfulness(lm, max_batch_tokens=config.batch.max_batch_tokens)
+
+
+def _check_judge_settings(values, config) -> None:
+    if values["base_url"] and not values["model"]:
+        raise InputError("config 'faithfulness.judge.model': required with base_url (the server's model name)")
+
+
+judge_faithfulness.settings = (  # [faithfulness.judge]
+    Setting("model", str, None, "a local CausalLM path (unset: the pipeline's LM) or, with base_url, the "
+            "server's model name"),
+    Setting("base_url", str, None, "an OpenAI-compatible server that returns top_logprobs"),
+    Setting("api_key_env", str, DEFAULT_KEY_ENV, "the environment variable holding the server's API key"),
+)
+judge_faithfulness.check_settings = _check_judge_settings

@@ -17,6 +17,7 @@ import torch
 from franq.errors import InputError, ModelNotFoundError
 from franq.faithfulness.chunks import ChunkedPairScorer
 from franq.lm.load import check_model_dir, checkpoint_error, first_line, is_unsafe_pickle, resolve_device
+from franq.settings import Setting
 
 log = logging.getLogger(__name__)
 
@@ -34,11 +35,12 @@ class NLIFaithfulness:
     """P(entailment) of the claim given the best passage chunk."""
 
     needs = frozenset()
-    settings = ("nli_model",)  # [faithfulness] keys it cannot run without
+    settings = (Setting("model", str, None, "a local sequence-classification NLI model directory", required=True),)
+    """``[faithfulness.nli]``."""
 
     @classmethod
     def from_config(cls, config, lm=None) -> NLIFaithfulness:
-        return cls(config.faithfulness.nli_model, device=config.model.device)
+        return cls(config.settings_for("faithfulness", "nli")["model"], device=config.model.device)
 
     def __init__(self, model: str | Path, *, device: str | None = None, max_length: int = 512,
                  max_batch_tokens: int = 8192, chunk_words: int = 350):

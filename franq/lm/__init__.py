@@ -7,6 +7,7 @@
     prompts.py   every prompt franq sends, with its version; how passages are formatted
     labels.py    P(first word) between two answer words from next-token log-probs
     chat.py      LocalChat: claims' ChatModel on a CausalLM
+    openai_client.py  the one OpenAI-compatible client factory (claims.openai_client, re-exported)
 
 The names below load on first use (torch with them), so the torch-free modules
 (prompts, labels) import fast.

@@ -7,10 +7,16 @@ policy's, the caller's, or the verifier's default)::
     answerer = Answerer(franq.Franq.from_config(config))
     result = answerer.answer(question, passages, verify="nli", fallback="closed_book")
     result.decision.action        # "answer", "fallback" or "abstain"
+
+Verifiers and fallbacks are components of the kinds ``verifiers`` and ``fallbacks``
+(declared by :mod:`franq.apps`; plugins add more through the entry point groups
+``franq.verifiers`` / ``franq.fallbacks``): a factory ``make(franq, mode, settings)`` that
+may declare ``settings`` (its config table, e.g. ``[fallbacks.model] path = ...``).
 """
 from __future__ import annotations
 
 import dataclasses
+import warnings
 from pathlib import Path
 
 from franq.apps.answering.items import QAItem
@@ -20,13 +26,15 @@ from franq.apps.answering.verify import (
     AbstainFallback, ClosedBookFallback, DualGenerationVerifier, ModelFallback, NLIVerifier, PreAnswerVerifier,
     PTrueVerifier, SelfPTrueVerifier, TrivialVerifier,
 )
-from franq import AnswerScore, Decision, InputError
+from franq import AnswerScore, Decision, InputError, registry
 from franq.io import parse_passages
 from franq.lm.prompts import SHORT_INSTRUCTION
 
 VERIFIERS = ("trivial", "pre_answer", "nli", "dual", "p_true", "self_p_true")
+"""The built-in verifiers (``registry.names("verifiers")`` adds the plugins')."""
 DEFAULT_THRESHOLD = {"dual": 0.0}  # a log-probability difference; the others are probabilities (0.5)
-FALLBACKS = ("closed_book", "abstain", "model", "model:PATH")
+FALLBACKS = ("closed_book", "abstain", "model")
+"""The built-in fallbacks (``model:PATH``, deprecated, is ``model`` with ``[fallbacks.model] path = PATH``)."""
 
 
 def _generation(franq, mode: str) -> dict:
@@ -35,45 +43,81 @@ def _generation(franq, mode: str) -> dict:
     return {"instruction": None, "max_new_tokens": franq.config.model.max_new_tokens}
 
 
+def _built(kind: str, what: str, name: str, franq, mode: str, given: dict | None = None):
+    try:
+        make = registry.lookup(kind, name)
+        return make(franq, mode, {**franq.config.settings_for(kind, name), **(given or {})})
+    except InputError as exc:
+        raise InputError(f"{what}: {exc}") from None
+
+
 def build_verifier(name: str, franq, mode: str):
-    if name == "trivial":
-        return TrivialVerifier()
-    if name == "pre_answer":
-        return PreAnswerVerifier(LocalLabeler(franq.lm))
-    if name == "nli":
-        return NLIVerifier(franq.faithfulness)
-    if name == "dual":
-        return DualGenerationVerifier(franq.lm, **_generation(franq, mode))
-    if name == "p_true":
-        return PTrueVerifier()
-    if name == "self_p_true":
-        return SelfPTrueVerifier(LocalLabeler(franq.lm), instruction=_generation(franq, mode)["instruction"])
-    raise InputError(f"verify: unknown verifier {name!r}; known: {list(VERIFIERS)}")
+    """The verifier registered as ``name``, on ``franq``'s model and faithfulness backend."""
+    return _built("verifiers", "verify", name, franq, mode)
 
 
 def build_fallback(spec: str, franq, mode: str):
-    if spec == "abstain":
-        return AbstainFallback()
-    if spec == "closed_book":
-        return ClosedBookFallback(franq.lm, **_generation(franq, mode))
-    m = franq.config.model
-    if spec == "model" and not m.fallback_path:
-        raise InputError("fallback 'model': name the second model in the config ([model] fallback_path) "
-                         "or give fallback='model:PATH'")
-    if spec == "model" or (spec.startswith("model:") and spec[6:]):
-        from franq.lm import CausalLM
+    """The fallback registered as ``spec``; ``model:PATH`` (deprecated) is ``model`` with ``path = PATH``."""
+    if spec.startswith("model:") and spec[6:]:
+        warnings.warn(f"fallback {spec!r} is deprecated: use fallback 'model' with [fallbacks.model] path = "
+                      f"{spec[6:]!r} in the config", registry.FranqDeprecationWarning, stacklevel=3)
+        return _built("fallbacks", "fallback", "model", franq, mode, {"path": spec[6:]})
+    return _built("fallbacks", "fallback", spec, franq, mode)
 
-        path = m.fallback_path if spec == "model" else spec[6:]
-        return ModelFallback(CausalLM.load(path, device=m.device, dtype=m.dtype), **_generation(franq, mode))
-    raise InputError(f"fallback: expected one of {list(FALLBACKS)}, got {spec!r}")
+
+# ---------------------------------------------------------------------------- the built-ins
+def trivial_verifier(franq, mode, settings):
+    return TrivialVerifier()
+
+
+def pre_answer_verifier(franq, mode, settings):
+    return PreAnswerVerifier(LocalLabeler(franq.lm))
+
+
+def nli_verifier(franq, mode, settings):
+    return NLIVerifier(franq.faithfulness)
+
+
+def dual_verifier(franq, mode, settings):
+    return DualGenerationVerifier(franq.lm, **_generation(franq, mode))
+
+
+def p_true_verifier(franq, mode, settings):
+    return PTrueVerifier()
+
+
+def self_p_true_verifier(franq, mode, settings):
+    return SelfPTrueVerifier(LocalLabeler(franq.lm), instruction=_generation(franq, mode)["instruction"])
+
+
+def abstain_fallback(franq, mode, settings):
+    return AbstainFallback()
+
+
+def closed_book_fallback(franq, mode, settings):
+    return ClosedBookFallback(franq.lm, **_generation(franq, mode))
+
+
+def model_fallback(franq, mode, settings):
+    """A second model with the passages: ``[fallbacks.model] path``."""
+    if not settings["path"]:
+        raise InputError("fallback 'model': name the second model in the config ([fallbacks.model] path)")
+    from franq.lm import CausalLM
+
+    m = franq.config.model
+    return ModelFallback(CausalLM.load(settings["path"], device=m.device, dtype=m.dtype), **_generation(franq, mode))
+
+
+model_fallback.settings = (registry.Setting(
+    "path", str, None, "a second (e.g. larger) local causal LM that answers with the passages"),)
 
 
 class Answerer:
     """A scoring pipeline that also decides: answer, fall back or abstain.
 
     ``answer(question, passages, verify=, fallback=, policy=, threshold=)``: ``verify`` is
-    one of :data:`VERIFIERS`; ``fallback`` ``closed_book``, ``abstain``, ``model`` (the
-    config's ``[model] fallback_path``) or ``model:PATH``; ``policy`` a threshold policy
+    one of :data:`VERIFIERS` (or a plugin's); ``fallback`` ``closed_book``, ``abstain`` or
+    ``model`` (the config's ``[fallbacks.model] path``); ``policy`` a threshold policy
     file from ``franq selective threshold`` or a :class:`ThresholdPolicy`. ``threshold``
     overrides the policy's (default: 0.5, or 0 for ``dual``). Without any of the three
     the result is :meth:`franq.Franq.answer`'s, with no decision.

@@ -14,7 +14,6 @@ error naming the model and URL).
 """
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 
@@ -22,6 +21,7 @@ import numpy as np
 
 from franq import FranqError
 from franq.lm.labels import LabelWords, label_probability, server_label_probability
+from franq.lm.openai_client import openai_client, server_name
 from franq.lm.prompts import chat_text
 
 Labels = tuple[Sequence[str], Sequence[str]]
@@ -65,17 +65,13 @@ class OpenAILabeler:
 
     def __init__(self, model: str, *, base_url: str | None = None, api_key_env: str = "OPENAI_API_KEY",
                  client=None, top_logprobs: int = 20, concurrency: int = 4, timeout: float = 60.0):
-        if client is None:
-            import openai
-
-            client = openai.OpenAI(base_url=base_url, api_key=os.environ.get(api_key_env) or "not-needed",
-                                   timeout=timeout)
-        self.client = client
+        self.client = client or openai_client(base_url, api_key_env=api_key_env, timeout=timeout,
+                                              where=f"labeler {model!r}")
         self.model = model
         self.base_url = base_url
         self.top_logprobs = top_logprobs
         self.concurrency = concurrency
-        self.name = f"openai:{model}@{base_url or 'api.openai.com'}"
+        self.name = server_name(model, base_url)
 
     def count_tokens(self, text: str) -> int:
         """An estimate (no tokenizer here): 4 characters a token."""

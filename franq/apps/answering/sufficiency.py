@@ -29,7 +29,7 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 
 from franq.apps.answering.items import QAItem, max_by_owner
-from franq import InputError
+from franq import InputError, registry
 from franq.apps.answering.prompts import (
     AWF_HYPOTHESIS, SUFFICIENCY_JSON_KEY, SUFFICIENCY_LABEL_TEMPLATES, SUFFICIENCY_LABELS,
     sufficiency_autorater_messages, sufficiency_label_messages,
@@ -186,17 +186,28 @@ def _need_gold(item: QAItem, rater: str) -> None:
 
 
 RATERS = ("label", "autorater", "contains_gold", "nli_gold")
+"""The built-in raters, components of the kind ``raters`` (declared by :mod:`franq.apps`;
+plugins add more through the ``franq.raters`` entry point group): a factory
+``make(config, settings, local_lm)`` (``local_lm()``: the config's local model, loaded on
+first call) that may declare ``settings`` (its config table, ``[raters.label] prompt = ...``)."""
 
 
-def make_rater(name: str, config=None, *, base_url: str | None = None, server_model: str | None = None,
-               api_key_env: str = "OPENAI_API_KEY", prompt: str = "corrected", timestamp: str | None = None,
-               threshold: float = 0.5, chunk_tokens: int = 1600, lm=None):
-    """A rater by name: ``label`` and ``autorater`` run on an OpenAI-compatible server when
-    ``base_url`` is given (``server_model`` names the model), else on the local model of
-    ``config`` (or ``lm``); ``nli_gold`` uses the config's faithfulness backend."""
+def make_rater(name: str, config=None, *, lm=None, **given):
+    """A rater by name, with its settings from ``config`` (``[raters.NAME]``) and ``given``
+    (``base_url=``, ``server_model=``, ``prompt=``, ...; ``None`` values and settings the
+    rater does not declare are ignored): ``label`` and ``autorater`` run on an
+    OpenAI-compatible server when ``base_url`` is set (``server_model`` names the model),
+    else on the local model of ``config`` (or ``lm``); ``nli_gold`` uses the config's
+    faithfulness backend."""
     from franq import FranqConfig
 
     config = config or FranqConfig()
+    try:
+        make = registry.lookup("raters", name)
+    except InputError as exc:
+        raise InputError(f"rater: {exc}") from None
+    declared = {s.name for s in getattr(make, "settings", ())}
+    config = config.with_overrides({f"raters.{name}.{k}": v for k, v in given.items() if k in declared})
 
     def local_lm():
         if lm is not None:
@@ -206,30 +217,50 @@ def make_rater(name: str, config=None, *, base_url: str | None = None, server_mo
         m = config.model
         return CausalLM.load(m.path, gguf_file=m.gguf_file, device=m.device, dtype=m.dtype)
 
-    if name == "contains_gold":
-        return ContainsGoldSufficiency()
-    if name == "nli_gold":
-        from franq import registry
+    return make(config, config.settings_for("raters", name), local_lm)
 
-        needs_lm = config.faithfulness.name in ("judge", "context_pmi")
-        return NLIGoldSufficiency(registry.build("faithfulness", config.faithfulness.name, config,
-                                                 local_lm() if needs_lm else None), threshold=threshold)
-    if base_url and not server_model:
+
+def _server(settings) -> str | None:
+    if settings["base_url"] and not settings["server_model"]:
         raise InputError("server_model: name the model the server at base_url should run")
-    if name == "label":
-        from franq.apps.answering.labelers import LocalLabeler, OpenAILabeler
+    return settings["base_url"]
 
-        labeler = (OpenAILabeler(server_model, base_url=base_url, api_key_env=api_key_env) if base_url
-                   else LocalLabeler(local_lm(), max_batch_tokens=config.batch.max_batch_tokens))
-        return LabelSufficiency(labeler, prompt=prompt, chunk_tokens=chunk_tokens)
-    if name == "autorater":
-        if base_url:
-            from franq.lm.chat import OpenAIChat
 
-            chat = OpenAIChat(server_model, base_url=base_url, api_key_env=api_key_env)
-        else:
-            from franq.lm.chat import LocalChat
+def label_rater(config, settings, local_lm):
+    from franq.apps.answering.labelers import LocalLabeler, OpenAILabeler
 
-            chat = LocalChat(local_lm())
-        return AutoraterSufficiency(chat, timestamp=timestamp)
-    raise InputError(f"rater: unknown sufficiency rater {name!r}; known: {list(RATERS)}")
+    s = settings
+    labeler = (OpenAILabeler(s["server_model"], base_url=s["base_url"], api_key_env=s["api_key_env"]) if _server(s)
+               else LocalLabeler(local_lm(), max_batch_tokens=config.batch.max_batch_tokens))
+    return LabelSufficiency(labeler, prompt=s["prompt"], chunk_tokens=s["chunk_tokens"])
+
+
+def autorater(config, settings, local_lm):
+    from franq.lm.chat import LocalChat, OpenAIChat
+
+    s = settings
+    chat = (OpenAIChat(s["server_model"], base_url=s["base_url"], api_key_env=s["api_key_env"]) if _server(s)
+            else LocalChat(local_lm()))
+    return AutoraterSufficiency(chat, timestamp=s["timestamp"])
+
+
+def contains_gold_rater(config, settings, local_lm):
+    return ContainsGoldSufficiency()
+
+
+def nli_gold_rater(config, settings, local_lm):
+    needs_lm = config.faithfulness.name in ("judge", "context_pmi", "combined")  # combined: the LM's name
+    return NLIGoldSufficiency(registry.build("faithfulness", config.faithfulness.name, config,
+                                             local_lm() if needs_lm else None), threshold=settings["threshold"])
+
+
+SERVER_SETTINGS = (
+    registry.Setting("base_url", str, None, "an OpenAI-compatible server instead of the local model"),
+    registry.Setting("server_model", str, None, "the model to ask the server for (with base_url)"),
+    registry.Setting("api_key_env", str, "OPENAI_API_KEY", "the environment variable holding the server's API key"),
+)
+label_rater.settings = (*SERVER_SETTINGS,
+                        registry.Setting("prompt", str, "corrected", "corrected, or 003's verbatim prompt"),
+                        registry.Setting("chunk_tokens", int, 1600, "tokens per context chunk"))
+autorater.settings = (*SERVER_SETTINGS, registry.Setting("timestamp", str, None, "the queries' timestamp (unset: today)"))
+nli_gold_rater.settings = (registry.Setting("threshold", float, 0.5, "sufficient = P >= this"),)

@@ -29,6 +29,7 @@ import numpy as np
 from franq.apps.answering.items import QAItem, max_by_owner
 from franq import FranqError, InputError
 from franq.apps.answering.prompts import AWF_HYPOTHESIS, PRE_ANSWER_LABELS, pre_answer_messages
+from franq.lm.openai_client import openai_client, server_name
 from franq.lm.prompts import ANSWER_QUESTION, P_TRUE_LABELS, SHORT_INSTRUCTION, answer_messages
 
 NLI_CHUNK_WORDS = 350
@@ -183,17 +184,11 @@ class OpenAIDualGeneration:
 
     def __init__(self, model: str, *, base_url: str | None = None, api_key_env: str = "OPENAI_API_KEY",
                  client=None, instruction: str | None = SHORT_INSTRUCTION, max_tokens: int = 32):
-        if client is None:
-            import os
-
-            import openai
-
-            client = openai.OpenAI(base_url=base_url, api_key=os.environ.get(api_key_env) or "not-needed")
-        self.client = client
+        self.client = client or openai_client(base_url, api_key_env=api_key_env, where=f"dual {model!r}")
         self.model = model
         self.instruction = instruction
         self.max_tokens = max_tokens
-        self.name = f"dual:openai:{model}@{base_url or 'api.openai.com'}"
+        self.name = f"dual:{server_name(model, base_url)}"
         self.answers: list[str] = []
 
     def _mean_logprob(self, messages) -> tuple[str, float]:

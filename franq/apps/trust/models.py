@@ -17,6 +17,7 @@ import numpy as np
 import franq
 from franq.apps.trust import prompts
 from franq.lm.labels import LabelWords, label_probability
+from franq.lm.openai_client import openai_client
 
 from .metrics import judge_match
 
@@ -147,9 +148,7 @@ class ServerGenerator:
 
     def __init__(self, model: str, *, base_url: str, api_key_env: str = "OPENAI_API_KEY",
                  max_new_tokens: int = 48, timeout: float = 60.0):
-        from openai import OpenAI
-
-        self.client = OpenAI(base_url=base_url, api_key=os.environ.get(api_key_env) or "none", timeout=timeout)
+        self.client = openai_client(base_url, api_key_env=api_key_env, timeout=timeout, where=f"server {model!r}")
         self.model, self.max_new_tokens = model, max_new_tokens
         self.name = f"server:{model}"
 
@@ -198,9 +197,7 @@ class ServerJudge:
     when the server returns them, else 1 / 0 from the reply's first word."""
 
     def __init__(self, model: str, *, base_url: str, api_key_env: str = "OPENAI_API_KEY", timeout: float = 60.0):
-        from openai import OpenAI
-
-        self.client = OpenAI(base_url=base_url, api_key=os.environ.get(api_key_env) or "none", timeout=timeout)
+        self.client = openai_client(base_url, api_key_env=api_key_env, timeout=timeout, where=f"judge {model!r}")
         self.model = model
         self.name = f"server:{model}"
 
