@@ -9,7 +9,11 @@ Four kinds of component are chosen by name in :class:`~franq.config.FranqConfig`
 
 Code outside the scoring library adds its own kinds with :func:`add_kind` (the
 applications, :mod:`franq.apps`, add ``apps``, ``verifiers``, ``fallbacks`` and
-``raters`` when imported): the library names no application.
+``raters`` when imported): the library names no application. A package whose import
+declares kinds names itself in the entry point group ``franq.kinds`` (franq's own
+``setup.cfg`` lists ``franq.apps`` there), so the kinds are known wherever they are asked
+for, e.g. when a config file has a ``[fallbacks.model]`` table, before anything imported
+the package.
 
 Built-in components are listed as ``"module:Class"`` strings (imported on first use, so
 naming one costs nothing). Other packages add their own through Python entry points in
@@ -99,8 +103,24 @@ def add_kind(kind: str, builtin: dict[str, str], *, label: str) -> None:
 
 
 def kinds() -> tuple[str, ...]:
-    """Every kind declared so far: the library's four, then those added by :func:`add_kind`."""
+    """Every kind: the library's four, then those added by :func:`add_kind` (the packages
+    of the ``franq.kinds`` entry point group are imported first)."""
+    _declared_kinds()
     return tuple(BUILTIN)
+
+
+@functools.lru_cache(maxsize=1)
+def _declared_kinds() -> None:
+    """Import each package of the ``franq.kinds`` entry point group once: importing it
+    declares its kinds (:func:`add_kind`). A broken one is skipped with a warning."""
+    import logging
+
+    for ep in entry_points(group="franq.kinds"):
+        try:
+            ep.load()
+        except Exception as exc:  # noqa: BLE001 - a broken plugin names itself, the rest still load
+            logging.getLogger(__name__).warning("entry point franq.kinds %r (%s) failed to load: %s",
+                                                ep.name, ep.value, exc)
 
 
 @functools.lru_cache(maxsize=None)
@@ -150,8 +170,11 @@ def build(kind: str, name: str, config, lm):
 def clear_cache() -> None:
     """Forget the entry points seen so far (after installing a plugin in-process)."""
     _plugins.cache_clear()
+    _declared_kinds.cache_clear()
 
 
 def _check_kind(kind: str) -> None:
+    if kind not in BUILTIN:
+        _declared_kinds()
     if kind not in BUILTIN:
         raise ValueError(f"component kind must be one of {list(kinds())}, got {kind!r}")

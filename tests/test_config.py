@@ -294,3 +294,16 @@ def test_the_nli_equivalence_judge_falls_back_to_the_nli_backends_model():
     assert nli_model(config.settings_for("equivalence", "nli"), config) == "/m/nli"
     own = config.with_overrides({"equivalence.nli.model": "/m/other"})
     assert nli_model(own.settings_for("equivalence", "nli"), own) == "/m/other"
+
+
+def test_app_tables_load_without_importing_the_apps_first():
+    """The applications declare their kinds through the ``franq.kinds`` entry point group, so a
+    library user's config with a ``[fallbacks.model]`` table loads in a fresh process."""
+    import subprocess
+    import sys
+
+    code = ("import franq\n"
+            "c = franq.FranqConfig.from_dict({'fallbacks': {'model': {'path': '/models/second'}}})\n"
+            "print(c.settings_for('fallbacks', 'model')['path'])\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "/models/second"
