@@ -19,7 +19,8 @@ from franq.errors import FranqError, InputError
 from franq.io import Example, load_json, parse_example
 from franq.runners.base import BATCH_TOKENS
 from franq.runners.local import score_file
-from franq.runners.records import MAX_PASSAGE_CHARS, MAX_RECORD_BYTES, result_record
+from franq.results import result_record
+from franq.runners.records import MAX_PASSAGE_CHARS, MAX_RECORD_BYTES
 from franq.types import AnswerScore
 
 
