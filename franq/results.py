@@ -64,22 +64,26 @@ class ResultLine:
 
 
 @overload
-def read_results(source: str | os.PathLike | Iterable[str | Mapping], *, with_input: Literal[False] = False,
+def read_results(source: str | os.PathLike | Iterable[str | Mapping] | Mapping, *,
+                 with_input: Literal[False] = False,
                  on_skip: Callable[[str], None] | None = None, name: str = "") -> Iterator[AnswerScore]: ...
 @overload
-def read_results(source: str | os.PathLike | Iterable[str | Mapping], *, with_input: Literal[True],
+def read_results(source: str | os.PathLike | Iterable[str | Mapping] | Mapping, *, with_input: Literal[True],
                  on_skip: Callable[[str], None] | None = None, name: str = "") -> Iterator[ResultLine]: ...
 def read_results(source, *, with_input=False, on_skip=None, name=""):
-    """The results of ``franq score`` output, in order: ``source`` is a file's path or its
-    lines (strings, or objects already parsed). ``with_input``: yield :class:`ResultLine`
+    """The results of ``franq score`` output, in order: ``source`` is a file's path, its
+    lines (strings, or objects already parsed) or one record. ``with_input``: yield :class:`ResultLine`
     (the result, its location and the input it carried) instead of the bare results.
 
     Blank lines are skipped. Any other line that is not a valid result (broken JSON, an
     error record, a wrong field) raises :class:`~franq.errors.InputError` naming the line
     and the field, or, with ``on_skip``, is passed to it as ``"WHERE: reason"`` and skipped.
-    ``name`` names the source in messages (default: the path; nothing for lines)."""
+    ``name`` names the source in messages (default: the path; nothing for lines; "record"
+    for one record)."""
     if isinstance(source, (str, os.PathLike)):
         return _read_file(Path(source), with_input, on_skip, name or str(source))
+    if isinstance(source, Mapping):  # one record (e.g. a request's body)
+        return _read_lines([source], with_input, on_skip, name or "record", numbered=False)
     return _read_lines(source, with_input, on_skip, name)
 
 
@@ -92,9 +96,10 @@ def _read_file(path: Path, with_input: bool, on_skip, name: str) -> Iterator:
         yield from _read_lines(f, with_input, on_skip, name)
 
 
-def _read_lines(lines: Iterable[str | Mapping], with_input: bool, on_skip, name: str) -> Iterator:
+def _read_lines(lines: Iterable[str | Mapping], with_input: bool, on_skip, name: str, *,
+                numbered: bool = True) -> Iterator:
     for n, line in enumerate(lines, 1):
-        where = f"{name} line {n}" if name else f"line {n}"
+        where = name if not numbered else f"{name} line {n}" if name else f"line {n}"
         try:
             if isinstance(line, Mapping):
                 obj = line

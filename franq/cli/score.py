@@ -126,7 +126,7 @@ def print_result(record: dict, result: AnswerScore, fmt: str, html_path: str | N
     if fmt == "json":
         click.echo(json.dumps(record, ensure_ascii=False))
     elif fmt == "csv":
-        from franq.apps.render import csv_text
+        from franq.apps.claims_csv import csv_text
 
         click.echo(csv_text([record]), nl=False)
     else:
