@@ -204,7 +204,7 @@ class AnswerScore:
     calibrator: CalibratorInfo | None = None
     warnings: tuple[str, ...] = ()
     decision: Decision | None = None
-    """Set by :meth:`franq.Franq.answer` with ``verify`` / ``fallback`` / ``policy``."""
+    """Set by an answering app (:class:`franq.apps.answering.Answerer`): verify, fall back or abstain."""
 
     @property
     def scored(self) -> tuple[ClaimScore, ...]:
