@@ -1,5 +1,7 @@
-"""Typed, frozen results and inputs. One JSON output line is ``dataclasses.asdict`` of an
-:class:`AnswerScore` plus the input's id.
+"""Typed, frozen results and inputs, and the closed vocabularies of their fields
+(``Literal`` types). One JSON output line is ``dataclasses.asdict`` of an
+:class:`AnswerScore` (its :class:`Stack` as the dict it reads as) plus the input's id:
+:func:`franq.results.result_record` writes it, :func:`franq.results.read_results` reads it back.
 
 Names say what a value is: ``*_raw`` and the scorer signals are what the components
 computed; ``*_calibrated`` values exist only when a calibrator was applied, and
