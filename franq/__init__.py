@@ -25,7 +25,7 @@ from franq.types import AnswerScore, CalibratorInfo, ClaimScore, Decision, Passa
 if TYPE_CHECKING:
     from franq.lm import CausalLM
     from franq.pipeline import Franq, score
-    from franq.runners.records import read_results, result_record
+    from franq.results import read_results, result_record
 
 __version__ = "0.1.0"
 __all__ = [
@@ -35,8 +35,8 @@ __all__ = [
 ]
 _LAZY = {"Franq": ("franq.pipeline", "Franq"), "score": ("franq.pipeline", "score"),
          "CausalLM": ("franq.lm", "CausalLM"),
-         "result_record": ("franq.runners.records", "result_record"),  # one output line of `franq score`
-         "read_results": ("franq.runners.records", "read_results")}   # output lines -> AnswerScore
+         "result_record": ("franq.results", "result_record"),  # one output line of `franq score`
+         "read_results": ("franq.results", "read_results")}   # output lines -> AnswerScore
 
 
 def __getattr__(name: str):

@@ -1,7 +1,7 @@
 """The calibrate stage: the calibrator a :class:`~franq.pipeline.Franq` applies (apply
 only; fitting one from labelled claims is :mod:`franq.fit.calibrator`, ``franq fit calibrator``).
 
-A calibrator records the stack it was fitted for (:func:`stack_key`): the model id, the
+A calibrator records the stack it was fitted for (:class:`~franq.types.Stack`, :func:`stack_key`): the model id, the
 faithfulness backend, the two UQ scorers, the prompt version and the preset (plus, in
 short form, the equivalence judge and the sampling settings). Long and short form are
 calibrated the same way: the calibrator maps the raw ``p_faithful``, ``uq_faith`` and
@@ -24,7 +24,7 @@ from calibration.base import CalibratorFileError, read_json
 from calibration.franq import FranqCalibrator, stack_mismatches
 from franq.config import CALIBRATOR_MISMATCH
 from franq.errors import InputError
-from franq.types import CalibratorInfo
+from franq.types import CalibratorInfo, Stack
 
 log = logging.getLogger(__name__)
 
@@ -37,15 +37,12 @@ class CalibratorMismatchError(InputError):
 
 def stack_key(*, model: str, faithfulness: str, uq_faith: str, uq_unfaith: str, mode: str,
               prompt_version: str | None = None, **extra: str) -> dict[str, str]:
-    """What a calibrator is fitted for; ``prompt_version`` defaults to the current one.
-    ``extra`` holds what only some presets depend on (short form: the equivalence judge
-    and the sampling settings)."""
-    if prompt_version is None:
-        from franq.lm.prompts import PROMPT_VERSION
-
-        prompt_version = PROMPT_VERSION
-    return {"model": model, "faithfulness": faithfulness, "uq_faith": uq_faith, "uq_unfaith": uq_unfaith,
-            "prompt_version": prompt_version, "mode": mode, **{k: str(v) for k, v in extra.items()}}
+    """What a calibrator is fitted for, as it records it (``fitted_for``): the
+    :class:`~franq.types.Stack` of these values as a dict. ``prompt_version`` defaults to
+    the current one; ``extra`` holds what only some presets depend on (short form: the
+    equivalence judge and the sampling settings)."""
+    return Stack.build(model=model, faithfulness=faithfulness, uq_faith=uq_faith, uq_unfaith=uq_unfaith,
+                       mode=mode, prompt_version=prompt_version, **extra).to_dict()
 
 
 # ---------------------------------------------------------------------- applying

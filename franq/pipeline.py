@@ -20,18 +20,16 @@ import dataclasses
 import functools
 import logging
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 
 import numpy as np
 
 from claims.align import GIVEN_CLAIM_MIN_SHARE, align_claims, answer_units, locate_claim
 from claims.decompose import decompose_all
-from claims.types import Claim
 from franq import registry
-from franq.calibrate import ActiveCalibrator, resolve_calibrator, stack_key
+from franq.calibrate import resolve_calibrator
 from franq.config import FranqConfig
 from franq.errors import InputError, redact
-from franq.evidence import ANSWER_SAMPLES, INTERNALS, PASSES, SAMPLES, ClaimEvidence
+from franq.evidence import ANSWER_SAMPLES, PASSES, SAMPLES, ClaimEvidence
 from franq.evidence.passes import TokenPasses
 from franq.evidence.samples import SampleDraws, SamplingOptions, greedy_short_answer
 from franq.faithfulness.base import predict_faithfulness
@@ -41,40 +39,10 @@ from franq.lm.prompts import passages_context
 from franq.mix import mix
 from franq.presets import PRESETS, Preset, check_preset, is_short_answer, presets_for, scorer_names, short_preset
 from franq.scorers.base import check_output, primary
-from franq.types import AnswerScore, ClaimScore, Passage, verdict
+from franq.stages import AnswerWork, PresetPipeline, capture_spec, claim_score, scorable, whole_answer_claim
+from franq.types import AnswerScore, ClaimScore, Passage, Stack
 
 log = logging.getLogger(__name__)
-
-
-@dataclass
-class AnswerWork:
-    """One answer on its way through the stages (what the evidence gatherers fill in)."""
-
-    example: Example
-    claims: list[Claim]
-    answer_ids: list[int] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
-    rag_logprobs: np.ndarray | None = None
-    closed_logprobs: np.ndarray | None = None
-    sample_set: object | None = None
-    samples: object | None = None
-    closed_samples: object | None = None
-    internals: object | None = None
-    closed_internals: object | None = None
-
-
-@dataclass
-class PresetPipeline:
-    """The components one preset runs, built once."""
-
-    preset: Preset
-    evidence: object
-    uq_faith: object
-    uq_unfaith: object
-    extra: tuple
-    stack: dict[str, str]
-    calibrator: ActiveCalibrator | None
-    calibration_warnings: tuple[str, ...]
 
 
 class Franq:
@@ -141,11 +109,12 @@ class Franq:
             evidence = TokenPasses(self.lm, on_overflow=c.model.on_overflow, max_batch_tokens=c.batch.max_batch_tokens,
                                    capture=capture_spec(self.faithfulness, uq_faith, uq_unfaith, *extra))
             more = {}
-        stack = stack_key(model=self.lm.name, faithfulness=self.faithfulness.name, uq_faith=uq_faith.name,
-                          uq_unfaith=uq_unfaith.name, mode=preset.name, **more)
-        calibrator, warnings = resolve_calibrator(c.calibration.calibrator, stack,
+        stack = Stack.build(model=self.lm.name, faithfulness=self.faithfulness.name, uq_faith=uq_faith.name,
+                            uq_unfaith=uq_unfaith.name, mode=preset.name, **more)
+        calibrator, warnings = resolve_calibrator(c.calibration.calibrator, stack.to_dict(),
                                                   on_mismatch=c.calibration.on_mismatch)
-        return PresetPipeline(preset, evidence, uq_faith, uq_unfaith, extra, stack, calibrator, warnings)
+        return PresetPipeline(preset, evidence, uq_faith, uq_unfaith, extra, stack.to_dict(), stack, calibrator,
+                              warnings)
 
     @property
     def components(self) -> dict[str, dict[str, str]]:
@@ -267,7 +236,7 @@ class Franq:
         out = []
         for w in work:
             ev = iter(self._evidence(p, w))
-            out.append([next(ev) if _scorable(p, c) else None for c in w.claims])
+            out.append([next(ev) if scorable(p, c) else None for c in w.claims])
         return out
 
     # ------------------------------------------------------------------ stages
@@ -345,14 +314,14 @@ class Franq:
             for c in w.claims:
                 if not c.check_worthy:
                     out.append(ClaimScore(c, "not_check_worthy"))
-                elif not _scorable(p, c):
+                elif not scorable(p, c):
                     out.append(ClaimScore(c, "unaligned"))
                 else:
-                    out.append(_claim_score(c, k, raw, cal, values, self.config.calibration.threshold))
+                    out.append(claim_score(c, k, raw, cal, values, self.config.calibration.threshold))
                     k += 1
             results.append(AnswerScore(
                 question=w.example.question, answer=w.example.answer, claims=tuple(out), mode=p.preset.form,
-                model=self.lm.name, faithfulness=self.faithfulness.name, stack=dict(p.stack),
+                model=self.lm.name, faithfulness=self.faithfulness.name, stack=p.result_stack,
                 calibration=p.calibrator.name if p.calibrator else "none",
                 calibrator=p.calibrator.info if p.calibrator else None,
                 warnings=tuple(redact(x) for x in (*w.warnings, *p.calibration_warnings))))
@@ -367,45 +336,7 @@ class Franq:
                               rag_logprobs=w.rag_logprobs, closed_logprobs=w.closed_logprobs,
                               samples=w.samples, closed_samples=w.closed_samples, internals=w.internals,
                               closed_internals=w.closed_internals)
-                for c in w.claims if _scorable(p, c)]
-
-
-def capture_spec(*components):
-    """What the with-passages pass must capture for the components that read ``internals``:
-    the union of their ``capture`` specs (None when none reads them)."""
-    spec = None
-    for comp in components:
-        if INTERNALS in getattr(comp, "needs", ()):
-            want = getattr(comp, "capture", None) or CaptureSpec()
-            spec = want.union(spec)
-    return spec
-
-
-def _scorable(p: PresetPipeline, claim: Claim) -> bool:
-    return claim.check_worthy and (claim.is_aligned or (p.preset.whole_answer and PASSES not in p.preset.evidence))
-
-
-def _claim_score(claim: Claim, k: int, raw: dict, cal, values: dict[str, np.ndarray],
-                 threshold: float | None = None) -> ClaimScore:
-    def at(a):
-        return None if a is None else float(a[k])
-
-    p_true = at(cal.p_true) if cal else at(raw["p_true"])
-    return ClaimScore(
-        claim, "scored", p_faithful=at(raw["p_f"]), uq_faith=at(raw["faith"]), uq_unfaith=at(raw["unfaith"]),
-        p_true_raw=at(raw["p_true"]),
-        p_true_calibrated=at(cal.p_true) if cal else None,
-        p_true_if_faithful_calibrated=at(cal.p_true_if_faithful) if cal else None,
-        p_true_if_unfaithful_calibrated=at(cal.p_true_if_unfaithful) if cal else None,
-        p_faithful_calibrated=at(cal.p_faithful) if cal else None,
-        signals={name: float(v[k]) for name, v in values.items()}, verdict=verdict(p_true, threshold))
-
-
-def whole_answer_claim(answer: str) -> Claim:
-    """The answer as one claim (paper: "we treat each model response as a single claim")."""
-    stripped = answer.strip()
-    start = answer.find(stripped) if stripped else 0
-    return Claim(stripped, ((start, start + len(stripped)),), sentence=0)
+                for c in w.claims if scorable(p, c)]
 
 
 @functools.lru_cache(maxsize=1)

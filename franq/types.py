@@ -1,5 +1,7 @@
-"""Typed, frozen results and inputs. One JSON output line is ``dataclasses.asdict`` of an
-:class:`AnswerScore` plus the input's id.
+"""Typed, frozen results and inputs, and the closed vocabularies of their fields
+(``Literal`` types). One JSON output line is ``dataclasses.asdict`` of an
+:class:`AnswerScore` (its :class:`Stack` as the dict it reads as) plus the input's id:
+:func:`franq.results.result_record` writes it, :func:`franq.results.read_results` reads it back.
 
 Names say what a value is: ``*_raw`` and the scorer signals are what the components
 computed; ``*_calibrated`` values exist only when a calibrator was applied, and
@@ -7,15 +9,107 @@ computed; ``*_calibrated`` values exist only when a calibrator was applied, and
 """
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from typing import Literal
 
 from claims.types import Claim
+
+Status = Literal["scored", "not_check_worthy", "unaligned"]
+"""What became of a claim: scored, kept but not scored (a heading), or not aligned to the answer's tokens."""
+Verdict = Literal["likely_true", "likely_false"]
+Action = Literal["answer", "fallback", "abstain"]
+"""What an answering app does with a generated answer."""
+Form = Literal["long", "short"]
+"""The form an answer was scored in (:attr:`AnswerScore.mode`); the preset's own name is ``stack.mode``."""
+Source = Literal["shipped", "user"]
+"""Where a calibrator file comes from: shipped with franq or given by the user."""
+STATUSES: tuple[Status, ...] = ("scored", "not_check_worthy", "unaligned")
+VERDICTS: tuple[Verdict, ...] = ("likely_true", "likely_false")
+ACTIONS: tuple[Action, ...] = ("answer", "fallback", "abstain")
+FORMS: tuple[Form, ...] = ("long", "short")
+SOURCES: tuple[Source, ...] = ("shipped", "user")
 
 
 @dataclass(frozen=True)
 class Passage:
     text: str
     title: str = ""
+
+
+@dataclass(frozen=True, eq=False)
+class Stack(Mapping):
+    """What produced a result's raw values, and so what a calibrator fitted on them is
+    applied to: the model, the faithfulness backend, the UQ_faith and UQ_unfaith scorers,
+    the prompt version and the preset (``mode``: ``long``, ``short``, ``observer``,
+    ``probe``...); short form adds the equivalence judge and the sampling settings.
+    ``extra`` holds any further keys, in order.
+
+    A read-only mapping of those names to strings, in that order (the ``stack`` object of
+    an output line and a calibrator's ``fitted_for``): ``stack["mode"]``, ``dict(stack)``
+    and ``stack == {...}`` work as on the dict it is written as."""
+
+    model: str
+    faithfulness: str
+    uq_faith: str
+    uq_unfaith: str
+    prompt_version: str
+    mode: str
+    equivalence: str | None = None
+    sampling: str | None = None
+    extra: tuple[tuple[str, str], ...] = ()
+
+    @classmethod
+    def build(cls, *, model: str, faithfulness: str, uq_faith: str, uq_unfaith: str, mode: str,
+              prompt_version: str | None = None, **extra: object) -> Stack:
+        """``prompt_version`` defaults to the current one; ``extra`` (short form: the
+        equivalence judge and the sampling settings) is kept as text, in the given order."""
+        if prompt_version is None:
+            from franq.lm.prompts import PROMPT_VERSION
+
+            prompt_version = PROMPT_VERSION
+        return cls.from_dict({"model": model, "faithfulness": faithfulness, "uq_faith": uq_faith,
+                              "uq_unfaith": uq_unfaith, "prompt_version": prompt_version, "mode": mode,
+                              **{k: str(v) for k, v in extra.items()}})
+
+    @classmethod
+    def from_dict(cls, obj: Mapping[str, str]) -> Stack:
+        """The stack written as ``obj`` (the caller checked that the six main keys are there
+        and every value is a string); the written key order is kept."""
+        def pick(named):
+            return cls(**{k: obj[k] for k in named if k in obj},
+                       extra=tuple((k, v) for k, v in obj.items() if k not in named))
+
+        stack = pick(_STACK_FIELDS)
+        return stack if list(stack) == list(obj) else pick(_STACK_KEYS)
+
+    def to_dict(self) -> dict[str, str]:
+        """The stack as written: the six main keys, then the extras in their order."""
+        out = {k: getattr(self, k) for k in _STACK_KEYS}
+        for k in ("equivalence", "sampling"):
+            if getattr(self, k) is not None:
+                out[k] = getattr(self, k)
+        out.update(self.extra)
+        return out
+
+    def __getitem__(self, key: str) -> str:
+        return self.to_dict()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.to_dict())
+
+    def __len__(self) -> int:
+        return len(self.to_dict())
+
+    def __hash__(self) -> int:
+        return hash(tuple(self.to_dict().items()))
+
+    def __repr__(self) -> str:
+        return f"Stack({self.to_dict()!r})"
+
+
+_STACK_KEYS = ("model", "faithfulness", "uq_faith", "uq_unfaith", "prompt_version", "mode")
+_STACK_FIELDS = (*_STACK_KEYS, "equivalence", "sampling")
 
 
 @dataclass(frozen=True)
@@ -46,7 +140,7 @@ class ClaimScore:
     """
 
     claim: Claim
-    status: str
+    status: Status
     p_faithful: float | None = None
     uq_faith: float | None = None
     uq_unfaith: float | None = None
@@ -56,10 +150,10 @@ class ClaimScore:
     p_true_if_unfaithful_calibrated: float | None = None
     p_faithful_calibrated: float | None = None
     signals: dict[str, float] = field(default_factory=dict)
-    verdict: str | None = None
+    verdict: Verdict | None = None
 
 
-def verdict(p_true: float | None, threshold: float | None) -> str | None:
+def verdict(p_true: float | None, threshold: float | None) -> Verdict | None:
     """``likely_true`` / ``likely_false`` for P(true) against ``threshold`` (None: no verdict)."""
     if p_true is None or threshold is None:
         return None
@@ -72,7 +166,7 @@ class CalibratorInfo:
     shipped with franq or the user's, its variant and the stack it was fitted for."""
 
     path: str
-    source: str  # "shipped" or "user"
+    source: Source
     variant: str
     fitted_for: dict[str, str]
 
@@ -84,7 +178,7 @@ class Decision:
     ``"fallback"`` (the fallback's answer replaces it) or ``"abstain"`` (no answer).
     ``answer`` is the text to show (None when abstaining)."""
 
-    action: str
+    action: Action
     answer: str | None
     verify: str
     score: float
@@ -100,20 +194,19 @@ class AnswerScore:
     question: str
     answer: str
     claims: tuple[ClaimScore, ...]
-    mode: str
-    """The preset that scored the answer: ``long`` or ``short``."""
+    mode: Form
+    """The form the answer was scored in: ``long`` or ``short`` (the preset: ``stack.mode``)."""
     model: str
     faithfulness: str
-    stack: dict[str, str] = field(default_factory=dict)
-    """What produced the raw values (model, faithfulness, uq_faith and uq_unfaith scorers,
-    prompt version, mode; short form adds the equivalence judge and the sampling settings): a
-    calibrator fitted on these results is applied only to the same stack."""
+    stack: Stack
+    """What produced the raw values (:class:`Stack`): a calibrator fitted on these results
+    is applied only to the same stack."""
     calibration: str = "none"
     """The calibrator's variant (``condition``, ``calibrated``, ``soft``, ``xgboost``...) or ``none``."""
     calibrator: CalibratorInfo | None = None
     warnings: tuple[str, ...] = ()
     decision: Decision | None = None
-    """Set by :meth:`franq.Franq.answer` with ``verify`` / ``fallback`` / ``policy``."""
+    """Set by an answering app (:class:`franq.apps.answering.Answerer`): verify, fall back or abstain."""
 
     @property
     def scored(self) -> tuple[ClaimScore, ...]:

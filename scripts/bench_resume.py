@@ -5,7 +5,7 @@
 Writes ``--lines`` result lines shaped like ``franq score`` output (5 claims each, about
 3 KB a line), then times opening them for a resume: (a) the old read, which decoded only
 the id at the start of each line (a damaged line in the middle went unnoticed), and (b)
-:class:`franq.runners.records.OutputLog`, which parses every line in full and checks that
+:class:`franq.runners.output.OutputLog`, which parses every line in full and checks that
 it is a complete result. Both are timed three times, interleaved; the median is reported.
 The CPU is shared with other jobs: compare the ratio, not absolute times.
 """
@@ -19,7 +19,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from franq.runners.records import OutputLog, is_result_line
+from franq.runners.output import OutputLog, is_result_line
 
 CLAIM = {"claim": {"text": "The Eiffel Tower is in Paris and was built in 1889.", "char_spans": [[0, 52]],
                    "token_positions": list(range(14)), "token_ids": list(range(100, 114)), "sentence": 0,

@@ -13,10 +13,12 @@ import pytest
 from click.testing import CliRunner
 
 from franq.cli import main
+from franq.errors import redact
 from franq.io import Example, parse_example
 from franq.runners.base import Scored, dynamic_batches, score_records
 from franq.runners.local import run_jsonl
-from franq.runners.records import BadRecord, OutputLockedError, OutputLog, Record, RecordReader, read_lines, redact
+from franq.runners.output import OutputLockedError, OutputLog
+from franq.runners.records import BadRecord, Record, RecordReader, read_lines
 from franq.types import Passage
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -134,7 +134,7 @@ def test_code_fence_and_its_language_tag_are_not_claims(franq):
 
 def test_server_error_echoing_the_authorization_header_is_redacted_everywhere(tiny_lm, monkeypatch):
     from claims.types import Decomposition
-    from franq.runners.records import result_record
+    from franq.results import result_record
 
     monkeypatch.setenv("MY_LLM_KEY", "opaque-credential-9f8e7d6c")
     FranqConfig.from_dict({"decomposer": {"api_key_env": "MY_LLM_KEY"}})  # the config names the key's variable

@@ -14,6 +14,7 @@ from franq.calibrate import resolve_calibrator, stack_key
 from franq.fit.calibrator import training_claims
 from franq.cli import main
 from franq.errors import InputError
+from franq.results import read_results
 
 FACTS = [
     ("Where is the Eiffel Tower?", "The Eiffel Tower is in Paris. It was built from 1887 to 1889.", True),
@@ -148,9 +149,9 @@ def test_calibrate_without_labels_is_a_clear_error(fitted, tmp_path):
 
 
 def test_training_claims_refuse_mixed_stacks():
-    rec = {"model": "a", "faithfulness": "f", "mode": "long", "claims": []}
+    rec = {"question": "q", "answer": "a", "model": "a", "faithfulness": "f", "mode": "long", "claims": []}
     with pytest.raises(InputError, match="line 2: scored by another stack.*model: 'a' vs 'b'"):
-        training_claims([("line 1", rec), ("line 2", {**rec, "model": "b"})])
+        training_claims(read_results([rec, {**rec, "model": "b"}], with_input=True))
 
 
 def test_calibrate_xgboost_baseline_writes_xgboost_json_usable_by_score(fitted, tiny_lm_path, tmp_path):
@@ -231,19 +232,21 @@ def test_embedded_stack_prints_calibrated_probabilities_out_of_the_box():
 
 
 def test_training_claims_read_new_records_and_pre_0_2_ones_alike():
-    new = {"model": "m", "faithfulness": "combined-v1", "mode": "long",
+    new = {"question": "q", "answer": "A fact.", "model": "m", "faithfulness": "combined-v1", "mode": "long",
            "stack": stack_key(model="m", faithfulness="combined-v1", uq_faith="claim_prob", uq_unfaith="parametric",
                               mode="long"),
-           "claims": [{"status": "scored", "p_faithful": 0.6, "p_true_raw": 0.3, "p_true_calibrated": 0.9,
+           "claims": [{"claim": {"text": "A fact.", "char_spans": [[0, 7]]}, "status": "scored", "p_faithful": 0.6,
+                       "p_true_raw": 0.3, "p_true_calibrated": 0.9,
                        "signals": {"log_claim_prob": -1.0, "n_tokens": 3.0, "log_parametric": -2.0},
                        "is_true": True, "is_faithful": None}]}
     # before 0.2: no stack, signals under "components" next to derived values, p_faithful possibly calibrated
-    old = {"model": "m", "faithfulness": "combined-v1", "mode": "long",
-           "claims": [{"status": "scored", "p_faithful": 0.8, "p_true": 0.9,
+    old = {"question": "q", "answer": "A fact.", "model": "m", "faithfulness": "combined-v1", "mode": "long",
+           "claims": [{"claim": {"text": "A fact.", "char_spans": [[0, 7]]}, "status": "scored", "p_faithful": 0.8,
+                       "p_true": 0.9,
                        "components": {"log_claim_prob": -1.0, "n_tokens": 3.0, "log_parametric": -2.0,
                                       "p_faithful_raw": 0.6, "p_true_raw": 0.3, "claim_prob": 0.37},
                        "is_true": True}]}
-    a, b = training_claims([("line 1", new)]), training_claims([("line 1", old)])
+    a, b = (training_claims(read_results([rec], with_input=True)) for rec in (new, old))
     assert a.stack == b.stack == new["stack"]
     for data in (a, b):
         assert data.p_faithful.tolist() == [0.6]  # the raw value, never a calibrated one

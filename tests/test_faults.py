@@ -22,7 +22,7 @@ import pytest
 from click.testing import CliRunner
 
 from franq.errors import FranqError
-from franq.runners import records as records_mod
+from franq.runners import output as output_mod
 from franq.runners.base import Scored
 from franq.runners.local import run_jsonl
 
@@ -272,7 +272,7 @@ def test_error_file_write_failure_is_named_and_output_stays_valid(tmp_path, monk
     def fake_open(path, mode="r", *a, **k):
         return FullFile() if str(path) == str(errs) else real_open(path, mode, *a, **k)
 
-    monkeypatch.setattr(records_mod, "open", fake_open, raising=False)
+    monkeypatch.setattr(output_mod, "open", fake_open, raising=False)
     with pytest.raises(FranqError, match=f"^error file: cannot write {errs}: {os.strerror(code)}"):
         run(src, out, errs)
     assert all(json.loads(x)["id"] for x in out.read_text().splitlines())
@@ -354,7 +354,7 @@ def test_recovery_file_write_failure_leaves_the_output_as_it_was(tmp_path, monke
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
         return real_open(path, mode, *a, **k)
 
-    monkeypatch.setattr(records_mod, "open", fake_open, raising=False)
+    monkeypatch.setattr(output_mod, "open", fake_open, raising=False)
     with pytest.raises(FranqError, match="^recovery file: cannot write .*No space left on device; .* was left as it was"):
         run(src, out)
     assert out.read_bytes() == damaged

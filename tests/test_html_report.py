@@ -66,8 +66,9 @@ def _scores(tmp_path):
                {"id": "b", "question": "q2", "answer": "Hi!", "mode": "long", "model": "m", "faithfulness": "f",
                 "claims": [_claim("Hi!", [[0, 3]], status="not_check_worthy")]}]
     path = tmp_path / "scores.jsonl"
+    wrong = {**records[1], "claims": [{**records[1]["claims"][0], "status": "ok"}]}
     path.write_text(json.dumps(records[0]) + "\n" + json.dumps({"line": 2, "id": None, "error": "bad"}) + "\n"
-                    + "{broken\n" + json.dumps(records[1]) + "\n", encoding="utf-8")
+                    + "{broken\n" + json.dumps(records[1]) + "\n" + json.dumps(wrong) + "\n", encoding="utf-8")
     return path
 
 
@@ -77,6 +78,8 @@ def test_report_command_writes_html_and_csv_and_skips_other_lines(tmp_path):
                                     str(tmp_path / "c.csv"), "--page-size", "1"])
     assert res.exit_code == 0, res.output
     assert "line 2: an error record, not a result; skipped" in res.output and "line 3: not valid JSON" in res.output
+    assert "line 5: 'claims[0].status' must be one of ['scored', 'not_check_worthy', 'unaligned'], got 'ok'; " \
+           "skipped" in res.output
     html = (tmp_path / "r.html").read_text()
     assert html.count('<section class="answer"') == 2 and 'data-page-size="1"' in html
     assert "http://" not in html and "https://" not in html  # nothing fetched at view time

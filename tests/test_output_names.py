@@ -18,7 +18,7 @@ from franq.fit.calibrator import fit_franq_calibrator, training_claims
 from franq.cli import main
 from franq.cli.table import format_table
 from franq.io import Example
-from franq.runners.records import result_record
+from franq.results import read_results, result_record
 from franq.types import Passage
 
 QUESTION = "When was the Eiffel Tower built?"
@@ -132,7 +132,7 @@ def test_collapsed_calibrator_warns_when_fitted_by_franq_calibrate_and_when_load
             for c in rec["claims"]:
                 c["is_true"] = True  # one label only: the calibrated output is a constant
             f.write(json.dumps(rec) + "\n")
-    data = training_claims((str(k), json.loads(line)) for k, line in enumerate(scored.read_text().splitlines()))
+    data = training_claims(read_results(scored, with_input=True))
     cal, _ = fit_franq_calibrator(data, variant="calibrated")
     assert any("calibrated P(true) collapses to 1 distinct value" in w for w in cal.warnings_)
     out = tmp_path / "collapsed.json"
@@ -159,8 +159,8 @@ def test_short_form_is_calibrated_like_long_form(tiny_lm, tmp_path):
     for k, res in enumerate(raw):
         rec = json.loads(json.dumps(result_record(str(k), res)))  # as `franq score` writes it
         rec["claims"][0]["is_true"] = k % 2 == 0
-        lines.append((f"line {k + 1}", rec))
-    data = training_claims(lines)
+        lines.append(rec)
+    data = training_claims(read_results(lines, with_input=True))
     assert data.stack == stack and set(data.signals) >= {"u_semantic_entropy", "u_eigval"}
     np.testing.assert_allclose(data.uq_faith, [r.claims[0].uq_faith for r in raw])
     cal, _ = fit_franq_calibrator(data, variant="calibrated", min_per_condition=1)

@@ -84,7 +84,7 @@ def test_redact_leaves_ordinary_messages_alone(text):
 
 def test_json_output_line_has_no_secret_from_warnings(franq, monkeypatch):
     from claims.types import Decomposition
-    from franq.runners.records import result_record
+    from franq.results import result_record
 
     monkeypatch.setenv("SERVICE_TOKEN", "tok-0123456789-secret")
 

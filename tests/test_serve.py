@@ -53,6 +53,9 @@ def test_score_many_and_render(url):
     assert len(results) == 2 and results[1]["id"] == "2"
     view = HTTP.post(f"{url}/render", json=results[0]).json()["html"]
     assert view.count('class="claim pb') >= 2 and "Closest passage window" in view
+    bad = {**results[0], "claims": [{**results[0]["claims"][0], "status": "ok"}]}
+    r = HTTP.post(f"{url}/render", json=bad)  # read back with franq.read_results: the field is named
+    assert r.status_code == 400 and r.json()["detail"].startswith("body: 'claims[0].status' must be one of")
     page = HTTP.get(url)
     assert page.status_code == 200 and 'id="score-form"' in page.text
 

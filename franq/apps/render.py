@@ -1,7 +1,8 @@
-"""Views of scored answers shared by ``franq report``, ``franq score --html`` / ``--format
-csv`` and ``franq serve``: a self-contained HTML page and flat CSV rows.
+"""The HTML view of scored answers shared by ``franq report``, ``franq score --html`` and
+``franq serve`` (the CSV view is :mod:`franq.apps.claims_csv`).
 
-Both read result records, the JSON objects that ``franq score`` writes (one per answer;
+Both take results read back by ``franq.read_results(..., with_input=True)`` or result
+records, the JSON objects that ``franq score`` writes (one per answer;
 ``franq.result_record``), so a report can be made from any output file later.
 
 The HTML view (after the FRANQ paper's figure 15): the answer with each claim's
@@ -15,12 +16,12 @@ paginate. No network at view time: CSS and script are inline.
 """
 from __future__ import annotations
 
-import csv
 import html
-import io
 import json
 import re
 from collections.abc import Iterable, Sequence
+
+import franq
 
 BUCKETS = (  # (upper bound of P(true), colour, label); a claim is in the first bucket whose bound exceeds it
     (0.2, "#e8655d", "P(true) < 0.2"),
@@ -36,6 +37,18 @@ SENTENCE_END_RE = re.compile(r"(?<=[.!?])\s+")
 STOPWORDS = frozenset("""a an the and or but of in on at to for from by with as is are was were be been being it its
 this that these those he she they them his her their there which who whom what when where why how not no do does did
 has have had i you we our your my me us so than then also into over under about after before""".split())
+
+
+def as_record(result) -> dict:
+    """A result record: ``result`` itself when it is one (a dict), else the record of a
+    line read back by ``franq.read_results(..., with_input=True)``, as ``franq score`` wrote it."""
+    if isinstance(result, dict):
+        return result
+    return franq.result_record(result.id, result.result, result.example)
+
+
+def as_records(results: Iterable) -> list[dict]:
+    return [as_record(r) for r in results]
 
 
 def claim_p_true(claim: dict) -> float | None:
@@ -159,8 +172,9 @@ def _claim_class(c: dict) -> str:
     return f"pb{bucket(p)}" if c.get("status") == "scored" and p is not None else "ns"
 
 
-def answer_html(record: dict, n: int) -> str:
+def answer_html(record, n: int) -> str:
     """One answer's section: question, highlighted answer, claims table, hidden details."""
+    record = as_record(record)
     answer = record.get("answer", "")
     claims = list(record.get("claims", ()))
     passages = record.get("passages") or []
@@ -258,10 +272,10 @@ def document_html(title: str, body: str) -> str:
             f'<script>{SCRIPT}</script></body></html>')
 
 
-def report_html(records: Sequence[dict], *, title: str = "franq report", threshold: float = 0.5,
+def report_html(records: Iterable, *, title: str = "franq report", threshold: float = 0.5,
                 page_size: int = PAGE_SIZE) -> str:
-    """The self-contained report of ``records`` (result records, in input order)."""
-    records = list(records)
+    """The self-contained report of ``records`` (results read back or result records, in input order)."""
+    records = as_records(records)
     n_claims = sum(len(r.get("claims", ())) for r in records)
     stack = _stack_line(records[0]) if records else ""
     header = (f'<header><h1>{_e(title)}</h1><div class="muted">{len(records)} answers · {n_claims} claims · '
@@ -373,47 +387,3 @@ SCRIPT = r"""
   refresh();
 })();
 """
-
-
-# ---------------------------------------------------------------------------- CSV
-CLAIM_COLUMNS = ("status", "note", "verdict", "p_true", "p_true_calibrated", "p_true_raw", "p_faithful",
-                 "uq_faith", "uq_unfaith", "p_true_if_faithful_calibrated", "p_true_if_unfaithful_calibrated",
-                 "p_faithful_calibrated", "is_true", "is_faithful")
-
-
-def csv_rows(records: Iterable[dict]) -> tuple[list[str], list[dict]]:
-    """One row per claim: ``id``, ``claim_index``, ``text``, the status and every value
-    (``p_true`` is the calibrated value when present, else the raw mix), then each raw
-    signal as ``signal.<name>`` and each ``meta`` field as ``meta.<key>``."""
-    rows, signals, meta = [], set(), set()
-    for r in records:
-        for k, c in enumerate(r.get("claims", ())):
-            claim = c.get("claim") or {}
-            row = {"id": r.get("id"), "claim_index": k, "text": claim.get("text", ""), "status": c.get("status"),
-                   "note": claim.get("note"), "p_true": claim_p_true(c)}
-            row.update({col: c.get(col) for col in CLAIM_COLUMNS if col not in row})
-            for name, v in (c.get("signals") or {}).items():
-                signals.add(f"signal.{name}")
-                row[f"signal.{name}"] = v
-            for key, v in (r.get("meta") or {}).items():
-                meta.add(f"meta.{key}")
-                row[f"meta.{key}"] = (
-                    v if isinstance(v, (str, int, float, bool)) or v is None else json.dumps(v, ensure_ascii=False))
-            rows.append(row)
-    header = ["id", "claim_index", "text", *CLAIM_COLUMNS, *sorted(signals), *sorted(meta)]
-    return header, rows
-
-
-def write_csv(records: Iterable[dict], stream) -> int:
-    """Write :func:`csv_rows` to a text stream; returns the number of rows."""
-    header, rows = csv_rows(records)
-    writer = csv.DictWriter(stream, fieldnames=header, extrasaction="ignore", lineterminator="\n")
-    writer.writeheader()
-    writer.writerows(rows)
-    return len(rows)
-
-
-def csv_text(records: Iterable[dict]) -> str:
-    buf = io.StringIO()
-    write_csv(records, buf)
-    return buf.getvalue()

@@ -3,44 +3,31 @@
 
     franq report scores.jsonl -o report.html [--csv claims.csv] [--threshold 0.5]
 
-Lines that are not result records (error records, broken JSON) are reported on stderr
-and skipped; the rest are rendered by :mod:`franq.apps.render`.
+Lines that are not result records (error records, broken JSON, a wrong field) are
+reported on stderr and skipped; the rest are read back with ``franq.read_results`` and
+rendered by :mod:`franq.apps.render` (HTML) and :mod:`franq.apps.claims_csv` (CSV).
 """
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 
 import click
 
 import franq
-from franq.apps import render
+from franq.apps import claims_csv, render
 
 
-def read_records(paths, warn=None) -> Iterator[dict]:
-    """The result records of ``franq score`` output files, in order; any other line is
-    passed to ``warn`` as "PATH line N: reason" and skipped."""
+def read_records(paths, warn=None) -> Iterator:
+    """The results of ``franq score`` output files, in order, read back with what their
+    input carried (``franq.read_results(..., with_input=True)``); any other line (an error
+    record, broken JSON, a wrong field) is passed to ``warn`` as "PATH line N: reason;
+    skipped" and skipped."""
+    def skip(message: str) -> None:
+        if warn is not None:
+            warn(f"{message}; skipped")
+
     for path in paths:
-        try:
-            f = open(path, encoding="utf-8")
-        except OSError as exc:
-            raise franq.InputError(f"input: cannot read {path}: {exc.strerror}") from None
-        with f:
-            for n, line in enumerate(f, 1):
-                if not line.strip():
-                    continue
-                try:
-                    rec = json.loads(line)
-                except ValueError as exc:
-                    reason = f"not valid JSON ({exc})"
-                else:
-                    if isinstance(rec, dict) and isinstance(rec.get("claims"), list) and "answer" in rec:
-                        yield rec
-                        continue
-                    reason = "an error record, not a result" if isinstance(rec, dict) and "error" in rec else \
-                        "not a franq result record (no 'answer' and 'claims')"
-                if warn is not None:
-                    warn(f"{path} line {n}: {reason}; skipped")
+        yield from franq.read_results(path, with_input=True, on_skip=skip)
 
 
 @click.command()
@@ -72,6 +59,6 @@ def report(inputs, output, csv_path, threshold, page_size, title):
         click.echo(f"wrote {output}: {len(records)} answers", err=True)
     if csv_path:
         with click.open_file(csv_path, "w", encoding="utf-8") as f:
-            n = render.write_csv(records, f)
+            n = claims_csv.write_csv(records, f)
         if csv_path != "-":
             click.echo(f"wrote {csv_path}: {n} claims", err=True)

@@ -196,7 +196,8 @@ def create_app(pipeline, *, max_body_bytes: int = MAX_BODY_BYTES, max_pending: i
         record = await body_of(request)
         if not isinstance(record.get("claims"), list) or not isinstance(record.get("answer"), str):
             raise _Bad(400, "body: expected a result record with 'answer' and 'claims' (what /score returns)")
-        return {"html": render.answer_html(record, 0)}
+        result = next(franq.read_results(record, with_input=True, name="body"))  # a wrong field: 400
+        return {"html": render.answer_html(result, 0)}
 
     @app.get("/", response_class=HTMLResponse)
     async def page():

@@ -13,7 +13,7 @@ from franq.cli.score import HTML_OPTION, print_result
 from franq.cli.table import format_decision
 from franq.errors import FranqError
 from franq.io import parse_example
-from franq.runners.records import result_record
+from franq.results import result_record
 
 VERIFIERS = ("trivial", "pre_answer", "nli", "dual", "p_true", "self_p_true")
 

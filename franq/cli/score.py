@@ -19,7 +19,8 @@ from franq.errors import FranqError, InputError
 from franq.io import Example, load_json, parse_example
 from franq.runners.base import BATCH_TOKENS
 from franq.runners.local import score_file
-from franq.runners.records import MAX_PASSAGE_CHARS, MAX_RECORD_BYTES, result_record
+from franq.results import result_record
+from franq.runners.records import MAX_PASSAGE_CHARS, MAX_RECORD_BYTES
 from franq.types import AnswerScore
 
 
@@ -125,7 +126,7 @@ def print_result(record: dict, result: AnswerScore, fmt: str, html_path: str | N
     if fmt == "json":
         click.echo(json.dumps(record, ensure_ascii=False))
     elif fmt == "csv":
-        from franq.apps.render import csv_text
+        from franq.apps.claims_csv import csv_text
 
         click.echo(csv_text([record]), nl=False)
     else:

@@ -25,7 +25,7 @@ import numpy as np
 from franq.evidence.samples import SamplingOptions, short_rag_prompt
 from franq.io import Example
 from franq.lm.prompts import ANSWER_QUESTION, CLAIM_QUESTION, PROMPT_VERSION, SHORT_INSTRUCTION
-from franq.runners.records import OutputLog
+from franq.runners.output import OutputLog
 from franq.evaluation.p_true import PTrue
 
 log = logging.getLogger(__name__)

@@ -35,7 +35,7 @@ class TokenPasses:
         """Fill ``rag_logprobs`` / ``closed_logprobs`` (unless ``closed_book`` is off) and,
         with ``capture``, ``internals`` (with-passages pass) and ``closed_internals``
         (closed-book pass, hidden states only) of each answer (see
-        :class:`franq.pipeline.AnswerWork`); prompt truncations go to its warnings."""
+        :class:`franq.stages.AnswerWork`); prompt truncations go to its warnings."""
         specs = {"rag": self.capture.rag if self.capture and self.capture.rag else None,
                  "closed": self.capture.closed if self.capture and self.closed_book else None}
         runs: dict = {None: ([], [])}  # capture spec (None: plain) -> (items, (answer, pass) slots)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -16,8 +16,8 @@ import numpy as np
 from calibration.franq import FranqCalibrator
 from calibration.metrics import brier_score, expected_calibration_error
 from franq import registry
-from franq.calibrate import stack_key
 from franq.errors import InputError
+from franq.results import OLD_DERIVED, ResultLine, read_results
 from franq.scorers.base import primary
 
 # ---------------------------------------------------------------------- training data
@@ -69,41 +69,18 @@ class TrainingClaims:
         return np.column_stack(cols)
 
 
-def _need(obj: dict, key: str, where: str, kind=str):
-    v = obj.get(key)
-    if not isinstance(v, kind) or isinstance(v, bool):
-        raise InputError(f"{where}: '{key}' must be a {kind.__name__}, got {type(v).__name__}")
-    return v
-
-
-def _record_stack(rec: dict, where: str) -> dict[str, str]:
-    """The stack a ``franq score`` record was produced by (older output lacks ``stack``:
-    its scorers were the preset's defaults)."""
-    stack = rec.get("stack")
-    if stack:
-        if not isinstance(stack, dict) or not all(isinstance(v, str) for v in stack.values()):
-            raise InputError(f"{where}: 'stack' must be an object of strings")
-        return dict(stack)
-    mode = _need(rec, "mode", where)
-    if mode not in ("long", "short"):
-        raise InputError(f"{where}: 'mode' must be 'long' or 'short', got {mode!r}")
-    from franq.config import UQConfig
-
-    scorers = getattr(UQConfig(), mode)
-    return stack_key(model=_need(rec, "model", where), faithfulness=_need(rec, "faithfulness", where),
-                     uq_faith=scorers.faith, uq_unfaith=scorers.unfaith, mode=mode)
-
-
-def training_claims(records: Iterable[tuple[str, dict]]) -> TrainingClaims:
-    """Collect the scored claims labelled ``is_true`` from ``franq score`` output records
-    (``(where, record)`` pairs). Only raw values are read: ``p_faithful`` and the signals
-    the stack's scorers declare (their primary signals give ``uq_faith`` / ``uq_unfaith``)."""
+def training_claims(records: Iterable[ResultLine]) -> TrainingClaims:
+    """Collect the scored claims labelled ``is_true`` from ``franq score`` output read back
+    (:func:`read_scored`, or ``franq.read_results(..., with_input=True)``). Only raw values
+    are read: ``p_faithful`` and the signals the stack's scorers declare (their primary
+    signals give ``uq_faith`` / ``uq_unfaith``)."""
     p_f, y, gold, groups = [], [], [], []
     sigs: list[dict[str, float]] = []
     stack = scorers = None
     skipped = {"not_scored": 0, "unlabelled": 0}
-    for n_rec, (where, rec) in enumerate(records):
-        key = _record_stack(rec, where)
+    for n_rec, line in enumerate(records):
+        where, result = line.where, line.result
+        key = result.stack.to_dict()
         if stack is None:
             stack = key
             scorers = [registry.lookup("scorers", stack[role]) for role in ("uq_faith", "uq_unfaith")]
@@ -112,38 +89,26 @@ def training_claims(records: Iterable[tuple[str, dict]]) -> TrainingClaims:
                     if key.get(k) != stack.get(k)]
             raise InputError(f"{where}: scored by another stack than the first record ({'; '.join(diff)}); "
                              f"calibrate one stack at a time")
-        for i, c in enumerate(_need(rec, "claims", where, list)):
-            cw = f"{where}: claims[{i}]"
-            if not isinstance(c, dict):
-                raise InputError(f"{cw}: expected an object, got {type(c).__name__}")
-            if c.get("status") != "scored":
+        labels = (line.example and line.example.claim_labels) or ({},) * len(result.claims)
+        for i, (c, label) in enumerate(zip(result.claims, labels)):
+            if c.status != "scored":
                 skipped["not_scored"] += 1
                 continue
-            label = c.get("is_true")
-            if label is None:
+            if label.get("is_true") is None:
                 skipped["unlabelled"] += 1
                 continue
-            if not isinstance(label, bool):
-                raise InputError(f"{cw}: 'is_true' must be true, false or null, got {type(label).__name__}")
-            faithful = c.get("is_faithful")
-            if faithful is not None and not isinstance(faithful, bool):
-                raise InputError(f"{cw}: 'is_faithful' must be true, false or null, got {type(faithful).__name__}")
-            values = c.get("signals", c.get("components"))  # "components": franq output before 0.2
-            if not isinstance(values, dict):
-                raise InputError(f"{cw}: 'signals' must be an object of raw scorer values")
             for scorer in scorers:
                 name = primary(scorer).name
-                if not _is_number(values.get(name)):
-                    raise InputError(f"{cw}: 'signals.{name}' is missing; was this scored by franq with "
-                                     f"the {scorer.name} scorer?")
-            raw_pf = values.get("p_faithful_raw", c.get("p_faithful"))  # before 0.2, p_faithful could be calibrated
-            if not _is_number(raw_pf):
-                raise InputError(f"{cw}: 'p_faithful' must be a number, got {type(raw_pf).__name__}")
-            p_f.append(float(raw_pf))
-            y.append(float(label))
-            gold.append(faithful)
+                if c.signals.get(name) is None:
+                    raise InputError(f"{where}: claims[{i}]: 'signals.{name}' is missing; was this scored by "
+                                     f"franq with the {scorer.name} scorer?")
+            if c.p_faithful is None:
+                raise InputError(f"{where}: claims[{i}]: 'p_faithful' must be a number, got null")
+            p_f.append(c.p_faithful)
+            y.append(float(label["is_true"]))
+            gold.append(label.get("is_faithful"))
             groups.append(n_rec)
-            sigs.append({k: float(v) for k, v in values.items() if _is_number(v) and k not in _OLD_DERIVED})
+            sigs.append({k: v for k, v in c.signals.items() if v is not None and k not in OLD_DERIVED})
     if stack is None or not y:
         raise InputError(f"no scored claims labelled 'is_true' in the input (skipped: {skipped}); "
                          f"label claims with \"is_true\": true/false")
@@ -154,28 +119,10 @@ def training_claims(records: Iterable[tuple[str, dict]]) -> TrainingClaims:
                           np.array(groups))
 
 
-_OLD_DERIVED = ("p_faithful_raw", "p_true_raw", "claim_prob", "parametric", "semantic_entropy", "eigval",
-                "n_samples")
-"""Keys of pre-0.2 ``components`` that were derived values, not scorer signals."""
-
-
-def _is_number(v) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool)
-
-
-def read_scored(path: str | Path) -> Iterable[tuple[str, dict]]:
-    """``(where, record)`` for each non-blank line of a ``franq score`` output file."""
-    with open(path, encoding="utf-8") as f:
-        for n, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line)
-            except ValueError as exc:
-                raise InputError(f"{path} line {n}: not valid JSON ({exc})") from None
-            if not isinstance(obj, dict):
-                raise InputError(f"{path} line {n}: expected a JSON object")
-            yield f"{path} line {n}", obj
+def read_scored(path: str | Path) -> Iterator[ResultLine]:
+    """Each result of a ``franq score`` output file, with its labels (blank lines skipped;
+    any other line that is not a result is an :class:`~franq.errors.InputError` naming it)."""
+    return read_results(path, with_input=True)
 
 
 def is_scored_record(obj: dict) -> bool:

@@ -14,7 +14,8 @@ from typing import Protocol
 
 from franq.errors import FranqError
 from franq.io import Example
-from franq.runners.records import BadRecord, Record, result_record
+from franq.results import result_record
+from franq.runners.records import BadRecord, Record
 
 log = logging.getLogger(__name__)
 

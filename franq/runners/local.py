@@ -27,7 +27,7 @@
 
 The scoring engine is pluggable: :class:`LocalEngine` (this process) or
 :class:`franq.runners.ray.RayEngine` (Ray Data actors); both score through
-:func:`franq.runners.base.score_batches`. Records I/O is :mod:`franq.runners.records`.
+:func:`franq.runners.base.score_batches`. Input records are :mod:`franq.runners.records`, the output :mod:`franq.runners.output`.
 """
 from __future__ import annotations
 
@@ -41,8 +41,8 @@ from dataclasses import dataclass
 from franq.errors import InputError
 from franq.runners.base import BATCH_TOKENS, MAX_BATCH_ANSWERS, Engine, Scored, score_batches
 from franq.runners.paths import FILE, STREAM, check_distinct, check_input, output_kind
-from franq.runners.records import (MAX_PASSAGE_CHARS, MAX_RECORD_BYTES, BadRecord, ErrorFile, OutputLog, Record,
-                                   RecordReader, StreamOutput, count_lines, is_result_line)
+from franq.runners.output import ErrorFile, OutputLog, StreamOutput, is_result_line
+from franq.runners.records import MAX_PASSAGE_CHARS, MAX_RECORD_BYTES, BadRecord, Record, RecordReader, count_lines
 
 log = logging.getLogger(__name__)
 

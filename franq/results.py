@@ -1,0 +1,342 @@
+"""One line of ``franq score`` output, both ways: :func:`result_record` writes an
+:class:`~franq.types.AnswerScore` (with the input's id and what the input carried
+besides) as a JSON object; :func:`read_results` reads such lines back into
+``AnswerScore`` objects, validating every field ("line 12: 'claims[0].status' must be
+one of [...], got 'ok'").
+
+Output of franq before 0.2 is read too: signals under ``components`` (next to derived
+values), no ``stack`` (the preset's default scorers ran)."""
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import os
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal, overload
+
+from claims.types import Claim
+from franq.errors import InputError, redact
+from franq.io import CLAIM_LABELS, NUMERIC_LABELS, Example, parse_answer_labels
+from franq.types import (ACTIONS, FORMS, SOURCES, STATUSES, VERDICTS, AnswerScore, CalibratorInfo, ClaimScore,
+                         Decision, Passage, Stack)
+
+NUMBERS = ("p_faithful", "uq_faith", "uq_unfaith", "p_true_raw", "p_true_calibrated", "p_true_if_faithful_calibrated",
+           "p_true_if_unfaithful_calibrated", "p_faithful_calibrated")
+"""A claim's numbers (null unless it was scored, or without a calibrator)."""
+OLD_DERIVED = ("p_faithful_raw", "p_true_raw", "claim_prob", "parametric", "semantic_entropy", "eigval", "n_samples")
+"""Keys of pre-0.2 ``components`` that were derived values, not scorer signals."""
+
+
+def result_record(example_id: str | None, result: AnswerScore, example: Example | None = None) -> dict:
+    """One output line: the id, the result, and what the input carried besides: its
+    passages (for reports), claim labels and ``meta`` (the user's own fields)."""
+    record = {"id": example_id, **dataclasses.asdict(result)}
+    record["stack"] = result.stack.to_dict()
+    record["warnings"] = [redact(w) for w in record["warnings"]]
+    for claim in record["claims"]:
+        claim["claim"]["note"] = redact(claim["claim"]["note"])
+    if example is not None:
+        record["passages"] = [dataclasses.asdict(p) for p in example.passages]
+        if example.claim_labels:
+            for claim, labels in zip(record["claims"], example.claim_labels):
+                claim.update(labels)
+        if example.labels:
+            record.update(example.labels)  # gold_answers / gold_passages / sufficient, passed through
+        if example.meta is not None:
+            record["meta"] = example.meta
+    return record
+
+
+@dataclass(frozen=True)
+class ResultLine:
+    """One output line read back: where it was (``"PATH line N"``), the input's id, the
+    result, and what the input carried besides as an :class:`~franq.io.Example` (its
+    ``passages``, ``claim_labels``, ``labels`` and ``meta``; None when the line carries
+    none of them): ``result_record(id, result, example)`` writes the line again."""
+
+    where: str
+    id: str | None
+    result: AnswerScore
+    example: Example | None = None
+
+
+@overload
+def read_results(source: str | os.PathLike | Iterable[str | Mapping] | Mapping, *,
+                 with_input: Literal[False] = False,
+                 on_skip: Callable[[str], None] | None = None, name: str = "") -> Iterator[AnswerScore]: ...
+@overload
+def read_results(source: str | os.PathLike | Iterable[str | Mapping] | Mapping, *, with_input: Literal[True],
+                 on_skip: Callable[[str], None] | None = None, name: str = "") -> Iterator[ResultLine]: ...
+def read_results(source, *, with_input=False, on_skip=None, name=""):
+    """The results of ``franq score`` output, in order: ``source`` is a file's path, its
+    lines (strings, or objects already parsed) or one record. ``with_input``: yield :class:`ResultLine`
+    (the result, its location and the input it carried) instead of the bare results.
+
+    Blank lines are skipped. Any other line that is not a valid result (broken JSON, an
+    error record, a wrong field) raises :class:`~franq.errors.InputError` naming the line
+    and the field, or, with ``on_skip``, is passed to it as ``"WHERE: reason"`` and skipped.
+    ``name`` names the source in messages (default: the path; nothing for lines; "record"
+    for one record)."""
+    if isinstance(source, (str, os.PathLike)):
+        return _read_file(Path(source), with_input, on_skip, name or str(source))
+    if isinstance(source, Mapping):  # one record (e.g. a request's body)
+        return _read_lines([source], with_input, on_skip, name or "record", numbered=False)
+    return _read_lines(source, with_input, on_skip, name)
+
+
+def _read_file(path: Path, with_input: bool, on_skip, name: str) -> Iterator:
+    try:
+        f = open(path, encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"input: cannot read {path}: {exc.strerror}") from None
+    with f:
+        yield from _read_lines(f, with_input, on_skip, name)
+
+
+def _read_lines(lines: Iterable[str | Mapping], with_input: bool, on_skip, name: str, *,
+                numbered: bool = True) -> Iterator:
+    for n, line in enumerate(lines, 1):
+        where = name if not numbered else f"{name} line {n}" if name else f"line {n}"
+        try:
+            if isinstance(line, Mapping):
+                obj = line
+            elif not line.strip():
+                continue
+            else:
+                try:
+                    obj = json.loads(line)
+                except ValueError as exc:
+                    raise InputError(f"{where}: not valid JSON ({exc})") from None
+            read = parse_result(obj, where)
+        except InputError as exc:
+            if on_skip is None:
+                raise
+            on_skip(str(exc))
+            continue
+        yield read if with_input else read.result
+
+
+# ---------------------------------------------------------------------------- one record
+def parse_result(obj: Any, where: str = "") -> ResultLine:
+    """Validate one output record (a parsed JSON object) into a :class:`ResultLine`."""
+    if not isinstance(obj, Mapping):
+        raise InputError(f"{_at(where)}expected a JSON object, got {_type(obj)}")
+    if "error" in obj and "claims" not in obj:
+        raise InputError(f"{_at(where)}an error record, not a result")
+    if not isinstance(obj.get("claims"), list) or "answer" not in obj:
+        raise InputError(f"{_at(where)}not a franq result record (no 'answer' and 'claims')")
+    f = _Fields(obj, where)
+    claims, claim_labels = [], []
+    for i, c in enumerate(obj["claims"]):
+        score, labels = _claim_score(_Fields(c, where, f"claims[{i}]"))
+        claims.append(score)
+        claim_labels.append(labels)
+    mode = f.choice("mode", FORMS)
+    result = AnswerScore(
+        question=f.text("question"), answer=f.text("answer"), claims=tuple(claims), mode=mode,
+        model=f.text("model"), faithfulness=f.text("faithfulness"), stack=_stack(f, mode),
+        calibration=f.text("calibration", default="none"), calibrator=_calibrator(f.nested("calibrator")),
+        warnings=tuple(f.texts("warnings")), decision=_decision(f.nested("decision")))
+    ident = obj.get("id")
+    if ident is not None and (isinstance(ident, bool) or not isinstance(ident, (str, int))):
+        raise InputError(f"{_at(where)}'id' must be a string, an integer or null, got {_type(ident)}")
+    ident = None if ident is None else str(ident)
+    labels = parse_answer_labels(obj, where) or None
+    if "passages" not in obj and not any(claim_labels) and labels is None and obj.get("meta") is None:
+        return ResultLine(where, ident, result)  # written without its input
+    example = Example(result.question, _passages(f), result.answer, id=ident,
+                      claim_labels=tuple(claim_labels) if any(claim_labels) else None, labels=labels,
+                      meta=obj.get("meta"))
+    return ResultLine(where, ident, result, example)
+
+
+def _claim_score(c: _Fields) -> tuple[ClaimScore, dict]:
+    claim = c.nested("claim", required=True)
+    spans = claim.list("char_spans")
+    for k, s in enumerate(spans):
+        if not (isinstance(s, list) and len(s) == 2 and all(_is_int(x) for x in s)):
+            raise claim.error(f"char_spans[{k}]", "a [start, end] pair of integers", s)
+    status = c.choice("status", STATUSES)
+    values = {k: c.number(k) for k in NUMBERS}
+    if "signals" in c.obj or "components" not in c.obj:
+        signals = c.numbers("signals")
+    else:  # before 0.2: signals next to derived values; p_faithful could be calibrated
+        components = c.numbers("components")
+        signals = {k: v for k, v in components.items() if k not in OLD_DERIVED}
+        for key, old in (("p_faithful", "p_faithful_raw"), ("p_true_raw", "p_true_raw")):
+            if components.get(old) is not None:
+                values[key] = components[old]
+    labels = {}
+    for key in CLAIM_LABELS:
+        if key in c.obj:
+            labels[key] = c.flag(key)
+    for key in NUMERIC_LABELS:
+        if key in c.obj:
+            v = c.number(key)
+            if v is not None and not (math.isfinite(v) and v >= 0):
+                raise c.error(key, "a number >= 0 or null", v)
+            labels[key] = c.obj[key]
+    return ClaimScore(
+        Claim(claim.text("text", empty=True), tuple((int(s), int(e)) for s, e in spans),
+              token_positions=tuple(claim.ints("token_positions")), token_ids=tuple(claim.ints("token_ids")),
+              sentence=claim.int("sentence", default=0), check_worthy=claim.flag("check_worthy", default=True),
+              note=claim.text("note", default=None, null=True, empty=True)),
+        status, **values, signals=signals, verdict=c.choice("verdict", VERDICTS, null=True)), labels
+
+
+def _stack(f: _Fields, mode: str) -> Stack:
+    stack = f.obj.get("stack")
+    if not stack:  # before 0.2: the preset's default scorers
+        from franq.config import UQConfig
+
+        scorers = getattr(UQConfig(), mode)
+        return Stack.build(model=f.text("model"), faithfulness=f.text("faithfulness"), uq_faith=scorers.faith,
+                           uq_unfaith=scorers.unfaith, mode=mode)
+    s = f.nested("stack")
+    missing = [k for k in ("model", "faithfulness", "uq_faith", "uq_unfaith", "prompt_version", "mode")
+               if k not in stack]
+    if missing:
+        raise InputError(f"{_at(f.where)}'stack' has no {missing}")
+    return Stack.from_dict({k: s.text(k, empty=True) for k in stack})
+
+
+def _calibrator(c: _Fields | None) -> CalibratorInfo | None:
+    if c is None:
+        return None
+    fitted = c.nested("fitted_for", required=True)
+    return CalibratorInfo(path=c.text("path"), source=c.choice("source", SOURCES), variant=c.text("variant"),
+                          fitted_for={k: fitted.text(k, empty=True) for k in fitted.obj})
+
+
+def _decision(d: _Fields | None) -> Decision | None:
+    if d is None:
+        return None
+    return Decision(action=d.choice("action", ACTIONS), answer=d.text("answer", null=True, empty=True),
+                    verify=d.text("verify"), score=d.number("score", null=False),
+                    threshold=d.number("threshold", null=False), fallback=d.text("fallback"),
+                    fallback_answer=d.text("fallback_answer", default=None, null=True, empty=True),
+                    policy=d.text("policy", default=None, null=True))
+
+
+def _passages(f: _Fields) -> tuple[Passage, ...]:
+    out = []
+    for i, p in enumerate(f.list("passages", default=[])):
+        if isinstance(p, str):
+            out.append(Passage(p))
+        elif isinstance(p, Mapping) and isinstance(p.get("text"), str) and isinstance(p.get("title", ""), str):
+            out.append(Passage(p["text"], p.get("title", "")))
+        else:
+            raise f.error(f"passages[{i}]", "a string or a {'title', 'text'} object", p)
+    return tuple(out)
+
+
+# ---------------------------------------------------------------------------- field checks
+_MISSING = object()
+
+
+def _at(where: str) -> str:
+    return f"{where}: " if where else ""
+
+
+def _type(v: Any) -> str:
+    return "null" if v is None else type(v).__name__
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _is_number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+class _Fields:
+    """Typed reads of one JSON object's fields; errors name the line and the field path."""
+
+    def __init__(self, obj: Any, where: str, path: str = ""):
+        if not isinstance(obj, Mapping):
+            raise InputError(f"{_at(where)}'{path}' must be an object, got {_type(obj)}")
+        self.obj, self.where, self.path = obj, where, path
+
+    def error(self, key: str, expected: str, got: Any) -> InputError:
+        name = f"{self.path}.{key}" if self.path and not key.startswith("[") else f"{self.path}{key}"
+        shown = repr(got) if isinstance(got, str) else _type(got)
+        return InputError(f"{_at(self.where)}'{name}' must be {expected}, got {shown}")
+
+    def _get(self, key: str, default: Any) -> Any:
+        v = self.obj.get(key, _MISSING)
+        if v is _MISSING:
+            if default is _MISSING:
+                raise InputError(f"{_at(self.where)}missing field '{self.path + '.' if self.path else ''}{key}'")
+            return default
+        return v
+
+    def text(self, key: str, *, default: Any = _MISSING, null: bool = False, empty: bool = True) -> Any:
+        v = self._get(key, default)
+        if v is None and (null or default is None):
+            return None
+        if not isinstance(v, str) or (not empty and not v.strip()):
+            raise self.error(key, "a string" + (" or null" if null else ""), v)
+        return v
+
+    def choice(self, key: str, allowed: tuple[str, ...], *, null: bool = False) -> Any:
+        v = self._get(key, None if null else _MISSING)
+        if v is None and null:
+            return None
+        if v not in allowed:
+            raise self.error(key, f"one of {list(allowed)}" + (" or null" if null else ""), v)
+        return v
+
+    def number(self, key: str, *, null: bool = True) -> float | None:
+        v = self._get(key, None if null else _MISSING)
+        if v is None and null:
+            return None
+        if not _is_number(v):
+            raise self.error(key, "a number" + (" or null" if null else ""), v)
+        return float(v)
+
+    def int(self, key: str, *, default: Any = _MISSING) -> int:
+        v = self._get(key, default)
+        if not _is_int(v):
+            raise self.error(key, "an integer", v)
+        return v
+
+    def flag(self, key: str, *, default: Any = None) -> bool | None:
+        v = self._get(key, default)
+        if v is not None and not isinstance(v, bool):
+            raise self.error(key, "true, false or null", v)
+        return v
+
+    def list(self, key: str, *, default: Any = _MISSING) -> list:
+        v = self._get(key, default)
+        if not isinstance(v, list):
+            raise self.error(key, "a list", v)
+        return v
+
+    def ints(self, key: str) -> list[int]:
+        v = self.list(key, default=[])
+        bad = next((x for x in v if not _is_int(x)), _MISSING)
+        if bad is not _MISSING:
+            raise self.error(key, "a list of integers", bad)
+        return v
+
+    def texts(self, key: str) -> list[str]:
+        v = self.list(key, default=[])
+        if not all(isinstance(x, str) for x in v):
+            raise self.error(key, "a list of strings", v)
+        return v
+
+    def numbers(self, key: str) -> dict[str, float | None]:
+        v = self._get(key, {})
+        if not isinstance(v, Mapping) or not all(x is None or _is_number(x) for x in v.values()):
+            raise self.error(key, "an object of numbers", v)
+        return {k: None if x is None else float(x) for k, x in v.items()}
+
+    def nested(self, key: str, *, required: bool = False) -> _Fields | None:
+        v = self._get(key, _MISSING if required else None)
+        if v is None and not required:
+            return None
+        return _Fields(v, self.where, f"{self.path}.{key}" if self.path else key)

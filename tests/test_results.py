@@ -1,0 +1,108 @@
+"""franq/results.py and the typed stack: an output line written by result_record reads back
+(franq.read_results) as the same AnswerScore, every field validated; Stack is written as
+the same dict it replaced."""
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import pytest
+
+import franq
+from conftest import make_franq
+from franq.errors import InputError
+from franq.io import Example
+from franq.types import Decision, Passage, Stack
+
+QUESTION = "When was the Eiffel Tower built?"
+PASSAGES = ("The Eiffel Tower was built from 1887 to 1889 in Paris.", "Gustave Eiffel designed it.")
+ANSWER = "The Eiffel Tower was built from 1887 to 1889. It is in Paris. Hello!"
+SHORT = {"mode": "short", "uq": {"n_samples": 3, "max_sample_tokens": 6, "short_scoring": "in_policy"}}
+
+
+def _line(record: dict) -> str:
+    return json.dumps(record, ensure_ascii=False)  # as `franq score` writes it
+
+
+@pytest.fixture(scope="module")
+def results(tiny_lm):
+    long = make_franq(tiny_lm, {"calibration": {"threshold": 0.5}}).score(QUESTION, list(PASSAGES), ANSWER)
+    short = make_franq(tiny_lm, SHORT).score(QUESTION, list(PASSAGES), "1889")
+    return long, short
+
+
+def test_result_record_reads_back_as_the_same_answer_score(results):
+    for result in results:
+        assert next(franq.read_results([_line(franq.result_record("x", result))])) == result
+
+
+def test_a_line_read_back_with_its_input_is_written_again_byte_for_byte(results, tmp_path):
+    long, short = results
+    example = Example(QUESTION, tuple(Passage(p, title="t") for p in PASSAGES), ANSWER, id="a1",
+                      claim_labels=({"is_true": True, "is_faithful": None}, {}, {"is_true": False}),
+                      labels={"gold_answers": ["1889"], "sufficient": True}, meta={"user": "ann", "n": [1, 2]})
+    decided = dataclasses.replace(long, decision=Decision("fallback", "other", "p_true", 0.2, 0.5, "closed_book",
+                                                          fallback_answer="other"))
+    lines = [_line(franq.result_record("a1", decided, example)), _line(franq.result_record(None, short))]
+    path = tmp_path / "out.jsonl"
+    path.write_text("\n".join(lines) + "\n\n", encoding="utf-8")
+    read = list(franq.read_results(path, with_input=True))
+    assert [r.where for r in read] == [f"{path} line 1", f"{path} line 2"]
+    assert read[0].result == decided and read[0].id == "a1" and read[0].example.meta == example.meta
+    assert read[0].example.passages == example.passages and read[1].example is None
+    assert [_line(franq.result_record(r.id, r.result, r.example)) for r in read] == lines
+
+
+def test_stack_is_written_as_the_dict_it_replaced(results):
+    long, short = results
+    assert isinstance(long.stack, Stack) and long.stack["mode"] == "long" and long.stack.get("sampling") is None
+    assert list(long.stack) == ["model", "faithfulness", "uq_faith", "uq_unfaith", "prompt_version", "mode"]
+    assert list(short.stack)[6:] == ["equivalence", "sampling"] and short.stack.sampling.startswith("n=3,")
+    record = franq.result_record("x", short)
+    assert record["stack"] == dict(short.stack) == short.stack and type(record["stack"]) is dict
+    assert json.dumps(record["stack"]) == json.dumps(short.stack.to_dict())
+    assert {short.stack: 1}[Stack.from_dict(dict(short.stack))] == 1  # frozen: hashable, equal by value
+
+
+def test_stack_keeps_extra_keys_in_their_order():
+    written = {"model": "m", "faithfulness": "f", "uq_faith": "a", "uq_unfaith": "b", "prompt_version": "p",
+               "mode": "probe", "sampling": "n=2", "judge": "j", "equivalence": "e"}
+    stack = Stack.from_dict(written)
+    assert list(stack.to_dict().items()) == list(written.items()) and stack["judge"] == "j"
+    built = Stack.build(model="m", faithfulness="f", uq_faith="a", uq_unfaith="b", mode="long", prompt_version="p")
+    assert built.to_dict() == {k: written[k] for k in list(written)[:5]} | {"mode": "long"}
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda r: r["claims"][0].update(status="ok"), "line 1: 'claims[0].status' must be one of ['scored', "),
+    (lambda r: r["claims"][0].update(p_faithful="high"), "line 1: 'claims[0].p_faithful' must be a number or null, "
+                                                         "got 'high'"),
+    (lambda r: r["claims"][0]["claim"].update(char_spans=[[0]]), "'claims[0].claim.char_spans[0]' must be a "),
+    (lambda r: r["claims"][0].update(verdict="maybe"), "'claims[0].verdict' must be one of ['likely_true', "),
+    (lambda r: r["claims"][0].update(is_true="yes"), "'claims[0].is_true' must be true, false or null, got 'yes'"),
+    (lambda r: r.update(mode="medium"), "line 1: 'mode' must be one of ['long', 'short'], got 'medium'"),
+    (lambda r: r["stack"].pop("uq_faith"), "line 1: 'stack' has no ['uq_faith']"),
+    (lambda r: r["stack"].update(mode=3), "line 1: 'stack.mode' must be a string, got int"),
+    (lambda r: r.update(warnings="w"), "line 1: 'warnings' must be a list, got 'w'"),
+    (lambda r: r.pop("model"), "line 1: missing field 'model'"),
+    (lambda r: r.update(decision={"action": "shrug"}), "line 1: 'decision.action' must be one of ['answer', "),
+])
+def test_errors_name_the_line_and_the_field(results, change, message):
+    record = json.loads(_line(franq.result_record("x", results[0])))
+    change(record)
+    with pytest.raises(InputError) as err:
+        list(franq.read_results([_line(record)]))
+    assert message in str(err.value) and str(err.value).startswith("line 1: "), str(err.value)
+
+
+def test_other_lines_are_skipped_and_reported_with_on_skip(results):
+    good = _line(franq.result_record("x", results[0]))
+    lines = [good, "{broken", _line({"line": 2, "id": None, "error": "bad"}), "", "[1]", _line({"answer": "a"})]
+    skipped: list[str] = []
+    assert list(franq.read_results(lines, on_skip=skipped.append)) == [results[0]]
+    assert skipped == ["line 2: not valid JSON (Expecting property name enclosed in double quotes: line 1 "
+                       "column 2 (char 1))", "line 3: an error record, not a result",
+                       "line 5: expected a JSON object, got list",
+                       "line 6: not a franq result record (no 'answer' and 'claims')"]
+    with pytest.raises(InputError, match="^line 2: not valid JSON"):
+        list(franq.read_results(lines))
