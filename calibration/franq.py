@@ -39,6 +39,7 @@ from calibration.base import (CalibratorFileError, NotFittedError, as_labels, as
                               check_header, read_json, write_json)
 from calibration.isotonic import IsotonicCalibrator
 from calibration.metrics import expected_calibration_error
+from calibration.mix import franq_mix
 
 FORMAT = "franq-calibrator"
 VERSION = 1
@@ -51,10 +52,6 @@ COLLAPSE_MIN_SPREAD = 0.05
 
 def log_scores(p: np.ndarray) -> np.ndarray:
     return np.log(np.maximum(p, LOG_FLOOR))
-
-
-def franq_mix(p_faithful: np.ndarray, p_true_if_faithful: np.ndarray, p_true_if_unfaithful: np.ndarray) -> np.ndarray:
-    return p_faithful * p_true_if_faithful + (1.0 - p_faithful) * p_true_if_unfaithful
 
 
 def as_optional_labels(values: Any, field: str, *, n: int) -> np.ndarray:

@@ -2,14 +2,14 @@
 
     P(true) = P_faithful * P(true | faithful) + (1 - P_faithful) * P(true | unfaithful)
 
-The formula itself lives in :func:`calibration.franq.franq_mix` (``calibration/`` is a
+The formula itself lives in :func:`calibration.mix.franq_mix` (``calibration/`` is a
 leaf package and needs it too); this is the pipeline's checked entry to it.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from calibration.franq import franq_mix
+from calibration.mix import franq_mix
 
 
 def mix(p_faithful, p_true_if_faithful, p_true_if_unfaithful) -> np.ndarray:

@@ -13,7 +13,7 @@ import numpy as np
 
 from eval_answering import CACHE, ROOT, SNAPSHOT, _snapshot, autorater_key, eval_items, observe_key, short_records
 
-from franq.apps.answering import metrics as M
+from franq.apps.answering import decision_metrics as M
 from franq.evaluation.metrics import bootstrap
 
 RESULTS = ROOT / "benchmarks" / "results"

@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from franq.apps.answering import metrics as M
+from franq.apps.answering import decision_metrics as M
 from franq.apps.answering.policy import SelectivePolicy, ThresholdPolicy, best_threshold, load_policy
 from franq.errors import InputError
 

@@ -1,4 +1,4 @@
-"""franq.evaluation.report: bootstrap intervals, tables, JSON and plots."""
+"""franq.evaluation.tables: bootstrap intervals, tables, JSON and plots."""
 from __future__ import annotations
 
 import json
@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from franq.evaluation.report import (MethodResult, bootstrap_cis, evaluate, plot_rejection_curves,
+from franq.evaluation.tables import (MethodResult, bootstrap_cis, evaluate, plot_rejection_curves,
                                      plot_reliability, render_markdown, render_text,
                                      results_to_json)
 from franq.evaluation.metrics import METRICS, auroc, pr_auc, prr

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from servers import ChatHandler, chat_server
 
 from franq.apps.trust import build as B
-from franq.apps.trust import metrics as M
+from franq.apps.trust import trust_metrics as M
 from franq.apps.trust.models import LocalGenerator, LocalJudge, MatchJudge, ServerGenerator, ServerJudge
 from franq.apps.trust.report import write_report
 from franq.apps.trust.run import load_rows, run

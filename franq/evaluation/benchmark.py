@@ -191,7 +191,7 @@ def evaluate_setting(key: str, title: str, setting, train, test, out_dir: Path, 
     """Every method of ``setting`` fitted on ``train``, measured on ``test``: the section's
     table (intervals on the FRANQ rows and the best baseline by PRR), plots and fit reports."""
     from franq.evaluation.methods import FRANQ, GENERAL, RAG, run_methods
-    from franq.evaluation.report import (evaluate, plot_rejection_curves, plot_reliability, render_markdown,
+    from franq.evaluation.tables import (evaluate, plot_rejection_curves, plot_reliability, render_markdown,
                                          render_text, results_to_json, MethodResult)
 
     if not len(test):

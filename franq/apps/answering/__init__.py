@@ -13,14 +13,14 @@ Context"): the application namespace ``franq.apps.answering``.
     labelers      LocalLabeler / OpenAILabeler: label-word probabilities of chat prompts
     policy        ThresholdPolicy (k-fold CV threshold for answer / fallback), SelectivePolicy
                   (logistic regression over signals, out-of-fold), load_policy
-    metrics       AwF / SfC precision and recall, max F1, PR-AUC, fallback utility, accuracy at a
+    decision_metrics  AwF / SfC precision and recall, max F1, PR-AUC, fallback utility, accuracy at a
                   fallback rate, outcome split, selective curve / AUC, bootstrap intervals
 
 Every score is "higher = more likely sufficient / faithful / correct".
 """
 from __future__ import annotations
 
-from franq.apps.answering import metrics
+from franq.apps.answering import decision_metrics
 from franq.apps.answering.decide import FALLBACKS, VERIFIERS, Answerer, build_fallback, build_verifier
 from franq.apps.answering.items import QAItem
 from franq.apps.answering.labelers import LocalLabeler, OpenAILabeler
@@ -41,5 +41,5 @@ __all__ = [
     "NLIVerifier", "OpenAIDualGeneration", "OpenAILabeler", "PTrueVerifier", "PreAnswerVerifier", "QAItem", "QARecord", "RATERS",
     "SelectivePolicy",
     "SelfPTrueVerifier", "SufficiencyRater", "ThresholdPolicy", "TrivialVerifier", "VERIFIERS", "Verifier",
-    "build_fallback", "build_verifier", "load_policy", "make_rater", "metrics", "parse_verdict", "read_qa_records",
+    "build_fallback", "build_verifier", "load_policy", "make_rater", "decision_metrics", "parse_verdict", "read_qa_records",
 ]

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from franq.apps.answering import metrics
+from franq.apps.answering import decision_metrics
 from franq import InputError
 from franq.evaluation.metrics import bootstrap
 
@@ -158,8 +158,8 @@ class SelectivePolicy:
         full = 1 / (1 + np.exp(-(((x - mu) / sd) @ w + b)))
         kth = max(1, int(np.ceil(coverage * len(y) - 1e-9)))
         threshold = float(np.sort(full)[::-1][kth - 1])
-        auc = bootstrap(metrics.selective_auc, oof, y, n_boot=n_boot, seed=seed)
-        at = bootstrap(lambda s, c: metrics.accuracy_at_coverage(s, c, coverage), oof, y,
+        auc = bootstrap(decision_metrics.selective_auc, oof, y, n_boot=n_boot, seed=seed)
+        at = bootstrap(lambda s, c: decision_metrics.accuracy_at_coverage(s, c, coverage), oof, y,
                                n_boot=n_boot, seed=seed)
         cv = {"k": k, "seed": seed, "n": int(len(y)), "accuracy": float(y.mean()),
               "oof_selective_auc": auc[0], "oof_selective_auc_95": list(auc[1:]),

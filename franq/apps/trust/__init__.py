@@ -164,7 +164,7 @@ def report_command(run_dir, out_dir, factuality_weights, robustness_weights, emb
     """Tables 2-4 (bootstrap 95% intervals), refusal rates, FRANQ detection, plots."""
     import franq
 
-    from .metrics import Weights
+    from .trust_metrics import Weights
     from .report import write_report
 
     logging.getLogger("sentence_transformers").setLevel(logging.WARNING)

@@ -19,7 +19,7 @@ from franq.apps.trust import prompts
 from franq.lm.labels import LabelWords, label_probability
 from franq.lm.openai_client import openai_client
 
-from .metrics import judge_match
+from .trust_metrics import judge_match
 
 
 def franq_home() -> Path:

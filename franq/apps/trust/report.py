@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .metrics import (Meteor, Weights, answer_text, bootstrap, cited_ids, citation_prf, contains, detection, fake_overlap,
+from .trust_metrics import (Meteor, Weights, answer_text, bootstrap, cited_ids, citation_prf, contains, detection, fake_overlap,
                       is_refusal, judge_match, mean_with_refusals, token_f1, weighted)
 from .run import ANSWERS, load_rows, row_key
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import franq
 from franq.apps.trust import prompts
 
-from .metrics import answer_text, is_refusal
+from .trust_metrics import answer_text, is_refusal
 
 ANSWERS = "answers.jsonl"
 
