@@ -28,12 +28,13 @@ import numpy as np
 from sklearn.metrics import average_precision_score, roc_auc_score
 from sklearn.model_selection import GroupKFold
 
-from faithfulness_data import ROOT, load_claims
-
 from franq.faithfulness.combined import CombinedFaithfulness
+from franq.fit.faithfulness_map import load_claims
 from franq.faithfulness.features import feature_matrix
 from franq.faithfulness.lexical import LexicalFaithfulness
 from franq.faithfulness.logistic import LogisticMap
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def ece(p: np.ndarray, y: np.ndarray, bins: int = 10) -> float:

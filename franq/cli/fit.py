@@ -142,9 +142,11 @@ def faithfulness(train, out_dir, scores, with_pmi, only_pmi, data_label):
               help="Raw public data folder (nq-open-oracle), for the observer calibrator. Default: $FRANQ_RAW_DATA.")
 @click.option("--check", is_flag=True, help="Compare each rebuilt file byte for byte with the shipped one and "
                                             "print a table (identical / differs, and why).")
+@click.option("--evaluate", is_flag=True, help="Also print the held-out results table of the files that have one "
+                                               "(the short-form calibrator: benchmarks/results/short-calibrator.md).")
 @click.option("--list", "list_only", is_flag=True, help="List the shipped files, what each is fitted on and "
                                                         "what its rebuild costs; rebuild nothing.")
-def shipped(names, out_dir, in_place, datasets_dir, raw, check, list_only):
+def shipped(names, out_dir, in_place, datasets_dir, raw, check, evaluate, list_only):
     """Rebuild the files shipped in franq/data/ from the committed datasets.
 
     NAMES are file names in franq/data/ (all fitted files when none). The maps and the
@@ -170,9 +172,12 @@ def shipped(names, out_dir, in_place, datasets_dir, raw, check, list_only):
     if in_place and check:
         raise click.UsageError("--check compares with the shipped files: it cannot be used with --in-place")
     try:
-        rows = table.rebuild(names, out=out, datasets=datasets_dir, raw=raw, check=check,
+        rows = table.rebuild(names, out=out, datasets=datasets_dir, raw=raw, check=check, evaluate=evaluate,
                              echo=lambda msg: click.echo(msg, err=True))
     except (FranqError, ValueError, FileNotFoundError) as exc:
         raise fail(exc) from None
     click.echo(f"wrote {len(rows)} file(s) into {out}", err=True)
     click.echo(table.format_table(rows))
+    for r in rows:
+        if "evaluation" in r:
+            click.echo(f"\n{r['name']}:\n\n{r['evaluation']}")

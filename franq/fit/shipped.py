@@ -28,6 +28,7 @@ class Shipped:
     fitted_on: str
     model_passes: str = ""        # empty: no model runs
     raw: bool = False             # needs the raw public data (--raw / $FRANQ_RAW_DATA)
+    evaluate: Callable[[Path, Path], str] | None = None  # (datasets, rebuilt file) -> a results table
 
 
 _CAL = "SmolLM2-135M-Instruct.Q4-1-combined-v1.json"
@@ -42,7 +43,8 @@ SHIPPED: tuple[Shipped, ...] = (
             "datasets/generations/long-expertqa.*"),
     Shipped(f"calibrator-short-embedded-{_CAL}", cals.short_calibrator,
             "condition variant on the 448 attempted greedy answers of 300 nq-open train questions; the short "
-            "preset on the samples in datasets/generations/short-nq-open.*"),
+            "preset on the samples in datasets/generations/short-nq-open.*",
+            evaluate=cals.evaluate_short_calibrator),
     Shipped(f"calibrator-short-observer-embedded-{_CAL}", cals.observer_calibrator,
             "condition variant, observer mix answer_share / answer_consistency, on the 90 answers of the distractor "
             "pairs of nq-open train questions 1-45", model_passes="each answer teacher-forced: about a minute",
@@ -122,9 +124,10 @@ def compare(rebuilt: Path, shipped: Path) -> tuple[bool, str]:
 
 
 def rebuild(names=(), *, out: Path, datasets: Path | None = None, raw: str | Path | None = None,
-            check: bool = False, echo: Callable[[str], None] = print) -> list[dict]:
+            check: bool = False, evaluate: bool = False, echo: Callable[[str], None] = print) -> list[dict]:
     """Rebuild the named (or all) shipped files into ``out``; with ``check``, compare each
-    with the shipped one. One row per file: name, bytes, seconds, and the comparison."""
+    with the shipped one; with ``evaluate``, the results table of those that have one
+    (row key ``evaluation``). One row per file: name, bytes, seconds, and the comparison."""
     import time
 
     from franq.fit.generations import datasets_dir
@@ -145,6 +148,8 @@ def rebuild(names=(), *, out: Path, datasets: Path | None = None, raw: str | Pat
             same, why = compare(path, shipped) if shipped.is_file() else (False, "no shipped file")
             row |= {"shipped_bytes": shipped.stat().st_size if shipped.is_file() else None,
                     "identical": same, "why": why}
+        if evaluate and s.evaluate is not None:
+            row["evaluation"] = s.evaluate(folder, path)
         rows.append(row)
     return rows
 

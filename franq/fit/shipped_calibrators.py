@@ -184,3 +184,37 @@ def observer_calibrator(datasets: Path, out: Path, raw: Path | None = None, *, l
     path = out / calibrator_name("short-observer", stack)
     cal.to_json(path)
     return path
+
+
+SHORT_TEST = 200
+"""nq-open test questions of the short calibrator's evaluation (the benchmark's units)."""
+
+
+def evaluate_short_calibrator(datasets: Path, path: Path) -> str:
+    """AUROC, PR-AUC of false answers and ECE of the short-form calibrator at ``path`` on
+    the first 200 nq-open test questions (clean and corrupted lists), against the raw mix:
+    the table of benchmarks/results/short-calibrator.md."""
+    from franq.calibrate import load_calibrator
+    from franq.evaluation.data import load_nq_open
+    from franq.evaluation.methods import SHORT
+    from franq.evaluation.metrics import auroc, ece, pr_auc
+    from franq.evaluation.observe import short_key
+    from franq.evaluation.units import short_units
+    from franq.evidence.samples import SamplingOptions
+    from franq.fit.generations import slug, snapshot
+
+    cal = load_calibrator(path)
+    _, faith = _short_franq()
+    cache = snapshot(datasets, f"short-nq-open.{slug(EMBEDDED_NAME)}.jsonl")
+    rows = ["| test variant | answers | true | AUROC cal. | AUROC raw | PR-AUC false cal. | ECE cal. | ECE raw | "
+            "P(true) cal. range |", "|---|---|---|---|---|---|---|---|---|"]
+    for variant in ("clean", "corrupted"):
+        pairs = [(it, cache[k]) for it in load_nq_open(datasets / "nq-open", "test", variant, limit=SHORT_TEST)
+                 if (k := short_key(it.id, it.passage_ids, SamplingOptions())) in cache]
+        u, _ = short_units([it for it, _ in pairs], [r for _, r in pairs], model_name=EMBEDDED_NAME,
+                           faithfulness=faith)
+        p = cal.predict(*SHORT.franq_inputs(u))
+        raw, y = SHORT.franq_none(u), u.is_true
+        rows.append(f"| {variant} | {len(u)} | {int(y.sum())} | {auroc(p, y):.3f} | {auroc(raw, y):.3f} | "
+                    f"{pr_auc(p, y):.3f} | {ece(p, y):.3f} | {ece(raw, y):.3f} | {p.min():.3f}-{p.max():.3f} |")
+    return "\n".join(rows)
