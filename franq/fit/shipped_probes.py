@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 from functools import lru_cache
 from pathlib import Path
 
@@ -33,6 +34,20 @@ SE_TRAIN = 300
 EXPERTQA_LIMIT, EXPERTQA_MAX_PROMPT = 100, 3000
 WICE_MAX_PROMPT = 1200
 SE_DATA = "benchmarks/cache/se-probe/train.jsonl (nq-open train, scripts/bench_se_probe.py)"
+
+log = logging.getLogger(__name__)
+
+
+class _Progress:
+    """Logs every ``every`` answers (``franq -v`` shows it)."""
+
+    def __init__(self, what: str, total: int, every: int = 25):
+        self.what, self.total, self.every, self.done = what, total, every, 0
+
+    def __call__(self, n: int = 1) -> None:
+        before, self.done = self.done, self.done + n
+        if self.done // self.every > before // self.every or self.done == self.total:
+            log.info("%s: %d/%d answers", self.what, self.done, self.total)
 
 
 @lru_cache(maxsize=1)
@@ -89,7 +104,8 @@ def se_fit(datasets: Path):
     text = "".join(json.dumps(r) + "\n" for r in rows)
     specs = [{"kind": "hidden", "layers": [SE_LAYER]}, {"kind": "hidden_closed", "layers": [SE_LAYER]}]
     examples = [parse_example({k: v for k, v in r.items() if k != "meta"}) for r in rows]
-    x, _, _ = labelled_features(_pipeline(), examples, specs, batch_size=8)
+    x, _, _ = labelled_features(_pipeline(), examples, specs, batch_size=8,
+                                progress=_Progress("semantic entropy probes' passes", len(examples)))
     x = [v.astype(np.float32) for v in x]  # as the benchmark's feature cache stored them
     y, info = target_labels("low_semantic_entropy", {"semantic_entropy": np.array(
         [r["claims"][0]["semantic_entropy"] for r in rows])})
@@ -147,8 +163,9 @@ def internals_features(records: list[dict]) -> dict[tuple[str, int], dict]:
 
     fr = _pipeline()
     spec = CaptureSpec(attention=True, hidden_layers=(FAITH_LAYER,), closed_hidden_layers=(FAITH_LAYER,))
-    out = {}
+    out, progress = {}, _Progress("faithfulness probes' passes", len(records))
     for rec in records:
+        progress()
         evidence = fr.claim_evidence([parse_example(rec)], capture=spec)[0]
         for i, e in enumerate(evidence):
             if e is None:
