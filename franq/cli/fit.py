@@ -152,11 +152,12 @@ def shipped(names, out_dir, in_place, datasets_dir, raw, check, evaluate, list_o
     NAMES are file names in franq/data/ (all fitted files when none). The maps and the
     long and short calibrators rebuild in seconds from datasets/ and the committed
     generations (datasets/generations), without the model. The observer calibrator
-    teacher-forces its answers with the embedded model (about a minute) and reads the raw
-    nq-open file (--raw or $FRANQ_RAW_DATA). The probe-preset calibrator and the probe file
-    need the embedded model's passes with captured internals: several minutes, and 20-40
-    minutes on CPU for the probe file's faithfulness probes. example.json is data, not
-    fitted, and is not rebuilt.
+    teacher-forces its answers with the embedded model (about 2 minutes on CPU) and reads
+    the raw nq-open file (--raw or $FRANQ_RAW_DATA). The probe-preset calibrator and the
+    probe file need the embedded model's passes with captured internals: about 25-45
+    minutes on one CPU thread for the probe calibrator, 13 more for the probe file's
+    faithfulness probes (-v logs the progress). example.json is data, not fitted, and is
+    not rebuilt. Results: benchmarks/results/shipped-artefacts.md.
     """
     import tempfile
     from pathlib import Path
@@ -168,9 +169,9 @@ def shipped(names, out_dir, in_place, datasets_dir, raw, check, evaluate, list_o
         return
     if in_place and out_dir:
         raise click.UsageError("--in-place writes into franq/data/: leave out --out")
-    out = table.data_dir() if in_place else Path(out_dir or tempfile.mkdtemp(prefix="franq-shipped-"))
     if in_place and check:
         raise click.UsageError("--check compares with the shipped files: it cannot be used with --in-place")
+    out = table.data_dir() if in_place else Path(out_dir or tempfile.mkdtemp(prefix="franq-shipped-"))
     try:
         rows = table.rebuild(names, out=out, datasets=datasets_dir, raw=raw, check=check, evaluate=evaluate,
                              echo=lambda msg: click.echo(msg, err=True))

@@ -47,16 +47,16 @@ SHIPPED: tuple[Shipped, ...] = (
             evaluate=cals.evaluate_short_calibrator),
     Shipped(f"calibrator-short-observer-embedded-{_CAL}", cals.observer_calibrator,
             "condition variant, observer mix answer_share / answer_consistency, on the 90 answers of the distractor "
-            "pairs of nq-open train questions 1-45", model_passes="each answer teacher-forced: about a minute",
+            "pairs of nq-open train questions 1-45", model_passes="each answer teacher-forced: about 2 minutes on CPU",
             raw=True),
     Shipped(f"calibrator-probe-embedded-{_CAL}", probes.probe_calibrator,
             "condition variant on out-of-fold semantic entropy probe outputs of the 448 nq-open train answers",
-            model_passes="two passes per answer with hidden states, 448 answers: several minutes"),
+            model_passes="two passes per answer with hidden states, 448 answers: 25-45 minutes on CPU"),
     Shipped("probe-SmolLM2-135M-Instruct.Q4_1.json", probes.probe_file,
             "faithfulness / truth probes on 170 ExpertQA train + WiCE fit answers; semantic entropy probes on the "
             "448 nq-open train answers",
-            model_passes="with-passages pass with attention capture + closed-book pass, 170 long answers "
-                         "(4-10 s each on CPU) plus the semantic entropy probes' passes: 20-40 minutes"),
+            model_passes="with-passages pass with attention capture + closed-book pass, 172 long answers "
+                         "(3.5-4.5 s each on CPU) plus the semantic entropy probes' passes: 40-60 minutes"),
 )
 NOT_FITTED = {"example.json": "the example answer `franq score --example` scores: data, not fitted"}
 

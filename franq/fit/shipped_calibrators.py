@@ -57,13 +57,12 @@ def long_calibrator(datasets: Path, out: Path, raw=None) -> Path:
 def context_pmi_map(datasets: Path, out: Path, raw=None) -> Path:
     """The context-PMI map on the labelled claims of the calibration sample, pass features
     from the committed long-form generations."""
+    from franq.faithfulness.features import pass_features_from_sums
     from franq.fit.faithfulness_map import PMI_FEATURES, fit_map, labelled_claims
     from franq.fit.generations import long_scored
 
     records = calibration_sample(datasets)
     passes = {}
-    from franq.faithfulness.features import pass_features_from_sums
-
     for _, rec in long_scored(datasets, records, LONG_STACK):
         for i, c in enumerate(rec["claims"]):
             s = c.get("signals") or {}
