@@ -27,13 +27,14 @@ from pathlib import Path
 import numpy as np
 from sklearn.model_selection import GroupKFold
 
-from faithfulness_data import ROOT, load_claims
-
 from franq.evaluation.metrics import auroc, ece, pr_auc
 from franq.faithfulness.combined import CombinedFaithfulness
+from franq.fit.faithfulness_map import load_claims
 from franq.faithfulness.features import feature_matrix
 from franq.faithfulness.lexical import LexicalFaithfulness
 from franq.faithfulness.logistic import LogisticMap
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def row(name, p, y, ms=None, note=""):

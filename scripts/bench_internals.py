@@ -31,11 +31,11 @@ from pathlib import Path
 
 import numpy as np
 
-from faithfulness_data import ROOT, load_claims
 from internals_data import LAYERS, cache_dir
 
 import franq.evaluation.metrics as em
 from franq.faithfulness.combined import CombinedFaithfulness
+from franq.fit.faithfulness_map import load_claims
 from franq.faithfulness.features import feature_matrix, pass_features_from_sums
 from franq.faithfulness.lexical import LexicalFaithfulness
 from franq.lm.load import EMBEDDED_NAME
@@ -43,6 +43,7 @@ from franq.internals.probe_file import ProbeFile, packaged_probe_path
 from franq.fit.probe import cross_validate, fit_probe
 from franq.scorers.rauq import middle_layers, token_confidences
 
+ROOT = Path(__file__).resolve().parents[1]
 EXPERTQA = ROOT / "datasets/expertqa"
 WICE = ROOT / "datasets/wice"
 

@@ -52,8 +52,7 @@ def specs() -> list[dict]:
 
 def labelled(split: str, n: int) -> list[dict]:
     """The attempted greedy answers of the split with their semantic entropy and correctness."""
-    from fit_short_calibrator import observed
-    from franq.evaluation.benchmark import Layout, read_cache, slug
+    from franq.fit.generations import datasets_dir, short_observed
     from franq.config import FranqConfig
     from franq.evaluation.observe import cached_sample_set
     from franq.evaluation.units import _NamedModel, attempted, is_correct
@@ -62,11 +61,10 @@ def labelled(split: str, n: int) -> list[dict]:
     from franq.lm.load import EMBEDDED_NAME
     from franq.pipeline import Franq
 
-    layout = Layout(ROOT)
-    cache = read_cache(layout, layout.cache / f"short-nq-open.{slug(EMBEDDED_NAME)}.jsonl")
     config = FranqConfig.from_dict({"mode": "short", "calibration": {"calibrator": "none"}})
     fr = Franq(config, _NamedModel(EMBEDDED_NAME), faithfulness=CombinedFaithfulness(lm_name=EMBEDDED_NAME))
-    rows, _ = observed(cache, split, n, ("clean", "corrupted") if split == "train" else ("clean",))
+    rows, _ = short_observed(datasets_dir(ROOT / "datasets"), EMBEDDED_NAME, split, n,
+                             ("clean", "corrupted") if split == "train" else ("clean",))
     kept = [(it, rec, variant) for it, rec, variant in rows if attempted(rec["greedy"]["text"])]
     examples = [Example(it.question, it.passages, rec["greedy"]["text"]) for it, rec, _ in kept]
     sets = [cached_sample_set(rec) for _, rec, _ in kept]

@@ -14,6 +14,10 @@ previous token (for RAUQ). Answers whose prompt exceeds ``--max-prompt-tokens`` 
 skipped and listed in ``skipped.txt``. Answers run in a fixed random order (the one
 ``scripts/benchmark.py`` draws its ExpertQA train sample in), so a run cut short leaves a
 random subset, and the first 120 train answers are the long-form benchmark's. Timings go to ``timing.jsonl``.
+
+The shipped probe file is rebuilt without this cache by ``franq fit shipped
+probe-SmolLM2-135M-Instruct.Q4_1.json`` (the same passes, in memory); this cache feeds the
+benchmark tables of ``scripts/bench_internals.py``.
 """
 from __future__ import annotations
 
@@ -22,13 +26,11 @@ import json
 import os
 import random
 import re
-import sys
 import time
 from pathlib import Path
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
 import numpy as np  # noqa: E402
 

@@ -11,7 +11,7 @@ from franq.errors import FranqError
 
 @click.group("fit")
 def fit() -> None:
-    """Fit what franq ships or you bring: calibrators, probes, faithfulness maps."""
+    """Fit what franq ships or you bring: calibrators, probes, faithfulness maps; rebuild the shipped files."""
 
 
 @fit.command("calibrator")
@@ -99,3 +99,86 @@ def probe(input_path, output, features, folds, report_path, stack: StackFlags):
     except (FranqError, ValueError) as exc:
         raise click.ClickException(str(exc)) from None
     click.echo(format_probe_report(report, output, report_path), err=True)
+
+
+@fit.command("faithfulness")
+@click.argument("train", type=click.Path(exists=True, dir_okay=False))
+@click.option("-o", "--out", "out_dir", required=True, type=click.Path(file_okay=False),
+              help="Folder to write faithfulness-combined.json (and faithfulness-context-pmi.json) into.")
+@click.option("--scores", type=click.Path(exists=True, dir_okay=False),
+              help="`franq score` output of TRAIN (embedded stack): its claims' pass log-probabilities give the "
+                   "context-PMI features; fits faithfulness-context-pmi.json too.")
+@click.option("--with-pmi", is_flag=True, help="Add the context-PMI features to the combined map (needs --scores).")
+@click.option("--only-pmi", is_flag=True, help="Fit only the context-PMI map (needs --scores).")
+@click.option("--data-label", help="What the maps record they were fitted on. Default: TRAIN's file name.")
+def faithfulness(train, out_dir, scores, with_pmi, only_pmi, data_label):
+    """Fit the logistic faithfulness maps from claims with support labels.
+
+    TRAIN is JSONL of franq input records whose claims carry "is_faithful" (true, false or
+    null: left out), e.g. datasets/expertqa/train.jsonl. The combined map (the `combined`
+    backend) is a logistic regression over text features of (passages, claim); with
+    --scores, the context-PMI map (the `context-pmi` backend) over the claims' mean token
+    PMI. Point a config at the result with [faithfulness] map = "DIR/faithfulness-combined.json".
+    The shipped maps are rebuilt by `franq fit shipped`.
+    """
+    from franq.fit.faithfulness_map import fit_faithfulness
+
+    try:
+        lines = fit_faithfulness(train, out_dir, scores=scores, with_pmi=with_pmi, only_pmi=only_pmi,
+                                 data_label=data_label)
+    except (FranqError, ValueError, KeyError) as exc:
+        raise fail(exc) from None
+    click.echo("\n".join(lines), err=True)
+
+
+@fit.command("shipped")
+@click.argument("names", nargs=-1)
+@click.option("--out", "out_dir", type=click.Path(file_okay=False),
+              help="Folder to write the rebuilt files into. Default: a new temporary folder.")
+@click.option("--in-place", is_flag=True, help="Write into franq/data/, replacing the shipped files.")
+@click.option("--datasets", "datasets_dir", type=click.Path(exists=True, file_okay=False),
+              help="The committed datasets/ folder of a franq checkout. Default: the one beside this package.")
+@click.option("--raw", type=click.Path(exists=True, file_okay=False),
+              help="Raw public data folder (nq-open-oracle), for the observer calibrator. Default: $FRANQ_RAW_DATA.")
+@click.option("--check", is_flag=True, help="Compare each rebuilt file byte for byte with the shipped one and "
+                                            "print a table (identical / differs, and why).")
+@click.option("--evaluate", is_flag=True, help="Also print the held-out results table of the files that have one "
+                                               "(the short-form calibrator: benchmarks/results/short-calibrator.md).")
+@click.option("--list", "list_only", is_flag=True, help="List the shipped files, what each is fitted on and "
+                                                        "what its rebuild costs; rebuild nothing.")
+def shipped(names, out_dir, in_place, datasets_dir, raw, check, evaluate, list_only):
+    """Rebuild the files shipped in franq/data/ from the committed datasets.
+
+    NAMES are file names in franq/data/ (all fitted files when none). The maps and the
+    long and short calibrators rebuild in seconds from datasets/ and the committed
+    generations (datasets/generations), without the model. The observer calibrator
+    teacher-forces its answers with the embedded model (about 2 minutes on CPU) and reads
+    the raw nq-open file (--raw or $FRANQ_RAW_DATA). The probe-preset calibrator and the
+    probe file need the embedded model's passes with captured internals: about 25-45
+    minutes on one CPU thread for the probe calibrator, 13 more for the probe file's
+    faithfulness probes (-v logs the progress). example.json is data, not fitted, and is
+    not rebuilt. Results: benchmarks/results/shipped-artefacts.md.
+    """
+    import tempfile
+    from pathlib import Path
+
+    from franq.fit import shipped as table
+
+    if list_only:
+        click.echo(table.describe())
+        return
+    if in_place and out_dir:
+        raise click.UsageError("--in-place writes into franq/data/: leave out --out")
+    if in_place and check:
+        raise click.UsageError("--check compares with the shipped files: it cannot be used with --in-place")
+    out = table.data_dir() if in_place else Path(out_dir or tempfile.mkdtemp(prefix="franq-shipped-"))
+    try:
+        rows = table.rebuild(names, out=out, datasets=datasets_dir, raw=raw, check=check, evaluate=evaluate,
+                             echo=lambda msg: click.echo(msg, err=True))
+    except (FranqError, ValueError, FileNotFoundError) as exc:
+        raise fail(exc) from None
+    click.echo(f"wrote {len(rows)} file(s) into {out}", err=True)
+    click.echo(table.format_table(rows))
+    for r in rows:
+        if "evaluation" in r:
+            click.echo(f"\n{r['name']}:\n\n{r['evaluation']}")

@@ -3,7 +3,7 @@
 Features (see :mod:`franq.faithfulness.features`) are lexical overlap statistics of the
 claim in the passages and, when the fitted map uses them, the context PMI of the claim's
 tokens from FRANQ's two passes. Fitted on ExpertQA training answers (rand_val +
-domain_val, human support labels) by ``scripts/fit_faithfulness.py`` and shipped as JSON
+domain_val, human support labels) by ``franq fit faithfulness`` and shipped as JSON
 that records the features and the stack it was fitted for. Higher = more likely supported.
 """
 from __future__ import annotations

@@ -38,7 +38,7 @@ def warn_if_other_stack(fitted: LogisticMap, lm_name: str | None, what: str) -> 
     if lm_name is not None and want and want != lm_name:
         log.warning("%s was fitted for model %s, not %s: its ranking still holds but its "
                     "probabilities are not calibrated for this model; refit it with "
-                    "scripts/fit_faithfulness.py", what, want, lm_name)
+                    "`franq fit faithfulness`", what, want, lm_name)
 
 
 class ContextPMIFaithfulness:

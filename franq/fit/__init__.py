@@ -4,4 +4,8 @@ fitted here; nothing under ``franq/`` outside the workbench imports it.
 
     calibrator    FRANQ calibrators from labelled claims (``franq fit calibrator``)
     probe         probes on a model's internals (``franq fit probe``)
+    faithfulness_map   the combined / context-PMI logistic maps (``franq fit faithfulness``)
+    shipped       the table of files in ``franq/data/`` and their rebuild (``franq fit shipped``),
+                  from the committed data (generations), the calibrators
+                  (shipped_calibrators) and the probe file (shipped_probes)
 """

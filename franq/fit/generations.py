@@ -1,0 +1,100 @@
+"""The committed data the shipped artefacts are fitted on: the benchmark datasets
+(``datasets/expertqa``, ``datasets/nq-open``, ``datasets/wice``) and the cached model
+passes in ``datasets/generations`` (written by the benchmark's ``observe`` step), read
+from a source checkout. A pip install has no ``datasets/``: pass the checkout's folder."""
+from __future__ import annotations
+
+import gzip
+import json
+import random
+import re
+from functools import lru_cache
+from pathlib import Path
+
+from franq.errors import InputError
+
+
+def slug(text: str) -> str:
+    """A model or backend name as it appears in data file names."""
+    return re.sub(r"[^A-Za-z0-9.]+", "-", text).strip("-")
+
+
+def datasets_dir(path: str | Path | None = None) -> Path:
+    """The ``datasets/`` folder: ``path`` when given, else the one beside the ``franq``
+    package in a source checkout; an error naming what to pass when there is none."""
+    folder = Path(path) if path is not None else Path(__file__).resolve().parents[2] / "datasets"
+    if not (folder / "generations").is_dir():
+        raise InputError(f"datasets: {folder} has no generations/ folder; pass --datasets DIR, the datasets/ "
+                         "folder of a franq source checkout")
+    return folder
+
+
+@lru_cache(maxsize=8)
+def snapshot(datasets: Path, name: str) -> dict[str, dict]:
+    """A committed observe cache (``generations/<name>.gz``), by record id."""
+    path = datasets / "generations" / f"{name}.gz"
+    if not path.is_file():
+        raise InputError(f"{path}: no such committed generations file")
+    with gzip.open(path, "rt", encoding="utf-8") as f:
+        return {rec["id"]: rec for rec in map(json.loads, f)}
+
+
+def read_jsonl(path: str | Path) -> list[dict]:
+    with open(path, encoding="utf-8") as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def seeded_sample(path: str | Path, n: int, *, seed: int = 0) -> list[dict]:
+    """The records of a JSONL file shuffled with ``random.Random(seed)``, first ``n``: the
+    benchmark's ExpertQA train sample (and the calibration sample of 120 answers)."""
+    with open(path, encoding="utf-8") as f:
+        rows = f.read().splitlines()
+    random.Random(seed).shuffle(rows)
+    return [json.loads(line) for line in rows[:n]]
+
+
+def long_scored(datasets: Path, records: list[dict], stack: dict[str, str]) -> list[tuple[str, dict]]:
+    """``franq score``-like records (``(where, record)``, claims with their labels passed
+    through) of ExpertQA ``records`` from the committed long-form snapshot of ``stack``:
+    what :func:`franq.fit.calibrator.training_claims` reads."""
+    from franq.evaluation.observe import long_key
+
+    name = f"long-expertqa.{slug(stack['model'])}.{slug(stack['faithfulness'])}.jsonl"
+    snap = snapshot(datasets, name)
+    out = []
+    for rec in records:
+        obs = snap.get(long_key(rec["id"], stack))
+        if obs is None:
+            raise InputError(f"generations/{name}: no record of ExpertQA answer {rec['id']} for this stack")
+        claims = []
+        for c, o in zip(rec["claims"], obs["claims"]):
+            row = {"status": o["status"], "is_true": c.get("is_true"), "is_faithful": c.get("is_faithful")}
+            if o["status"] == "scored":
+                row |= {"p_faithful": o["p_faithful"], "signals": o.get("signals") or o.get("components") or {}}
+            claims.append(row)
+        out.append((f"generations/{name} answer {rec['id']}", {"id": rec["id"], "stack": dict(stack), "claims": claims}))
+    return out
+
+
+def short_observed(datasets: Path, model: str, split: str, n: int, variants=("clean", "corrupted")):
+    """``(item, record, variant)`` of the first ``n`` nq-open questions of ``split`` with a
+    committed short-form observation: the clean passage lists, plus the corrupted lists of
+    the questions whose gold passage was replaced (the others share generations); and how
+    many had none."""
+    from franq.evaluation.data import load_nq_open
+    from franq.evaluation.observe import short_key
+    from franq.evidence.samples import SamplingOptions
+
+    cache = snapshot(datasets, f"short-nq-open.{slug(model)}.jsonl")
+    options = SamplingOptions()
+    rows, missing = [], 0
+    for variant in variants:
+        for it in load_nq_open(datasets / "nq-open", split, variant, limit=n):
+            if variant == "corrupted" and not it.corrupted:
+                continue
+            rec = cache.get(short_key(it.id, it.passage_ids, options))
+            if rec is None:
+                missing += 1
+            else:
+                rows.append((it, rec, variant))
+    return rows, missing

@@ -1,0 +1,176 @@
+"""The files shipped in ``franq/data/`` and how each is rebuilt: ``franq fit shipped``.
+
+Every fitted file has one entry in :data:`SHIPPED`: its rebuild function (reading the
+committed ``datasets/``, the raw public data only where named), whether the embedded
+model runs, and what it was fitted on. ``example.json`` is data (the example ``franq score
+--example`` scores), not fitted: it is listed in :data:`NOT_FITTED` and never rebuilt.
+:func:`compare` tells a byte-identical rebuild from one whose numbers differ only in the
+last digits of floating-point arithmetic, and from a real difference."""
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+from franq.errors import InputError
+from franq.fit import shipped_calibrators as cals
+from franq.fit import shipped_probes as probes
+
+
+@dataclass(frozen=True)
+class Shipped:
+    """One fitted file of ``franq/data/``."""
+
+    name: str
+    rebuild: Callable[..., Path]  # (datasets dir, out dir, raw dir or None) -> the written file
+    fitted_on: str
+    model_passes: str = ""        # empty: no model runs
+    raw: bool = False             # needs the raw public data (--raw / $FRANQ_RAW_DATA)
+    evaluate: Callable[[Path, Path], str] | None = None  # (datasets, rebuilt file) -> a results table
+
+
+_CAL = "SmolLM2-135M-Instruct.Q4-1-combined-v1.json"
+SHIPPED: tuple[Shipped, ...] = (
+    Shipped("faithfulness-combined.json", cals.combined_map,
+            "text features of the 2,269 support-labelled ExpertQA train claims (datasets/expertqa/train.jsonl)"),
+    Shipped("faithfulness-context-pmi.json", cals.context_pmi_map,
+            "mean token PMI of the 642 labelled claims of the seeded 120-answer ExpertQA train sample; passes from "
+            "datasets/generations/long-expertqa.*"),
+    Shipped(f"calibrator-long-embedded-{_CAL}", cals.long_calibrator,
+            "condition variant on the 574 is_true-labelled claims of the 120-answer sample; scores from "
+            "datasets/generations/long-expertqa.*"),
+    Shipped(f"calibrator-short-embedded-{_CAL}", cals.short_calibrator,
+            "condition variant on the 448 attempted greedy answers of 300 nq-open train questions; the short "
+            "preset on the samples in datasets/generations/short-nq-open.*",
+            evaluate=cals.evaluate_short_calibrator),
+    Shipped(f"calibrator-short-observer-embedded-{_CAL}", cals.observer_calibrator,
+            "condition variant, observer mix answer_share / answer_consistency, on the 90 answers of the distractor "
+            "pairs of nq-open train questions 1-45", model_passes="each answer teacher-forced: about 2 minutes on CPU",
+            raw=True),
+    Shipped(f"calibrator-probe-embedded-{_CAL}", probes.probe_calibrator,
+            "condition variant on out-of-fold semantic entropy probe outputs of the 448 nq-open train answers",
+            model_passes="two passes per answer with hidden states, 448 answers: 25-45 minutes on CPU"),
+    Shipped("probe-SmolLM2-135M-Instruct.Q4_1.json", probes.probe_file,
+            "faithfulness / truth probes on 170 ExpertQA train + WiCE fit answers; semantic entropy probes on the "
+            "448 nq-open train answers",
+            model_passes="with-passages pass with attention capture + closed-book pass, 172 long answers "
+                         "(3.5-4.5 s each on CPU) plus the semantic entropy probes' passes: 40-60 minutes"),
+)
+NOT_FITTED = {"example.json": "the example answer `franq score --example` scores: data, not fitted"}
+
+
+def data_dir() -> Path:
+    return Path(str(resources.files("franq").joinpath("data")))
+
+
+def lookup(names) -> list[Shipped]:
+    """The entries named (all when none), in table order; an error lists the known names."""
+    known = {s.name: s for s in SHIPPED}
+    for n in names:
+        if n not in known:
+            why = f" ({NOT_FITTED[n]})" if n in NOT_FITTED else ""
+            raise InputError(f"{n!r} is not a fitted shipped file{why}; known: {', '.join(known)}")
+    return [s for s in SHIPPED if not names or s.name in names]
+
+
+def _numbers(a, b, path: str = "") -> tuple[float, list[str]]:
+    """The largest relative difference between the numbers of two JSON values, and the
+    places where they differ in anything but a number's value."""
+    if isinstance(a, bool) or isinstance(b, bool) or not (isinstance(a, (int, float)) and isinstance(b, (int, float))):
+        if isinstance(a, dict) and isinstance(b, dict):
+            worst, other = 0.0, [f"{path}/{k}: only in {'rebuilt' if k in a else 'shipped'}"
+                                 for k in sorted(set(a) ^ set(b))]
+            for k in sorted(set(a) & set(b)):
+                w, o = _numbers(a[k], b[k], f"{path}/{k}")
+                worst, other = max(worst, w), other + o
+            return worst, other
+        if isinstance(a, list) and isinstance(b, list):
+            if len(a) != len(b):
+                return 0.0, [f"{path}: {len(a)} values rebuilt, {len(b)} shipped"]
+            worst, other = 0.0, []
+            for i, (x, y) in enumerate(zip(a, b)):
+                w, o = _numbers(x, y, f"{path}[{i}]")
+                worst, other = max(worst, w), other + o
+            return worst, other
+        return 0.0, ([] if a == b else [f"{path}: {json.dumps(a)[:60]} rebuilt, {json.dumps(b)[:60]} shipped"])
+    if a == b:
+        return 0.0, []
+    return abs(a - b) / max(abs(a), abs(b), 1e-300), []
+
+
+ROUNDING = 1e-12
+"""Numbers closer than this (relative) differ only in the last digits of float arithmetic."""
+
+
+def compare(rebuilt: Path, shipped: Path) -> tuple[bool, str]:
+    """``(identical, why)``: byte-identical, or what differs (float rounding in the last
+    digits, or the keys / values that differ and by how much)."""
+    a, b = rebuilt.read_bytes(), shipped.read_bytes()
+    if a == b:
+        return True, "identical"
+    try:
+        worst, other = _numbers(json.loads(a), json.loads(b))
+    except ValueError:
+        return False, "differs (not JSON)"
+    if other:
+        more = f" (+{len(other) - 2} more)" if len(other) > 2 else ""
+        return False, "differs: " + "; ".join(other[:2]) + more + (
+            f"; numbers up to {worst:.1e} relative" if worst else "")
+    if worst <= ROUNDING:
+        return False, f"differs in float rounding only (largest relative difference {worst:.1e})"
+    return False, f"differs: numbers up to {worst:.1e} relative"
+
+
+def rebuild(names=(), *, out: Path, datasets: Path | None = None, raw: str | Path | None = None,
+            check: bool = False, evaluate: bool = False, echo: Callable[[str], None] = print) -> list[dict]:
+    """Rebuild the named (or all) shipped files into ``out``; with ``check``, compare each
+    with the shipped one; with ``evaluate``, the results table of those that have one
+    (row key ``evaluation``). One row per file: name, bytes, seconds, and the comparison."""
+    import time
+
+    from franq.fit.generations import datasets_dir
+
+    entries = lookup(list(names))
+    folder = datasets_dir(datasets)
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    rows = []
+    for s in entries:
+        echo(f"{s.name}: rebuilding" + (f" (model passes: {s.model_passes})" if s.model_passes else ""))
+        t = time.perf_counter()
+        path = s.rebuild(folder, out, raw)
+        row = {"name": s.name, "bytes": path.stat().st_size, "seconds": round(time.perf_counter() - t, 1),
+               "path": str(path)}
+        if check:
+            shipped = data_dir() / s.name
+            same, why = compare(path, shipped) if shipped.is_file() else (False, "no shipped file")
+            row |= {"shipped_bytes": shipped.stat().st_size if shipped.is_file() else None,
+                    "identical": same, "why": why}
+        if evaluate and s.evaluate is not None:
+            row["evaluation"] = s.evaluate(folder, path)
+        rows.append(row)
+    return rows
+
+
+def format_table(rows: list[dict]) -> str:
+    """The rebuild rows as a Markdown table."""
+    check = any("why" in r for r in rows)
+    head = "| file | bytes rebuilt | bytes shipped | seconds | result |" if check else "| file | bytes | seconds |"
+    lines = [head, "|" + "---|" * head.count(" | ") + "---|"]
+    for r in rows:
+        if check:
+            lines.append(f"| {r['name']} | {r['bytes']} | {r['shipped_bytes']} | {r['seconds']:g} | {r['why']} |")
+        else:
+            lines.append(f"| {r['name']} | {r['bytes']} | {r['seconds']:g} |")
+    return "\n".join(lines)
+
+
+def describe() -> str:
+    """The table of shipped files: what each is fitted on and what its rebuild costs."""
+    lines = [f"{s.name}\n    fitted on: {s.fitted_on}\n    model passes: {s.model_passes or 'none'}"
+             + ("\n    raw data: nq-open-oracle (--raw / $FRANQ_RAW_DATA)" if s.raw else "") for s in SHIPPED]
+    lines += [f"{n}\n    not fitted: {why}" for n, why in NOT_FITTED.items()]
+    return "\n".join(lines)
+
