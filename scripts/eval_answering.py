@@ -1,5 +1,5 @@
 """Answering with faithfulness, sufficient context and selective generation on nq-open
-(papers 000 and 003), with the embedded model. Two steps, like scripts/benchmark.py:
+(papers 000 and 003), with the embedded model. Two steps, like franq bench:
 
     python scripts/eval_answering.py observe [--limit N] [--autorater-limit M]   # model passes, cached
     python scripts/eval_answering.py snapshot                                     # caches -> datasets/generations/

@@ -12,7 +12,7 @@ the tokens of ``[n]`` citation markers (``*_nocite``), summed log-probs with
 the passages, and per answer token the rag log-probs and attention on the
 previous token (for RAUQ). Answers whose prompt exceeds ``--max-prompt-tokens`` are
 skipped and listed in ``skipped.txt``. Answers run in a fixed random order (the one
-``scripts/benchmark.py`` draws its ExpertQA train sample in), so a run cut short leaves a
+``franq bench`` draws its ExpertQA train sample in), so a run cut short leaves a
 random subset, and the first 120 train answers are the long-form benchmark's. Timings go to ``timing.jsonl``.
 
 The shipped probe file is rebuilt without this cache by ``franq fit shipped
@@ -67,7 +67,7 @@ def main() -> None:
     records = [json.loads(line) for line in open(args.dataset, encoding="utf-8")]
     done = {p.stem for p in out.glob("*.npz")}
     skipped = set((out / "skipped.txt").read_text().split()) if (out / "skipped.txt").exists() else set()
-    random.Random(0).shuffle(records)  # the order of scripts/benchmark.py's train sample
+    random.Random(0).shuffle(records)  # the order of franq bench's train sample
     todo = [r for r in records if r["id"] not in done and r["id"] not in skipped]
     if args.limit:
         todo = todo[:args.limit]

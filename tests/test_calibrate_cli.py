@@ -128,7 +128,7 @@ def test_shipped_default_calibrator_matches_the_embedded_stack_key():
 
     paths = shipped_calibrators()
     if not paths:
-        pytest.skip("no franq/data/calibrator-*.json shipped yet: run scripts/fit_default_calibrator.py")
+        pytest.skip("no franq/data/calibrator-*.json shipped yet: run franq fit shipped --in-place")
     stack = stack_key(model=EMBEDDED_NAME, faithfulness="combined-v1", uq_faith="claim_prob",
                       uq_unfaith="parametric", mode="long")
     active, warnings = resolve_calibrator("default", stack)
@@ -220,7 +220,7 @@ def test_embedded_stack_prints_calibrated_probabilities_out_of_the_box():
     from franq.calibrate import shipped_calibrators
 
     if not shipped_calibrators():
-        pytest.skip("no franq/data/calibrator-*.json shipped yet: run scripts/fit_default_calibrator.py")
+        pytest.skip("no franq/data/calibrator-*.json shipped yet: run franq fit shipped --in-place")
     res = CliRunner().invoke(main, ["score", "--example"])
     assert res.exit_code == 0, res.output
     assert "Calibration: condition, shipped file franq/data/calibrator-" in res.output

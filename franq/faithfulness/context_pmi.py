@@ -4,7 +4,7 @@ A claim grounded in the passages becomes more likely when they are in the prompt
 signal is the mean over the claim's tokens of the pointwise mutual information
 ``log p(y_t | x, r, y_<t) - log p(y_t | x, y_<t)`` (paper eq. 1 vs eq. 3), mapped to a
 probability by a one-feature logistic map fitted on labelled claims and stored as JSON
-(``scripts/fit_faithfulness.py``). Higher = more likely supported.
+(``franq fit faithfulness``). Higher = more likely supported.
 
 The map belongs to the LM and prompt it was fitted with (recorded in its ``stack``); with
 another LM the ranking still holds but the probabilities are not calibrated, and a

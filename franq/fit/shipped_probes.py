@@ -15,7 +15,7 @@ The probe file holds, in this order:
   samples; two short passes per answer, 448 answers.
 
 The layers were chosen by cross-validation in the benchmarks (benchmarks/results/
-issue14-faithfulness.md, se-probe.md); the rebuild fits the recorded feature sets."""
+internals-faithfulness.md, se-probe.md); the rebuild fits the recorded feature sets."""
 from __future__ import annotations
 
 import hashlib
