@@ -1,13 +1,13 @@
 """Faithfulness and truth signals from the pass's internals, on held-apart data; fits the
 shipped probe file.
 
-    python scripts/bench_internals.py --fit-probes --out benchmarks/results/internals-faithfulness.md
+    python scripts/bench_internals.py --out benchmarks/results/internals-faithfulness.md
 
 Reads the caches of ``scripts/internals_data.py`` (one with-passages pass with capture per
 answer, embedded model) for ExpertQA train (fitting), ExpertQA test and the WiCE held-apart
 split (evaluation). Probes are fitted on ExpertQA train claims only (C by 5-fold CV grouped
-by answer, :func:`franq.fit.probe.fit_probe`); with ``--fit-probes`` they are written to
-``franq/data/probe-<model>.json``. Faithful = support Complete (ExpertQA) / supported (WiCE).
+by answer, :func:`franq.fit.probe.fit_probe`); with ``--write-probes PATH`` they are written to
+PATH (``franq fit shipped`` rebuilds the shipped ``franq/data/probe-<model>.json``). Faithful = support Complete (ExpertQA) / supported (WiCE).
 
 Rows: the text backends (lexical-v1, the shipped combined-v1) on every labelled claim and on
 the claims with a cached pass; context PMI from the committed long-form snapshot
@@ -125,7 +125,9 @@ def timed(fn, n):
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--fit-probes", action="store_true", help="write the fitted probes to franq/data")
+    ap.add_argument("--write-probes", metavar="PATH",
+                    help="write the fitted probes (with the shipped SE probes) to PATH; the shipped file itself "
+                         "is rebuilt by `franq fit shipped probe-SmolLM2-135M-Instruct.Q4_1.json`")
     ap.add_argument("--capture-ms", type=float, default=None,
                     help="capture overhead per claim in ms (scripts/bench_capture.py), added to the probes' ms/claim")
     ap.add_argument("--no-wice-fit", action="store_true",
@@ -201,11 +203,13 @@ def main() -> None:
             probes.append(tdiff)
             lines.append(f"| truth: hidden_diff layer {LAYERS[diff[0]]} on is_true | {len(yt)} | "
                          f"{tdiff.cv['auroc']:.3f} | {tdiff.cv['pr_auc']:.3f} | {tdiff.cv['C']:g} |")
-    if args.fit_probes:
-        path = packaged_probe_path(EMBEDDED_NAME)
-        kept = tuple(p for p in ProbeFile.load(path).probes if p.target == "low_semantic_entropy") if path.exists() else ()
+    if args.write_probes:
+        shipped = packaged_probe_path(EMBEDDED_NAME)
+        kept = tuple(p for p in ProbeFile.load(shipped).probes if p.target == "low_semantic_entropy") \
+            if shipped.exists() else ()
+        path = Path(args.write_probes)
         ProbeFile(EMBEDDED_NAME, tuple(probes) + kept).save(path)  # the short-form SE probes stay
-        lines += ["", f"Wrote {path.relative_to(ROOT)}."]
+        lines += ["", f"Wrote {path}."]
 
     # the combination: text features + the probes' logits, stacked on out-of-fold probe outputs
     combined = CombinedFaithfulness()

@@ -183,8 +183,9 @@ def main() -> None:
     ap.add_argument("--n-train", type=int, default=300)
     ap.add_argument("--n-test", type=int, default=200)
     ap.add_argument("--n-boot", type=int, default=1000)
-    ap.add_argument("--fit", action="store_true", help="refit and write the shipped observer calibrator")
-    ap.add_argument("--out-dir", default=str(ROOT / "franq" / "data"))
+    ap.add_argument("--fit", action="store_true", help="write the observer calibrator into --out-dir")
+    ap.add_argument("--out-dir", default=str(ROOT / "benchmarks" / "cache"),
+                    help="where --fit writes (the shipped one is rebuilt by `franq fit shipped`)")
     ap.add_argument("--observe-only", choices=["train", "test"], default=None,
                     help="only fill the cache of one split (run one process per split in parallel), then stop")
     args = ap.parse_args()

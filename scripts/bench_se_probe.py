@@ -1,7 +1,7 @@
 """Semantic entropy probes for short form (issue 14): fit on nq-open train, compare with
-sampled semantic entropy on nq-open test (quality and time per answer); ship the probes.
+sampled semantic entropy on nq-open test (quality and time per answer); write them with --write DIR.
 
-    python scripts/bench_se_probe.py [--n-train 300] [--n-test 200] [--time-n 20] [--ship]
+    python scripts/bench_se_probe.py [--n-train 300] [--n-test 200] [--time-n 20] [--write DIR]
 
 Labels come from the committed short-form generations (datasets/generations/short-nq-open.*:
 per question the greedy answer and 10 samples at temperature 1 with the passages): the
@@ -19,7 +19,7 @@ the AUROC for correctness of: sampled semantic entropy (-SE), the probes' P(low 
 FRANQ's raw mix with each (P_f * faith + (1 - P_f) * unfaith, P_f from combined-v1 as in
 the short preset). Time per answer: drawing the 10 samples (the part the probe replaces)
 vs the two passes, measured side by side on ``--time-n`` test questions, one thread.
-With ``--ship`` the best-CV probe of each pass is appended to the shipped probe file.
+With ``--write DIR`` the best-CV probe of each pass is added to a copy of the shipped probe file in DIR.
 """
 from __future__ import annotations
 
@@ -139,7 +139,8 @@ def main() -> None:
     ap.add_argument("--n-train", type=int, default=300)
     ap.add_argument("--n-test", type=int, default=200)
     ap.add_argument("--time-n", type=int, default=20)
-    ap.add_argument("--ship", action="store_true")
+    ap.add_argument("--write", metavar="DIR", help="write the probe file and the probe-preset calibrator into DIR "
+                    "(the shipped ones are rebuilt by `franq fit shipped`)")
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "se-probe.md"))
     args = ap.parse_args()
     OUT.mkdir(parents=True, exist_ok=True)
@@ -238,12 +239,14 @@ def main() -> None:
     table = "\n".join(lines)
     print(table)
     Path(args.out).write_text(table + "\n", encoding="utf-8")
-    if args.ship:
-        path = packaged_probe_path(fr.lm.name)
-        shipped = ProbeFile.load(path)
+    if args.write:
+        shipped = ProbeFile.load(packaged_probe_path(fr.lm.name))
         keep = tuple(p for p in shipped.probes if p.target != "low_semantic_entropy")
+        out = Path(args.write)
+        out.mkdir(parents=True, exist_ok=True)
+        path = out / packaged_probe_path(fr.lm.name).name
         ProbeFile(shipped.model, keep + (pr, pc)).save(path)
-        cal_path = path.parent / f"calibrator-probe-{slug(EMBEDDED_NAME)}-combined-v1.json"
+        cal_path = out / f"calibrator-probe-{slug(EMBEDDED_NAME)}-combined-v1.json"
         cal.to_json(cal_path)
         print(f"wrote {path} and {cal_path}")
 
