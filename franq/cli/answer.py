@@ -11,11 +11,12 @@ from franq.cli.options import (
 )
 from franq.cli.score import HTML_OPTION, print_result
 from franq.cli.table import format_decision
+from franq import registry
 from franq.errors import FranqError
 from franq.io import parse_example
 from franq.results import result_record
 
-VERIFIERS = ("trivial", "pre_answer", "nli", "dual", "p_true", "self_p_true")
+VERIFIERS = registry.names("verifiers")  # the answering app's, then plugins' (entry point group franq.verifiers)
 
 
 @click.command()
@@ -32,7 +33,7 @@ VERIFIERS = ("trivial", "pre_answer", "nli", "dual", "p_true", "self_p_true")
               default=None, help="Verify the answer (answering with faithfulness, paper 000): trivial, pre_answer "
                                  "(yes/no before answering), nli (the faithfulness backend on 'The answer to the "
                                  "question ... is ...'), dual (with vs without passages), p_true (FRANQ), "
-                                 "self_p_true (the model's own P(True)).")
+                                 "self_p_true (the model's own P(True)), or a plugin's.")
 @click.option("--fallback", default=None,
               help="When the verifier says no: closed_book (answer without passages), abstain, model (the "
                    "config's [fallbacks.model] path, a second model with the passages); model:PATH is deprecated.")
