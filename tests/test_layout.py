@@ -353,3 +353,30 @@ def test_cycle_finder_reports_the_path():
 def test_no_import_cycles_at_module_level():
     found = cycles(import_graph())
     assert not found, "import cycles (module-level imports):\n" + "\n".join(" -> ".join(c) for c in found)
+
+
+# ---------------------------------------------------------------------------- the README's tree
+def readme_layout() -> str:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    start = text.index("## Layout: three rooms and a door")
+    return text[start:text.index("\n## ", start + 1)]
+
+
+def test_readme_layout_names_only_paths_that_exist():
+    block = readme_layout()
+    import re
+
+    paths = set(re.findall(r"\b((?:franq|claims|calibration|datasets|scripts)/[\w/]*\w(?:\.py)?/?)", block))
+    missing = sorted(p for p in paths if not (ROOT / p).exists())
+    assert not missing, f"README's layout names paths that do not exist: {missing}"
+    files = {p.name for pkg in (*PACKAGES, "tests", "scripts") for p in (ROOT / pkg).rglob("*.py")}
+    unknown = sorted(set(re.findall(r"\b(\w+\.py)\b", block)) - files)
+    assert not unknown, f"README's layout names modules that do not exist: {unknown}"
+
+
+def test_readme_layout_names_every_part_of_franq():
+    block = readme_layout()
+    parts = sorted(p.name for p in (ROOT / "franq").iterdir()
+                   if (p.suffix == ".py" and p.name != "__main__.py") or (p.is_dir() and (p / "__init__.py").exists()))
+    unnamed = [p for p in parts if f"franq/{p}" not in block]
+    assert not unnamed, f"README's layout does not name: {unnamed}"
