@@ -16,12 +16,15 @@ and a component's settings table is ``[<kind>.<name>]`` (e.g. ``[fallbacks.model
     fallbacks   answering: what to say instead (``--fallback``)
     raters      sufficiency: is the context sufficient? (``franq sufficiency --rater``)
 
-The contract: an application uses franq as any other user would. It imports only the
-public API (``import franq``, or ``from franq import X`` for ``X`` in ``franq.__all__``)
-and its own modules under ``franq.apps``; never ``franq.pipeline``, ``franq.scorers``,
-``claims``, ``calibration`` or other internals. When an application needs something the
-public API does not give, add it to the public API first. ``tests/test_layout.py``
-enforces this.
+The contract: an application uses franq as any other user would. It imports the public
+API (``import franq``, or ``from franq import X`` for ``X`` in ``franq.__all__``), the
+named extension surface (``franq.lm``: models, prompt helpers, label-word probabilities,
+chat clients; ``franq.io``: input parsing; ``franq.registry``: kinds of its own;
+``franq.evaluation.metrics``: the one metrics module; ``franq.cli.options``: the shared
+option groups) and its own modules under ``franq.apps``; never ``franq.pipeline``,
+``franq.scorers``, ``claims``, ``calibration`` or other internals. When an application
+needs more, add it to the public API or the extension surface first (docs/architecture.md).
+``tests/test_layout.py`` enforces this.
 """
 from __future__ import annotations
 
