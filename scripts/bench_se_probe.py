@@ -52,34 +52,10 @@ def specs() -> list[dict]:
 
 def labelled(split: str, n: int) -> list[dict]:
     """The attempted greedy answers of the split with their semantic entropy and correctness."""
-    from franq.fit.generations import datasets_dir, short_observed
-    from franq.config import FranqConfig
-    from franq.evaluation.observe import cached_sample_set
-    from franq.evaluation.units import _NamedModel, attempted, is_correct
-    from franq.faithfulness.combined import CombinedFaithfulness
-    from franq.io import Example
-    from franq.lm.load import EMBEDDED_NAME
-    from franq.pipeline import Franq
+    from franq.fit.generations import datasets_dir
+    from franq.fit.shipped_probes import se_rows
 
-    config = FranqConfig.from_dict({"mode": "short", "calibration": {"calibrator": "none"}})
-    fr = Franq(config, _NamedModel(EMBEDDED_NAME), faithfulness=CombinedFaithfulness(lm_name=EMBEDDED_NAME))
-    rows, _ = short_observed(datasets_dir(ROOT / "datasets"), EMBEDDED_NAME, split, n,
-                             ("clean", "corrupted") if split == "train" else ("clean",))
-    kept = [(it, rec, variant) for it, rec, variant in rows if attempted(rec["greedy"]["text"])]
-    examples = [Example(it.question, it.passages, rec["greedy"]["text"]) for it, rec, _ in kept]
-    sets = [cached_sample_set(rec) for _, rec, _ in kept]
-    scores = fr.score_many(examples, sample_sets=sets, generated=True)
-    rows = []
-    for (it, rec, variant), sc in zip(kept, scores):
-        c = sc.claims[0]
-        text = rec["greedy"]["text"]
-        rows.append({"id": f"{it.id}-{variant}", "question": it.question,
-                     "passages": [{"title": p.title, "text": p.text} for p in it.passages], "answer": text,
-                     "claims": [{"text": text.strip(), "semantic_entropy": round(c.signals["u_semantic_entropy"], 6),
-                                 "is_true": bool(is_correct(text, it.answers))}],
-                     "meta": {"p_faithful": c.p_faithful, "uq_faith": c.uq_faith, "uq_unfaith": c.uq_unfaith,
-                              "p_true_raw": c.p_true_raw, "variant": variant}})
-    return rows
+    return se_rows(datasets_dir(ROOT / "datasets"), split, n)
 
 
 def features(fr, rows: list[dict], name: str):

@@ -64,10 +64,11 @@ def _pipeline():
 
 
 # ---------------------------------------------------------------------- semantic entropy probes
-def se_rows(datasets: Path) -> list[dict]:
-    """The attempted greedy answers of the committed nq-open train questions as labelled
-    records (one claim = the answer, its semantic entropy and correctness), as
-    ``franq fit probe`` reads them; ``meta`` carries the short preset's P_faithful."""
+def se_rows(datasets: Path, split: str = "train", n: int = SE_TRAIN) -> list[dict]:
+    """The attempted greedy answers of the first ``n`` committed nq-open questions of
+    ``split`` as labelled records (one claim = the answer, its semantic entropy and
+    correctness), as ``franq fit probe`` reads them; ``meta`` carries the short preset's
+    P_faithful. Train takes the clean and corrupted passage lists, test the clean ones."""
     from franq.evaluation.observe import cached_sample_set
     from franq.evaluation.units import attempted, is_correct
     from franq.fit.generations import short_observed
@@ -75,7 +76,8 @@ def se_rows(datasets: Path) -> list[dict]:
     from franq.io import Example
 
     fr, _ = _short_franq()
-    rows, _ = short_observed(datasets, EMBEDDED_NAME, "train", SE_TRAIN)
+    rows, _ = short_observed(datasets, EMBEDDED_NAME, split, n,
+                             ("clean", "corrupted") if split == "train" else ("clean",))
     kept = [(it, rec, variant) for it, rec, variant in rows if attempted(rec["greedy"]["text"])]
     scores = fr.score_many([Example(it.question, it.passages, rec["greedy"]["text"]) for it, rec, _ in kept],
                            sample_sets=[cached_sample_set(rec) for _, rec, _ in kept], generated=True)
