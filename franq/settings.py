@@ -10,7 +10,8 @@ and a config gives them in a table per component, named ``<home>.<component>``: 
 kind's section for faithfulness backends and decomposers (``[faithfulness.alignscore]``;
 the llm decomposer's own keys stay the ``[decomposer]`` section's), else in a top-level
 table named by the kind (``[equivalence.nli]``, ``[scorers.<name>]``; an application's
-kinds too, e.g. ``[fallbacks.model]``, once the application is imported)::
+kinds too, e.g. ``[fallbacks.model]``: they are declared through the ``franq.kinds``
+entry point group, see :mod:`franq.registry`)::
 
     [faithfulness.alignscore]
     checkpoint = "/models/AlignScore-large.ckpt"
