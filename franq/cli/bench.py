@@ -17,7 +17,7 @@ from pathlib import Path
 
 import click
 
-from franq.cli.options import fail
+from franq.cli.options import fail, options
 
 ROOT_OPTION = click.option("--root", type=click.Path(file_okay=False, path_type=Path), default=".",
                            show_default=True, help="The franq checkout holding datasets/, benchmarks/ and docs/.")
@@ -44,14 +44,6 @@ REPORT_OPTIONS = [
 ]
 
 
-def _options(options):
-    def wrap(f):
-        for option in reversed(options):
-            f = option(f)
-        return f
-    return wrap
-
-
 def _layout(root: Path):
     from franq.evaluation.benchmark import Layout
 
@@ -76,7 +68,7 @@ def bench() -> None:
 @click.option("--split", type=click.Choice(["train", "test"]), required=True)
 @click.option("--variant", type=click.Choice(["clean", "corrupted"]), default="clean", show_default=True)
 @click.option("--limit", type=int, default=None, help="First N items (default: the benchmark size).")
-@_options(MODEL_OPTIONS)
+@options(MODEL_OPTIONS)
 @THREADS_OPTION
 def observe(setting, split, variant, limit, root, model, cache, fresh, max_new_tokens, threads):
     """Run the model passes into the cache (resumable)."""
@@ -102,7 +94,7 @@ def _report(layout, *, model, cache, fresh, max_new_tokens, quick, out, update_c
 
 
 @bench.command("report")
-@_options(MODEL_OPTIONS + REPORT_OPTIONS)
+@options(MODEL_OPTIONS + REPORT_OPTIONS)
 def report_command(root, model, cache, fresh, max_new_tokens, quick, out, update_committed, n_boot):
     """Compute every method from the caches; write tables and plots."""
     _report(_layout(root), model=model, cache=cache, fresh=fresh, max_new_tokens=max_new_tokens, quick=quick,
@@ -110,7 +102,7 @@ def report_command(root, model, cache, fresh, max_new_tokens, quick, out, update
 
 
 @bench.command("all")
-@_options(MODEL_OPTIONS + REPORT_OPTIONS)
+@options(MODEL_OPTIONS + REPORT_OPTIONS)
 @THREADS_OPTION
 def all_command(root, model, cache, fresh, max_new_tokens, quick, out, update_committed, n_boot, threads):
     """Observe everything that is missing, then report."""
