@@ -79,9 +79,10 @@ class ModelConfig:
     threads: int | None = None
     """Torch CPU threads; ``None`` = ``OMP_NUM_THREADS`` if set, else half the usable cores
     (1 to 8; 1 on a 2-core machine): see :mod:`franq.lm.threads`."""
-    probe: str | None = None
-    """Probe file for this model's internals (``franq fit-probe``), read by the lookback and probe
-    faithfulness backends and the truth_probe scorer; ``None`` = the one shipped for the embedded model."""
+    probe_file: str | None = None
+    """Probe file for this model's internals (``franq fit probe``), read by the lookback and probe
+    faithfulness backends and the truth_probe / se_probe scorers; ``None`` = the one shipped for
+    the embedded model. (Was ``[model] probe``, which still loads with a warning.)"""
 
 
 @dataclass(frozen=True)

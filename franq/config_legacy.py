@@ -26,7 +26,7 @@ LEGACY_KEYS = {  # old flat key -> (table, key)
     "decomposer_max_tokens": ("decomposer", "max_tokens"), "decomposer_cache_dir": ("decomposer", "cache_dir"),
     "decomposer_align": ("decomposer", "align"),
     "faithfulness": ("faithfulness", "name"), "faithfulness_map": ("faithfulness", "map"),
-    "probe": ("model", "probe"), "alignscore_checkpoint": ("faithfulness.alignscore", "checkpoint"),
+    "probe": ("model", "probe_file"), "alignscore_checkpoint": ("faithfulness.alignscore", "checkpoint"),
     "alignscore_base_model": ("faithfulness.alignscore", "base_model"),
     "nli_model": ("faithfulness.nli", "model"), "judge_model": ("faithfulness.judge", "model"),
     "judge_base_url": ("faithfulness.judge", "base_url"),
@@ -42,6 +42,7 @@ LEGACY_SECTION_KEYS = {  # (section, old key) -> (component table, key)
     ("faithfulness", "judge_model"): ("faithfulness.judge", "model"),
     ("faithfulness", "judge_base_url"): ("faithfulness.judge", "base_url"),
     ("model", "fallback_path"): ("fallbacks.model", "path"),
+    ("model", "probe"): ("model", "probe_file"),  # "probe" also names a preset, a backend and two scorers
 }
 
 

@@ -307,3 +307,9 @@ def test_app_tables_load_without_importing_the_apps_first():
             "print(c.settings_for('fallbacks', 'model')['path'])\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "/models/second"
+
+
+def test_old_model_probe_key_loads_as_probe_file_with_a_warning():
+    with pytest.warns(FranqDeprecationWarning, match=r"\[model\] probe -> \[model\] probe_file"):
+        c = FranqConfig.from_dict({"model": {"probe": "p.json"}})
+    assert c.model.probe_file == "p.json"

@@ -157,7 +157,7 @@ def test_fit_probe_cli_writes_probes_with_model_data_hash_and_cv(fitted_probe, t
 @pytest.mark.parametrize("backend", ["lookback", "probe"])
 def test_probe_backends_score_from_the_pass(fitted_probe, tiny_lm, make_franq, backend):
     out, _ = fitted_probe
-    fr = make_franq(tiny_lm, {"faithfulness": {"name": backend}, "model": {"probe": str(out)}})
+    fr = make_franq(tiny_lm, {"faithfulness": {"name": backend}, "model": {"probe_file": str(out)}})
     res = fr.score("Where is the tower?", [PASSAGE], "The tower is in Paris. It was built in 1950.")
     p = [c.p_faithful for c in res.claims if c.status == "scored"]
     assert len(p) == 2 and all(0 < v < 1 for v in p)
@@ -183,9 +183,9 @@ def test_probe_backend_refuses_another_models_probe_and_the_short_preset(fitted_
     path = tmp_path / "other.json"
     path.write_text(json.dumps(other))
     with pytest.raises(InputError, match="fitted for model 'another-model'"):
-        make_franq(tiny_lm, {"faithfulness": {"name": "lookback"}, "model": {"probe": str(path)}})
+        make_franq(tiny_lm, {"faithfulness": {"name": "lookback"}, "model": {"probe_file": str(path)}})
     with pytest.raises(InputError, match="cannot run in the short preset"):
-        make_franq(tiny_lm, {"mode": "short", "faithfulness": {"name": "lookback"}, "model": {"probe": str(out)}})
+        make_franq(tiny_lm, {"mode": "short", "faithfulness": {"name": "lookback"}, "model": {"probe_file": str(out)}})
 
 
 def test_rauq_follows_the_papers_recurrence_and_head_selection():
@@ -202,7 +202,7 @@ def test_rauq_follows_the_papers_recurrence_and_head_selection():
 
 def test_rauq_and_truth_probe_score_in_the_long_preset(fitted_probe, tiny_lm, make_franq):
     out, _ = fitted_probe
-    fr = make_franq(tiny_lm, {"model": {"probe": str(out)}, "uq": {"long": {"extra": ["rauq", "truth_probe"]}}})
+    fr = make_franq(tiny_lm, {"model": {"probe_file": str(out)}, "uq": {"long": {"extra": ["rauq", "truth_probe"]}}})
     res = fr.score("Where is the tower?", [PASSAGE], "The tower is in Paris. It was built in 1950.")
     for c in res.scored:
         assert c.signals["rauq"] > 0 and 0 < c.signals["p_true_probe"] < 1
@@ -210,14 +210,14 @@ def test_rauq_and_truth_probe_score_in_the_long_preset(fitted_probe, tiny_lm, ma
 
 def test_a_generated_answer_keeps_its_own_logprobs_and_gets_internals(fitted_probe, tiny_lm, make_franq):
     out, _ = fitted_probe
-    fr = make_franq(tiny_lm, {"faithfulness": {"name": "probe"}, "model": {"probe": str(out)}})
+    fr = make_franq(tiny_lm, {"faithfulness": {"name": "probe"}, "model": {"probe_file": str(out)}})
     res = fr.answer("Where is the tower?", [PASSAGE], max_new_tokens=12)
     assert all(0 < c.p_faithful < 1 for c in res.scored)
 
 
 def test_capture_specs_of_the_components_are_merged(fitted_probe, tiny_lm, make_franq):
     out, _ = fitted_probe
-    fr = make_franq(tiny_lm, {"faithfulness": {"name": "probe"}, "model": {"probe": str(out)},
+    fr = make_franq(tiny_lm, {"faithfulness": {"name": "probe"}, "model": {"probe_file": str(out)},
                               "uq": {"long": {"extra": ["rauq"]}}})
     assert fr.preset("long").evidence.capture == CaptureSpec(attention=True, hidden_layers=(1,))
     assert make_franq(tiny_lm).preset("long").evidence.capture is None  # nothing reads internals: plain passes

@@ -74,7 +74,7 @@ def tiny_probe(tiny_lm_path, tmp_path_factory):
 
 def _config(tiny_lm_path, probe: str, preset: str, **sections) -> dict:
     uq = {"n_samples": 3, "max_sample_tokens": 8, **({"short_scoring": SCORING[preset]} if preset in SCORING else {})}
-    return {"mode": PRESETS[preset].form, "model": {"path": str(tiny_lm_path), "device": "cpu", "probe": probe},
+    return {"mode": PRESETS[preset].form, "model": {"path": str(tiny_lm_path), "device": "cpu", "probe_file": probe},
             "uq": {**uq, **sections.pop("uq", {})}, "calibration": {"calibrator": "none"}, **sections}
 
 

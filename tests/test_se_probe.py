@@ -134,7 +134,7 @@ def test_probe_files_round_trip_as_safetensors_and_json(tmp_path):
 
 def test_the_probe_preset_scores_a_short_answer_without_samples(se_probe, tiny_lm, make_franq, monkeypatch):
     out, _ = se_probe
-    fr = make_franq(tiny_lm, {"mode": "short", "model": {"probe": str(out)}, "uq": {"short_scoring": "probe"},
+    fr = make_franq(tiny_lm, {"mode": "short", "model": {"probe_file": str(out)}, "uq": {"short_scoring": "probe"},
                               "faithfulness": {"name": "lexical"}, "calibration": {"calibrator": "none"}})
     assert list(fr.components) == ["probe"] and fr.components["probe"]["evidence"] == "passes"
 
@@ -155,7 +155,7 @@ def test_the_probe_preset_scores_a_short_answer_without_samples(se_probe, tiny_l
 
 def test_answering_in_the_probe_preset_generates_only_the_greedy_answer(se_probe, tiny_lm, make_franq, monkeypatch):
     out, _ = se_probe
-    fr = make_franq(tiny_lm, {"mode": "short", "model": {"probe": str(out)}, "uq": {"short_scoring": "probe"},
+    fr = make_franq(tiny_lm, {"mode": "short", "model": {"probe_file": str(out)}, "uq": {"short_scoring": "probe"},
                               "faithfulness": {"name": "lexical"}, "calibration": {"calibrator": "none"}})
     draws = []
     sample = tiny_lm.sample

@@ -21,7 +21,7 @@ from franq.internals.probe_file import load_probes
 
 
 class ProbeFaithfulness:
-    """P_faithful from one ``is_faithful`` probe of a probe file (``model.probe``; default
+    """P_faithful from one ``is_faithful`` probe of a probe file (``[model] probe_file``; default
     the file shipped for the pipeline's model)."""
 
     kind = "lookback"
@@ -35,7 +35,7 @@ class ProbeFaithfulness:
 
     @classmethod
     def from_config(cls, config, lm):
-        return cls(config.model.probe, lm_name=lm.name)
+        return cls(config.model.probe_file, lm_name=lm.name)
 
     def predict(self, pairs: Sequence[tuple[str, str]], evidence=None) -> np.ndarray:
         if evidence is None or any(e.internals is None for e in evidence):

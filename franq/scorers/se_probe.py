@@ -12,7 +12,7 @@ two teacher-forced passes FRANQ runs in long form, instead of sampling:
     se_probe_closed  the same question asked of the closed-book pass's hidden states, by a
                      probe fitted on them (UQ_unfaith: how sure the model is without passages)
 
-Each reads its probe from the model's probe file (``model.probe``; default the file shipped
+Each reads its probe from the model's probe file (``[model] probe_file``; default the file shipped
 for the embedded model) and belongs to the model it was fitted with.
 """
 from __future__ import annotations

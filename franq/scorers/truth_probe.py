@@ -2,7 +2,7 @@
 
 A logistic regression on the claim's hidden states (pooled over its tokens at the probe's
 layers), fitted by ``franq fit-probe`` on claims labelled ``is_true``, read from the probe
-file of the model (``model.probe``; default the one shipped for the embedded model). Use
+file of the model (``[model] probe_file``; default the one shipped for the embedded model). Use
 it as an extra signal, or as UQ_faith / UQ_unfaith. It is supervised: it knows only what
 its training claims taught it, and belongs to the model it was fitted with.
 """
@@ -20,7 +20,7 @@ from franq.scorers.base import Signal
 
 class ProbeScorer:
     """A scorer whose one signal is a probe's probability: the first probe for ``target`` on
-    a feature set of one of ``kinds`` in the model's probe file (``model.probe``; default the
+    a feature set of one of ``kinds`` in the model's probe file (``[model] probe_file``; default the
     file shipped for the pipeline's model), applied to each claim's features."""
 
     name = "probe_scorer"
@@ -36,7 +36,7 @@ class ProbeScorer:
 
     @classmethod
     def from_config(cls, config, lm):
-        return cls(config.model.probe, lm_name=lm.name)
+        return cls(config.model.probe_file, lm_name=lm.name)
 
     def score(self, batch: Sequence) -> dict[str, np.ndarray]:
         return {self.signals[0].name: self.probe.predict(claim_features(self.probe.features, batch))}
