@@ -1,5 +1,6 @@
 """Answering with faithfulness, sufficient context and selective generation on nq-open
 (papers 000 and 003), with the embedded model. Two steps, like franq bench:
+(A script, not a `franq bench` command: it evaluates the answering app, franq.apps, which the workbench may not import.)
 
     python scripts/eval_answering.py observe [--limit N] [--autorater-limit M]   # model passes, cached
     python scripts/eval_answering.py snapshot                                     # caches -> datasets/generations/

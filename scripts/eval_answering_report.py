@@ -1,6 +1,7 @@
 """Tables for scripts/eval_answering.py: ``report(args)`` reads the caches, computes every
 table with bootstrap 95% intervals, draws the selective-accuracy curves and writes
-benchmarks/results/answering.md and the results block of docs/answering.md."""
+benchmarks/results/answering.md and the results block of docs/answering.md.
+(A script, not a `franq bench` command: it evaluates the answering app, franq.apps, which the workbench may not import.)"""
 from __future__ import annotations
 
 import datetime

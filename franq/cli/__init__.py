@@ -4,7 +4,8 @@ and calls a library, workbench or application function.
     score       franq.cli.score     the scoring library on one example or a JSONL batch
     answer      franq.cli.answer    generate and score (and, with --verify, the answering app)
     fit ...     franq.cli.fit       the workbench: fit calibrators and probes
-    bench ...   franq.cli.bench     the workbench: the benchmark harness (franq.evaluation)
+    bench ...   franq.cli.bench     the workbench: the benchmark harness (franq.evaluation);
+                franq.cli.bench_quality  its quality evaluations (faithfulness, calibration, ...)
     report, serve, sufficiency, selective, trust
                 franq.apps.*        applications, each registered under "apps"
                                     (franq.registry; plugins through entry points)
@@ -18,7 +19,7 @@ import logging
 import click
 
 from franq.cli.answer import answer
-from franq.cli.bench import bench
+from franq.cli.bench_quality import bench  # the bench group, its quality commands registered
 from franq.cli.fit import fit
 from franq.cli.options import RedactingFilter, _verbose_callback
 from franq.cli.score import score

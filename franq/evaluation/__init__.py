@@ -7,5 +7,14 @@
     p_true.py    the P(True) baseline: follow-up questions on the kept cache
     methods.py   the paper's method groups: general, RAG-specific, XGBoost, FRANQ variants
     report.py    bootstrap intervals, paper-style tables, JSON, plots
+
+The quality evaluations beside the paper's tables, one module each (``franq bench NAME``,
+franq/cli/bench_quality.py):
+
+    faithfulness_backends.py  faithfulness     calibrators.py       calibration
+    equivalence_judges.py     judges           short_cost.py        short
+    observer_pairs.py         observer         se_probe.py          se-probe
+    internals_probes.py       internals        internals_cache.py   internals-data
+    decomposition.py          decompose        atomic_claims.py     atomic
 Metrics (PR-AUC, PRR, AUROC, ECE, the bootstrap) live in :mod:`franq.evaluation.metrics`.
 """

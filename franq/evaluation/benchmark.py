@@ -82,7 +82,7 @@ def slug(name: str) -> str:
 
 
 def long_items(layout: Layout, split: str, n: int | None):
-    """ExpertQA answers; train is the seeded sample of ``scripts/sample_records.py --seed 0``."""
+    """ExpertQA answers; train is the seeded sample of ``franq bench sample-records ... --seed 0``."""
     rows = load_examples(layout.expertqa / f"{split}.jsonl")
     if split == "train":
         random.Random(0).shuffle(rows)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import random
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -71,3 +72,15 @@ def load_examples(path: str | Path) -> list[tuple[str, Example, dict]]:
     """franq input records (with claims and labels): ``(id, Example, raw record)``."""
     with open(path, encoding="utf-8") as f:
         return [(rec["id"], parse_example(rec), rec) for rec in map(json.loads, f)]
+
+
+def sample_records(source: str | Path, target: str | Path, *, n: int, seed: int = 0) -> str:
+    """Write a seeded sample of the JSONL lines of ``source`` to ``target``: the lines shuffled with
+    ``random.Random(seed)``, the first ``n`` kept (how the calibration training sample was drawn).
+    Returns the line saying what was written."""
+    with open(source, encoding="utf-8") as f:
+        rows = f.read().splitlines()
+    random.Random(seed).shuffle(rows)
+    with open(target, "w", encoding="utf-8") as f:
+        f.write("\n".join(rows[:n]) + "\n")
+    return f"wrote {min(n, len(rows))} of {len(rows)} records to {target}"

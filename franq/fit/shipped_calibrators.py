@@ -20,7 +20,7 @@ LONG_STACK = stack_key(model=EMBEDDED_NAME, faithfulness="combined-v1", uq_faith
 CALIBRATION_SAMPLE = 120
 """ExpertQA train answers in the seeded calibration sample (``random.Random(0)`` shuffle)."""
 OBSERVER_TRAIN = 45
-"""nq-open train questions of the observer calibrator (``bench_observer.py --n-train 45 --fit``)."""
+"""nq-open train questions of the observer calibrator (``franq bench observer --n-train 45 --fit``)."""
 OBSERVER_MIX = ("answer_share", "answer_consistency")
 """The observer mix chosen on train by 5-fold CV (benchmarks/results/observer-short.md)."""
 SHORT_TRAIN = 300
@@ -176,6 +176,7 @@ def observer_calibrator(datasets: Path, out: Path, raw: Path | None = None, *, l
                            sample_sets=[cached_sample_set(rec) for _, rec, _, _ in pairs])
     x = np.array([[s.claims[0].p_faithful, *(s.claims[0].signals[f"p_{name}"] for name in OBSERVER_MIX)]
                   for s in scores], dtype=np.float64)
+    # the description the shipped file carries (the script is now `franq bench observer`): kept, bit-identical
     cal = FranqCalibrator(variant="condition", fitted_for=stack, description=(
         f"observer short-form calibrator: fitted by scripts/bench_observer.py --fit on nq-open train questions "
         f"1-{OBSERVER_TRAIN} ({len(pairs)} answers: the gold answer vs a distractor passage's answer, per question)"))

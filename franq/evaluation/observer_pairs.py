@@ -1,6 +1,6 @@
 """Observer short form: does FRANQ rank the right answer above a wrong one to the same question?
 
-    python scripts/bench_observer.py [--n-boot 1000] [--fit]
+    franq bench observer [--n-boot 1000] [--fit]
 
 Pairs from nq-open (``datasets/nq-open``): for each question, its first gold answer
 (true) against a **distractor passage's answer** (false): the gold answer of the question
@@ -22,7 +22,6 @@ questions (pairs of both kinds plus every attempted greedy answer) and writes it
 """
 from __future__ import annotations
 
-import argparse
 import gzip
 import json
 import sys
@@ -30,8 +29,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-
-ROOT = Path(__file__).resolve().parents[1]
 
 from calibration.franq import FranqCalibrator
 from franq.config import FranqConfig
@@ -47,10 +44,9 @@ from franq.lm.load import EMBEDDED_NAME
 from franq.mix import mix
 from franq.pipeline import Franq
 
-LAYOUT = Layout(ROOT)
-CACHE, NQ = LAYOUT.cache, LAYOUT.nq
-RESULTS = ROOT / "benchmarks" / "results" / "observer-short.md"
-CACHE_DIR = ROOT / "benchmarks" / "cache" / "observer"
+RESULTS = Path("benchmarks") / "results" / "observer-short.md"
+CACHE_DIR = Path("benchmarks") / "cache" / "observer"
+"""Both under ``--root``."""
 EXTRA = ["answer_likelihood", "answer_consistency", "semantic_entropy_norm", "semantic_entropy", "eigval"]
 PRIMARY = {"answer_mass": "p_answer_mass", "answer_share": "p_answer_share",
            "answer_consistency": "p_answer_consistency", "answer_likelihood": "p_answer_token"}
@@ -72,25 +68,25 @@ class CachedSamples:
                    np.array([x["n_tokens"] for x in s], dtype=np.int64))
 
 
-def passage_answers() -> dict[int, list[str]]:
+def passage_answers(layout: Layout, raw: Path) -> dict[int, list[str]]:
     """Pool passage id -> the gold answers of the raw nq-open question it is the gold passage of."""
     by_text: dict[tuple[str, str], list[str]] = {}
-    with gzip.open(raw_data_dir() / "nq-open-oracle.jsonl.gz", "rt", encoding="utf-8") as f:
+    with gzip.open(raw / "nq-open-oracle.jsonl.gz", "rt", encoding="utf-8") as f:
         for r in map(json.loads, f):
             c = r["ctxs"][0]
             by_text.setdefault((c["title"], c["text"]), list(r["answers"]))
-    with gzip.open(NQ / "passages.jsonl.gz", "rt", encoding="utf-8") as f:
+    with gzip.open(layout.nq / "passages.jsonl.gz", "rt", encoding="utf-8") as f:
         return {p["id"]: by_text[p["title"], p["text"]] for p in map(json.loads, f) if (p["title"], p["text"]) in by_text}
 
 
-def build_answers(split: str, n: int, cache: dict, owners: dict[int, list[str]]):
+def build_answers(layout: Layout, split: str, n: int, cache: dict, owners: dict[int, list[str]]):
     """Rows ``(item, samples, answer, is_true, kind, pair)`` for the first ``n`` questions."""
     gold_ids = {}
-    with open(NQ / f"{split}.jsonl", encoding="utf-8") as f:
+    with open(layout.nq / f"{split}.jsonl", encoding="utf-8") as f:
         for r in map(json.loads, f):
             gold_ids[r["id"]] = r["passage_ids"][r["gold_position"]]
     rows, counts = [], {"questions": 0, "not_observed": 0, "distractor_pairs": 0, "greedy_pairs": 0}
-    for it in load_nq_open(NQ, split, "clean", limit=n):
+    for it in load_nq_open(layout.nq, split, "clean", limit=n):
         rec = cache.get(short_key(it.id, it.passage_ids, SamplingOptions()))
         if rec is None:
             counts["not_observed"] += 1
@@ -122,10 +118,10 @@ def score_rows(rows, *, scoring: str, calibrator: str = "none", faith=None, lm=N
     return franq, franq.score_many(examples, sample_sets=[s for _, s, *_ in rows])
 
 
-def observed(rows, split: str, faith, lm_holder: list) -> list[dict]:
+def observed(rows, split: str, faith, lm_holder: list, cache_dir: Path) -> list[dict]:
     """Observer-mode results of each row (P_faithful and every signal), cached on disk:
     only the answer's own likelihood needs the model (one teacher-forced pass per answer)."""
-    path = CACHE_DIR / f"{split}.jsonl"
+    path = cache_dir / f"{split}.jsonl"
     path.parent.mkdir(parents=True, exist_ok=True)
     done = {}
     if path.exists():
@@ -178,28 +174,25 @@ def inputs(observed_rows: list[dict], combo: tuple[str, str]) -> np.ndarray:
                      for r in observed_rows], dtype=np.float64)
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--n-train", type=int, default=300)
-    ap.add_argument("--n-test", type=int, default=200)
-    ap.add_argument("--n-boot", type=int, default=1000)
-    ap.add_argument("--fit", action="store_true", help="write the observer calibrator into --out-dir")
-    ap.add_argument("--out-dir", default=str(ROOT / "benchmarks" / "cache"),
-                    help="where --fit writes (the shipped one is rebuilt by `franq fit shipped`)")
-    ap.add_argument("--observe-only", choices=["train", "test"], default=None,
-                    help="only fill the cache of one split (run one process per split in parallel), then stop")
-    args = ap.parse_args()
+def run(root: Path, *, raw: str | Path | None = None, n_train: int = 300, n_test: int = 200, n_boot: int = 1000,
+        fit: bool = False, out_dir: Path | None = None, observe_only: str | None = None,
+        command: str = "franq bench observer") -> str | None:
+    """The tables, printed and written to ``root/benchmarks/results/observer-short.md``; with
+    ``fit`` the calibrator goes into ``out_dir`` (default ``root/benchmarks/cache``)."""
+    root = Path(root).resolve()
+    layout, cache_dir = Layout(root), root / CACHE_DIR
+    out_dir = Path(out_dir).resolve() if out_dir is not None else root / "benchmarks" / "cache"
     faith = CombinedFaithfulness(lm_name=EMBEDDED_NAME)
-    cache = read_cache(LAYOUT, CACHE / f"short-nq-open.{slug(EMBEDDED_NAME)}.jsonl")
-    owners = passage_answers()
-    train, train_counts = build_answers("train", args.n_train, cache, owners)
-    test, test_counts = build_answers("test", args.n_test, cache, owners)
+    cache = read_cache(layout, layout.cache / f"short-nq-open.{slug(EMBEDDED_NAME)}.jsonl")
+    owners = passage_answers(layout, raw_data_dir(raw))
+    train, train_counts = build_answers(layout, "train", n_train, cache, owners)
+    test, test_counts = build_answers(layout, "test", n_test, cache, owners)
     y_train = np.array([r[3] for r in train])
     lm: list = []
-    if args.observe_only:
-        observed(train if args.observe_only == "train" else test, args.observe_only, faith, lm)
-        return
-    obs_test, obs_train = observed(test, "test", faith, lm), observed(train, "train", faith, lm)
+    if observe_only:
+        observed(train if observe_only == "train" else test, observe_only, faith, lm, cache_dir)
+        return None
+    obs_test, obs_train = observed(test, "test", faith, lm, cache_dir), observed(train, "train", faith, lm, cache_dir)
 
     # fit on what observer mode scores: answers this model did not generate (the distractor pairs); the
     # model's own greedy answers are in-policy, and it rates its own hallucinations highly (second table)
@@ -215,12 +208,12 @@ def main() -> None:
                                     "calibration": {"calibrator": "none"}})
     stack = Franq(config, _NamedModel(EMBEDDED_NAME), faithfulness=faith).preset("observer").stack
     cal = FranqCalibrator(variant="condition", fitted_for=stack, description=(
-        f"observer short-form calibrator: fitted by scripts/bench_observer.py --fit on nq-open train questions "
-        f"1-{args.n_train} ({len(train)} answers: the gold answer vs a distractor passage's answer, per question)"))
+        f"observer short-form calibrator: fitted by franq bench observer --fit on nq-open train questions "
+        f"1-{n_train} ({len(train)} answers: the gold answer vs a distractor passage's answer, per question)"))
     cal.fit(*inputs(obs_train, best).T, y_train)
     cal_path = None
-    if args.fit:
-        cal_path = Path(args.out_dir) / (f"calibrator-short-observer-{slug(stack['model'])}-"
+    if fit:
+        cal_path = out_dir / (f"calibrator-short-observer-{slug(stack['model'])}-"
                                          f"{slug(stack['faithfulness'])}.json")
         cal.to_json(cal_path)
 
@@ -251,23 +244,22 @@ def main() -> None:
         lines = ["| method | AUROC [95% CI] | pair win rate |", "|---|---|---|"]
         for name, v in rows:
             v = np.asarray(v)[idx] if len(v) == len(test) else v
-            a, lo, hi = auroc_ci(y, v, groups, args.n_boot)
+            a, lo, hi = auroc_ci(y, v, groups, n_boot)
             lines.append(f"| {name} | {a:.3f} [{lo:.3f}, {hi:.3f}] | {pair_win(y, v, groups):.3f} |")
         tables.append((kind, len(set(groups)), int(y.sum()), len(y) - int(y.sum()), "\n".join(lines)))
-    command = "python scripts/bench_observer.py" + "".join(f" {a}" for a in sys.argv[1:])
     text = [f"# Observer short form on nq-open right / wrong answer pairs\n\nCommand: `{command}`\n",
             "Pairs: the first gold answer (true) against a wrong answer to the same question; the 10 cached "
             "samples of the question (embedded SmolLM2-135M, temperature 1, with the passages) serve both answers. "
             "AUROC over all answers of the pairs, 95% interval from "
-            f"{args.n_boot} bootstrap resamples of the questions; pair win rate: share of pairs where the right "
+            f"{n_boot} bootstrap resamples of the questions; pair win rate: share of pairs where the right "
             "answer scores higher (ties count half).\n",
-            f"Train questions 1-{args.n_train}: {json.dumps(train_counts)}; the calibrator and the mix choice use "
+            f"Train questions 1-{n_train}: {json.dumps(train_counts)}; the calibrator and the mix choice use "
             f"the {len(train)} answers of the distractor pairs ({int(y_train.sum())} true). "
-            f"Test questions 1-{args.n_test}: {json.dumps(test_counts)}.\n",
+            f"Test questions 1-{n_test}: {json.dumps(test_counts)}.\n",
             "Observer mix chosen on train (5-fold by question, condition-calibrated AUROC): "
             + ", ".join(f"{a} / {b}: {v:.3f}" for (a, b), v in choice.items()) + f"; chosen: **{best[0]} / {best[1]}**.\n",
             "Calibrator: condition variant, fitted on the train answers only"
-            + (f", written to `{cal_path.relative_to(ROOT)}`" if cal_path else " (not written: run with --fit)")
+            + (f", written to `{cal_path.relative_to(root)}`" if cal_path else " (not written: run with --fit)")
             + f"; train ECE {json.dumps(cal.train_ece_)}.\n"]
     for kind, n_pairs, n_true, n_false, table in tables:
         what = ("distractor-passage answer (a span from another question's gold passage, shown in the context)"
@@ -275,7 +267,8 @@ def main() -> None:
         text.append(f"## Gold answer vs {what}\n\n{n_pairs} test pairs ({n_true} true, {n_false} false answers)\n\n{table}\n")
     out = "\n".join(text)
     print(out)
-    RESULTS.write_text(out, encoding="utf-8")
+    (root / RESULTS).write_text(out, encoding="utf-8")
+    return out
 
 
 def cv_auroc(x: np.ndarray, y, groups, k: int = 5) -> float:
@@ -289,6 +282,3 @@ def cv_auroc(x: np.ndarray, y, groups, k: int = 5) -> float:
         pred[f == i] = cal.predict(*x[f == i].T)
     return auroc(pred, y)
 
-
-if __name__ == "__main__":
-    main()

@@ -1,7 +1,7 @@
 """Semantic entropy probes for short form (issue 14): fit on nq-open train, compare with
 sampled semantic entropy on nq-open test (quality and time per answer); write them with --write DIR.
 
-    python scripts/bench_se_probe.py [--n-train 300] [--n-test 200] [--time-n 20] [--write DIR]
+    franq bench se-probe [--n-train 300] [--n-test 200] [--time-n 20] [--write DIR]
 
 Labels come from the committed short-form generations (datasets/generations/short-nq-open.*:
 per question the greedy answer and 10 samples at temperature 1 with the passages): the
@@ -23,22 +23,17 @@ With ``--write DIR`` the best-CV probe of each pass is added to a copy of the sh
 """
 from __future__ import annotations
 
-import argparse
 import datetime
 import json
-import os
 import platform
-import sys
 import time
 from pathlib import Path
-
-os.environ.setdefault("OMP_NUM_THREADS", "1")
-ROOT = Path(__file__).resolve().parents[1]
 
 import numpy as np
 
 LAYERS = (4, 8, 12, 16, 20, 24, 29)
-OUT = ROOT / "benchmarks" / "cache" / "se-probe"
+OUT = Path("benchmarks") / "cache" / "se-probe"
+"""The labelled answers and cached features, under ``--root``."""
 
 
 def specs() -> list[dict]:
@@ -50,21 +45,21 @@ def specs() -> list[dict]:
     return out
 
 
-def labelled(split: str, n: int) -> list[dict]:
+def labelled(root: Path, split: str, n: int) -> list[dict]:
     """The attempted greedy answers of the split with their semantic entropy and correctness."""
     from franq.fit.generations import datasets_dir
     from franq.fit.shipped_probes import se_rows
 
-    return se_rows(datasets_dir(ROOT / "datasets"), split, n)
+    return se_rows(datasets_dir(root / "datasets"), split, n)
 
 
-def features(fr, rows: list[dict], name: str):
+def features(fr, rows: list[dict], name: str, out_dir: Path):
     """Per spec, the feature matrix of the rows (cached as npz), and the seconds per answer
     of the two passes."""
     from franq.io import parse_example
     from franq.fit.probe import labelled_features
 
-    path = OUT / f"{name}-features.npz"
+    path = out_dir / f"{name}-features.npz"
     sp = specs()
     if path.exists():
         z = np.load(path)
@@ -100,7 +95,10 @@ def sampling_seconds(fr, rows: list[dict], n: int) -> tuple[float, float]:
     return float(np.median(ts)), float(np.median(tp))
 
 
-def main() -> None:
+def run(root: Path, *, n_train: int = 300, n_test: int = 200, time_n: int = 20, write: str | Path | None = None,
+        out: str | Path | None = None, command: str = "franq bench se-probe") -> str:
+    """The table, printed and written to ``out`` (default ``root/benchmarks/results/se-probe.md``);
+    with ``write`` the probe file and the probe-preset calibrator go into that folder."""
     import torch
     from franq.evaluation.metrics import auroc, pr_auc
 
@@ -109,26 +107,22 @@ def main() -> None:
     from franq.pipeline import Franq
     from franq.internals.probe_file import ProbeFile, data_hash, packaged_probe_path
     from franq.fit.probe import fit_probe, target_labels
+    from franq.fit.shipped_probes import SE_DATA  # the shipped probes' provenance string
 
     torch.set_num_threads(1)
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--n-train", type=int, default=300)
-    ap.add_argument("--n-test", type=int, default=200)
-    ap.add_argument("--time-n", type=int, default=20)
-    ap.add_argument("--write", metavar="DIR", help="write the probe file and the probe-preset calibrator into DIR "
-                    "(the shipped ones are rebuilt by `franq fit shipped`)")
-    ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "se-probe.md"))
-    args = ap.parse_args()
-    OUT.mkdir(parents=True, exist_ok=True)
+    root = Path(root)
+    out = Path(out) if out is not None else root / "benchmarks" / "results" / "se-probe.md"
+    cache = root / OUT
+    cache.mkdir(parents=True, exist_ok=True)
     data = {}
-    for split, n in (("train", args.n_train), ("test", args.n_test)):
-        path = OUT / f"{split}.jsonl"
+    for split, n in (("train", n_train), ("test", n_test)):
+        path = cache / f"{split}.jsonl"
         if not path.exists():
-            path.write_text("".join(json.dumps(r) + "\n" for r in labelled(split, n)), encoding="utf-8")
+            path.write_text("".join(json.dumps(r) + "\n" for r in labelled(root, split, n)), encoding="utf-8")
         data[split] = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
     fr = Franq.from_config(FranqConfig.from_dict({"faithfulness": {"name": "lexical"},
                                                   "calibration": {"calibrator": "none"}}))
-    xs = {s: features(fr, data[s], s) for s in data}
+    xs = {s: features(fr, data[s], s, cache) for s in data}
     lab = {s: {"semantic_entropy": np.array([r["claims"][0]["semantic_entropy"] for r in data[s]])} for s in data}
     y_se, info = target_labels("low_semantic_entropy", lab["train"])
     thr = info["semantic_entropy_threshold"]
@@ -142,8 +136,7 @@ def main() -> None:
     fitted, rows = {}, []
     for k, spec in enumerate(specs()):
         p = fit_probe(xs["train"][0][k], y_se, groups, target="low_semantic_entropy", features=spec,
-                      fitted_on={"data": "benchmarks/cache/se-probe/train.jsonl (nq-open train, scripts/bench_se_probe.py)",
-                                 "data_sha256": data_hash(OUT / "train.jsonl"), **info})
+                      fitted_on={"data": SE_DATA, "data_sha256": data_hash(cache / "train.jsonl"), **info})
         fitted[spec_label(spec)] = p
         q = p.predict(xs["test"][0][k])
         rows.append((spec_label(spec), p.cv["auroc"], auroc(q, low_test), auroc(q, is_true),
@@ -169,11 +162,11 @@ def main() -> None:
     stack = stack_key(model=EMBEDDED_NAME, faithfulness="combined-v1", uq_faith="se_probe",
                       uq_unfaith="se_probe_closed", mode="probe")
     cal = FranqCalibrator(variant="condition", fitted_for=stack, description=(
-        f"probe-preset calibrator: fitted by scripts/bench_se_probe.py on {len(true_tr)} nq-open train answers "
+        f"probe-preset calibrator: fitted by franq bench se-probe on {len(true_tr)} nq-open train answers "
         "(out-of-fold semantic entropy probe outputs; labels: normalized match of the greedy answer)"))
     cal.fit(pf_tr, oof_r, oof_c, true_tr)
     p_cal = cal.predict(pf, q_rag, q_closed)
-    t_sample, t_pass = sampling_seconds(fr, test, args.time_n)
+    t_sample, t_pass = sampling_seconds(fr, test, time_n)
 
     def auc(v):
         return f"{auroc(v, is_true):.3f}", f"{pr_auc(v - 1, is_true):.3f}"
@@ -182,13 +175,13 @@ def main() -> None:
     probe_auc = auroc(q_rag, is_true)
     lines = [
         "# Semantic entropy probes vs sampled semantic entropy (short form, nq-open)", "",
-        f"Command: `python scripts/bench_se_probe.py {' '.join(sys.argv[1:])}`  ",
+        f"Command: `{command}`  ",
         f"Date: {datetime.date.today()}  ",
         f"Machine: {platform.machine()}, 1 torch thread, CPU, shared with other jobs (ratios measured side by side)  ",
         f"Model: {fr.lm.name}; samples: the committed generations (10 at temperature 1 with the passages, "
         "normalized-answer equivalence)", "",
-        f"Train: {len(data['train'])} attempted greedy answers of the first {args.n_train} nq-open train questions "
-        f"(clean and corrupted passage lists); test: {len(test)} attempted answers of the first {args.n_test} test "
+        f"Train: {len(data['train'])} attempted greedy answers of the first {n_train} nq-open train questions "
+        f"(clean and corrupted passage lists); test: {len(test)} attempted answers of the first {n_test} test "
         f"questions (clean lists), {int(is_true.sum())} correct. Semantic entropy split at {thr:.3f} nats (the "
         f"threshold with the least within-group squared deviation on train; {y_se.mean():.0%} of train answers "
         f"and {low_test.mean():.0%} of test answers below it).", "",
@@ -209,23 +202,20 @@ def main() -> None:
         f"| P_faithful alone (combined-v1) | {auc(pf)[0]} | {auc(pf)[1]} | - |", "",
         f"Target: the probe reaches >= 90% of sampled SE's AUROC at >= 5x less time per answer. Measured: "
         f"{probe_auc / se_auc:.0%} of the AUROC ({probe_auc:.3f} vs {se_auc:.3f}) at {t_sample / t_pass:.1f}x less "
-        f"time (median over {args.time_n} test questions: {t_sample:.3f} s of sampling vs {t_pass:.3f} s for the "
+        f"time (median over {time_n} test questions: {t_sample:.3f} s of sampling vs {t_pass:.3f} s for the "
         f"two passes; the probe's own arithmetic is microseconds). Passes in the fitting run: "
         f"{xs['test'][1]:.3f} s / answer (batched, 15 hidden-state layers captured).", ""]
     table = "\n".join(lines)
     print(table)
-    Path(args.out).write_text(table + "\n", encoding="utf-8")
-    if args.write:
+    out.write_text(table + "\n", encoding="utf-8")
+    if write:
         shipped = ProbeFile.load(packaged_probe_path(fr.lm.name))
         keep = tuple(p for p in shipped.probes if p.target != "low_semantic_entropy")
-        out = Path(args.write)
-        out.mkdir(parents=True, exist_ok=True)
-        path = out / packaged_probe_path(fr.lm.name).name
+        folder = Path(write)
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / packaged_probe_path(fr.lm.name).name
         ProbeFile(shipped.model, keep + (pr, pc)).save(path)
-        cal_path = out / f"calibrator-probe-{slug(EMBEDDED_NAME)}-combined-v1.json"
+        cal_path = folder / f"calibrator-probe-{slug(EMBEDDED_NAME)}-combined-v1.json"
         cal.to_json(cal_path)
         print(f"wrote {path} and {cal_path}")
-
-
-if __name__ == "__main__":
-    main()
+    return table

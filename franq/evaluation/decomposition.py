@@ -13,11 +13,10 @@ bags is >= 0.5. The LLM decomposer runs on a fixed-seed sample (it is slow on a 
 CPU); the sentence splitter runs on the same sample and on all answers. Replies are
 cached under --cache-dir, so a rerun only pays for answers not done yet.
 
-    PYTHONPATH=. python scripts/bench_decompose.py --sample 30 --out benchmarks/results/decomposition.json
+    franq bench decompose --sample 30 --out benchmarks/results/decomposition.json
 """
 from __future__ import annotations
 
-import argparse
 import glob
 import json
 import random
@@ -31,7 +30,6 @@ from claims.align import align_claims
 from claims.decompose import SentenceDecomposer
 from claims.text import content_words
 from franq.evaluation.data import raw_data_dir
-
 
 
 def load_expertqa(raw: Path) -> list[dict]:
@@ -94,67 +92,55 @@ def evaluate(rows, decompositions, lm, threshold: float) -> dict:
     }
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--raw", type=Path, default=None, help="raw data folder (default: $FRANQ_RAW_DATA)")
-    ap.add_argument("--sample", type=int, default=30)
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--threshold", type=float, default=0.5)
-    ap.add_argument("--max-tokens", type=int, default=384)
-    ap.add_argument("--cache-dir", type=Path, default=Path("benchmarks/cache/decompose"))
-    ap.add_argument("--max-seconds", type=float, default=None,
-                    help="stop the LLM decomposer after this long and report the answers done")
-    ap.add_argument("--limit", type=int, default=None,
-                    help="run the LLM decomposer on the first LIMIT answers of the sample only")
-    ap.add_argument("--no-llm", action="store_true")
-    ap.add_argument("--out", type=Path, default=None)
-    ap.add_argument("--md", type=Path, default=None, help="also write the table as markdown")
-    args = ap.parse_args()
-
+def run(*, raw: Path | None = None, sample: int = 30, seed: int = 0, threshold: float = 0.5, max_tokens: int = 384,
+        cache_dir: Path = Path("benchmarks/cache/decompose"), max_seconds: float | None = None,
+        limit: int | None = None, no_llm: bool = False, out: Path | None = None, md: Path | None = None) -> dict:
+    """The report (printed as JSON; written to ``out`` and, as a markdown table, to ``md`` when given)."""
     from franq.lm import CausalLM
     from franq.lm.chat import LocalChat
 
-    rows = load_expertqa(raw_data_dir(args.raw))
-    sample = random.Random(args.seed).sample(rows, min(args.sample, len(rows)))
+    rows = load_expertqa(raw_data_dir(raw))
+    sample_rows = random.Random(seed).sample(rows, min(sample, len(rows)))
     lm = CausalLM.load()
     sentence = SentenceDecomposer()
     report = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "answers_total": len(rows),
-              "sample": len(sample), "seed": args.seed, "threshold": args.threshold, "results": {}}
+              "sample": len(sample_rows), "seed": seed, "threshold": threshold, "results": {}}
     t = time.perf_counter()
     report["results"]["sentence (all answers)"] = evaluate(rows, sentence.decompose_many([r["answer"] for r in rows]),
-                                                           lm, args.threshold)
+                                                           lm, threshold)
     report["results"]["sentence (all answers)"]["seconds_per_answer"] = (time.perf_counter() - t) / len(rows)
-    done = sample
-    if not args.no_llm:
+    done = sample_rows
+    if not no_llm:
         from claims.llm_decompose import LLMDecomposer
 
-        llm = LLMDecomposer(LocalChat(lm, response_prefix='["'), cache_dir=args.cache_dir,
-                            max_tokens=args.max_tokens, concurrency=1)
+        llm = LLMDecomposer(LocalChat(lm, response_prefix='["'), cache_dir=cache_dir,
+                            max_tokens=max_tokens, concurrency=1)
         decs, t = [], time.perf_counter()
-        for i, row in enumerate(sample[:args.limit]):
-            if args.max_seconds is not None and time.perf_counter() - t > args.max_seconds:
+        for i, row in enumerate(sample_rows[:limit]):
+            if max_seconds is not None and time.perf_counter() - t > max_seconds:
                 break
             decs.append(llm.decompose_report(row["answer"]))
-            print(f"[{i + 1}/{len(sample)}] {time.perf_counter() - t:.0f}s method={decs[-1].method}",
+            print(f"[{i + 1}/{len(sample_rows)}] {time.perf_counter() - t:.0f}s method={decs[-1].method}",
                   file=sys.stderr, flush=True)
         elapsed = time.perf_counter() - t
-        done = sample[:len(decs)]
-        res = evaluate(done, decs, lm, args.threshold)
+        done = sample_rows[:len(decs)]
+        res = evaluate(done, decs, lm, threshold)
         res["seconds_per_answer"] = elapsed / max(len(decs), 1)
         res["cache_hits"] = sum(d.usage.cache_hits for d in decs)
         report["results"]["llm, embedded SmolLM2-135M (sample)"] = res
     t = time.perf_counter()
     report["results"]["sentence (sample)"] = evaluate(done, sentence.decompose_many([r["answer"] for r in done]),
-                                                      lm, args.threshold)
+                                                 lm, threshold)
     report["results"]["sentence (sample)"]["seconds_per_answer"] = (time.perf_counter() - t) / max(len(done), 1)
     text = json.dumps(report, indent=2)
     print(text)
-    if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(text + "\n", encoding="utf-8")
-    if args.md:
-        args.md.parent.mkdir(parents=True, exist_ok=True)
-        args.md.write_text(markdown_table(report), encoding="utf-8")
+    if out:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(text + "\n", encoding="utf-8")
+    if md:
+        md.parent.mkdir(parents=True, exist_ok=True)
+        md.write_text(markdown_table(report), encoding="utf-8")
+    return report
 
 
 COLUMNS = [("answers", "answers", "{:d}"), ("claims_per_answer", "claims/answer", "{:.2f}"),
@@ -175,6 +161,3 @@ def markdown_table(report: dict) -> str:
         lines.append(f"| {name} | " + " | ".join(fmt.format(res[key]) for key, _, fmt in COLUMNS) + " |")
     return "\n".join(lines) + "\n"
 
-
-if __name__ == "__main__":
-    main()

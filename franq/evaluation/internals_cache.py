@@ -1,11 +1,11 @@
 """Cache claim-level internals features of a labelled franq dataset (embedded model).
 
-    python scripts/internals_data.py datasets/expertqa/train.jsonl [--max-prompt-tokens 3000]
+    franq bench internals-data datasets/expertqa/train.jsonl [--max-prompt-tokens 3000]
 
 For each answer, the with-passages pass with capture (Lookback Lens ratios, attention on
 the previous token, hidden states at ``LAYERS``) and the closed-book pass with its hidden
 states at ``LAYERS`` (for the ``hidden_closed`` / ``hidden_diff`` feature sets), through
-:meth:`franq.Franq.claim_evidence`; writes ``benchmarks/cache/internals/<dataset>/<id>.npz``
+:meth:`franq.Franq.claim_evidence`; writes ``ROOT/benchmarks/cache/internals/<dataset>/<id>.npz``
 (resumable: answers already cached are skipped) with, per scorable labelled claim, its
 index, labels, pooled lookback (270) and hidden features (float16), the same pooled without
 the tokens of ``[n]`` citation markers (``*_nocite``), summed log-probs with
@@ -17,36 +17,33 @@ random subset, and the first 120 train answers are the long-form benchmark's. Ti
 
 The shipped probe file is rebuilt without this cache by ``franq fit shipped
 probe-SmolLM2-135M-Instruct.Q4_1.json`` (the same passes, in memory); this cache feeds the
-benchmark tables of ``scripts/bench_internals.py``.
+benchmark tables of ``franq bench internals``.
 """
 from __future__ import annotations
 
-import argparse
 import json
-import os
 import random
 import re
 import time
 from pathlib import Path
 
-os.environ.setdefault("OMP_NUM_THREADS", "1")
-ROOT = Path(__file__).resolve().parents[1]
-
-import numpy as np  # noqa: E402
+import numpy as np
 
 LAYERS = (4, 8, 12, 16, 20, 24, 29)
 CITATION = re.compile(r"\[\d+\]")
 """ExpertQA's citation markers: a claim carrying one is almost always supported (a dataset
 artefact), so the features are also pooled without the marker tokens (``*_nocite``)."""
-CACHE = ROOT / "benchmarks/cache/internals"
+CACHE = Path("benchmarks/cache/internals")
+"""Under ``--root``."""
 
 
-def cache_dir(dataset: str | Path) -> Path:
+def cache_dir(root: str | Path, dataset: str | Path) -> Path:
     p = Path(dataset)
-    return CACHE / f"{p.parent.name}-{p.stem}"
+    return Path(root) / CACHE / f"{p.parent.name}-{p.stem}"
 
 
-def main() -> None:
+def run(root: Path, dataset: str | Path, *, max_prompt_tokens: int = 3000, limit: int = 0) -> None:
+    """Cache the features of every answer of ``dataset`` not cached yet (resumable)."""
     import torch
 
     from franq import Franq
@@ -54,28 +51,23 @@ def main() -> None:
     from franq.lm.capture import CaptureSpec
 
     torch.set_num_threads(1)
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("dataset")
-    ap.add_argument("--max-prompt-tokens", type=int, default=3000)
-    ap.add_argument("--limit", type=int, default=0)
-    args = ap.parse_args()
-    out = cache_dir(args.dataset)
+    out = cache_dir(root, dataset)
     out.mkdir(parents=True, exist_ok=True)
     fr = Franq.from_config()
     lm = fr.lm
     spec = CaptureSpec(attention=True, hidden_layers=LAYERS, closed_hidden_layers=LAYERS)
-    records = [json.loads(line) for line in open(args.dataset, encoding="utf-8")]
+    records = [json.loads(line) for line in open(dataset, encoding="utf-8")]
     done = {p.stem for p in out.glob("*.npz")}
     skipped = set((out / "skipped.txt").read_text().split()) if (out / "skipped.txt").exists() else set()
     random.Random(0).shuffle(records)  # the order of franq bench's train sample
     todo = [r for r in records if r["id"] not in done and r["id"] not in skipped]
-    if args.limit:
-        todo = todo[:args.limit]
-    print(f"{args.dataset}: {len(records)} answers, {len(done)} cached, {len(todo)} to do", flush=True)
+    if limit:
+        todo = todo[:limit]
+    print(f"{dataset}: {len(records)} answers, {len(done)} cached, {len(todo)} to do", flush=True)
     for rec in todo:
         ex = parse_example(rec)
         prompt = lm.rag_prompt(ex.question, ex.passages)
-        if len(prompt.ids) > args.max_prompt_tokens:
+        if len(prompt.ids) > max_prompt_tokens:
             with open(out / "skipped.txt", "a") as f:
                 f.write(rec["id"] + "\n")
             continue
@@ -119,6 +111,3 @@ def main() -> None:
                                 "answer_tokens": len(rows[0][1].rag_logprobs), "seconds": round(dt, 3)}) + "\n")
     print("done", flush=True)
 
-
-if __name__ == "__main__":
-    main()

@@ -7,16 +7,16 @@ the gold answer ``b`` of another question:
 A judge decides "equivalent" when P(entails) >= 0.5 both ways (as the semantic classes
 do); the table gives decision accuracy, AUROC of min(P(a|b), P(b|a)), and time per pair.
 
-    PYTHONPATH=$PWD python scripts/bench_judges.py --questions 30
+    franq bench judges --questions 30
 """
 from __future__ import annotations
 
-import argparse
 import time
+from pathlib import Path
 
 import numpy as np
 
-from bench_short import load_questions
+from franq.evaluation.short_cost import load_questions
 
 
 def pairs_for(questions: list[dict]) -> list[tuple[str, str, str, bool]]:
@@ -32,21 +32,17 @@ def pairs_for(questions: list[dict]) -> list[tuple[str, str, str, bool]]:
     return out
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--questions", type=int, default=30)
-    ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--model", default=None)
-    args = ap.parse_args()
+def run(*, questions: int = 30, seed: int = 1, model: str | None = None, raw: str | Path | None = None) -> None:
+    """Print the table."""
     from franq.equivalence.lm_judge import LMJudge
     from franq.equivalence.normalized import NormalizedAnswerJudge
     from franq.evaluation.metrics import auroc
     from franq.lm import CausalLM
 
-    pairs = pairs_for(load_questions(args.questions, args.seed))
+    pairs = pairs_for(load_questions(questions, seed, raw))
     labels = np.array([p[3] for p in pairs])
-    judges = [NormalizedAnswerJudge(), LMJudge(CausalLM.load(args.model))]
-    print(f"{len(pairs)} pairs ({labels.sum()} equivalent) from {args.questions} questions\n")
+    judges = [NormalizedAnswerJudge(), LMJudge(CausalLM.load(model))]
+    print(f"{len(pairs)} pairs ({labels.sum()} equivalent) from {questions} questions\n")
     print("| judge | accuracy | AUROC | ms per pair |")
     print("|---|---|---|---|")
     for judge in judges:
@@ -57,6 +53,3 @@ def main() -> None:
         acc = float(np.mean((score >= 0.5) == labels))
         print(f"| {judge.name} | {acc:.3f} | {auroc(score, labels):.3f} | {ms:.1f} |", flush=True)
 
-
-if __name__ == "__main__":
-    main()

@@ -1,8 +1,9 @@
 """Calibration benchmark: fit every FRANQ variant and the XGBoost baselines on scored
 ExpertQA train, evaluate on scored ExpertQA test (held apart), write a Markdown table.
+Run by ``franq bench calibration``:
 
-    python scripts/bench_calibration.py [--train-scored F] [--test-scored F] [--out benchmarks/results/calibration-cv.md]
-    python scripts/bench_calibration.py --cv 5 --cv-scored F   # grouped K-fold on one scored file
+    franq bench calibration [--train-scored F] [--test-scored F] [--out benchmarks/results/calibration-cv.md]
+    franq bench calibration --cv 5 --cv-scored F   # grouped K-fold on one scored file
 
 Metrics on claims labelled is_true: ECE (10 equal-width bins, paper appendix D.4), Brier
 score, ROC-AUC of P(true) for true claims, and PR-AUC for detecting false claims (the
@@ -10,28 +11,47 @@ paper's PR-AUC, positive class = false). In --cv mode each method is fitted on K
 of answers and predicts the held-out fold; metrics are on the pooled held-out
 predictions. Fit time = median of 5 fits on the full training data; file size = bytes
 of the calibrator fitted on it.
+
+The scored ExpertQA splits (franq score output with the claim labels passed through) come
+from :func:`scored_split`: a cached file when given / present; otherwise it scores
+``datasets/expertqa/{split}.jsonl`` itself with ``franq score --calibrator none``, so results
+are reproducible from a clean checkout (slow on CPU: about an hour per split).
 """
 from __future__ import annotations
 
-import argparse
 import datetime
 import platform
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
-from calibration_data import ROOT, scored_split
-
-
 from calibration.metrics import brier_score, expected_calibration_error
 from franq.fit.calibrator import fit_franq_calibrator, fit_xgboost, read_scored, training_claims
 
 REPEATS = 5
 VARIANTS = [("none", False), ("calibrated", False), ("condition", False), ("soft", False),
             ("calibrated", True), ("condition", True), ("soft", True)]
+
+
+def scored_split(root: Path, split: str, path: str | Path | None = None, *, stack: str = "embedded-lexical",
+                 extra_args: tuple[str, ...] = ()) -> Path:
+    """Path of the scored ``split`` ('train' or 'test'), scoring it first (under
+    ``root/benchmarks/cache``) if needed."""
+    out = Path(path) if path else Path(root) / "benchmarks" / "cache" / f"expertqa-{split}.{stack}.jsonl"
+    if out.is_file() and out.stat().st_size:
+        return out
+    if path:
+        raise SystemExit(f"{out}: no such scored file")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    src = Path(root) / "datasets" / "expertqa" / f"{split}.jsonl"
+    print(f"scoring {src} -> {out} (this takes a while on CPU)", file=sys.stderr)
+    subprocess.run([sys.executable, "-m", "franq", "score", str(src), "-o", str(out), "--calibrator", "none",
+                    *extra_args], check=True, cwd=root)
+    return out
 
 
 def metrics(p: np.ndarray, y: np.ndarray) -> dict[str, float]:
@@ -72,30 +92,27 @@ def size_and_time(fit, train, tmp: Path, label: str):
     return statistics.median(times), path.stat().st_size, report
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--train-scored")
-    ap.add_argument("--test-scored")
-    ap.add_argument("--cv", type=int, default=0, help="grouped K-fold on --cv-scored instead of train -> test")
-    ap.add_argument("--cv-scored", help="scored file for --cv (default: the scored test split)")
-    ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "calibration-cv.md"))
-    args = ap.parse_args()
+def run(root: Path, *, train_scored: str | None = None, test_scored: str | None = None, cv: int = 0,
+        cv_scored: str | None = None, out: Path | None = None, command: str = "franq bench calibration") -> str:
+    """The table (printed, and written to ``out``, default ``root/benchmarks/results/calibration-cv.md``;
+    hand-written sections below the table are kept)."""
+    out = Path(out) if out is not None else Path(root) / "benchmarks" / "results" / "calibration-cv.md"
     tmp = Path(tempfile.mkdtemp())
-    if args.cv:
-        data = training_claims(read_scored(scored_split("test", args.cv_scored)))
+    if cv:
+        data = training_claims(read_scored(scored_split(root, "test", cv_scored)))
         rng = np.random.default_rng(0)
         answers = np.unique(data.groups)
-        fold_of = dict(zip(rng.permutation(answers), np.arange(len(answers)) % args.cv))
+        fold_of = dict(zip(rng.permutation(answers), np.arange(len(answers)) % cv))
         folds = np.array([fold_of[g] for g in data.groups])
-        splits = [(data.subset(folds != k), data.subset(folds == k)) for k in range(args.cv)]
+        splits = [(data.subset(folds != k), data.subset(folds == k)) for k in range(cv)]
         full_train, y = data, np.concatenate([te.is_true for _, te in splits])
-        setup = (f"grouped {args.cv}-fold cross-validation by answer on {len(answers)} answers / {len(data)} "
+        setup = (f"grouped {cv}-fold cross-validation by answer on {len(answers)} answers / {len(data)} "
                  f"labelled claims ({int(data.is_true.sum())} true, {int(len(data) - data.is_true.sum())} false; "
                  f"skipped {data.skipped}); ECE and Brier on the pooled held-out predictions, ROC-AUC and "
                  f"PR-AUC averaged over the held-out folds")
     else:
-        train = training_claims(read_scored(scored_split("train", args.train_scored)))
-        test = training_claims(read_scored(scored_split("test", args.test_scored)))
+        train = training_claims(read_scored(scored_split(root, "train", train_scored)))
+        test = training_claims(read_scored(scored_split(root, "test", test_scored)))
         if train.stack != test.stack:
             raise SystemExit(f"train and test were scored by different stacks: {train.stack} vs {test.stack}")
         splits, full_train, y = [(train, test)], train, test.is_true
@@ -119,8 +136,7 @@ def main() -> None:
         "",
         f"- Date: {datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC; machine: 2-core CPU, shared "
         f"({platform.machine()}), Python {platform.python_version()}",
-        f"- Command: `python scripts/bench_calibration.py "
-        f"{' '.join(sys.argv[1:])}`",
+        f"- Command: `{command}`",
         f"- Stack: {full_train.stack}",
         f"- Data: {setup}.",
         f"- fit s: median of {REPEATS} fits on all the training data; bytes: size of the saved calibrator "
@@ -136,12 +152,8 @@ def main() -> None:
               f"random ranking)."]
     text = "\n".join(lines) + "\n"
     print(text)
-    out = Path(args.out)
     old = out.read_text(encoding="utf-8") if out.exists() else ""
     if "\n## " in old:  # keep hand-written sections (notes, earlier runs) below the table
         text += old[old.index("\n## "):]
     out.write_text(text, encoding="utf-8")
-
-
-if __name__ == "__main__":
-    main()
+    return text

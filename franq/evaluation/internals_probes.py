@@ -1,9 +1,9 @@
 """Faithfulness and truth signals from the pass's internals, on held-apart data; fits the
 shipped probe file.
 
-    python scripts/bench_internals.py --out benchmarks/results/internals-faithfulness.md
+    franq bench internals --out benchmarks/results/internals-faithfulness.md
 
-Reads the caches of ``scripts/internals_data.py`` (one with-passages pass with capture per
+Reads the caches of ``franq bench internals-data`` (one with-passages pass with capture per
 answer, embedded model) for ExpertQA train (fitting), ExpertQA test and the WiCE held-apart
 split (evaluation). Probes are fitted on ExpertQA train claims only (C by 5-fold CV grouped
 by answer, :func:`franq.fit.probe.fit_probe`); with ``--write-probes PATH`` they are written to
@@ -19,21 +19,18 @@ measured by ``scripts/bench_capture.py`` (the pass is FRANQ's own and is not cou
 """
 from __future__ import annotations
 
-import argparse
 import datetime
 import gzip
 import json
 import platform
 import re
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-from internals_data import LAYERS, cache_dir
-
 import franq.evaluation.metrics as em
+from franq.evaluation.internals_cache import LAYERS, cache_dir
 from franq.faithfulness.combined import CombinedFaithfulness
 from franq.fit.faithfulness_map import load_claims
 from franq.faithfulness.features import feature_matrix, pass_features_from_sums
@@ -43,15 +40,15 @@ from franq.internals.probe_file import ProbeFile, packaged_probe_path
 from franq.fit.probe import cross_validate, fit_probe
 from franq.scorers.rauq import middle_layers, token_confidences
 
-ROOT = Path(__file__).resolve().parents[1]
-EXPERTQA = ROOT / "datasets/expertqa"
-WICE = ROOT / "datasets/wice"
+EXPERTQA = Path("datasets/expertqa")
+WICE = Path("datasets/wice")
+"""Both under ``--root``."""
 
 
-def load_cache(dataset: Path) -> dict[tuple[str, int], dict]:
+def load_cache(root: Path, dataset: Path) -> dict[tuple[str, int], dict]:
     """Per (answer id, claim index): the cached features of a scored labelled claim."""
     out = {}
-    for path in sorted(cache_dir(dataset).glob("*.npz")):
+    for path in sorted(cache_dir(root, dataset).glob("*.npz")):
         z = np.load(path)
         if not len(z["index"]):
             continue
@@ -71,18 +68,18 @@ def load_cache(dataset: Path) -> dict[tuple[str, int], dict]:
     return out
 
 
-def generations_pmi() -> dict[tuple[str, int], dict]:
+def generations_pmi(root: Path) -> dict[tuple[str, int], dict]:
     """Per (answer id, claim index): context-PMI features from the committed snapshot."""
     from franq.calibrate import stack_key
     from franq.evaluation.observe import long_key
 
     stack = stack_key(model=EMBEDDED_NAME, faithfulness="combined-v1", uq_faith="claim_prob",
                       uq_unfaith="parametric", mode="long")
-    snap = ROOT / "datasets/generations/long-expertqa.embedded-SmolLM2-135M-Instruct.Q4-1.combined-v1.jsonl.gz"
+    snap = root / "datasets/generations/long-expertqa.embedded-SmolLM2-135M-Instruct.Q4-1.combined-v1.jsonl.gz"
     recs = {json.loads(line)["id"]: json.loads(line) for line in gzip.open(snap, "rt", encoding="utf-8")}
     out = {}
     for split in ("train", "test"):
-        for line in open(EXPERTQA / f"{split}.jsonl", encoding="utf-8"):
+        for line in open(root / EXPERTQA / f"{split}.jsonl", encoding="utf-8"):
             rid = json.loads(line)["id"]
             obs = recs.get(long_key(rid, stack))
             for i, c in enumerate(obs["claims"] if obs else []):
@@ -123,32 +120,27 @@ def timed(fn, n):
     return out, 1000 * (time.perf_counter() - t) / max(n, 1)
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--write-probes", metavar="PATH",
-                    help="write the fitted probes (with the shipped SE probes) to PATH; the shipped file itself "
-                         "is rebuilt by `franq fit shipped probe-SmolLM2-135M-Instruct.Q4_1.json`")
-    ap.add_argument("--capture-ms", type=float, default=None,
-                    help="capture overhead per claim in ms (scripts/bench_capture.py), added to the probes' ms/claim")
-    ap.add_argument("--no-wice-fit", action="store_true",
-                    help="fit the faithfulness probes on ExpertQA train only (default: also WiCE's fit part)")
-    ap.add_argument("--out")
-    args = ap.parse_args()
+def run(root: Path, *, write_probes: str | Path | None = None, capture_ms: float | None = None,
+        no_wice_fit: bool = False, out: str | Path | None = None, command: str = "franq bench internals") -> str:
+    """The report, printed and written to ``out`` when given."""
     from franq.internals.probe_file import data_hash
 
-    train_claims = load_claims(EXPERTQA / "train.jsonl")
-    train_cache = load_cache(EXPERTQA / "train.jsonl")
+    root = Path(root)
+    expertqa, wice = root / EXPERTQA, root / WICE
+
+    train_claims = load_claims(expertqa / "train.jsonl")
+    train_cache = load_cache(root, expertqa / "train.jsonl")
     tr = [c for c in train_claims if (c.answer_id, c.index) in train_cache]
     feats = [train_cache[(c.answer_id, c.index)] for c in tr]
     n_expertqa = len(tr)
-    sources = [f"ExpertQA train (datasets/expertqa/train.jsonl, sha256 {data_hash(EXPERTQA / 'train.jsonl')[:12]})"]
-    if not args.no_wice_fit:
-        wice_cache = load_cache(WICE / "fit.jsonl")
-        wf = [c for c in load_claims(WICE / "fit.jsonl") if (c.answer_id, c.index) in wice_cache]
+    sources = [f"ExpertQA train (datasets/expertqa/train.jsonl, sha256 {data_hash(expertqa / 'train.jsonl')[:12]})"]
+    if not no_wice_fit:
+        wice_cache = load_cache(root, wice / "fit.jsonl")
+        wf = [c for c in load_claims(wice / "fit.jsonl") if (c.answer_id, c.index) in wice_cache]
         if wf:
             tr += wf
             feats += [wice_cache[(c.answer_id, c.index)] for c in wf]
-            sources.append(f"WiCE fit (datasets/wice/fit.jsonl, sha256 {data_hash(WICE / 'fit.jsonl')[:12]})")
+            sources.append(f"WiCE fit (datasets/wice/fit.jsonl, sha256 {data_hash(wice / 'fit.jsonl')[:12]})")
     y_tr = np.array([c.is_faithful for c in tr], int)
     g_tr = [c.answer_id for c in tr]
     lines = [f"Probes fitted on {len(tr)} claims of {len(set(g_tr))} answers with a cached pass: {n_expertqa} "
@@ -156,9 +148,9 @@ def main() -> None:
              f"C by 5-fold CV grouped by answer.", "",
              "| probe (train CV) | claims | CV AUROC | CV PR-AUC | C |", "|---|---|---|---|---|"]
     fitted_on = {"data": " + ".join(sources) + ", claims with a cached pass", "n_answers": len(set(g_tr)),
-                 "data_sha256": data_hash(EXPERTQA / "train.jsonl")}
+                 "data_sha256": data_hash(expertqa / "train.jsonl")}
     if len(sources) > 1:
-        fitted_on["data_sha256_wice_fit"] = data_hash(WICE / "fit.jsonl")
+        fitted_on["data_sha256_wice_fit"] = data_hash(wice / "fit.jsonl")
     x_look = np.stack([f["lookback"] for f in feats])
     look = fit_probe(x_look, y_tr, g_tr, target="is_faithful", features={"kind": "lookback"}, fitted_on=fitted_on)
     lines.append(f"| lookback (270 = 30 layers x 9 heads) | {len(tr)} | {look.cv['auroc']:.3f} | "
@@ -188,8 +180,8 @@ def main() -> None:
                               target="is_faithful", features={"kind": "hidden_diff", "layers": [LAYERS[jd]]},
                               fitted_on=fitted_on))
         probes.append(diff[1])
-    truth = [(c, f) for c, f in zip(tr, feats) if train_label(c, "is_true") is not None]
-    yt = np.array([train_label(c, "is_true") for c, _ in truth], int)
+    truth = [(c, f) for c, f in zip(tr, feats) if train_label(root, c, "is_true") is not None]
+    yt = np.array([train_label(root, c, "is_true") for c, _ in truth], int)
     if len(truth) and min(np.bincount(yt, minlength=2)) >= 5:
         tprobe = fit_probe(np.stack([f["hidden"][j_best] for _, f in truth]), yt, [c.answer_id for c, _ in truth],
                            target="is_true", features={"kind": "hidden", "layers": [LAYERS[j_best]]}, fitted_on=fitted_on)
@@ -203,11 +195,11 @@ def main() -> None:
             probes.append(tdiff)
             lines.append(f"| truth: hidden_diff layer {LAYERS[diff[0]]} on is_true | {len(yt)} | "
                          f"{tdiff.cv['auroc']:.3f} | {tdiff.cv['pr_auc']:.3f} | {tdiff.cv['C']:g} |")
-    if args.write_probes:
+    if write_probes:
         shipped = packaged_probe_path(EMBEDDED_NAME)
         kept = tuple(p for p in ProbeFile.load(shipped).probes if p.target == "low_semantic_entropy") \
             if shipped.exists() else ()
-        path = Path(args.write_probes)
+        path = Path(write_probes)
         ProbeFile(EMBEDDED_NAME, tuple(probes) + kept).save(path)  # the short-form SE probes stay
         lines += ["", f"Wrote {path}."]
 
@@ -232,12 +224,12 @@ def main() -> None:
                       features={"kind": "lookback"}, fitted_on=fitted_on),
             fit_probe(np.stack([feats[k]["hidden_nocite"][j_best] for k in tr_n]), y_tr[tr_n], gn,
                       target="is_faithful", features={"kind": "hidden", "layers": [LAYERS[j_best]]}, fitted_on=fitted_on))
-    pmi = generations_pmi()
+    pmi = generations_pmi(root)
     sections = []
-    for title, dataset in (("ExpertQA test (rand_test), support = Complete", EXPERTQA / "test.jsonl"),
-                           ("WiCE held-apart split, supported vs partially / not supported", WICE / "heldout.jsonl")):
+    for title, dataset in (("ExpertQA test (rand_test), support = Complete", expertqa / "test.jsonl"),
+                           ("WiCE held-apart split, supported vs partially / not supported", wice / "heldout.jsonl")):
         claims = load_claims(dataset)
-        cache = load_cache(dataset)
+        cache = load_cache(root, dataset)
         pairs = [(c.context, c.claim) for c in claims]
         y = np.array([c.is_faithful for c in claims], int)
         cited = np.array([bool(CITED.search(c.claim)) for c in claims])
@@ -260,8 +252,8 @@ def main() -> None:
             xh = np.stack([v["hidden"][j_best] for v in f])
             p_look, ms_look = timed(lambda: look.predict(xl), len(sub))
             p_hid, ms_hid = timed(lambda: hid.predict(xh), len(sub))
-            extra = args.capture_ms or 0.0
-            note = ("+ capture overhead" if args.capture_ms is not None else
+            extra = capture_ms or 0.0
+            note = ("+ capture overhead" if capture_ms is not None else
                     "the probe; capture adds no measurable time to the pass (benchmarks/results/cost-faithfulness-probe.md)")
             out.append(row("lookback-v1 (Lookback Lens probe)", p_look, ys, cs, ms_look + extra, note))
             out.append(row(f"probe-v1 (hidden layer {LAYERS[j_best]})", p_hid, ys, cs, ms_hid + extra, note))
@@ -295,25 +287,26 @@ def main() -> None:
                                [pmi[(claims[k].answer_id, claims[k].index)]["pmi_mean"] for k in have], y[have],
                                cited[have], None, "needs the closed-book pass"))
         else:
-            out.append(f"| *no cached passes for {dataset.name} (run scripts/internals_data.py)* | | | | | | |")
+            out.append(f"| *no cached passes for {dataset.name} (run franq bench internals-data)* | | | | | | |")
         sections += [*out, ""]
-    sections += truth_section(pmi, probes, j_best, diff[0] if diff else None)
+    sections += truth_section(root, pmi, probes, j_best, diff[0] if diff else None)
     report = "\n".join([
         f"Run {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC on {platform.node()} "
         "(2-core CPU shared with other developers' jobs; timings are noisy).",
-        f"Command: `python {' '.join(sys.argv)}`", "", *lines, "", *sections])
+        f"Command: `{command}`", "", *lines, "", *sections])
     print(report)
-    if args.out:
-        Path(args.out).write_text(report + "\n", encoding="utf-8")
+    if out:
+        Path(out).write_text(report + "\n", encoding="utf-8")
+    return report
 
 
-def truth_section(pmi, probes, j_best, j_diff=None) -> list[str]:
+def truth_section(root: Path, pmi, probes, j_best, j_diff=None) -> list[str]:
     """ExpertQA test claims with an is_true label and a cached pass: the unsupervised RAUQ
     and the truth probe against FRANQ's own long-form UQ signals (false = the positive class
     of PR-AUC, as in the long-form table)."""
-    cache = load_cache(EXPERTQA / "test.jsonl")
+    cache = load_cache(root, root / EXPERTQA / "test.jsonl")
     rows = []
-    for line in open(EXPERTQA / "test.jsonl", encoding="utf-8"):
+    for line in open(root / EXPERTQA / "test.jsonl", encoding="utf-8"):
         rec = json.loads(line)
         for i, c in enumerate(rec["claims"]):
             if c.get("is_true") is not None and (rec["id"], i) in cache:
@@ -346,15 +339,12 @@ def truth_section(pmi, probes, j_best, j_diff=None) -> list[str]:
 _LABELS: dict = {}
 
 
-def train_label(claim, key):
+def train_label(root: Path, claim, key):
     """A train claim's other label (load_claims keeps only is_faithful)."""
     if not _LABELS:
-        for line in open(EXPERTQA / "train.jsonl", encoding="utf-8"):
+        for line in open(root / EXPERTQA / "train.jsonl", encoding="utf-8"):
             rec = json.loads(line)
             for i, c in enumerate(rec["claims"]):
                 _LABELS[(rec["id"], i)] = c
     return _LABELS.get((claim.answer_id, claim.index), {}).get(key)  # WiCE fit claims: no is_true
 
-
-if __name__ == "__main__":
-    main()

@@ -1,7 +1,7 @@
 """Faithfulness backends on ExpertQA rand_test (human support labels), plus the AlignScore
-batching speed check. Writes a markdown table (``--out``).
+batching speed check; a markdown table (``--out``). Run by ``franq bench faithfulness``:
 
-    python scripts/bench_faithfulness.py \
+    franq bench faithfulness \
         --test-scores benchmarks/cache/expertqa-test.embedded-lexical.jsonl \
         --judge-claims 120 --out benchmarks/results/faithfulness-backends.md
 
@@ -15,11 +15,9 @@ in it are used for those rows, and lexical / combined are repeated on the same s
 """
 from __future__ import annotations
 
-import argparse
 import datetime
 import platform
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -33,8 +31,6 @@ from franq.fit.faithfulness_map import load_claims
 from franq.faithfulness.features import feature_matrix
 from franq.faithfulness.lexical import LexicalFaithfulness
 from franq.faithfulness.logistic import LogisticMap
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def row(name, p, y, ms=None, note=""):
@@ -157,16 +153,10 @@ def alignscore_speed(pairs, repeats: int) -> list[str]:
     return lines
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--test", default=str(ROOT / "datasets/expertqa/test.jsonl"))
-    ap.add_argument("--test-scores", help="franq score output of --test (embedded stack)")
-    ap.add_argument("--judge-claims", type=int, default=0, help="run the SmolLM2 judge on the first N claims")
-    ap.add_argument("--speed-claims", type=int, default=200)
-    ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--out")
-    args = ap.parse_args()
-    claims = load_claims(args.test, args.test_scores)
+def run(test: Path, *, test_scores: Path | None = None, judge_claims: int = 0, speed_claims: int = 200,
+        repeats: int = 3, out: Path | None = None, command: str = "franq bench faithfulness") -> str:
+    """The report (printed, and written to ``out`` when given)."""
+    claims = load_claims(test, test_scores)
     pairs = [(c.context, c.claim) for c in claims]
     y = np.array([c.is_faithful for c in claims], dtype=int)
     lines = ["| backend | claims | AUROC | PR-AUC | ECE | ms/claim | note |", "|---|---|---|---|---|---|---|"]
@@ -197,12 +187,12 @@ def main() -> None:
         names = combined.map.features + ("pmi_mean", "rag_mean", "closed_mean")
         lines.append(row("combined text + PMI (5-fold cross-fitted)", cross_fit(names, sp, passes, ys, groups),
                          ys, None, "folds grouped by answer"))
-    if args.judge_claims:
+    if judge_claims:
         from franq.faithfulness.chat_judge import LMJudgeFaithfulness
         from franq.lm import CausalLM
 
         judge = LMJudgeFaithfulness(CausalLM.load(None, device="cpu"))
-        k = args.judge_claims
+        k = judge_claims
         pj, ms = timed(lambda: judge.predict(pairs[:k]), k)
         lines.append(f"| *first {k} test claims* | | | | | | |")
         lines.append(row("lexical-v1 (same claims)", lex[:k], y[:k]))
@@ -211,17 +201,14 @@ def main() -> None:
     lines.append("| nli | - | not run | | | | no NLI model on this machine (no hub access) |")
     lines.append("| judge via OpenAI-compatible server | - | not run | | | | no server reachable |")
 
-    speed = alignscore_speed(pairs[: args.speed_claims], args.repeats) if args.speed_claims else []
+    speed = alignscore_speed(pairs[: speed_claims], repeats) if speed_claims else []
     report = "\n".join([
         f"Run {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC on {platform.node()} "
         "(2-core CPU shared with other developers' jobs; timings are noisy).",
-        f"Command: `python {' '.join(sys.argv)}`", "",
+        f"Command: `{command}`", "",
         f"ExpertQA rand_test, {len(y)} claims with a support label ({y.mean():.1%} faithful).", "",
         *lines, "", *speed])
     print(report)
-    if args.out:
-        Path(args.out).write_text(report + "\n", encoding="utf-8")
-
-
-if __name__ == "__main__":
-    main()
+    if out:
+        Path(out).write_text(report + "\n", encoding="utf-8")
+    return report
