@@ -59,12 +59,14 @@ def main() -> None:
     args = ap.parse_args()
     from PIL import Image
 
+    import franq
     from franq.apps import render
 
     record = json.loads(Path(args.record).read_text()) if args.record else example_record()
+    line = next(franq.read_results(record, with_input=True, name=args.record or "the example's record"))
     with tempfile.TemporaryDirectory() as tmp:
         page = Path(tmp) / "report.html"
-        page.write_text(render.report_html([record], title="franq score --example --html"), encoding="utf-8")
+        page.write_text(render.report_html([line], title="franq score --example --html"), encoding="utf-8")
         driver = chrome_driver()
         try:
             driver.set_window_size(1280, 900)

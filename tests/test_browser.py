@@ -12,6 +12,7 @@ import pytest
 from conftest import make_franq
 from servers import chrome_driver, serve_in_thread
 
+import franq
 from franq.apps import render
 from franq.apps.serve import create_app
 
@@ -40,7 +41,7 @@ def _record(ident: str, ps: list[float], question: str = "When was the Eiffel To
                        "signals": {"log_claim_prob": -3.0}})
     return {"id": ident, "question": question, "answer": ANSWER, "claims": claims, "passages": PASSAGES,
             "mode": "long", "model": "test", "faithfulness": "lexical-v1", "warnings": [],
-            "calibrator": {"variant": "condition", "source": "user"}}
+            "calibrator": {"path": "calibrator.json", "variant": "condition", "source": "user", "fitted_for": {}}}
 
 
 def _rgb(hex_colour: str) -> str:
@@ -80,7 +81,8 @@ def test_report_in_chromium(browser, tmp_path):
     records = [_record(f"r{i}", ps) for i, ps in enumerate(
         [[0.95, 0.7, 0.1, 0.3, 0.5], [0.9, 0.85, 0.8, 0.99, 0.65], [0.15, 0.45, 0.61, 0.05, 0.9]])]
     path = tmp_path / "report.html"
-    path.write_text(render.report_html(records, page_size=2, threshold=0.5), encoding="utf-8")
+    lines = franq.read_results(records, with_input=True)  # as `franq report` reads them
+    path.write_text(render.report_html(lines, page_size=2, threshold=0.5), encoding="utf-8")
     browser.get(path.as_uri())
 
     # pages: two answers on the first page, the third on the next
@@ -132,17 +134,14 @@ def test_report_in_chromium(browser, tmp_path):
 
 
 def test_report_of_a_real_pipeline_result_highlights_every_scored_claim(browser, tiny_lm, tmp_path):
-    import franq
-
     example = franq.Example.from_dict({"question": "Who designed the tower?", "passages": PASSAGES,
                                        "answer": "Sure! " + ANSWER + "\n\n- It opened in 1889.\n- It is iron."})
     result = make_franq(tiny_lm).score_many([example])[0]
-    record = franq.result_record("x", result, example)
     path = tmp_path / "real.html"
-    path.write_text(render.report_html([record]), encoding="utf-8")
+    path.write_text(render.report_html([render.Line("x", result, example)]), encoding="utf-8")
     browser.get(path.as_uri())
-    assert _check_highlights(browser, "#a0") == len(render.segments(record["answer"], record["claims"])) - sum(
-        1 for _, _, ks in render.segments(record["answer"], record["claims"]) if not ks)
+    segments = render.segments(result.answer, result.claims)
+    assert _check_highlights(browser, "#a0") == sum(1 for _, _, ks in segments if ks)
     browser.save_screenshot(str(tmp_path / "real.png"))
 
 

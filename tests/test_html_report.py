@@ -11,6 +11,7 @@ import re
 import pytest
 from click.testing import CliRunner
 
+import franq
 from franq.apps import render
 from franq.cli import main
 
@@ -19,14 +20,21 @@ def _claim(text, spans, p=None, status="scored", **extra):
     return {"claim": {"text": text, "char_spans": spans}, "status": status, "p_true_raw": p, **extra}
 
 
+def _line(record):
+    """A hand-made result record read back typed, as `franq report` reads an output line."""
+    record = {"mode": "long", "model": "m", "faithfulness": "f", **record}
+    return next(franq.read_results(record, with_input=True))
+
+
 def test_segments_cover_the_answer_and_overlapping_claims():
     answer = "Ann is tall and Bob is short."
     claims = [_claim("Ann is tall", [[0, 11]], 0.9), _claim("Ann and Bob", [[0, 3], [16, 19]], 0.1),
               _claim("nowhere", [], 0.5)]
-    segs = render.segments(answer, claims)
+    line = _line({"answer": answer, "claims": claims, "question": "q"})
+    segs = render.segments(answer, line.result.claims)
     assert "".join(answer[a:b] for a, b, _ in segs) == answer
     assert segs[0] == (0, 3, (0, 1)) and segs[1] == (3, 11, (0,)) and (16, 19, (1,)) in segs
-    html = render.answer_html({"answer": answer, "claims": claims, "question": "q"}, 0)
+    html = render.answer_html(line, 0)
     # the overlap takes the colour of its least likely claim
     assert '<mark class="claim pb0" data-claims="0 1" data-p="0.100000" data-bucket="0"' in html
 
@@ -37,13 +45,14 @@ def test_buckets(p, expected):
 
 
 def test_calibrated_p_true_wins_over_raw():
-    assert render.claim_p_true({"p_true_raw": 1e-9, "p_true_calibrated": 0.7}) == 0.7
-    assert render.claim_p_true({"p_true_raw": 1e-9, "p_true_calibrated": None}) == 1e-9
+    claim = franq.Claim("x", ((0, 1),))
+    assert render.claim_p_true(franq.ClaimScore(claim, "scored", p_true_raw=1e-9, p_true_calibrated=0.7)) == 0.7
+    assert render.claim_p_true(franq.ClaimScore(claim, "scored", p_true_raw=1e-9, p_true_calibrated=None)) == 1e-9
 
 
 def test_passage_window_is_the_best_overlapping_sentences():
-    passages = [{"title": "A", "text": "Cats sleep a lot. Dogs bark."},
-                {"title": "B", "text": "The tower is in Paris. It was built from 1887 to 1889. It is iron."}]
+    passages = [franq.Passage("Cats sleep a lot. Dogs bark.", "A"),
+                franq.Passage("The tower is in Paris. It was built from 1887 to 1889. It is iron.", "B")]
     w = render.passage_window("The tower was built in 1889.", passages)
     assert w["passage"] == 1 and w["title"] == "B" and "built from 1887 to 1889" in w["text"]
     assert render.passage_window("Zebras are striped.", passages) is None
@@ -53,9 +62,33 @@ def test_user_text_is_escaped():
     rec = {"question": "<script>alert(1)</script>", "answer": "<b>x</b> & y",
            "claims": [_claim("<b>x</b>", [[0, 8]], 0.5)], "passages": ["<img src=x onerror=alert(1)> x"],
            "meta": {"note": "</script>"}}
-    html = render.report_html([rec])
+    html = render.report_html([_line(rec)])
     assert "<script>alert(1)" not in html and "<img src=x" not in html and "&lt;b&gt;x&lt;/b&gt;" in html
     assert "</script>\"" not in html
+
+
+def test_views_read_typed_results_and_a_fresh_result_shows_as_its_line_read_back(tiny_lm):
+    from conftest import make_franq
+
+    from franq.apps import claims_csv
+
+    example = franq.Example.from_dict({
+        "id": "e1", "question": "When?", "passages": [{"title": "T", "text": "Built in 1889. It is tall."}],
+        "answer": "It was built in 1889. It is tall.", "meta": {"user": "ann", "tags": [1, 2]},
+        "claims": [{"text": "It was built in 1889.", "is_true": True}, "It is tall."]})
+    result = make_franq(tiny_lm).score_many([example])[0]
+    fresh = render.Line(example.id, result, example)  # what `franq score --html` renders
+    line = json.dumps(franq.result_record(example.id, result, example))  # the output line, read back
+    read = next(franq.read_results([line], with_input=True))
+    assert render.report_html([fresh]) == render.report_html([read])
+    assert claims_csv.csv_text([fresh]) == claims_csv.csv_text([read])
+    rows = list(csv.DictReader(io.StringIO(claims_csv.csv_text([read]))))
+    assert [r["is_true"] for r in rows] == ["True", ""] and rows[0]["meta.tags"] == "[1, 2]"
+    assert "label is_true" in render.answer_html(read, 0) and "meta {" in render.answer_html(read, 0)
+    bare = render.report_html([result])  # a bare AnswerScore: no id, passages nor labels
+    assert "The record carries no passages" in bare and "label is_true" not in bare
+    with pytest.raises(TypeError, match="franq.read_results"):
+        render.report_html([franq.result_record(example.id, result, example)])
 
 
 def _scores(tmp_path):

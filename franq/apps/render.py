@@ -1,9 +1,10 @@
 """The HTML view of scored answers shared by ``franq report``, ``franq score --html`` and
 ``franq serve`` (the CSV view is :mod:`franq.apps.claims_csv`).
 
-Both take results read back by ``franq.read_results(..., with_input=True)`` or result
-records, the JSON objects that ``franq score`` writes (one per answer;
-``franq.result_record``), so a report can be made from any output file later.
+Both read typed results: lines read back by ``franq.read_results(..., with_input=True)``
+(anything with ``id``, ``result`` (an :class:`~franq.AnswerScore`) and ``example`` (the
+:class:`~franq.Example` the line carried: passages, claim labels, ``meta``; or None)), or
+bare ``AnswerScore`` objects. A report can be made from any output file later.
 
 The HTML view (after the FRANQ paper's figure 15): the answer with each claim's
 characters highlighted on a colour scale of P(true), the calibrated value when a
@@ -20,6 +21,7 @@ import html
 import json
 import re
 from collections.abc import Iterable, Sequence
+from typing import NamedTuple
 
 import franq
 
@@ -39,22 +41,34 @@ this that these those he she they them his her their there which who whom what w
 has have had i you we our your my me us so than then also into over under about after before""".split())
 
 
-def as_record(result) -> dict:
-    """A result record: ``result`` itself when it is one (a dict), else the record of a
-    line read back by ``franq.read_results(..., with_input=True)``, as ``franq score`` wrote it."""
-    if isinstance(result, dict):
-        return result
-    return franq.result_record(result.id, result.result, result.example)
+class Line(NamedTuple):
+    """A result to show: the input's id, the result, and the input it carried (or None)."""
+
+    id: str | None
+    result: franq.AnswerScore
+    example: franq.Example | None = None
 
 
-def as_records(results: Iterable) -> list[dict]:
-    return [as_record(r) for r in results]
+def as_line(result) -> Line:
+    """``result`` as a :class:`Line`: a line read back by ``franq.read_results(...,
+    with_input=True)`` (its ``id``, ``result`` and ``example``) or a bare ``AnswerScore``."""
+    if isinstance(result, franq.AnswerScore):
+        return Line(None, result)
+    try:
+        return Line(result.id, result.result, result.example)
+    except AttributeError:
+        raise TypeError(f"expected a result read back by franq.read_results(..., with_input=True) or an "
+                        f"AnswerScore, got {type(result).__name__}") from None
 
 
-def claim_p_true(claim: dict) -> float | None:
+def as_lines(results: Iterable) -> list[Line]:
+    return [as_line(r) for r in results]
+
+
+def claim_p_true(claim: franq.ClaimScore) -> float | None:
     """P(true) to show and threshold: calibrated when a calibrator ran, else the raw mix."""
-    p = claim.get("p_true_calibrated")
-    return claim.get("p_true_raw") if p is None else p
+    p = claim.p_true_calibrated
+    return claim.p_true_raw if p is None else p
 
 
 def bucket(p: float) -> int:
@@ -62,17 +76,16 @@ def bucket(p: float) -> int:
     return next(i for i, (upper, _, _) in enumerate(BUCKETS) if p < upper)
 
 
-def least_p_true(record: dict) -> float | None:
-    ps = [p for c in record.get("claims", ()) if c.get("status") == "scored" and (p := claim_p_true(c)) is not None]
+def least_p_true(result: franq.AnswerScore) -> float | None:
+    ps = [p for c in result.claims if c.status == "scored" and (p := claim_p_true(c)) is not None]
     return min(ps) if ps else None
 
 
 # ---------------------------------------------------------------------------- geometry
-def segments(answer: str, claims: Sequence[dict]) -> list[tuple[int, int, tuple[int, ...]]]:
+def segments(answer: str, claims: Sequence[franq.ClaimScore]) -> list[tuple[int, int, tuple[int, ...]]]:
     """The answer cut at every claim span boundary: ``(start, end, claim indices covering it)``
     for every piece, covered or not, in order (claims may overlap: atomic claims do)."""
-    spans = [(k, int(s), int(e)) for k, c in enumerate(claims) for s, e in (c.get("claim") or {}).get("char_spans", ())
-             if 0 <= int(s) < int(e) <= len(answer)]
+    spans = [(k, s, e) for k, c in enumerate(claims) for s, e in c.claim.char_spans if 0 <= s < e <= len(answer)]
     cuts = sorted({0, len(answer), *(s for _, s, _ in spans), *(e for _, _, e in spans)})
     out = []
     for a, b in zip(cuts, cuts[1:]):
@@ -85,22 +98,20 @@ def _words(text: str) -> list[str]:
     return [w for w in WORD_RE.findall(text.lower()) if w not in STOPWORDS]
 
 
-def passage_windows(passages: Sequence[dict | str], *, max_sentences: int = 2) -> list[tuple[dict, frozenset]]:
+def passage_windows(passages: Sequence[franq.Passage], *, max_sentences: int = 2) -> list[tuple[dict, frozenset]]:
     """Every run of up to ``max_sentences`` sentences of each passage, with its content
     words (computed once per answer, then matched against each claim)."""
     out = []
     for i, p in enumerate(passages):
-        text = p.get("text", "") if isinstance(p, dict) else str(p)
-        title = p.get("title", "") if isinstance(p, dict) else ""
-        sents = [s for s in SENTENCE_END_RE.split(text) if s.strip()]
+        sents = [s for s in SENTENCE_END_RE.split(p.text) if s.strip()]
         for start in range(len(sents)):
             for n in range(1, min(max_sentences, len(sents) - start) + 1):
                 window = " ".join(sents[start:start + n])
-                out.append(({"passage": i, "title": title, "text": window}, frozenset(_words(window))))
+                out.append(({"passage": i, "title": p.title, "text": window}, frozenset(_words(window))))
     return out
 
 
-def passage_window(claim_text: str, passages: Sequence[dict | str], *, windows=None) -> dict | None:
+def passage_window(claim_text: str, passages: Sequence[franq.Passage], *, windows=None) -> dict | None:
     """The run of up to two sentences of one passage sharing the most content words with
     the claim (the shorter on a tie): ``{"passage", "title", "text", "overlap"}`` (overlap:
     the share of the claim's content words found there), or None when no passage shares
@@ -133,24 +144,24 @@ def _highlight_words(window: str, claim_text: str) -> str:
                    for tok in re.split(r"(\w+)", window))
 
 
-def _detail_html(n: int, k: int, c: dict, passages: Sequence[dict], windows) -> str:
-    claim = c.get("claim") or {}
-    text = claim.get("text", "")
-    p = claim_p_true(c)
-    rows = [("P(true)", _num(p) + (" (calibrated)" if c.get("p_true_calibrated") is not None else " (raw)")),
-            ("status", c.get("status", "?") + (f": {claim['note']}" if claim.get("note") else "")),
-            ("verdict", c.get("verdict")),
-            ("P_faithful (raw)", _num(c.get("p_faithful"))),
-            ("P_faithful (calibrated)", _num(c.get("p_faithful_calibrated"))
-             if c.get("p_faithful_calibrated") is not None else None),
-            ("UQ_faith (raw)", _num(c.get("uq_faith"))),
-            ("UQ_unfaith (raw)", _num(c.get("uq_unfaith"))),
-            ("P(true) raw mix", _num(c.get("p_true_raw"))),
-            ("P(true | faithful), calibrated", _num(c.get("p_true_if_faithful_calibrated"))
-             if c.get("p_true_if_faithful_calibrated") is not None else None),
-            ("P(true | unfaithful), calibrated", _num(c.get("p_true_if_unfaithful_calibrated"))
-             if c.get("p_true_if_unfaithful_calibrated") is not None else None),
-            ("label is_true", c.get("is_true")), ("label is_faithful", c.get("is_faithful"))]
+def _detail_html(n: int, k: int, c: franq.ClaimScore, labels: dict, passages: Sequence[franq.Passage],
+                 windows) -> str:
+    text = c.claim.text
+    note = f": {c.claim.note}" if c.claim.note else ""
+    rows = [("P(true)", _num(claim_p_true(c)) + (" (calibrated)" if c.p_true_calibrated is not None else " (raw)")),
+            ("status", c.status + note),
+            ("verdict", c.verdict),
+            ("P_faithful (raw)", _num(c.p_faithful)),
+            ("P_faithful (calibrated)", _num(c.p_faithful_calibrated)
+             if c.p_faithful_calibrated is not None else None),
+            ("UQ_faith (raw)", _num(c.uq_faith)),
+            ("UQ_unfaith (raw)", _num(c.uq_unfaith)),
+            ("P(true) raw mix", _num(c.p_true_raw)),
+            ("P(true | faithful), calibrated", _num(c.p_true_if_faithful_calibrated)
+             if c.p_true_if_faithful_calibrated is not None else None),
+            ("P(true | unfaithful), calibrated", _num(c.p_true_if_unfaithful_calibrated)
+             if c.p_true_if_unfaithful_calibrated is not None else None),
+            ("label is_true", labels.get("is_true")), ("label is_faithful", labels.get("is_faithful"))]
     table = "".join(f"<tr><th>{_e(a)}</th><td>{_e(b)}</td></tr>" for a, b in rows if b is not None)
     window = passage_window(text, passages, windows=windows) if passages else None
     if window is not None:
@@ -167,25 +178,30 @@ def _detail_html(n: int, k: int, c: dict, passages: Sequence[dict], windows) -> 
             f'<table class="kv">{table}</table>{passage}</div>')
 
 
-def _claim_class(c: dict) -> str:
-    p = claim_p_true(c)
-    return f"pb{bucket(p)}" if c.get("status") == "scored" and p is not None else "ns"
+def _scored_p(c: franq.ClaimScore) -> float | None:
+    """P(true) of a scored claim; None for a claim that was not scored."""
+    return claim_p_true(c) if c.status == "scored" else None
 
 
-def answer_html(record, n: int) -> str:
+def _claim_class(c: franq.ClaimScore) -> str:
+    p = _scored_p(c)
+    return "ns" if p is None else f"pb{bucket(p)}"
+
+
+def answer_html(line, n: int) -> str:
     """One answer's section: question, highlighted answer, claims table, hidden details."""
-    record = as_record(record)
-    answer = record.get("answer", "")
-    claims = list(record.get("claims", ()))
-    passages = record.get("passages") or []
+    line = as_line(line)
+    result, example = line.result, line.example
+    passages = () if example is None else example.passages
+    labels = () if example is None else example.claim_labels or ()  # the input's labels of each claim
+    answer, claims = result.answer, result.claims
     body = []
     for a, b, ks in segments(answer, claims):
         piece = _e(answer[a:b])
         if not ks:
             body.append(piece)
             continue
-        scored = [(claim_p_true(claims[k]), k) for k in ks
-                  if claims[k].get("status") == "scored" and claim_p_true(claims[k]) is not None]
+        scored = [(p, k) for k in ks if (p := _scored_p(claims[k])) is not None]
         if scored:
             p, _ = min(scored)
             body.append(f'<mark class="claim pb{bucket(p)}" data-claims="{" ".join(map(str, ks))}" '
@@ -196,25 +212,22 @@ def answer_html(record, n: int) -> str:
     rows, details = [], []
     windows = passage_windows(passages)
     for k, c in enumerate(claims):
-        claim = c.get("claim") or {}
-        p = claim_p_true(c)
-        status = c.get("status", "?") + (f" ({claim['note']})" if claim.get("note") and c.get("status") != "scored"
-                                         else "")
-        data_p = f' data-p="{p:.6f}"' if c.get("status") == "scored" and p is not None else ""
+        p = _scored_p(c)
+        status = c.status + (f" ({c.claim.note})" if c.claim.note and c.status != "scored" else "")
+        data_p = "" if p is None else f' data-p="{p:.6f}"'
         rows.append(f'<tr class="claim-row" data-claims="{k}"{data_p}><td>{k + 1}</td>'
                     f'<td><span class="swatch {_claim_class(c)}"></span>{_num(p) if data_p else "–"}</td>'
-                    f'<td>{_num(c.get("p_faithful"))}</td><td>{_e(c.get("verdict") or "")}</td>'
-                    f'<td>{_e(status)}</td><td>{_e(claim.get("text", ""))}</td></tr>')
-        details.append(_detail_html(n, k, c, passages, windows))
-    low = least_p_true(record)
-    ident = record.get("id")
-    meta = record.get("meta")
-    head = f'<h2><span class="muted">#{n + 1}</span> {_e(record.get("question", ""))}</h2>'
-    sub = " · ".join(x for x in (f"id {_e(ident)}" if ident is not None else "",
-                                 f"{_e(record.get('mode', ''))} form" if record.get("mode") else "",
+                    f'<td>{_num(c.p_faithful)}</td><td>{_e(c.verdict or "")}</td>'
+                    f'<td>{_e(status)}</td><td>{_e(c.claim.text)}</td></tr>')
+        details.append(_detail_html(n, k, c, labels[k] if k < len(labels) else {}, passages, windows))
+    low = least_p_true(result)
+    meta = None if example is None else example.meta
+    head = f'<h2><span class="muted">#{n + 1}</span> {_e(result.question)}</h2>'
+    sub = " · ".join(x for x in (f"id {_e(line.id)}" if line.id is not None else "",
+                                 f"{_e(result.mode)} form" if result.mode else "",
                                  f"least likely claim {_num(low)}" if low is not None else "no scored claim",
                                  f"meta {_e(json.dumps(meta, ensure_ascii=False))}" if meta else "") if x)
-    warnings = "".join(f'<li>{_e(w)}</li>' for w in record.get("warnings", ()))
+    warnings = "".join(f'<li>{_e(w)}</li>' for w in result.warnings)
     return (f'<section class="answer" id="a{n}" data-n="{n}" data-min="{"" if low is None else f"{low:.6f}"}">'
             f'{head}<div class="muted">{sub}</div><div class="answer-text">{"".join(body)}</div>'
             f'<table class="claims"><thead><tr><th>#</th><th>P(true)</th><th>P_faithful</th><th>verdict</th>'
@@ -228,26 +241,23 @@ def legend_html() -> str:
     return f'<div class="legend">{items}<span class="legend-item"><span class="swatch ns"></span>not scored</span></div>'
 
 
-def _stack_line(record: dict) -> str:
-    cal = record.get("calibrator") or {}
-    calib = f"calibrated ({cal.get('variant')}, {cal.get('source')})" if cal else "raw (no calibrator)"
-    return (f"model {_e(record.get('model', '?'))} · faithfulness {_e(record.get('faithfulness', '?'))} · "
-            f"P(true) {_e(calib)}")
+def _stack_line(result: franq.AnswerScore) -> str:
+    cal = result.calibrator
+    calib = f"calibrated ({cal.variant}, {cal.source})" if cal is not None else "raw (no calibrator)"
+    return f"model {_e(result.model)} · faithfulness {_e(result.faithfulness)} · P(true) {_e(calib)}"
 
 
-def index_html(records: Sequence[dict]) -> str:
-    order = sorted(range(len(records)), key=lambda n: (least_p_true(records[n]) is None,
-                                                       least_p_true(records[n]) or 0.0, n))
+def index_html(lines: Sequence[Line]) -> str:
+    lows = [least_p_true(line.result) for line in lines]
+    order = sorted(range(len(lines)), key=lambda n: (lows[n] is None, lows[n] or 0.0, n))
     rows = []
     for n in order:
-        r = records[n]
-        low = least_p_true(r)
-        q = r.get("question", "")
+        low, q = lows[n], lines[n].result.question
         q = q if len(q) <= 90 else q[:89] + "…"
         cls = f"pb{bucket(low)}" if low is not None else "ns"
         rows.append(f'<tr data-target="a{n}" data-min="{"" if low is None else f"{low:.6f}"}">'
-                    f'<td><span class="swatch {cls}"></span>{_num(low)}</td><td>{_e(r.get("id") or "")}</td>'
-                    f'<td><a href="#a{n}">{_e(q)}</a></td><td>{len(r.get("claims", ()))}</td></tr>')
+                    f'<td><span class="swatch {cls}"></span>{_num(low)}</td><td>{_e(lines[n].id or "")}</td>'
+                    f'<td><a href="#a{n}">{_e(q)}</a></td><td>{len(lines[n].result.claims)}</td></tr>')
     return ('<details class="index" open><summary>Answers by their least likely claim</summary>'
             '<table><thead><tr><th>least P(true)</th><th>id</th><th>question</th><th>claims</th></tr></thead>'
             f'<tbody>{"".join(rows)}</tbody></table></details>')
@@ -272,16 +282,16 @@ def document_html(title: str, body: str) -> str:
             f'<script>{SCRIPT}</script></body></html>')
 
 
-def report_html(records: Iterable, *, title: str = "franq report", threshold: float = 0.5,
+def report_html(results: Iterable, *, title: str = "franq report", threshold: float = 0.5,
                 page_size: int = PAGE_SIZE) -> str:
-    """The self-contained report of ``records`` (results read back or result records, in input order)."""
-    records = as_records(records)
-    n_claims = sum(len(r.get("claims", ())) for r in records)
-    stack = _stack_line(records[0]) if records else ""
-    header = (f'<header><h1>{_e(title)}</h1><div class="muted">{len(records)} answers · {n_claims} claims · '
+    """The self-contained report of ``results`` (read back, or bare AnswerScores; in input order)."""
+    lines = as_lines(results)
+    n_claims = sum(len(line.result.claims) for line in lines)
+    stack = _stack_line(lines[0].result) if lines else ""
+    header = (f'<header><h1>{_e(title)}</h1><div class="muted">{len(lines)} answers · {n_claims} claims · '
               f'{stack}</div>{legend_html()}</header>')
-    sections = "".join(answer_html(r, n) for n, r in enumerate(records))
-    return document_html(title, header + controls_html(threshold, page_size) + index_html(records)
+    sections = "".join(answer_html(line, n) for n, line in enumerate(lines))
+    return document_html(title, header + controls_html(threshold, page_size) + index_html(lines)
                          + f'<div id="answers">{sections}</div>')
 
 

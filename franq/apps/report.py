@@ -4,8 +4,9 @@
     franq report scores.jsonl -o report.html [--csv claims.csv] [--threshold 0.5]
 
 Lines that are not result records (error records, broken JSON, a wrong field) are
-reported on stderr and skipped; the rest are read back with ``franq.read_results`` and
-rendered by :mod:`franq.apps.render` (HTML) and :mod:`franq.apps.claims_csv` (CSV).
+reported on stderr and skipped; the rest are read back with ``franq.read_results`` (typed:
+each line's id, ``AnswerScore`` and the input it carried) and rendered by
+:mod:`franq.apps.render` (HTML) and :mod:`franq.apps.claims_csv` (CSV).
 """
 from __future__ import annotations
 
@@ -48,17 +49,17 @@ def report(inputs, output, csv_path, threshold, page_size, title):
     if not output and not csv_path:
         raise click.UsageError("give -o REPORT.html and/or --csv CLAIMS.csv")
     try:
-        records = list(read_records(inputs, warn=lambda msg: click.echo(f"warning: {msg}", err=True)))
+        lines = list(read_records(inputs, warn=lambda msg: click.echo(f"warning: {msg}", err=True)))
     except franq.FranqError as exc:
         raise click.ClickException(str(exc)) from None
-    if not records:
+    if not lines:
         raise click.ClickException(f"no result records in {', '.join(inputs)}")
     if output:
         with open(output, "w", encoding="utf-8") as f:
-            f.write(render.report_html(records, title=title, threshold=threshold, page_size=page_size))
-        click.echo(f"wrote {output}: {len(records)} answers", err=True)
+            f.write(render.report_html(lines, title=title, threshold=threshold, page_size=page_size))
+        click.echo(f"wrote {output}: {len(lines)} answers", err=True)
     if csv_path:
         with click.open_file(csv_path, "w", encoding="utf-8") as f:
-            n = claims_csv.write_csv(records, f)
+            n = claims_csv.write_csv(lines, f)
         if csv_path != "-":
             click.echo(f"wrote {csv_path}: {n} claims", err=True)

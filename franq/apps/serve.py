@@ -21,6 +21,7 @@ model) in a worker thread, so ``/health`` answers while a request is scored. Bin
 """
 # no `from __future__ import annotations`: FastAPI reads the handlers' annotations (Request) at runtime
 import asyncio
+import dataclasses
 import json
 import socket
 import threading
@@ -70,12 +71,15 @@ def too_large(limit: int) -> str:
     return f"request body over the limit of {limit} bytes (--max-body-bytes)"
 
 
-def _with_verdicts(record: dict, threshold: float | None) -> dict:
-    if threshold is not None:
-        for c in record["claims"]:
-            p = render.claim_p_true(c) if c.get("status") == "scored" else None
-            c["verdict"] = None if p is None else ("likely_true" if p >= threshold else "likely_false")
-    return record
+def _with_verdicts(result: franq.AnswerScore, threshold: float | None) -> franq.AnswerScore:
+    """``result`` with each claim's verdict for the request's threshold (as ``--threshold``)."""
+    if threshold is None:
+        return result
+
+    def verdict(c: franq.ClaimScore) -> str | None:
+        p = render.claim_p_true(c) if c.status == "scored" else None
+        return None if p is None else ("likely_true" if p >= threshold else "likely_false")
+    return dataclasses.replace(result, claims=tuple(dataclasses.replace(c, verdict=verdict(c)) for c in result.claims))
 
 
 def _options(body: dict, where: str = "") -> tuple[str | None, float | None]:
@@ -141,18 +145,18 @@ def create_app(pipeline, *, max_body_bytes: int = MAX_BODY_BYTES, max_pending: i
         return {"status": "ok", "model": pipeline.lm.name, "mode": pipeline.config.mode,
                 "components": pipeline.components}
 
-    def score_examples(items: list[dict], mode: str | None) -> list[dict]:
+    def score_examples(items: list[dict], mode: str | None, threshold: float | None) -> list[dict]:
         examples = [franq.Example.from_dict(it, f"examples[{i}]" if len(items) > 1 else "")
                     for i, it in enumerate(items)]
         results = pipeline.score_many(examples, mode=mode)
-        return [franq.result_record(ex.id, res, ex) for ex, res in zip(examples, results)]
+        return [franq.result_record(ex.id, _with_verdicts(res, threshold), ex) for ex, res in zip(examples, results)]
 
     @app.post("/score")
     async def score(request: Request):
         body = await body_of(request)
         mode, threshold = _options(body)
-        record = (await run(score_examples, [{k: v for k, v in body.items() if k not in REQUEST_KEYS}], mode))[0]
-        return _with_verdicts(record, threshold)
+        return (await run(score_examples, [{k: v for k, v in body.items() if k not in REQUEST_KEYS}], mode,
+                          threshold))[0]
 
     @app.post("/score_many")
     async def score_many(request: Request):
@@ -166,8 +170,7 @@ def create_app(pipeline, *, max_body_bytes: int = MAX_BODY_BYTES, max_pending: i
         if len(examples) > max_examples:
             raise _Bad(413, f"'examples' has {len(examples)} items, over the limit of {max_examples} per request")
         mode, threshold = _options(body)
-        records = await run(score_examples, examples, mode)
-        return {"results": [_with_verdicts(r, threshold) for r in records]}
+        return {"results": await run(score_examples, examples, mode, threshold)}
 
     @app.post("/answer")
     async def answer(request: Request):
@@ -188,8 +191,8 @@ def create_app(pipeline, *, max_body_bytes: int = MAX_BODY_BYTES, max_pending: i
             res = pipeline.answer(body["question"], body["passages"], max_new_tokens=n, mode=mode)
             example = franq.Example.from_dict({"question": res.question, "passages": body["passages"],
                                                "answer": res.answer})
-            return franq.result_record(None, res, example)
-        return _with_verdicts(await run(generate), threshold)
+            return franq.result_record(None, _with_verdicts(res, threshold), example)
+        return await run(generate)
 
     @app.post("/render")
     async def render_view(request: Request):

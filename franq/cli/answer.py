@@ -14,7 +14,7 @@ from franq.cli.table import format_decision
 from franq import registry
 from franq.errors import FranqError
 from franq.io import parse_example
-from franq.results import result_record
+from franq.results import ResultLine
 
 VERIFIERS = registry.names("verifiers")  # the answering app's, then plugins' (entry point group franq.verifiers)
 
@@ -61,6 +61,6 @@ def answer(question, passages, max_new_tokens, fmt, html_path, threshold, quiet,
         raise fail(exc) from None
     if fmt == "table":
         click.echo(printable(f"Answer: {result.answer.strip()}") + "\n")
-    print_result(result_record(None, result, ex), result, fmt, html_path)
+    print_result(ResultLine("", None, result, ex), fmt, html_path)
     if fmt == "table" and result.decision is not None:
         click.echo(format_decision(result))

@@ -19,9 +19,8 @@ from franq.errors import FranqError, InputError
 from franq.io import Example, load_json, parse_example
 from franq.runners.base import BATCH_TOKENS
 from franq.runners.local import score_file
-from franq.results import result_record
+from franq.results import ResultLine, result_record
 from franq.runners.records import MAX_PASSAGE_CHARS, MAX_RECORD_BYTES
-from franq.types import AnswerScore
 
 
 @dataclass(frozen=True)
@@ -118,33 +117,36 @@ def score(input_path, output, errors_path, question, passages, answer, example, 
             result = pipeline.score_many([ex])[0]
     except (FranqError, MissingDependencyError) as exc:
         raise fail(exc) from None
-    print_result(result_record(ex.id, result, ex), result, fmt, html_path)
+    print_result(ResultLine("", ex.id, result, ex), fmt, html_path)
 
 
-def print_result(record: dict, result: AnswerScore, fmt: str, html_path: str | None) -> None:
-    """One scored answer on stdout as a table, a JSON line or CSV rows; ``html_path``: also a report."""
+def print_result(line: ResultLine, fmt: str, html_path: str | None) -> None:
+    """One scored answer (with the example it scored) on stdout as a table, a JSON line or CSV
+    rows; ``html_path``: also a report."""
     if fmt == "json":
-        click.echo(json.dumps(record, ensure_ascii=False))
+        click.echo(json.dumps(result_record(line.id, line.result, line.example), ensure_ascii=False))
     elif fmt == "csv":
         from franq.apps.claims_csv import csv_text
 
-        click.echo(csv_text([record]), nl=False)
+        click.echo(csv_text([line]), nl=False)
     else:
-        click.echo(format_table(result))
+        click.echo(format_table(line.result))
     if html_path:
         from franq.apps.render import report_html
 
-        Path(html_path).write_text(report_html([record], title=f"franq: {record['question'][:80]}"), encoding="utf-8")
+        Path(html_path).write_text(report_html([line], title=f"franq: {line.result.question[:80]}"),
+                                   encoding="utf-8")
         click.echo(f"wrote {html_path}", err=True)
 
 
 def write_html_report(html_path: str, scores_path: str) -> None:
+    """The report of a batch's output file (its results read back with their input)."""
     from franq.apps.render import report_html
     from franq.apps.report import read_records
 
-    records = list(read_records([scores_path], warn=lambda msg: click.echo(f"warning: {msg}", err=True)))
-    Path(html_path).write_text(report_html(records), encoding="utf-8")
-    click.echo(f"wrote {html_path}: {len(records)} answers", err=True)
+    lines = list(read_records([scores_path], warn=lambda msg: click.echo(f"warning: {msg}", err=True)))
+    Path(html_path).write_text(report_html(lines), encoding="utf-8")
+    click.echo(f"wrote {html_path}: {len(lines)} answers", err=True)
 
 
 def single_example(input_path, question, passages, answer, example) -> Example:
