@@ -126,7 +126,7 @@ def parse_result(obj: Any, where: str = "") -> ResultLine:
         raise InputError(f"{_at(where)}expected a JSON object, got {_type(obj)}")
     if "error" in obj and "claims" not in obj:
         raise InputError(f"{_at(where)}an error record, not a result")
-    if not isinstance(obj.get("claims"), list) or "answer" not in obj:
+    if not isinstance(obj.get("claims"), (list, tuple)) or "answer" not in obj:
         raise InputError(f"{_at(where)}not a franq result record (no 'answer' and 'claims')")
     f = _Fields(obj, where)
     claims, claim_labels = [], []
@@ -157,7 +157,7 @@ def _claim_score(c: _Fields) -> tuple[ClaimScore, dict]:
     claim = c.nested("claim", required=True)
     spans = claim.list("char_spans")
     for k, s in enumerate(spans):
-        if not (isinstance(s, list) and len(s) == 2 and all(_is_int(x) for x in s)):
+        if not (isinstance(s, (list, tuple)) and len(s) == 2 and all(_is_int(x) for x in s)):
             raise claim.error(f"char_spans[{k}]", "a [start, end] pair of integers", s)
     status = c.choice("status", STATUSES)
     values = {k: c.number(k) for k in NUMBERS}
@@ -312,7 +312,7 @@ class _Fields:
 
     def list(self, key: str, *, default: Any = _MISSING) -> list:
         v = self._get(key, default)
-        if not isinstance(v, list):
+        if not isinstance(v, (list, tuple)):  # tuples: a record from result_record, not yet JSON
             raise self.error(key, "a list", v)
         return v
 

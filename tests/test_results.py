@@ -36,6 +36,12 @@ def test_result_record_reads_back_as_the_same_answer_score(results):
         assert next(franq.read_results([_line(franq.result_record("x", result))])) == result
 
 
+def test_a_record_not_yet_written_as_json_reads_back_too(results):
+    """``result_record`` keeps tuples where JSON has lists: the reader takes both."""
+    for result in results:
+        assert next(franq.read_results(franq.result_record("x", result))) == result
+
+
 def test_a_line_read_back_with_its_input_is_written_again_byte_for_byte(results, tmp_path):
     long, short = results
     example = Example(QUESTION, tuple(Passage(p, title="t") for p in PASSAGES), ANSWER, id="a1",

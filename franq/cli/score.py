@@ -19,7 +19,7 @@ from franq.errors import FranqError, InputError
 from franq.io import Example, load_json, parse_example
 from franq.runners.base import BATCH_TOKENS
 from franq.runners.local import score_file
-from franq.results import ResultLine, result_record
+from franq.results import ResultLine, read_results, result_record
 from franq.runners.records import MAX_PASSAGE_CHARS, MAX_RECORD_BYTES
 
 
@@ -123,8 +123,11 @@ def score(input_path, output, errors_path, question, passages, answer, example, 
 def print_result(line: ResultLine, fmt: str, html_path: str | None) -> None:
     """One scored answer (with the example it scored) on stdout as a table, a JSON line or CSV
     rows; ``html_path``: also a report."""
+    record = result_record(line.id, line.result, line.example)
+    if fmt == "csv" or html_path:  # the views show what the JSON line holds (secrets redacted)
+        line = next(read_results(record, with_input=True))
     if fmt == "json":
-        click.echo(json.dumps(result_record(line.id, line.result, line.example), ensure_ascii=False))
+        click.echo(json.dumps(record, ensure_ascii=False))
     elif fmt == "csv":
         from franq.apps.claims_csv import csv_text
 
