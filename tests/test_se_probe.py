@@ -168,9 +168,9 @@ def test_the_probe_preset_needs_semantic_entropy_probes(tiny_lm, make_franq, tmp
     path = tmp_path / "faith-only.json"
     ProbeFile("x", (Probe("is_faithful", {"kind": "lookback"}, (0.0,), (1.0,), (1.0,), 0.0),)).save(path)
     with pytest.raises(InputError, match="fitted for model 'x'"):
-        make_franq(tiny_lm, {"mode": "short", "model": {"probe": str(path)}, "uq": {"short_scoring": "probe"}})
+        make_franq(tiny_lm, {"mode": "short", "model": {"probe_file": str(path)}, "uq": {"short_scoring": "probe"}})
     data = json.loads(path.read_text())
     data["model"] = tiny_lm.name
     path.write_text(json.dumps(data))
     with pytest.raises(InputError, match="no hidden probe for low_semantic_entropy"):
-        make_franq(tiny_lm, {"mode": "short", "model": {"probe": str(path)}, "uq": {"short_scoring": "probe"}})
+        make_franq(tiny_lm, {"mode": "short", "model": {"probe_file": str(path)}, "uq": {"short_scoring": "probe"}})
