@@ -84,3 +84,15 @@ def sample_records(source: str | Path, target: str | Path, *, n: int, seed: int 
     with open(target, "w", encoding="utf-8") as f:
         f.write("\n".join(rows[:n]) + "\n")
     return f"wrote {min(n, len(rows))} of {len(rows)} records to {target}"
+
+
+def passage_answers(nq: Path, raw: Path) -> dict[int, list[str]]:
+    """Pool passage id (``NQ/passages.jsonl.gz``, the built nq-open folder) -> the gold answers
+    of the raw nq-open question (``RAW/nq-open-oracle.jsonl.gz``) whose gold passage it is."""
+    by_text: dict[tuple[str, str], list[str]] = {}
+    with gzip.open(raw / "nq-open-oracle.jsonl.gz", "rt", encoding="utf-8") as f:
+        for r in map(json.loads, f):
+            c = r["ctxs"][0]
+            by_text.setdefault((c["title"], c["text"]), list(r["answers"]))
+    with gzip.open(nq / "passages.jsonl.gz", "rt", encoding="utf-8") as f:
+        return {p["id"]: by_text[p["title"], p["text"]] for p in map(json.loads, f) if (p["title"], p["text"]) in by_text}

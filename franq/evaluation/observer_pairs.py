@@ -22,7 +22,6 @@ questions (pairs of both kinds plus every attempted greedy answer) and writes it
 """
 from __future__ import annotations
 
-import gzip
 import json
 import sys
 from dataclasses import dataclass
@@ -33,7 +32,7 @@ import numpy as np
 from calibration.franq import FranqCalibrator
 from franq.config import FranqConfig
 from franq.evaluation.benchmark import Layout, read_cache, slug
-from franq.evaluation.data import load_nq_open, raw_data_dir
+from franq.evaluation.data import load_nq_open, passage_answers, raw_data_dir
 from franq.evaluation.metrics import auroc, bootstrap
 from franq.evaluation.observe import short_key
 from franq.evaluation.units import _NamedModel, attempted, is_correct
@@ -66,17 +65,6 @@ class CachedSamples:
         s = rec["samples"]
         return cls(tuple(x["text"] for x in s), np.array([x["logprob"] for x in s], dtype=np.float64),
                    np.array([x["n_tokens"] for x in s], dtype=np.int64))
-
-
-def passage_answers(layout: Layout, raw: Path) -> dict[int, list[str]]:
-    """Pool passage id -> the gold answers of the raw nq-open question it is the gold passage of."""
-    by_text: dict[tuple[str, str], list[str]] = {}
-    with gzip.open(raw / "nq-open-oracle.jsonl.gz", "rt", encoding="utf-8") as f:
-        for r in map(json.loads, f):
-            c = r["ctxs"][0]
-            by_text.setdefault((c["title"], c["text"]), list(r["answers"]))
-    with gzip.open(layout.nq / "passages.jsonl.gz", "rt", encoding="utf-8") as f:
-        return {p["id"]: by_text[p["title"], p["text"]] for p in map(json.loads, f) if (p["title"], p["text"]) in by_text}
 
 
 def build_answers(layout: Layout, split: str, n: int, cache: dict, owners: dict[int, list[str]]):
@@ -184,7 +172,7 @@ def run(root: Path, *, raw: str | Path | None = None, n_train: int = 300, n_test
     out_dir = Path(out_dir).resolve() if out_dir is not None else root / "benchmarks" / "cache"
     faith = CombinedFaithfulness(lm_name=EMBEDDED_NAME)
     cache = read_cache(layout, layout.cache / f"short-nq-open.{slug(EMBEDDED_NAME)}.jsonl")
-    owners = passage_answers(layout, raw_data_dir(raw))
+    owners = passage_answers(layout.nq, raw_data_dir(raw))
     train, train_counts = build_answers(layout, "train", n_train, cache, owners)
     test, test_counts = build_answers(layout, "test", n_test, cache, owners)
     y_train = np.array([r[3] for r in train])

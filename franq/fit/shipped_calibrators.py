@@ -4,8 +4,6 @@ one file into ``out`` and returns its path; the probe-preset calibrator is in
 :mod:`franq.fit.shipped_probes` (it needs the probes' passes)."""
 from __future__ import annotations
 
-import gzip
-import json
 from pathlib import Path
 
 import numpy as np
@@ -123,26 +121,16 @@ def short_calibrator(datasets: Path, out: Path, raw=None) -> Path:
     return path
 
 
-def _passage_answers(datasets: Path, raw: Path) -> dict[int, list[str]]:
-    """Pool passage id -> the gold answers of the raw nq-open question whose gold passage it is."""
-    by_text: dict[tuple[str, str], list[str]] = {}
-    with gzip.open(raw / "nq-open-oracle.jsonl.gz", "rt", encoding="utf-8") as f:
-        for r in map(json.loads, f):
-            c = r["ctxs"][0]
-            by_text.setdefault((c["title"], c["text"]), list(r["answers"]))
-    with gzip.open(datasets / "nq-open" / "passages.jsonl.gz", "rt", encoding="utf-8") as f:
-        return {p["id"]: by_text[p["title"], p["text"]] for p in map(json.loads, f) if (p["title"], p["text"]) in by_text}
-
-
 def distractor_pairs(datasets: Path, raw: Path, n: int) -> list[tuple]:
     """``(item, record, answer, is_true)`` for the first ``n`` clean nq-open train questions:
     the first gold answer (true) and a distractor passage's answer (false): the gold answer
     of the question whose gold passage is this question's first distractor (in passage
     order) whose answer does not match this question's gold."""
+    from franq.evaluation.data import passage_answers
     from franq.evaluation.units import is_correct
     from franq.fit.generations import read_jsonl, short_observed
 
-    owners = _passage_answers(datasets, raw)
+    owners = passage_answers(datasets / "nq-open", raw)
     gold_ids = {r["id"]: r["passage_ids"][r["gold_position"]] for r in read_jsonl(datasets / "nq-open" / "train.jsonl")}
     rows, _ = short_observed(datasets, EMBEDDED_NAME, "train", n, ("clean",))
     out = []
