@@ -166,13 +166,20 @@ class Franq:
         return results  # type: ignore[return-value]
 
     def answer(self, question: str, passages: Sequence[str | dict | Passage], *,
-               max_new_tokens: int | None = None, mode: str | None = None) -> AnswerScore:
+               max_new_tokens: int | None = None, mode: str | None = None, **moved) -> AnswerScore:
         """Generate a greedy answer with the passages and score it. Long form reuses the
         generation's log-probabilities as the with-passages pass; short form generates a
         one-line answer and its samples from one prefill. "auto" generates as long form
         and scores a single short sentence as short form. Deciding what to do with the
         result (answer, fall back or abstain, paper 000) is an application's job:
         :class:`franq.apps.answering.Answerer`."""
+        if moved:
+            decide = sorted(set(moved) & {"verify", "fallback", "policy", "threshold"})
+            if decide:
+                raise TypeError(f"Franq.answer: {decide} moved to the answering application: "
+                                "franq.apps.answering.Answerer(pipeline).answer(question, passages, "
+                                f"{', '.join(f'{k}=...' for k in decide)})")
+            raise TypeError(f"Franq.answer() got unexpected keyword argument(s) {sorted(moved)}")
         question, passages = parse_text(question, "question"), parse_passages(passages)
         return self._answer(question, passages, max_new_tokens=max_new_tokens, mode=mode)
 

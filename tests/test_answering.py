@@ -291,3 +291,10 @@ def test_verifiers_fallbacks_and_raters_are_registry_kinds_declared_by_the_apps(
         FranqConfig.from_dict({"fallbacks": {"model": {"paht": "x"}}})
     with pytest.raises(InputError, match="rater: unknown sufficiency rater 'magic'"):
         make_rater("magic")
+
+
+def test_franq_answer_points_deciding_options_at_the_answering_app(make_franq, tiny_lm):
+    with pytest.raises(TypeError, match=r"moved to the answering application: franq.apps.answering.Answerer"):
+        make_franq(tiny_lm).answer(ITEM.question, list(PASSAGES), verify="nli", fallback="closed_book")
+    with pytest.raises(TypeError, match=r"unexpected keyword argument\(s\) \['colour'\]"):
+        make_franq(tiny_lm).answer(ITEM.question, list(PASSAGES), colour="red")
