@@ -85,14 +85,6 @@ def options(group: Sequence[Callable]) -> Callable:
     return add
 
 
-def model_options(f):
-    return options(MODEL_OPTIONS)(f)
-
-
-def stack_options(f):
-    return options(STACK_OPTIONS)(f)
-
-
 def grouped(name: str, group: Sequence[Callable], build: Callable[..., object]) -> Callable:
     """Add ``group``'s options to a command and pass the command one keyword ``name``:
     ``build(**values of those options)``."""
