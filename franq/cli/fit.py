@@ -91,11 +91,12 @@ def probe(input_path, output, features, folds, report_path, stack: StackFlags):
 
     try:
         parse_feature_specs(features)  # bad flags fail before the model loads
-        n = len(read_labelled(input_path))
+        examples = read_labelled(input_path)
         fr = load_pipeline(stack.config(faithfulness="lexical", calibrator="none", mode="long"))  # only the passes run
-        with click.progressbar(length=n, label="passes", file=click.get_text_stream("stderr")) as bar:
+        with click.progressbar(length=len(examples), label="passes", file=click.get_text_stream("stderr")) as bar:
             report, report_path = fit_probes_from_file(fr, input_path, output, features=features, folds=folds,
-                                                       report_path=report_path, progress=bar.update)
+                                                       report_path=report_path, progress=bar.update,
+                                                       examples=examples)
     except (FranqError, ValueError) as exc:
         raise click.ClickException(str(exc)) from None
     click.echo(format_probe_report(report, output, report_path), err=True)

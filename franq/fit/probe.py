@@ -199,10 +199,12 @@ def read_labelled(path: str | Path) -> list:
 
 
 def fit_probes_from_file(franq, input_path: str, output: str, *, features: str = "lookback,hidden:16",
-                         folds: int = 5, report_path: str | None = None, progress=None) -> tuple[dict, str]:
+                         folds: int = 5, report_path: str | None = None, progress=None,
+                         examples: list | None = None) -> tuple[dict, str]:
     """``franq fit probe``: run ``franq``'s passes over the labelled examples of
     ``input_path``, fit one probe per label and feature set, write the probe file and its
-    report (returned, with the report's path). ``progress(n)`` is called as answers pass."""
+    report (returned, with the report's path). ``progress(n)`` is called as answers pass;
+    ``examples``: the file already read with :func:`read_labelled` (not read again)."""
     import json
     import time
 
@@ -210,7 +212,7 @@ def fit_probes_from_file(franq, input_path: str, output: str, *, features: str =
 
     stem = output.removesuffix(".json").removesuffix(".safetensors")
     specs = parse_feature_specs(features)
-    examples = read_labelled(input_path)
+    examples = read_labelled(input_path) if examples is None else examples
     t = time.perf_counter()
     x, labels, groups = labelled_features(franq, examples, specs, progress=progress)
     passes_s = time.perf_counter() - t
