@@ -136,10 +136,12 @@ def observe(layout: Layout, setting: str, split: str, *, variant: str = "clean",
 def snapshot(layout: Layout, path: Path, *, fresh: bool = False) -> dict[str, dict]:
     """The committed snapshot of an observe cache, by key (empty when there is none, or
     with ``fresh``)."""
-    return {} if fresh else _read_jsonl(layout.snapshots / (path.name + ".gz"), gzip.open)
+    return {} if fresh else read_records(layout.snapshots / (path.name + ".gz"), gzip.open)
 
 
-def _read_jsonl(source: Path, opener) -> dict[str, dict]:
+def read_records(source: Path, opener=open) -> dict[str, dict]:
+    """The records of a JSONL file (``opener``: ``open``, or ``gzip.open`` for a snapshot) by
+    ``id``; none when it does not exist; a last line still being appended is left out."""
     out = {}
     if source.exists():
         with opener(source, "rt", encoding="utf-8") as f:
@@ -154,7 +156,7 @@ def read_cache(layout: Layout, path: Path, *, fresh: bool = False) -> dict[str, 
     """Records of an observe cache by key (read-only: an observe run may be appending),
     plus those of its committed snapshot ``datasets/generations/<name>.gz``, so a fresh
     clone reproduces the report without running the model."""
-    return snapshot(layout, path, fresh=fresh) | _read_jsonl(path, open)
+    return snapshot(layout, path, fresh=fresh) | read_records(path, open)
 
 
 def long_split(layout: Layout, split: str, n: int, cache: dict, stack: dict):

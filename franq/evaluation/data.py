@@ -78,12 +78,19 @@ def sample_records(source: str | Path, target: str | Path, *, n: int, seed: int 
     """Write a seeded sample of the JSONL lines of ``source`` to ``target``: the lines shuffled with
     ``random.Random(seed)``, the first ``n`` kept (how the calibration training sample was drawn).
     Returns the line saying what was written."""
+    rows, total = seeded_lines(source, n, seed=seed)
+    with open(target, "w", encoding="utf-8") as f:
+        f.write("\n".join(rows) + "\n")
+    return f"wrote {len(rows)} of {total} records to {target}"
+
+
+def seeded_lines(source: str | Path, n: int, *, seed: int = 0) -> tuple[list[str], int]:
+    """The first ``n`` lines of ``source`` after shuffling them with ``random.Random(seed)``
+    (the benchmark's ExpertQA train sample, the calibration sample), and how many it has."""
     with open(source, encoding="utf-8") as f:
         rows = f.read().splitlines()
     random.Random(seed).shuffle(rows)
-    with open(target, "w", encoding="utf-8") as f:
-        f.write("\n".join(rows[:n]) + "\n")
-    return f"wrote {min(n, len(rows))} of {len(rows)} records to {target}"
+    return rows[:n], len(rows)
 
 
 def passage_answers(nq: Path, raw: Path) -> dict[int, list[str]]:

@@ -6,17 +6,12 @@ from __future__ import annotations
 
 import gzip
 import json
-import random
-import re
 from functools import lru_cache
 from pathlib import Path
 
 from franq.errors import InputError
-
-
-def slug(text: str) -> str:
-    """A model or backend name as it appears in data file names."""
-    return re.sub(r"[^A-Za-z0-9.]+", "-", text).strip("-")
+from franq.evaluation.benchmark import read_records, slug
+from franq.evaluation.data import seeded_lines
 
 
 def datasets_dir(path: str | Path | None = None) -> Path:
@@ -35,8 +30,7 @@ def snapshot(datasets: Path, name: str) -> dict[str, dict]:
     path = datasets / "generations" / f"{name}.gz"
     if not path.is_file():
         raise InputError(f"{path}: no such committed generations file")
-    with gzip.open(path, "rt", encoding="utf-8") as f:
-        return {rec["id"]: rec for rec in map(json.loads, f)}
+    return read_records(path, gzip.open)
 
 
 def read_jsonl(path: str | Path) -> list[dict]:
@@ -47,10 +41,7 @@ def read_jsonl(path: str | Path) -> list[dict]:
 def seeded_sample(path: str | Path, n: int, *, seed: int = 0) -> list[dict]:
     """The records of a JSONL file shuffled with ``random.Random(seed)``, first ``n``: the
     benchmark's ExpertQA train sample (and the calibration sample of 120 answers)."""
-    with open(path, encoding="utf-8") as f:
-        rows = f.read().splitlines()
-    random.Random(seed).shuffle(rows)
-    return [json.loads(line) for line in rows[:n]]
+    return [json.loads(line) for line in seeded_lines(path, n, seed=seed)[0]]
 
 
 def long_scored(datasets: Path, records: list[dict], stack: dict[str, str]) -> list[tuple[str, dict]]:

@@ -26,7 +26,7 @@ SHORT_TRAIN = 300
 
 
 def calibrator_name(mode: str, stack: dict[str, str]) -> str:
-    from franq.fit.generations import slug
+    from franq.evaluation.benchmark import slug
 
     return f"calibrator-{mode}-{slug(stack['model'])}-{slug(stack['faithfulness'])}.json"
 
@@ -189,7 +189,8 @@ def evaluate_short_calibrator(datasets: Path, path: Path) -> str:
     from franq.evaluation.observe import short_key
     from franq.evaluation.units import short_units
     from franq.evidence.samples import SamplingOptions
-    from franq.fit.generations import slug, snapshot
+    from franq.evaluation.benchmark import slug
+    from franq.fit.generations import snapshot
 
     cal = load_calibrator(path)
     _, faith = _short_franq()
