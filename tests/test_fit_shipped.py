@@ -73,6 +73,19 @@ def test_shipped_check_rebuilds_the_combined_map_from_committed_data(tmp_path):
     assert (tmp_path / name).is_file()
 
 
+def test_the_long_calibrator_and_pmi_map_rebuild_from_the_committed_long_form_snapshot(tmp_path):
+    """Both read the snapshot's scored claims back as results (no model): the calibrator for
+    the shipped stack on the 574 is_true-labelled claims, the map on the 642 support-labelled."""
+    long = "calibrator-long-embedded-SmolLM2-135M-Instruct.Q4-1-combined-v1.json"
+    pmi = "faithfulness-context-pmi.json"
+    result = CliRunner().invoke(main, ["fit", "shipped", long, pmi, "--out", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    rebuilt, shipped = (json.loads(p.read_text()) for p in (tmp_path / long, ROOT / "franq" / "data" / long))
+    assert rebuilt["fitted_for"] == shipped["fitted_for"]
+    assert "574 labelled claims" in rebuilt["description"]
+    assert json.loads((tmp_path / pmi).read_text())["fitted_on"]["n_claims"] == 642
+
+
 def test_compare_tells_rounding_from_a_real_difference(tmp_path):
     a, b, c = tmp_path / "a.json", tmp_path / "b.json", tmp_path / "c.json"
     a.write_text(json.dumps({"x": [0.1 + 0.2], "k": "v"}))

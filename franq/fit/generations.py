@@ -44,26 +44,36 @@ def seeded_sample(path: str | Path, n: int, *, seed: int = 0) -> list[dict]:
     return [json.loads(line) for line in seeded_lines(path, n, seed=seed)[0]]
 
 
-def long_scored(datasets: Path, records: list[dict], stack: dict[str, str]) -> list[tuple[str, dict]]:
-    """``franq score``-like records (``(where, record)``, claims with their labels passed
-    through) of ExpertQA ``records`` from the committed long-form snapshot of ``stack``:
-    what :func:`franq.fit.calibrator.training_claims` reads."""
+def long_scored(datasets: Path, records: list[dict], stack: dict[str, str]) -> list:
+    """ExpertQA ``records`` scored as ``franq score`` would have, read back: one
+    :class:`~franq.results.ResultLine` per answer (its claims with the snapshot's status,
+    ``p_faithful`` and signals; the records' claim labels as the example's), from the
+    committed long-form snapshot of ``stack``: what :func:`franq.fit.calibrator.training_claims`
+    reads."""
+    from claims.types import Claim
     from franq.evaluation.observe import long_key
+    from franq.io import Example
+    from franq.results import ResultLine
+    from franq.types import AnswerScore, ClaimScore, Stack
 
     name = f"long-expertqa.{slug(stack['model'])}.{slug(stack['faithfulness'])}.jsonl"
     snap = snapshot(datasets, name)
+    typed = Stack.from_dict(stack)
     out = []
     for rec in records:
         obs = snap.get(long_key(rec["id"], stack))
         if obs is None:
             raise InputError(f"generations/{name}: no record of ExpertQA answer {rec['id']} for this stack")
-        claims = []
+        claims, labels = [], []
         for c, o in zip(rec["claims"], obs["claims"]):
-            row = {"status": o["status"], "is_true": c.get("is_true"), "is_faithful": c.get("is_faithful")}
-            if o["status"] == "scored":
-                row |= {"p_faithful": o["p_faithful"], "signals": o.get("signals") or o.get("components") or {}}
-            claims.append(row)
-        out.append((f"generations/{name} answer {rec['id']}", {"id": rec["id"], "stack": dict(stack), "claims": claims}))
+            scored = o["status"] == "scored"
+            claims.append(ClaimScore(Claim(c["text"], ()), o["status"], p_faithful=o["p_faithful"] if scored else None,
+                                     signals=(o.get("signals") or o.get("components") or {}) if scored else {}))
+            labels.append({"is_true": c.get("is_true"), "is_faithful": c.get("is_faithful")})
+        result = AnswerScore(rec["question"], rec["answer"], tuple(claims), "long", stack["model"],
+                             stack["faithfulness"], typed)
+        example = Example(rec["question"], (), rec["answer"], id=rec["id"], claim_labels=tuple(labels))
+        out.append(ResultLine(f"generations/{name} answer {rec['id']}", rec["id"], result, example))
     return out
 
 

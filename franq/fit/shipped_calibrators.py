@@ -61,12 +61,12 @@ def context_pmi_map(datasets: Path, out: Path, raw=None) -> Path:
 
     records = calibration_sample(datasets)
     passes = {}
-    for _, rec in long_scored(datasets, records, LONG_STACK):
-        for i, c in enumerate(rec["claims"]):
-            s = c.get("signals") or {}
-            if c["status"] == "scored" and "log_parametric" in s:
-                passes[(rec["id"], i)] = pass_features_from_sums(s["log_claim_prob"], s["log_parametric"],
-                                                                 s["n_tokens"])
+    for line in long_scored(datasets, records, LONG_STACK):
+        for i, c in enumerate(line.result.claims):
+            s = c.signals
+            if c.status == "scored" and "log_parametric" in s:
+                passes[(line.id, i)] = pass_features_from_sums(s["log_claim_prob"], s["log_parametric"],
+                                                               s["n_tokens"])
     claims = [c for c in labelled_claims(records, passes) if c.passes is not None]
     fitted = fit_map(PMI_FEATURES, claims, name="context-pmi-v1", data=(
         "ExpertQA train, seeded sample of 120 answers (benchmarks/cache/expertqa-train-sample120.jsonl)"))
