@@ -81,39 +81,60 @@ WORDS = ("the a of and in to is was by for on with as at from that it its this a
          "question answer claim supported not true false born died water sea level moon earth sun").split()
 
 
-def build_alignscore(directory: Path, *, seed: int = 0, max_positions: int = 514) -> tuple[Path, Path]:
-    """A random two-layer RoBERTa (hidden size 32, word-level tokenizer) saved in the published
-    AlignScore checkpoint layout, for timing the batching only (its outputs mean nothing).
-    Returns (checkpoint, base directory)."""
-    import torch
-    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors
-    from torch import nn
-    from transformers import PreTrainedTokenizerFast, RobertaConfig, RobertaModel
-    from transformers.models.roberta.modeling_roberta import RobertaLMHead
+SPECIALS = ["<s>", "<pad>", "</s>", "<unk>", "<mask>"]
 
-    specials = ["<s>", "<pad>", "</s>", "<unk>", "<mask>"]
-    vocab = {tok: i for i, tok in enumerate(specials + sorted(set(WORDS)))}
+
+def word_tokenizer(words):
+    """A RoBERTa-style tokenizer over a word-level vocabulary (the specials, then ``words``
+    sorted), lower-casing and splitting on whitespace; no download."""
+    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors
+    from transformers import PreTrainedTokenizerFast
+
+    vocab = {tok: i for i, tok in enumerate(SPECIALS + sorted(set(words)))}
     tok = Tokenizer(models.WordLevel(vocab=vocab, unk_token="<unk>"))
     tok.normalizer = normalizers.Lowercase()
     tok.pre_tokenizer = pre_tokenizers.Whitespace()
     tok.post_processor = processors.RobertaProcessing(("</s>", vocab["</s>"]), ("<s>", vocab["<s>"]))
-    tokenizer = PreTrainedTokenizerFast(tokenizer_object=tok, bos_token="<s>", eos_token="</s>", sep_token="</s>",
-                                        cls_token="<s>", pad_token="<pad>", unk_token="<unk>", mask_token="<mask>")
-    config = RobertaConfig(vocab_size=len(tokenizer), hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
-                           intermediate_size=64, max_position_embeddings=max_positions, pad_token_id=1,
-                           bos_token_id=0, eos_token_id=2)
-    base = Path(directory) / "base"
+    return PreTrainedTokenizerFast(tokenizer_object=tok, bos_token="<s>", eos_token="</s>", sep_token="</s>",
+                                   cls_token="<s>", pad_token="<pad>", unk_token="<unk>", mask_token="<mask>")
+
+
+def tiny_roberta_config(vocab_size: int, max_positions: int, **extra):
+    """A two-layer RoBERTa of hidden size 32."""
+    from transformers import RobertaConfig
+
+    return RobertaConfig(vocab_size=vocab_size, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+                         intermediate_size=64, max_position_embeddings=max_positions, pad_token_id=1,
+                         bos_token_id=0, eos_token_id=2, **extra)
+
+
+def build_alignscore(directory: Path, *, seed: int = 0, max_positions: int = 514, words=WORDS) -> tuple[Path, Path]:
+    """A random two-layer RoBERTa (hidden size 32, word-level tokenizer over ``words``) saved in
+    the published AlignScore checkpoint layout: ``directory/base`` (config + tokenizer) and
+    ``directory/tiny-align.ckpt`` (``{"state_dict": {base_model.*, mlm_head.*, bin_layer.*,
+    tri_layer.*, reg_layer.*}}`` plus Lightning's bookkeeping). For timing the batching (its
+    outputs mean nothing) and for tests. Returns (checkpoint, base directory)."""
+    import torch
+    from torch import nn
+    from transformers import RobertaModel
+    from transformers.models.roberta.modeling_roberta import RobertaLMHead
+
+    directory = Path(directory)
+    base = directory / "base"
+    tokenizer = word_tokenizer(words)
+    config = tiny_roberta_config(len(tokenizer), max_positions)
     config.save_pretrained(base)
     tokenizer.save_pretrained(base)
     torch.manual_seed(seed)
     state = {f"base_model.{k}": v for k, v in RobertaModel(config).state_dict().items()}
+    # older transformers kept this buffer in the state dict, as the published files do
     state["base_model.embeddings.position_ids"] = torch.arange(max_positions)[None]
     state.update({f"mlm_head.{k}": v for k, v in RobertaLMHead(config).state_dict().items()})
     for name, size in (("bin_layer", 2), ("tri_layer", 3), ("reg_layer", 1)):
         layer = nn.Linear(config.hidden_size, size)
         nn.init.normal_(layer.weight, std=2.0)
         state.update({f"{name}.{k}": v for k, v in layer.state_dict().items()})
-    ckpt = Path(directory) / "tiny-align.ckpt"
+    ckpt = directory / "tiny-align.ckpt"
     torch.save({"epoch": 0, "global_step": 1, "pytorch-lightning_version": "1.7.7", "state_dict": state}, ckpt)
     return ckpt, base
 
