@@ -1,0 +1,104 @@
+"""One table of limits, shared by the CLI, the batch runner and the service.
+
+Every input franq accepts is bounded before any work starts: a record with a million
+passages, a 200 MB ``.json``, ``threads = 1000000`` or ``n_samples = 1e9`` end in one
+line that names the limit, the value seen and the option that raises it, never in a
+MemoryError, a segfault or an hour of tokenizing.
+
+    >>> from franq.limits import LIMITS, check
+    >>> check("passages", 3000, where="line 7")
+    Traceback (most recent call last):
+    ...
+    franq.limits.LimitError: line 7: 3000 passages, over the limit of 1000 (passages per answer; raise it with [limits] passages = N or --limit passages=N)
+
+A limit is raised (or lowered) per run with ``[limits] NAME = N`` in the config file or
+``--limit NAME=N`` on the command line; :func:`resolve` merges those over the defaults.
+docs/batch.md lists the table.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from franq.errors import InputError
+
+
+@dataclass(frozen=True)
+class Limit:
+    name: str
+    default: int
+    unit: str
+    """What is counted, as the error message says it ("passages", "characters", "bytes")."""
+    what: str
+    """One line for docs/batch.md and ``--help``."""
+
+
+_TABLE = (
+    # per example (batch line, service request, franq.score call)
+    Limit("passages", 1_000, "passages", "passages per answer"),
+    Limit("passage_chars", 100_000, "characters", "characters per passage"),
+    Limit("context_chars", 2_000_000, "characters", "characters of all passages of one answer together"),
+    Limit("answer_chars", 100_000, "characters", "characters per answer"),
+    Limit("question_chars", 20_000, "characters", "characters per question"),
+    Limit("claims", 1_000, "claims", "claims per answer (given or decomposed)"),
+    Limit("claim_chars", 10_000, "characters", "characters per claim"),
+    # settings
+    Limit("samples", 100, "samples", "sampled answers per question (uq.n_samples)"),
+    Limit("threads", 256, "threads", "CPU threads (model.threads, --threads)"),
+    Limit("max_new_tokens", 8_192, "tokens", "tokens generated per answer or sample"),
+    Limit("in_flight", 256, "requests", "requests in flight to a served model"),
+    # files franq reads
+    Limit("record_bytes", 16 * 2**20, "bytes", "bytes per JSONL line (batch, report, trust, sufficiency, selective)"),
+    Limit("json_file_bytes", 64 * 2**20, "bytes", "bytes of a whole .json input (one example or a list)"),
+    Limit("artefact_bytes", 64 * 2**20, "bytes", "bytes of a calibrator, probe, faithfulness map, policy or verifier card"),
+    Limit("config_bytes", 2**20, "bytes", "bytes of a config file (TOML or JSON)"),
+    Limit("decompressed_bytes", 2 * 2**30, "bytes", "bytes read from one gzip file after decompression"),
+    Limit("json_depth", 64, "levels", "nesting depth of any JSON or TOML value franq reads"),
+    # the service
+    Limit("body_bytes", 2 * 2**20, "bytes", "bytes per HTTP request body (franq serve)"),
+    Limit("examples_per_request", 64, "examples", "examples per /score_many request (franq serve)"),
+    Limit("render_spans", 10_000, "spans", "char_spans per /render request (franq serve)"),
+)
+LIMITS: dict[str, Limit] = {limit.name: limit for limit in _TABLE}
+"""Every limit by name, in the order of the table."""
+
+
+class LimitError(InputError):
+    """An input or setting is over one of franq's limits; the message names the limit and
+    how to raise it."""
+
+
+def _as_count(name: str, value: Any, where: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise InputError(f"{where}limit {name!r} must be a whole number >= 1, got {value!r}")
+    return value
+
+
+def resolve(overrides: Mapping[str, Any] | None = None, *, where: str = "[limits]") -> dict[str, int]:
+    """The limits in force: the defaults with ``overrides`` (``[limits]`` table, ``--limit``)
+    applied; an unknown name or a value that is not a positive integer is refused."""
+    values = {name: limit.default for name, limit in LIMITS.items()}
+    for name, value in (overrides or {}).items():
+        if name not in LIMITS:
+            raise InputError(f"{where}: unknown limit {name!r}; known: {', '.join(LIMITS)}")
+        values[name] = _as_count(name, value, f"{where}: ")
+    return values
+
+
+def message(name: str, value: int, *, where: str = "", limit: int | None = None) -> str:
+    """The one-line error for ``value`` over limit ``name``."""
+    spec = LIMITS[name]
+    bound = spec.default if limit is None else limit
+    prefix = f"{where}: " if where else ""
+    return (f"{prefix}{value} {spec.unit}, over the limit of {bound} ({spec.what}; "
+            f"raise it with [limits] {name} = N or --limit {name}=N)")
+
+
+def check(name: str, value: int, *, where: str = "", limits: Mapping[str, int] | None = None) -> int:
+    """``value`` itself when it is within limit ``name`` (from ``limits``, else the default);
+    otherwise :class:`LimitError` with :func:`message`."""
+    bound = (limits or {}).get(name, LIMITS[name].default)
+    if value > bound:
+        raise LimitError(message(name, value, where=where, limit=bound))
+    return value
