@@ -1,0 +1,200 @@
+"""``franq fit verifier``: train franq's three-way verifier (supported / contradicted / not
+mentioned), a cross-encoder initialised from the packaged all-MiniLM-L6-v2.
+
+    manifest (datasets/verifier/manifest.json) + seed
+      -> pairs (franq.fit.verifier_data.build: SNLI, synthetic claims, nq-open, ExpertQA, WiCE)
+      -> fine-tuning (AdamW, linear warm-up and decay, length-bucketed batches)
+      -> OUT/model.safetensors (fp16), config.json, tokenizer files, card.json, CARD.md
+
+Deterministic for a manifest, seed and thread count (torch.manual_seed, one data order).
+The card records the data files with their sha256 and licence, the pair counts per source,
+the settings, the dev metrics per source and the wall time.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import math
+import platform
+import random
+import time
+from pathlib import Path
+
+import numpy as np
+
+from franq.fit.verifier_data import LABELS, build, sentences, sha256, windows
+
+log = logging.getLogger(__name__)
+
+
+def _batches(pairs: list[dict], batch_size: int, rng: random.Random) -> list[list[int]]:
+    """Length-bucketed batches in a seeded order (less padding, same data every run)."""
+    order = sorted(range(len(pairs)), key=lambda i: (len(pairs[i]["premise"]) + len(pairs[i]["claim"]), i))
+    chunks = [order[i:i + batch_size] for i in range(0, len(order), batch_size)]
+    rng.shuffle(chunks)
+    return chunks
+
+
+def predict(model, tokenizer, premises: list[str], claims: list[str], *, max_length: int,
+            batch_size: int = 64) -> np.ndarray:
+    """(n, 3) probabilities, batches sorted by length."""
+    import torch
+
+    out = np.zeros((len(premises), 3))
+    order = sorted(range(len(premises)), key=lambda i: len(premises[i]) + len(claims[i]))
+    model.eval()
+    with torch.inference_mode():
+        for s in range(0, len(order), batch_size):
+            idx = order[s:s + batch_size]
+            enc = tokenizer([premises[i] for i in idx], [claims[i] for i in idx], padding=True,
+                            truncation="only_first", max_length=max_length, return_tensors="pt")
+            out[idx] = torch.softmax(model(**enc).logits.float(), -1).numpy()
+    return out
+
+
+def _bacc(y: np.ndarray, yhat: np.ndarray) -> float:
+    return float(np.mean([np.mean(yhat[y == c] == c) for c in np.unique(y)]))
+
+
+def evaluate(model, tokenizer, dev: dict[str, list[dict]], *, max_length: int, window_words: int) -> dict:
+    """Per dev source: three-way accuracy / balanced accuracy where the source has three
+    labels; supported-vs-not BAcc at 0.5 and AUROC of P_supported everywhere. ExpertQA and
+    WiCE are scored the way franq scores them: every window of every passage, P_supported =
+    the max over windows."""
+    from franq.evaluation.metrics import auroc
+
+    metrics = {}
+    for name, pairs in dev.items():
+        if not pairs:
+            continue
+        y = np.array([p["label"] for p in pairs])
+        if "passages" in pairs[0]:
+            prem, claim, owner = [], [], []
+            for k, p in enumerate(pairs):
+                for text in p["passages"]:
+                    sents = sentences(text)
+                    for i, j in windows(sents, window_words):
+                        prem.append(" ".join(sents[i:j]))
+                        claim.append(p["claim"])
+                        owner.append(k)
+            probs = predict(model, tokenizer, prem, claim, max_length=max_length)
+            p_s = np.zeros(len(pairs))
+            np.maximum.at(p_s, np.array(owner), probs[:, 0])
+        else:
+            probs = predict(model, tokenizer, [p["premise"] for p in pairs], [p["claim"] for p in pairs],
+                            max_length=max_length)
+            p_s = probs[:, 0]
+            if len(np.unique(y)) == 3:
+                yhat = probs.argmax(1)
+                metrics[name] = {"acc3": round(float(np.mean(yhat == y)), 4), "bacc3": round(_bacc(y, yhat), 4)}
+        sup = (y == 0).astype(int)
+        m = metrics.setdefault(name, {})
+        m.update({"n": len(pairs), "bacc": round(_bacc(sup, (p_s > 0.5).astype(int)), 4),
+                  "auroc": round(float(auroc(p_s, sup)), 4)})
+    return metrics
+
+
+def fit_verifier(*, raw: Path, datasets: Path, manifest_path: Path, out: Path, seed: int = 0,
+                 epochs: float = 1.0, batch_size: int = 32, lr: float = 4e-5, warmup: float = 0.06,
+                 threads: int = 1, base: str | None = None, log_every: int = 50) -> dict:
+    """Train and write the verifier directory ``out``; returns the card."""
+    import torch
+    from safetensors.torch import save_file
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    from franq.lm.resources import minilm_path
+
+    t0 = time.time()
+    torch.manual_seed(seed)
+    torch.set_num_threads(threads)
+    manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    max_length, window_words = int(manifest["max_length"]), int(manifest["window_words"])
+    data = build(raw, datasets, manifest, seed=seed)
+    train = [p for pairs in data["train"].values() for p in pairs]
+    log.info("built %d training pairs in %.0fs: %s", len(train), time.time() - t0,
+             {k: len(v) for k, v in data["train"].items()})
+    base_dir = Path(base) if base else minilm_path()
+    tokenizer = AutoTokenizer.from_pretrained(base_dir)
+    model = AutoModelForSequenceClassification.from_pretrained(
+        base_dir, num_labels=3, id2label=dict(enumerate(LABELS)), label2id={k: i for i, k in enumerate(LABELS)})
+    rng = random.Random(seed)
+    batches: list[list[int]] = []
+    for e in range(math.ceil(epochs)):
+        b = _batches(train, batch_size, rng)
+        batches += b if e + 1 <= epochs else b[: int(len(b) * (epochs - e))]
+    steps = len(batches)
+    opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.01)
+    warm = max(1, int(warmup * steps))
+    sched = torch.optim.lr_scheduler.LambdaLR(
+        opt, lambda s: (s + 1) / warm if s < warm else max(0.0, (steps - s) / max(1, steps - warm)))
+    model.train()
+    t_train, seen, running = time.time(), 0, []
+    for step, idx in enumerate(batches):
+        pairs = [train[i] for i in idx]
+        enc = tokenizer([p["premise"] for p in pairs], [p["claim"] for p in pairs], padding=True,
+                        truncation="only_first", max_length=max_length, return_tensors="pt")
+        loss = model(**enc, labels=torch.tensor([p["label"] for p in pairs])).loss
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        sched.step()
+        opt.zero_grad()
+        seen += len(pairs)
+        running.append(float(loss))
+        if (step + 1) % log_every == 0 or step + 1 == steps:
+            log.info("step %d/%d loss %.4f  %.1f pairs/s", step + 1, steps, np.mean(running[-log_every:]),
+                     seen / (time.time() - t_train))
+    train_s = time.time() - t_train
+    out.mkdir(parents=True, exist_ok=True)
+    model.config.save_pretrained(out)
+    tokenizer.save_pretrained(out)
+    save_file({k: v.detach().to(torch.float16).contiguous() for k, v in model.state_dict().items()},
+              str(out / "model.safetensors"), metadata={"format": "pt"})
+    metrics = evaluate(model, tokenizer, data["dev"], max_length=max_length, window_words=window_words)
+    card = {
+        "format": "franq-verifier", "version": 1, "labels": list(LABELS),
+        "max_length": max_length, "window_words": window_words, "window_overlap_sentences": 1,
+        "base_model": manifest.get("base_model", str(base_dir)), "dtype": "float16",
+        "data": [{"file": f, "licence": lic, "sha256": sha256(raw / f)} for f, lic in manifest["sources"].items()],
+        "data_derived": {name: sha256(datasets / name) for name in
+                         ("expertqa/train.jsonl", "expertqa/test.jsonl", "wice/fit.jsonl", "wice/heldout.jsonl",
+                          "nq-open/test.jsonl")},
+        "manifest_sha256": sha256(manifest_path),
+        "train_pairs": {k: {"n": len(v), "by_label": {LABELS[c]: sum(p["label"] == c for p in v) for c in range(3)}}
+                        for k, v in data["train"].items()},
+        "training": {"seed": seed, "epochs": epochs, "batch_size": batch_size, "lr": lr, "warmup": warmup,
+                     "steps": steps, "threads": threads, "torch": torch.__version__,
+                     "machine": platform.machine(), "train_seconds": round(train_s),
+                     "total_seconds": round(time.time() - t0)},
+        "dev_metrics": metrics,
+    }
+    (out / "card.json").write_text(json.dumps(card, indent=1) + "\n", encoding="utf-8")
+    (out / "CARD.md").write_text(card_markdown(card), encoding="utf-8")
+    return card
+
+
+def card_markdown(card: dict) -> str:
+    lines = ["# franq verifier", "",
+             "A three-way cross-encoder (supported / contradicted / not mentioned) fine-tuned from "
+             f"{card['base_model']}; input: (passage window of about {card['window_words']} words, claim), "
+             f"at most {card['max_length']} tokens; weights {card['dtype']}.", "",
+             "Built by `franq fit verifier` (franq/fit/verifier.py) from datasets/verifier/manifest.json "
+             f"(sha256 {card['manifest_sha256'][:12]}), seed {card['training']['seed']}.", "",
+             "## Data (only shared/data/SOURCES.md files and synthetic claims built from them)", "",
+             "| file | licence | sha256 |", "|---|---|---|"]
+    lines += [f"| {d['file']} | {d['licence']} | {d['sha256'][:16]} |" for d in card["data"]]
+    lines += ["", "| training source | pairs | supported | contradicted | not mentioned |", "|---|---|---|---|---|"]
+    lines += [f"| {k} | {v['n']} | " + " | ".join(str(v["by_label"][x]) for x in LABELS) + " |"
+              for k, v in card["train_pairs"].items()]
+    lines += ["", "## Dev metrics (held apart per source)", "",
+              "| dev set | n | BAcc supported-vs-not @0.5 | AUROC | 3-way acc | 3-way BAcc |",
+              "|---|---|---|---|---|---|"]
+    for k, m in card["dev_metrics"].items():
+        lines.append(f"| {k} | {m['n']} | {m['bacc']:.3f} | {m['auroc']:.3f} | {m.get('acc3', '')} | "
+                     f"{m.get('bacc3', '')} |")
+    t = card["training"]
+    lines += ["", "## Training", "",
+              f"{t['steps']} steps, batch {t['batch_size']}, lr {t['lr']}, {t['epochs']} epoch(s), "
+              f"{t['threads']} CPU thread(s), torch {t['torch']}, {t['train_seconds']} s training, "
+              f"{t['total_seconds']} s in all.", ""]
+    return "\n".join(lines)
