@@ -2,6 +2,7 @@
 over a module of :mod:`franq.evaluation` (options as the scripts they replace had them).
 
     faithfulness    franq.evaluation.faithfulness_backends  faithfulness backends on ExpertQA test
+    faithfulness-sets franq.evaluation.faithfulness_sets    every backend on every verifier dev set (defaults)
     calibration     franq.evaluation.calibrators            every calibrator variant, train -> test or K-fold
     judges          franq.evaluation.equivalence_judges     equivalence judges on nq-open answer pairs
     short           franq.evaluation.short_cost             short-form cost and judge choice (--summarize)
@@ -54,6 +55,31 @@ def faithfulness(test, test_scores, judge_claims, speed_claims, repeats, out, ro
 
     run(_under(root, test, "datasets/expertqa/test.jsonl"), test_scores=test_scores, judge_claims=judge_claims,
         speed_claims=speed_claims, repeats=repeats, out=out, command=_command("faithfulness"))
+
+
+@bench.command("faithfulness-sets")
+@click.option("--backends", default="lexical,combined,verifier", show_default=True,
+              help="Text backends, run on every pair.")
+@click.option("--lm-backends", default="", help="Backends that read the LM passes (context_pmi,lookback,probe), "
+              "run through the pipeline on the first --lm-pairs of each set.")
+@click.option("--lm-pairs", type=int, default=100, show_default=True)
+@click.option("--limit", type=int, default=None, help="At most this many pairs per set.")
+@click.option("--build", is_flag=True, help="(Re)build datasets/verifier/dev from the raw files first.")
+@click.option("--out", type=PATH, default=None, help="Default: ROOT/benchmarks/results/faithfulness-sets.md.")
+@ROOT_OPTION
+@RAW_OPTION
+def faithfulness_sets(backends, lm_backends, lm_pairs, limit, build, out, root, raw):
+    """Every faithfulness backend on every held-apart dev set: BAcc at 0.5, AUROC, ms/pair."""
+    from franq.evaluation import faithfulness_sets as fs
+    from franq.evaluation.data import raw_data_dir
+
+    dev_dir = root / "datasets" / "verifier" / "dev"
+    if build:
+        fs.write_dev_sets(raw_data_dir(raw), root / "datasets", root / "datasets" / "verifier" / "manifest.json",
+                          dev_dir)
+    fs.run(root / "datasets", dev_dir, backends=tuple(b for b in backends.split(",") if b),
+           lm_backends=tuple(b for b in lm_backends.split(",") if b), lm_pairs=lm_pairs, limit=limit,
+           out=_under(root, out, "benchmarks/results/faithfulness-sets.md"), command=_command("faithfulness-sets"))
 
 
 @bench.command("calibration")
