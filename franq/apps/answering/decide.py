@@ -34,7 +34,7 @@ from franq.lm.prompts import SHORT_INSTRUCTION
 VERIFIERS = ("trivial", "pre_answer", "nli", "dual", "p_true", "self_p_true", "intrinsic", "nli_prompt",
              "p_true_sampled")
 """The built-in verifiers (``registry.names("verifiers")`` adds the plugins')."""
-DEFAULT_THRESHOLD = {"dual": 0.0}  # a log-probability difference; the others are probabilities (0.5)
+DEFAULT_THRESHOLD = {"dual": 0.0}  # a perplexity (or percentile, log-prob) difference; the others: probabilities
 FALLBACKS = ("closed_book", "abstain", "model")
 """The built-in fallbacks (``model:PATH``, deprecated, is ``model`` with ``[fallbacks.model] path = PATH``)."""
 

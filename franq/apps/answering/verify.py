@@ -10,11 +10,12 @@ likely faithful; ``v = score >= threshold`` (a fitted
     pre_answer    4.2.2         P(yes) to "do the passages contain the answer?" before answering
     nli           4.2.2, A.1    max over passages (20-word-overlap chunks) of a faithfulness
                                 backend's P(passage supports 'The answer to the question "q" is: "a"')
-    dual          4.1           mean log-prob of the RAG answer with the passages minus that of the
-                                closed-book answer without them (perplexity with vs without passages)
+    dual          4.1           perplexity of the closed-book answer without the passages minus that of
+                                the RAG answer with them (``score``: perplexity, percentile, log_prob)
     p_true        (FRANQ)       FRANQ's answer-level P(true): the lowest claim P(true), calibrated
                                 when a calibrator ran, else raw
     self_p_true   (003 5.1)     the model's own P(True) when asked "Is your answer true?"
+    intrinsic, nli_prompt, p_true_sampled: 000 / 003 methods in :mod:`~franq.apps.answering.paper_methods`
 
 Fallbacks (000 section 6): ``closed_book`` (the same model without passages), ``model:PATH``
 (a second model, e.g. a larger one, with the passages) and ``abstain`` (no answer).
