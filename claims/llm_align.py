@@ -1,4 +1,5 @@
-"""LLM-assisted alignment (paper appendix B.2, Figure 6; our own prompt): the chat model
+"""LLM-assisted alignment (paper appendix B.2, Figure 6; our own prompt by default, the
+paper's with ``prompt="paper"``: :data:`claims.paper_prompts.PAPER_ALIGN`): the chat model
 lists the words of the claim's sentence that express the claim, and those words, found in
 order in the sentence, become the claim's character spans.
 
@@ -11,11 +12,13 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from collections.abc import Sequence
 
 from claims.align import merge_word_spans
 from claims.chat import ChatError, ChatModel
 from claims.llm_decompose import parse_claim_list
+from claims.paper_prompts import PAPER_ALIGN
 from claims.text import WORD_RE
 from claims.types import Claim, DecompositionUsage
 
@@ -40,25 +43,54 @@ class LLMWordAligner:
 
     name = "llm-words"
 
-    def __init__(self, chat: ChatModel, *, max_tokens: int = 128):
+    def __init__(self, chat: ChatModel, *, max_tokens: int = 128, prompt: str = "franq"):
+        if prompt not in ("franq", "paper"):
+            raise ValueError(f"prompt: expected 'franq' or 'paper', got {prompt!r}")
         self.chat = chat
-        self.max_tokens = max_tokens
+        self.max_tokens = max_tokens if prompt == "franq" else max(max_tokens, 512)  # paper: every sentence
+        self.prompt = prompt
 
     def refine(self, answer: str, claim: Claim, units: Sequence[tuple[int, int]]) -> tuple[Claim, DecompositionUsage]:
         if not claim.char_spans or not claim.check_worthy or not 0 <= claim.sentence < len(units):
             return claim, DecompositionUsage()
         s, e = units[claim.sentence]
-        prompt = INSTRUCTIONS.format(sentence=answer[s:e], claim=claim.text)
+        if self.prompt == "paper":
+            prompt = PAPER_ALIGN.format(text=answer, claim=claim.text)
+        else:
+            prompt = INSTRUCTIONS.format(sentence=answer[s:e], claim=claim.text)
         try:
             reply = self.chat.complete([{"role": "user", "content": prompt}], max_tokens=self.max_tokens)
         except ChatError:
             return claim, DecompositionUsage()
         usage = DecompositionUsage(reply.calls, reply.prompt_tokens, reply.completion_tokens)
-        words = _listed_words(reply.text)
+        words = (paper_sentence_words(reply.text, answer[s:e]) if self.prompt == "paper"
+                 else _listed_words(reply.text))
         hits = find_words_in_order(answer, s, e, words)
         if not hits:
             return claim, usage
         return dataclasses.replace(claim, char_spans=merge_word_spans(answer, hits)), usage
+
+
+def paper_sentence_words(reply: str, sentence: str) -> list[str]:
+    """Figure 6's reply: the related words listed under the ``Sentence: "..."`` block whose
+    sentence is ``sentence`` (compared by their words; the first block containing it, or
+    contained in it, when none is equal). "No related words" or no such block: none."""
+    want = [w.lower() for w in WORD_RE.findall(sentence)]
+    blocks = re.split(r"(?im)^\s*Sentence:\s*", reply)[1:]
+    best = None
+    for block in blocks:
+        head, _, rest = block.partition("\n")
+        got = [w.lower() for w in WORD_RE.findall(head)]
+        if got == want:
+            best = rest
+            break
+        joined, target = " ".join(got), " ".join(want)
+        if best is None and got and (joined in target or target in joined):
+            best = rest
+    if best is None or re.search(r"no related words", best, re.I):
+        return []
+    listed = re.findall(r'"([^"]+)"', best.split("Related words", 1)[-1].split(":", 1)[-1])
+    return [w for item in listed for w in WORD_RE.findall(item)]
 
 
 def _listed_words(reply: str) -> list[str]:

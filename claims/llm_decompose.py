@@ -32,6 +32,7 @@ from claims.align import answer_units, locate_claim
 from claims.chat import ChatError, ChatModel
 from claims.checkworthy import non_claim_reason
 from claims.decompose import SentenceDecomposer, cut_spans, spans_text, split_sentences
+from claims.paper_prompts import PAPER_DECOMPOSE, PAPER_DECOMPOSE_VERSION
 from claims.text import CITATION_RE, content_words
 from claims.types import Claim, Decomposition, DecompositionUsage
 
@@ -52,6 +53,8 @@ Rules:
 - Reply with a JSON array of strings and nothing else.
 
 Text: {text}"""
+PROMPTS = ("franq", "paper")
+
 REPAIR = ("Your reply could not be used ({problem}). Reply with only a JSON array of the claims "
           "of the text, nothing else.")
 
@@ -170,8 +173,11 @@ def _unescape(s: str) -> str:
         return s.replace('\\"', '"').replace("\\'", "'")
 
 
-def build_messages(answer: str) -> list[dict[str, str]]:
-    """System prompt, one worked example as a chat turn, then the answer to decompose."""
+def build_messages(answer: str, prompt: str = "franq") -> list[dict[str, str]]:
+    """System prompt, one worked example as a chat turn, then the answer to decompose
+    (``prompt="paper"``: FRANQ's Figure 5 as the one user turn)."""
+    if prompt == "paper":
+        return [{"role": "user", "content": PAPER_DECOMPOSE.replace("{text}", answer.strip())}]
     return [{"role": "system", "content": SYSTEM},
             {"role": "user", "content": INSTRUCTIONS.format(text=EXAMPLE_TEXT)},
             {"role": "assistant", "content": json.dumps(EXAMPLE_CLAIMS)},
@@ -188,8 +194,8 @@ class DecompositionCache:
     def __init__(self, directory: str | Path):
         self.directory = Path(directory)
 
-    def key(self, model: str, answer: str, max_tokens: int) -> str:
-        blob = json.dumps([model, PROMPT_VERSION, max_tokens, answer], ensure_ascii=False)
+    def key(self, model: str, answer: str, max_tokens: int, version: str = PROMPT_VERSION) -> str:
+        blob = json.dumps([model, version, max_tokens, answer], ensure_ascii=False)
         return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
     def get(self, key: str) -> list[str] | None:
@@ -201,12 +207,12 @@ class DecompositionCache:
         replies = data.get("replies") if isinstance(data, dict) else None
         return replies if isinstance(replies, list) and all(isinstance(r, str) for r in replies) else None
 
-    def put(self, key: str, model: str, replies: list[str]) -> None:
+    def put(self, key: str, model: str, replies: list[str], version: str = PROMPT_VERSION) -> None:
         path = self.directory / key[:2] / f"{key}.json"
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
         with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump({"model": model, "prompt_version": PROMPT_VERSION, "replies": replies}, f,
+            json.dump({"model": model, "prompt_version": version, "replies": replies}, f,
                       ensure_ascii=False)
         os.replace(tmp, path)
 
@@ -225,7 +231,11 @@ class LLMDecomposer:
     name = "llm"
 
     def __init__(self, chat: ChatModel, *, cache_dir: str | Path | None = None, max_tokens: int = 1024,
-                 concurrency: int = 4, aligner=None):
+                 concurrency: int = 4, aligner=None, prompt: str = "franq"):
+        if prompt not in PROMPTS:
+            raise ValueError(f"prompt: expected one of {list(PROMPTS)}, got {prompt!r}")
+        self.prompt = prompt
+        self.version = PAPER_DECOMPOSE_VERSION if prompt == "paper" else PROMPT_VERSION
         if concurrency < 1:
             raise ValueError(f"concurrency: expected a positive integer, got {concurrency!r}")
         self.chat = chat
@@ -249,11 +259,11 @@ class LLMDecomposer:
         units = answer_units(answer)
         if not units:
             return Decomposition((), (), DecompositionUsage(), self.name)
-        key = self.cache.key(self.chat.name, answer, self.max_tokens) if self.cache else None
+        key = self.cache.key(self.chat.name, answer, self.max_tokens, self.version) if self.cache else None
         cached = self.cache.get(key) if self.cache else None
         replies: list[str] = []
         usage = DecompositionUsage(cache_hits=1 if cached is not None else 0)
-        messages = build_messages(answer)
+        messages = build_messages(answer, self.prompt)
         claims: list[Claim] | None = None
         warnings: list[str] = []
         problem, call_failed = None, False
@@ -289,7 +299,7 @@ class LLMDecomposer:
                                    {"role": "user", "content": REPAIR.format(problem=problem)}]
         # Cache successes and unusable replies, not failed calls (they may work next time).
         if self.cache is not None and replies and replies != cached and (claims is not None or not call_failed):
-            self.cache.put(key, self.chat.name, replies)
+            self.cache.put(key, self.chat.name, replies, self.version)
         if claims is None:
             retried = " after one retry" if len(replies) > 1 else ""
             warnings.append(f"llm decomposer: {problem}{retried}; fell back to the sentence splitter")

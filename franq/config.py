@@ -46,12 +46,13 @@ from typing import Any
 from franq.errors import InputError, register_secret_env
 from franq.config_legacy import FranqDeprecationWarning, from_flat_keys, from_section_keys, table
 from franq.io import no_duplicate_keys
+from franq.lm.prompts import PromptsConfig
 from franq.settings import TABLE_HOME, ComponentTables, split_tables, top_kinds, where
 
 
 log = logging.getLogger(__name__)
 __all__ = ["BatchConfig", "CalibrationConfig", "DecomposerConfig", "FaithfulnessConfig", "FranqConfig",
-           "FranqDeprecationWarning", "ModelConfig", "PresetScorers", "UQConfig"]
+           "FranqDeprecationWarning", "ModelConfig", "PresetScorers", "PromptsConfig", "UQConfig"]
 
 MODES = ("long", "short", "auto")
 OVERFLOW = ("truncate", "error")
@@ -173,7 +174,7 @@ class BatchConfig:
 
 
 SECTIONS = {"model": ModelConfig, "decomposer": DecomposerConfig, "faithfulness": FaithfulnessConfig,
-            "uq": UQConfig, "calibration": CalibrationConfig, "batch": BatchConfig}
+            "uq": UQConfig, "calibration": CalibrationConfig, "batch": BatchConfig, "prompts": PromptsConfig}
 
 @dataclass(frozen=True)
 class FranqConfig:
@@ -186,6 +187,7 @@ class FranqConfig:
     uq: UQConfig = field(default_factory=UQConfig)
     calibration: CalibrationConfig = field(default_factory=CalibrationConfig)
     batch: BatchConfig = field(default_factory=BatchConfig)
+    prompts: PromptsConfig = field(default_factory=PromptsConfig)
     components: ComponentTables = field(default_factory=ComponentTables)
     """Each component's own settings table, as given (:mod:`franq.settings`); read with :meth:`settings_for`."""
 

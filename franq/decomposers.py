@@ -41,6 +41,6 @@ def llm_decomposer(config, lm) -> Decomposer:
     if d.align == "llm":
         from claims.llm_align import LLMWordAligner
 
-        aligner = LLMWordAligner(chat)
+        aligner = LLMWordAligner(chat, prompt=config.prompts.of("align"))
     return LLMDecomposer(chat, cache_dir=cache_dir, max_tokens=d.max_tokens, concurrency=concurrency,
-                         aligner=aligner)
+                         aligner=aligner, prompt=config.prompts.of("decompose"))

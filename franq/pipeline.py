@@ -35,7 +35,7 @@ from franq.evidence.samples import SampleDraws, SamplingOptions, greedy_short_an
 from franq.faithfulness.base import predict_faithfulness
 from franq.io import Example, as_examples, parse_claims, parse_passages, parse_text
 from franq.lm.capture import CaptureSpec
-from franq.lm.prompts import passages_context
+from franq.lm.prompts import answer_prompt_version, passages_context
 from franq.mix import mix
 from franq.presets import PRESETS, Preset, check_preset, is_short_answer, presets_for, scorer_names, short_preset
 from franq.scorers.base import check_output, primary
@@ -55,6 +55,8 @@ class Franq:
     def __init__(self, config: FranqConfig, lm, *, decomposer=None, faithfulness=None, equivalence=None):
         self.config = config
         self.lm = lm
+        if hasattr(lm, "prompt_style"):  # a CausalLM: the answer prompt's wording ([prompts] answer)
+            lm.prompt_style = config.prompts.of("answer")
         self.decomposer = decomposer if decomposer is not None else registry.build(
             "decomposers", config.decomposer.name, config, lm)
         self.faithfulness = faithfulness if faithfulness is not None else registry.build(
@@ -110,7 +112,8 @@ class Franq:
                                    capture=capture_spec(self.faithfulness, uq_faith, uq_unfaith, *extra))
             more = {}
         stack = Stack.build(model=self.lm.name, faithfulness=self.faithfulness.name, uq_faith=uq_faith.name,
-                            uq_unfaith=uq_unfaith.name, mode=preset.name, **more)
+                            uq_unfaith=uq_unfaith.name, mode=preset.name,
+                            prompt_version=answer_prompt_version(c.prompts.of("answer")), **more)
         calibrator, warnings = resolve_calibrator(c.calibration.calibrator, stack.to_dict(),
                                                   on_mismatch=c.calibration.on_mismatch)
         return PresetPipeline(preset, evidence, uq_faith, uq_unfaith, extra, stack.to_dict(), stack, calibrator,

@@ -125,13 +125,14 @@ def test_rejection_curve_points_and_consistency_with_prr():
 
 
 def test_ece_by_hand_and_reliability_bins():
-    # Bins of width 0.1: {0.1, 0.15} -> bin 1: mean .125, share .5, gap .375 x 2 claims
-    # 0.8 -> bin 8: gap .2;  0.9 -> bin 9: gap .1.   ECE = (0.75 + 0.2 + 0.1) / 4 = 0.2625
-    p, y = [0.1, 0.15, 0.8, 0.9], [0, 1, 1, 1]
-    assert ece(p, y) == pytest.approx(0.2625)
+    # Bins of width 0.1, closed on the right (lo, hi] as Guo et al. / LM-Polygraph:
+    # {0.11, 0.15} -> bin 1: mean .13, share .5, gap .37 x 2 claims
+    # 0.8 -> bin 7 (0.7, 0.8]: gap .2;  0.9 -> bin 8 (0.8, 0.9]: gap .1.   ECE = (0.74 + 0.2 + 0.1) / 4 = 0.26
+    p, y = [0.11, 0.15, 0.8, 0.9], [0, 1, 1, 1]
+    assert ece(p, y) == pytest.approx(0.26)
     b = reliability_bins(p, y)
-    assert b.count.tolist() == [0, 2, 0, 0, 0, 0, 0, 0, 1, 1]
-    assert b.mean_p[1] == pytest.approx(0.125) and b.share_true[1] == 0.5
+    assert b.count.tolist() == [0, 2, 0, 0, 0, 0, 0, 1, 1, 0]
+    assert b.mean_p[1] == pytest.approx(0.13) and b.share_true[1] == 0.5
     assert np.isnan(b.mean_p[0]) and len(b.edges) == 11
     assert ece(p, y, n_bins=1) == pytest.approx(abs(np.mean(p) - 0.75))
 

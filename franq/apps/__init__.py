@@ -40,7 +40,8 @@ registry.add_kind("apps", {
     "trust": "franq.apps.trust:command",
 }, label="application")
 registry.add_kind("verifiers", {name: f"{_DECIDE}:{name}_verifier" for name in
-                                ("trivial", "pre_answer", "nli", "dual", "p_true", "self_p_true")}, label="verifier")
+                                ("trivial", "pre_answer", "nli", "dual", "p_true", "self_p_true",
+                                 "intrinsic", "nli_prompt", "p_true_sampled")}, label="verifier")
 registry.add_kind("fallbacks", {name: f"{_DECIDE}:{name}_fallback" for name in ("closed_book", "abstain", "model")},
                   label="fallback")
 registry.add_kind("raters", {"label": f"{_RATERS}:label_rater", "autorater": f"{_RATERS}:autorater",

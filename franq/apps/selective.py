@@ -71,17 +71,19 @@ def selective():
 @click.option("--label", default="correct", show_default=True, help="The 0/1 label column (answer correct).")
 @click.option("--coverage", type=click.FloatRange(0, 1, min_open=True), default=0.8, show_default=True,
               help="Target coverage: the share of questions to answer.")
-@click.option("--folds", type=click.IntRange(min=2), default=5, show_default=True)
+@click.option("--combiner", type=click.Choice(["logistic", "xgboost"]), default="logistic", show_default=True,
+              help="logistic (003 5.1) or xgboost (000 E.3: XGBoost, 3-fold out-of-fold scores).")
+@click.option("--folds", type=click.IntRange(min=2), default=None, help="CV folds (default: 5; 3 for xgboost).")
 @click.option("--seed", type=int, default=0, show_default=True)
-def fit(input_path, output, features, label, coverage, folds, seed):
-    """Selective generation (003 section 5.1): logistic regression over signals."""
+def fit(input_path, output, features, label, coverage, combiner, folds, seed):
+    """Selective generation (003 section 5.1, 000 E.3): a classifier over signals."""
     rows = _rows(input_path)
     names = [f.strip() for f in features.split(",") if f.strip()]
     for name in names:
         _column(rows, name, input_path)
     y = _column(rows, label, input_path)
     policy, cv = _fit_and_save(lambda: answering.SelectivePolicy.fit(rows, y, features=names, coverage=coverage,
-                                                                     k=folds, seed=seed), output)
+                                                                     k=folds, seed=seed, combiner=combiner), output)
     click.echo(f"fitted on {cv['n']} answers (accuracy {cv['accuracy']:.3f}); out-of-fold selective AUC "
                f"{cv['oof_selective_auc']:.3f} [{cv['oof_selective_auc_95'][0]:.3f}, {cv['oof_selective_auc_95'][1]:.3f}], "
                f"accuracy at {coverage:.0%} coverage {cv['oof_accuracy_at_coverage']:.3f}; wrote {output}", err=True)

@@ -28,7 +28,8 @@ BATCH = 16
 @click.option("--prompt", type=click.Choice(["corrected", "verbatim"]), default="corrected", show_default=True,
               help="label rater: the corrected prompt, or 003's verbatim one (its label definitions are swapped).")
 @click.option("--timestamp", default=None, help="autorater: the queries' timestamp (default: today).")
-@click.option("--threshold", type=float, default=0.5, show_default=True, help="sufficient_pred = p >= this.")
+@click.option("--threshold", type=float, default=None,
+              help="sufficient_pred = p >= this (default: the rater's: 0.05 for nli_gold as in 003, else 0.5).")
 @click.option("--chunk-tokens", type=int, default=1600, show_default=True, help="label rater: tokens per chunk.")
 @click.option("--model", help="Local causal LM for label / autorater (default: the embedded model).")
 @click.option("--faithfulness", help="nli_gold: the faithfulness backend (default: the config's, combined).")
@@ -46,6 +47,7 @@ def sufficiency(input_path, output, rater, prompt, timestamp, threshold, chunk_t
                                  timestamp=timestamp, threshold=threshold, chunk_tokens=chunk_tokens)
     except franq.FranqError as exc:
         raise click.ClickException(str(exc)) from None
+    threshold = getattr(r, "threshold", 0.5) if threshold is None else threshold
     out = sys.stdout if output == "-" else open(output, "w", encoding="utf-8")
     errs = open(errors_path, "w", encoding="utf-8") if errors_path else sys.stderr
     n_ok = n_bad = 0

@@ -49,6 +49,9 @@ STACK_OPTIONS = [
     click.option("--calibrator", help="'default' (the shipped calibrator fitted for this stack, if any), "
                                       "'none', or a file from `franq fit calibrator`."),
     MODE_OPTION,
+    click.option("--prompts", type=click.Choice(["franq", "paper"]), default=None,
+                 help="Prompt wording: franq's (default) or the papers' verbatim (FRANQ fig. 3-6, and the "
+                      "answering verifiers' 000 / 003 prompts). Sets [prompts] style."),
 ]
 """The common choices of a scoring stack, as flags over the config file."""
 
@@ -71,7 +74,7 @@ FLAG_KEYS = {
     "threads": "model.threads", "faithfulness": "faithfulness.name", "calibrator": "calibration.calibrator",
     "calibrator_mismatch": "calibration.on_mismatch", "mode": "mode", "decomposer": "decomposer.name",
     "decomposer_model": "decomposer.model", "decomposer_base_url": "decomposer.base_url",
-    "decomposer_backend": "decomposer.backend", "threshold": "calibration.threshold",
+    "decomposer_backend": "decomposer.backend", "threshold": "calibration.threshold", "prompts": "prompts.style",
 }
 """Command-line flag -> the config key it sets."""
 
@@ -115,6 +118,7 @@ class StackFlags:
     faithfulness: str | None = None
     calibrator: str | None = None
     mode: str | None = None
+    prompts: str | None = None
 
     def config(self, **more) -> FranqConfig:
         """The config file (or the defaults) with the flags given on top; ``more`` are

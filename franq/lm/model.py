@@ -44,6 +44,9 @@ class CausalLM:
             self.pad_id = 0
         self.supports_logits_to_keep = "logits_to_keep" in inspect.signature(model.forward).parameters
         self._sampler: sampling.Sampler | None = None  # built on first sample()
+        self.prompt_style = "franq"
+        """The answer prompt's wording: ``franq`` or ``paper`` (FRANQ fig. 3 / 4); the
+        pipeline sets it from ``[prompts] answer``."""
 
     @classmethod
     def load(cls, name_or_path: str | None = None, *, gguf_file: str | None = None,
@@ -62,7 +65,7 @@ class CausalLM:
         """The chat prompt up to the start of the answer. ``passages=None`` gives the
         closed-book prompt: identical, with the passages block removed (paper eq. 3).
         ``instruction`` replaces the default one (short-form mode asks for one line)."""
-        return answer_prompt_text(self.tokenizer, question, passages, instruction=instruction)
+        return answer_prompt_text(self.tokenizer, question, passages, instruction=instruction, style=self.prompt_style)
 
     def rag_prompt(self, question: str, passages: Sequence[Passage], *, reserve: int = 0,
                    on_overflow: str = "truncate", instruction: str | None = None) -> Prompt:

@@ -28,8 +28,37 @@ This module needs no torch: configuration and calibration code read versions fro
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
+from franq.errors import InputError
 from franq.types import Passage
+
+# ---------------------------------------------------------------- the prompt style
+PROMPT_STYLES = ("franq", "paper")
+
+
+@dataclass(frozen=True)
+class PromptsConfig:
+    """``[prompts]``: each prompt family in franq's wording (``franq``, the default) or the
+    paper's, verbatim (``paper``). ``style`` sets every family; ``answer`` (the RAG /
+    closed-book answer prompt: FRANQ fig. 3 short form, fig. 4 long form), ``decompose``
+    (fig. 5) and ``align`` (fig. 6) override it for theirs (unset: ``style``). The
+    answering application's verifiers read ``style`` unless their ``prompt`` setting says."""
+
+    style: str = "franq"
+    answer: str | None = None
+    decompose: str | None = None
+    align: str | None = None
+
+    def __post_init__(self):
+        for key in ("style", "answer", "decompose", "align"):
+            value = getattr(self, key)
+            if value is not None and value not in PROMPT_STYLES:
+                raise InputError(f"config 'prompts.{key}': expected one of {list(PROMPT_STYLES)}, got {value!r}")
+
+    def of(self, family: str) -> str:
+        """The style of ``family`` (``answer``, ``decompose``, ``align``)."""
+        return getattr(self, family) or self.style
 
 # ---------------------------------------------------------------- the answer prompt
 PROMPT_VERSION = "rag-v1"
@@ -37,6 +66,43 @@ SYSTEM_PROMPT = "You are a helpful assistant. Answer questions accurately and co
 INSTRUCTION = "Answer the question."
 SHORT_INSTRUCTION = "Answer the question with a short phrase on a single line."
 """Short-form prompt instruction (the paper's short-form prompt ends "Answer (single line):")."""
+
+# ---------------------------------------------------------------- FRANQ's answer prompts, verbatim (paper 001)
+PAPER_PROMPT_VERSION = "franq-paper-v1"
+"""The answer prompt's version with ``[prompts] answer = "paper"`` (no shipped calibrator is
+fitted for it, so none applies: the stack says which prompt ran)."""
+PAPER_SHORT_HEAD = "Contents (not necessarily includes answer to the following question):\n"
+PAPER_SHORT_PASSAGE = "Title: {title}\nContent: {text}\n"
+PAPER_SHORT_TAIL = "Question: {question}\nAnswer (single line):"
+"""FRANQ (001) appendix B.1, Figure 3: the short-form prompt, passages as ``Title:`` /
+``Content:`` pairs (five in the paper)."""
+PAPER_LONG_HEAD = ("Using the context provided below, answer the question with a balanced\n"
+                   "approach. Ensure your response contains an equal number of claims or\n"
+                   "details drawn directly from the context and from your own knowledge:\n")
+PAPER_LONG_PASSAGES = "Context: {passages}\n"
+PAPER_LONG_TAIL = "Question: {question}\nAnswer:"
+"""FRANQ (001) appendix B.2, Figure 4: the "balanced" long-form prompt, line breaks as
+printed; passages as ``passage i:{text}`` lines after ``Context: `` (three in the paper)."""
+
+
+def paper_answer_text(question: str, passages: Sequence[Passage] | None, *, short: bool) -> str:
+    """Figure 3 (``short``) or Figure 4, filled. ``passages=None`` (closed book, for
+    UQ_unfaith) removes the passages block only, as franq's own prompt does (paper eq. 3);
+    the paper does not print its closed-book prompt. A passage without a title gets an
+    empty ``Title:``."""
+    if short:
+        body = "" if passages is None else PAPER_SHORT_HEAD + "".join(
+            PAPER_SHORT_PASSAGE.format(title=p.title or "", text=p.text) for p in passages)
+        return body + PAPER_SHORT_TAIL.format(question=question)
+    body = PAPER_LONG_HEAD
+    if passages is not None:
+        body += PAPER_LONG_PASSAGES.format(passages="\n".join(f"passage {i}:{p.text}" for i, p in enumerate(passages, 1)))
+    return body + PAPER_LONG_TAIL.format(question=question)
+
+
+def answer_prompt_version(style: str) -> str:
+    return PAPER_PROMPT_VERSION if style == "paper" else PROMPT_VERSION
+
 
 # ---------------------------------------------------------------- the equivalence judge
 EQUIVALENCE_VERSION = "equivalence-v1"
@@ -83,10 +149,16 @@ def chat_text(tokenizer, messages: list[dict[str, str]], *, fallback: str) -> st
 
 
 def answer_prompt_text(tokenizer, question: str, passages: Sequence[Passage] | None, *,
-                       instruction: str | None = None) -> str:
+                       instruction: str | None = None, style: str = "franq") -> str:
     """The answer prompt up to the start of the answer. ``passages=None`` gives the
     closed-book prompt: identical, with the passages block removed (paper eq. 3).
-    ``instruction`` replaces :data:`INSTRUCTION` (short form: :data:`SHORT_INSTRUCTION`)."""
+    ``instruction`` replaces :data:`INSTRUCTION` (short form: :data:`SHORT_INSTRUCTION`).
+    ``style="paper"``: FRANQ's Figure 3 (short form: ``instruction`` is
+    :data:`SHORT_INSTRUCTION`) or Figure 4 (otherwise), as the one user turn of the chat
+    template (the paper does not say how it wrapped them), as-is without one."""
+    if style == "paper":
+        text = paper_answer_text(question, passages, short=instruction == SHORT_INSTRUCTION)
+        return chat_text(tokenizer, [{"role": "user", "content": text}], fallback=text + " ")
     messages = answer_messages(question, passages, instruction=instruction)
     return chat_text(tokenizer, messages, fallback=f"{SYSTEM_PROMPT}\n\n{messages[1]['content']}\nAnswer: ")
 

@@ -9,6 +9,8 @@ Context"): the application namespace ``franq.apps.answering``.
     verify        Verifier protocol; TrivialVerifier, PreAnswerVerifier, NLIVerifier,
                   DualGenerationVerifier, PTrueVerifier (FRANQ), SelfPTrueVerifier; the
                   fallbacks ClosedBookFallback, ModelFallback, AbstainFallback
+    paper_methods IntrinsicAbstentionVerifier (000), PromptNLIBackend (000 A.3), Dual Generation's
+                  perplexities / percentiles / pick, SampledPTrueVerifier (003: 20 samples x 5 judgements)
     qa_records    read_qa_records: JSONL records with optional gold labels (--pass-through)
     labelers      LocalLabeler / OpenAILabeler: label-word probabilities of chat prompts
     policy        ThresholdPolicy (k-fold CV threshold for answer / fallback), SelectivePolicy
@@ -24,6 +26,9 @@ from franq.apps.answering import decision_metrics
 from franq.apps.answering.decide import FALLBACKS, VERIFIERS, Answerer, build_fallback, build_verifier
 from franq.apps.answering.items import QAItem
 from franq.apps.answering.labelers import LocalLabeler, OpenAILabeler
+from franq.apps.answering.paper_methods import (
+    IntrinsicAbstentionVerifier, PromptNLIBackend, SampledPTrueVerifier, dual_perplexity_scores, is_refusal,
+)
 from franq.apps.answering.policy import SelectivePolicy, ThresholdPolicy, load_policy
 from franq.apps.answering.qa_records import QARecord, read_qa_records
 from franq.apps.answering.sufficiency import (
@@ -37,7 +42,8 @@ from franq.apps.answering.verify import (
 
 __all__ = [
     "AbstainFallback", "Answerer", "AutoraterSufficiency", "ClosedBookFallback", "ContainsGoldSufficiency",
-    "DualGenerationVerifier", "FALLBACKS", "LabelSufficiency", "LocalLabeler", "ModelFallback", "NLIGoldSufficiency",
+    "DualGenerationVerifier", "FALLBACKS", "IntrinsicAbstentionVerifier", "PromptNLIBackend", "SampledPTrueVerifier",
+    "dual_perplexity_scores", "is_refusal", "LabelSufficiency", "LocalLabeler", "ModelFallback", "NLIGoldSufficiency",
     "NLIVerifier", "OpenAIDualGeneration", "OpenAILabeler", "PTrueVerifier", "PreAnswerVerifier", "QAItem", "QARecord", "RATERS",
     "SelectivePolicy",
     "SelfPTrueVerifier", "SufficiencyRater", "ThresholdPolicy", "TrivialVerifier", "VERIFIERS", "Verifier",

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from franq.apps.answering.items import QAItem
 from franq.apps.answering.labelers import LocalLabeler
+from franq.apps.answering.paper_methods import IntrinsicAbstentionVerifier, PromptNLIBackend, SampledPTrueVerifier
 from franq.apps.answering.policy import SelectivePolicy, ThresholdPolicy, load_policy
 from franq.apps.answering.verify import (
     AbstainFallback, ClosedBookFallback, DualGenerationVerifier, ModelFallback, NLIVerifier, PreAnswerVerifier,
@@ -30,9 +31,10 @@ from franq import AnswerScore, Decision, InputError, registry
 from franq.io import parse_passages
 from franq.lm.prompts import SHORT_INSTRUCTION
 
-VERIFIERS = ("trivial", "pre_answer", "nli", "dual", "p_true", "self_p_true")
+VERIFIERS = ("trivial", "pre_answer", "nli", "dual", "p_true", "self_p_true", "intrinsic", "nli_prompt",
+             "p_true_sampled")
 """The built-in verifiers (``registry.names("verifiers")`` adds the plugins')."""
-DEFAULT_THRESHOLD = {"dual": 0.0}  # a log-probability difference; the others are probabilities (0.5)
+DEFAULT_THRESHOLD = {"dual": 0.0}  # a perplexity (or percentile, log-prob) difference; the others: probabilities
 FALLBACKS = ("closed_book", "abstain", "model")
 """The built-in fallbacks (``model:PATH``, deprecated, is ``model`` with ``[fallbacks.model] path = PATH``)."""
 
@@ -70,16 +72,43 @@ def trivial_verifier(franq, mode, settings):
     return TrivialVerifier()
 
 
+def _prompt(franq, settings) -> str:
+    """A verifier's ``prompt`` setting, else the config's ``[prompts] style``."""
+    return settings.get("prompt") or franq.config.prompts.style
+
+
+PROMPT_SETTING = registry.Setting("prompt", str, None, "franq or paper (the paper's prompt, verbatim); "
+                                                       "unset: the config's [prompts] style")
+
+
 def pre_answer_verifier(franq, mode, settings):
-    return PreAnswerVerifier(LocalLabeler(franq.lm))
+    return PreAnswerVerifier(LocalLabeler(franq.lm), prompt=_prompt(franq, settings))
 
 
 def nli_verifier(franq, mode, settings):
     return NLIVerifier(franq.faithfulness)
 
 
+def nli_prompt_verifier(franq, mode, settings):
+    """000 A.3: Post-Answering NLI with the generating model as the NLI model (p("1"))."""
+    return NLIVerifier(PromptNLIBackend(franq.lm, pair=settings["pair"]))
+
+
 def dual_verifier(franq, mode, settings):
-    return DualGenerationVerifier(franq.lm, **_generation(franq, mode))
+    return DualGenerationVerifier(franq.lm, **_generation(franq, mode), score=settings["score"])
+
+
+def intrinsic_verifier(franq, mode, settings):
+    return IntrinsicAbstentionVerifier(franq.lm if settings["generate"] else None,
+                                       max_new_tokens=_generation(franq, mode)["max_new_tokens"])
+
+
+def p_true_sampled_verifier(franq, mode, settings):
+    g = _generation(franq, mode)
+    return SampledPTrueVerifier(franq.lm, LocalLabeler(franq.lm), n_samples=settings["n_samples"],
+                                n_judgements=settings["n_judgements"], temperature=settings["temperature"],
+                                instruction=g["instruction"], max_new_tokens=g["max_new_tokens"],
+                                seed=settings["seed"], prompt=_prompt(franq, settings))
 
 
 def p_true_verifier(franq, mode, settings):
@@ -87,7 +116,22 @@ def p_true_verifier(franq, mode, settings):
 
 
 def self_p_true_verifier(franq, mode, settings):
-    return SelfPTrueVerifier(LocalLabeler(franq.lm), instruction=_generation(franq, mode)["instruction"])
+    return SelfPTrueVerifier(LocalLabeler(franq.lm), instruction=_generation(franq, mode)["instruction"],
+                             prompt=_prompt(franq, settings))
+
+
+pre_answer_verifier.settings = (PROMPT_SETTING,)
+self_p_true_verifier.settings = (PROMPT_SETTING,)
+dual_verifier.settings = (registry.Setting("score", str, "perplexity", "perplexity (000: closed-book minus RAG "
+                                           "perplexity), percentile (Wu et al.) or log_prob"),)
+nli_prompt_verifier.settings = (registry.Setting("pair", bool, False, "read p(1) / (p(1) + p(0)) instead of p(1)"),)
+intrinsic_verifier.settings = (registry.Setting("generate", bool, True, "answer 000's abstention prompt (else "
+                                                "read the given answer's refusal)"),)
+p_true_sampled_verifier.settings = (
+    registry.Setting("n_samples", int, 20, "sampled answers per question (003: 20)"),
+    registry.Setting("n_judgements", int, 5, "sampled judgements per answer (003: 5)"),
+    registry.Setting("temperature", float, 1.0, "sampling temperature of the answers"),
+    registry.Setting("seed", int, 0, "seed of the answers and the judgements"), PROMPT_SETTING)
 
 
 def abstain_fallback(franq, mode, settings):

@@ -12,8 +12,14 @@ Notation of paper 000 section 3, over N answered questions:
 
 SfC-Precision / SfC-Recall are the same with V^SfC_i in place of V_i in True-Pos. A
 continuous score ``s`` gives ``v = s >= t`` for every threshold ``t``; :func:`pr_curve`
-walks them all, :func:`max_f1` is Table 2's number and :func:`pr_auc` Table 7's (a hard
-label's "AUC" is precision x recall, as the paper defines it).
+walks them all, :func:`max_f1` is Table 2's number and :func:`pr_auc` Table 7's.
+
+Hard labels (000 Table 7: "The AUC of methods producing a hard label is defined as the
+product of the precision and the recall"): when every score is 0 or 1 (Intrinsic
+Abstention, a thresholded verdict, the Trivial method) there is one operating point,
+``v = score``; :func:`pr_auc` is its precision x recall and :func:`max_f1` its F1 (not the
+best of that point and "answer everything", which is the Trivial method's F1). ``hard=``
+forces either reading.
 
 Fallback utility (000 appendix F, Theorem 2): ``U = f + rho * Recall * (1 - f / Precision)``
 with ``rho = F-Answerable / N`` and ``f`` the fallback's mean utility, under the stated
@@ -97,17 +103,36 @@ def pr_curve(scores, V, V_sfc) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return s_sorted[last], tp / pp, recall
 
 
-def max_f1(scores, V, V_sfc) -> float:
-    """The best AwF-F1 over all thresholds (paper 000 Table 2 / 6)."""
+def is_hard(scores) -> bool:
+    """Every score is 0 or 1: a hard label, one operating point (000 Table 7)."""
+    s = np.asarray(scores, dtype=np.float64)
+    return bool(np.isin(s, (0.0, 1.0)).all())
+
+
+def _hard_point(scores, V, V_sfc, hard: bool | None) -> AwFCounts | None:
+    if hard is None:
+        hard = is_hard(scores)
+    return awf_counts(np.asarray(scores, dtype=np.float64) >= 0.5, V, V_sfc) if hard else None
+
+
+def max_f1(scores, V, V_sfc, *, hard: bool | None = None) -> float:
+    """The best AwF-F1 over all thresholds (paper 000 Table 2 / 6); a hard label's F1 at
+    its one threshold (``hard=None``: when every score is 0 or 1)."""
+    point = _hard_point(scores, V, V_sfc, hard)
+    if point is not None:
+        return point.f1 if point.f_answerable else float("nan")
     _, p, r = pr_curve(scores, V, V_sfc)
     f = np.where(p + r > 0, 2 * p * r / np.where(p + r > 0, p + r, 1), 0.0)
     return float(np.nanmax(f)) if len(f) else float("nan")
 
 
-def pr_auc(scores, V, V_sfc) -> float:
+def pr_auc(scores, V, V_sfc, *, hard: bool | None = None) -> float:
     """Area under the AwF precision-recall curve (paper 000 Table 7): the step sum
-    ``sum (R_k - R_{k-1}) * P_k`` from recall 0. A constant score (a hard label) gives
-    precision x recall, the paper's definition for hard-label methods."""
+    ``sum (R_k - R_{k-1}) * P_k`` from recall 0. A hard label (``hard=None``: every score
+    is 0 or 1) gives precision x recall at ``v = score``, the paper's definition."""
+    point = _hard_point(scores, V, V_sfc, hard)
+    if point is not None:
+        return point.precision * point.recall if point.pred_pos else 0.0 * point.recall
     _, p, r = pr_curve(scores, V, V_sfc)
     return float(np.sum(np.diff(np.r_[0.0, r]) * p))
 

@@ -107,6 +107,10 @@ class SelectivePolicy:
     cv: dict = field(default_factory=dict)
     kind: str = SELECTIVE_KIND
     version: int = 1
+    combiner: str = "logistic"
+    """``logistic`` (003 5.1) or ``xgboost`` (000 E.3: an XGBoost classifier, 3-fold out-of-fold scores)."""
+    model: dict | None = None
+    """The XGBoost booster as its JSON model (xgboost's own format, never a pickle)."""
 
     def _matrix(self, rows) -> np.ndarray:
         if isinstance(rows, dict):
@@ -120,6 +124,8 @@ class SelectivePolicy:
 
     def probability(self, rows) -> np.ndarray:
         """P(correct) for each row (a dict of signal values by name)."""
+        if self.combiner == "xgboost":
+            return _xgb_predict(_xgb_booster(self.model), self._matrix(rows))
         z = (self._matrix(rows) - np.asarray(self.mean)) / np.asarray(self.scale)
         return 1.0 / (1.0 + np.exp(-(z @ np.asarray(self.coef) + self.intercept)))
 
@@ -127,11 +133,17 @@ class SelectivePolicy:
         return bool(self.probability(row)[0] >= self.threshold)
 
     @classmethod
-    def fit(cls, rows, correct, *, features, coverage: float = 0.5, k: int = 5, seed: int = 0,
-            n_boot: int = 1000) -> SelectivePolicy:
-        """Logistic regression of ``correct`` on ``features`` of ``rows``; the threshold
-        answers the top ``coverage`` share. ``cv`` holds out-of-fold metrics."""
+    def fit(cls, rows, correct, *, features, coverage: float = 0.5, k: int | None = None, seed: int = 0,
+            n_boot: int = 1000, combiner: str = "logistic") -> SelectivePolicy:
+        """Logistic regression (or, ``combiner="xgboost"``, 000's XGBoost classifier with
+        xgboost's default hyperparameters, which 000 does not state) of ``correct`` on
+        ``features`` of ``rows``; the threshold answers the top ``coverage`` share. ``cv``
+        holds out-of-fold metrics over ``k`` folds (default 5; 3 for xgboost, as 000 E.3)."""
         from sklearn.linear_model import LogisticRegression
+
+        if combiner not in COMBINERS:
+            raise InputError(f"combiner: expected one of {list(COMBINERS)}, got {combiner!r}")
+        k = k if k is not None else (3 if combiner == "xgboost" else 5)
 
         features = tuple(features)
         probe = cls(features, (0.0,) * len(features), 0.0, (0.0,) * len(features), (1.0,) * len(features), 0.5, coverage)
@@ -152,10 +164,19 @@ class SelectivePolicy:
         oof = np.zeros(len(y))
         for test in _folds(len(y), k, seed):
             train = np.setdiff1d(np.arange(len(y)), test)
+            if combiner == "xgboost":
+                oof[test] = _xgb_predict(_xgb_fit(x[train], y[train], seed), x[test])
+                continue
             mu, sd, w, b = fit_one(x[train], y[train])
             oof[test] = 1 / (1 + np.exp(-(((x[test] - mu) / sd) @ w + b)))
-        mu, sd, w, b = fit_one(x, y)
-        full = 1 / (1 + np.exp(-(((x - mu) / sd) @ w + b)))
+        model = None
+        if combiner == "xgboost":
+            booster = _xgb_fit(x, y, seed)
+            full, model = _xgb_predict(booster, x), json.loads(bytes(booster.save_raw("json")))
+            mu, sd, w, b = np.zeros(len(features)), np.ones(len(features)), np.zeros(len(features)), 0.0
+        else:
+            mu, sd, w, b = fit_one(x, y)
+            full = 1 / (1 + np.exp(-(((x - mu) / sd) @ w + b)))
         kth = max(1, int(np.ceil(coverage * len(y) - 1e-9)))
         threshold = float(np.sort(full)[::-1][kth - 1])
         auc = bootstrap(decision_metrics.selective_auc, oof, y, n_boot=n_boot, seed=seed)
@@ -164,8 +185,9 @@ class SelectivePolicy:
         cv = {"k": k, "seed": seed, "n": int(len(y)), "accuracy": float(y.mean()),
               "oof_selective_auc": auc[0], "oof_selective_auc_95": list(auc[1:]),
               "oof_accuracy_at_coverage": at[0], "oof_accuracy_at_coverage_95": list(at[1:])}
+        cv["combiner"] = combiner
         policy = cls(features, tuple(map(float, w)), b, tuple(map(float, mu)), tuple(map(float, sd)),
-                     threshold, coverage, cv)
+                     threshold, coverage, cv, combiner=combiner, model=model)
         object.__setattr__(policy, "_oof", oof)
         return policy
 
@@ -176,6 +198,31 @@ class SelectivePolicy:
 
     def to_json(self, path: str | Path) -> None:
         Path(path).write_text(json.dumps(asdict(self), indent=2) + "\n", encoding="utf-8")
+
+
+COMBINERS = ("logistic", "xgboost")
+
+
+def _xgb_fit(x, y, seed: int):
+    import xgboost
+
+    if len(np.unique(y)) < 2:  # a fold with one class: a constant model at that class
+        x, y = np.r_[x, x[:1]], np.r_[y, 1 - y[:1]]
+    return xgboost.XGBClassifier(n_jobs=1, random_state=seed).fit(x, y).get_booster()
+
+
+def _xgb_booster(model: dict):
+    import xgboost
+
+    booster = xgboost.Booster()
+    booster.load_model(bytearray(json.dumps(model).encode("utf-8")))
+    return booster
+
+
+def _xgb_predict(booster, x) -> np.ndarray:
+    import xgboost
+
+    return np.asarray(booster.predict(xgboost.DMatrix(x)), dtype=np.float64)
 
 
 def load_policy(path: str | Path) -> ThresholdPolicy | SelectivePolicy:
@@ -190,6 +237,7 @@ def load_policy(path: str | Path) -> ThresholdPolicy | SelectivePolicy:
         return ThresholdPolicy(d["verify"], d["fallback"], float("inf") if t is None else float(t), d.get("cv", {}))
     if kind == SELECTIVE_KIND:
         return SelectivePolicy(tuple(d["features"]), tuple(d["coef"]), float(d["intercept"]), tuple(d["mean"]),
-                               tuple(d["scale"]), float(d["threshold"]), float(d["coverage"]), d.get("cv", {}))
+                               tuple(d["scale"]), float(d["threshold"]), float(d["coverage"]), d.get("cv", {}),
+                               combiner=d.get("combiner", "logistic"), model=d.get("model"))
     raise InputError(f"policy: {path} is not a franq policy file (its 'kind' is {kind!r}; expected "
                      f"{THRESHOLD_KIND!r} or {SELECTIVE_KIND!r})")

@@ -1,7 +1,7 @@
 """Sufficient context raters (paper 003 section 3): is there enough in the passages to
 infer an answer to the question? Each rater returns P(sufficient) in [0, 1] per item
 (higher = more likely sufficient); a hard label is ``P >= 0.5`` unless a rater says
-otherwise.
+otherwise (a rater's ``threshold`` attribute: ``nli_gold`` uses 003's 0.05).
 
     rater                 needs gold answers   what it does
     autorater             no                   003's 1-shot chain-of-thought prompt (C.1) on any chat
@@ -153,12 +153,19 @@ class ContainsGoldSufficiency:
         return np.array(out, dtype=np.float64)
 
 
+NLI_GOLD_THRESHOLD = 0.05
+"""003 appendix A (TRUE-NLI baseline): "Use a threshold of 0.05, where if the maximum
+probability is higher then this, then we classify as 'sufficient context'" (the best F1 on
+their human-labelled set). Here sufficient = P >= threshold, as every franq threshold."""
+
+
 class NLIGoldSufficiency:
     """003's TRUE-NLI baseline with any franq faithfulness backend: the max over passages
     and gold answers of P(passage supports 'The answer to the question "q" is: "g"').
-    :meth:`rate` returns that probability; :meth:`label` thresholds it."""
+    :meth:`rate` returns that probability; :meth:`label` thresholds it at ``threshold``
+    (default 0.05, the paper's: :data:`NLI_GOLD_THRESHOLD`)."""
 
-    def __init__(self, backend, *, threshold: float = 0.5):
+    def __init__(self, backend, *, threshold: float = NLI_GOLD_THRESHOLD):
         self.backend = backend
         self.threshold = threshold
         self.name = f"nli_gold:{backend.name}"
@@ -263,4 +270,5 @@ label_rater.settings = (*SERVER_SETTINGS,
                         registry.Setting("prompt", str, "corrected", "corrected, or 003's verbatim prompt"),
                         registry.Setting("chunk_tokens", int, 1600, "tokens per context chunk"))
 autorater.settings = (*SERVER_SETTINGS, registry.Setting("timestamp", str, None, "the queries' timestamp (unset: today)"))
-nli_gold_rater.settings = (registry.Setting("threshold", float, 0.5, "sufficient = P >= this"),)
+nli_gold_rater.settings = (registry.Setting("threshold", float, NLI_GOLD_THRESHOLD,
+                                            "sufficient = P >= this (003 appendix A: 0.05)"),)

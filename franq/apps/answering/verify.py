@@ -10,11 +10,12 @@ likely faithful; ``v = score >= threshold`` (a fitted
     pre_answer    4.2.2         P(yes) to "do the passages contain the answer?" before answering
     nli           4.2.2, A.1    max over passages (20-word-overlap chunks) of a faithfulness
                                 backend's P(passage supports 'The answer to the question "q" is: "a"')
-    dual          4.1           mean log-prob of the RAG answer with the passages minus that of the
-                                closed-book answer without them (perplexity with vs without passages)
+    dual          4.1           perplexity of the closed-book answer without the passages minus that of
+                                the RAG answer with them (``score``: perplexity, percentile, log_prob)
     p_true        (FRANQ)       FRANQ's answer-level P(true): the lowest claim P(true), calibrated
                                 when a calibrator ran, else raw
     self_p_true   (003 5.1)     the model's own P(True) when asked "Is your answer true?"
+    intrinsic, nli_prompt, p_true_sampled: 000 / 003 methods in :mod:`~franq.apps.answering.paper_methods`
 
 Fallbacks (000 section 6): ``closed_book`` (the same model without passages), ``model:PATH``
 (a second model, e.g. a larger one, with the passages) and ``abstain`` (no answer).
@@ -28,7 +29,11 @@ import numpy as np
 
 from franq.apps.answering.items import QAItem, max_by_owner
 from franq import FranqError, InputError
-from franq.apps.answering.prompts import AWF_HYPOTHESIS, PRE_ANSWER_LABELS, pre_answer_messages
+from franq.apps.answering.paper_methods import dual_perplexity_scores
+from franq.apps.answering.prompts import (
+    AWF_HYPOTHESIS, NOMIRACL_LABELS, P_TRUE_000_LABELS, PRE_ANSWER_LABELS, PROMPT_STYLES, nomiracl_messages,
+    p_true_000_messages, pre_answer_messages,
+)
 from franq.lm.openai_client import openai_client, server_name
 from franq.lm.prompts import ANSWER_QUESTION, P_TRUE_LABELS, SHORT_INSTRUCTION, answer_messages
 
@@ -59,11 +64,17 @@ class PreAnswerVerifier:
     Pre-Answering Prediction): label-word probabilities from a
     :class:`~franq.apps.answering.labelers.LocalLabeler` or :class:`~franq.apps.answering.labelers.OpenAILabeler`."""
 
-    def __init__(self, labeler):
+    def __init__(self, labeler, *, prompt: str = "franq"):
         self.labeler = labeler
+        self.prompt = _style(prompt, "pre_answer")
         self.name = f"pre_answer:{labeler.name}"
 
     def predict(self, items: Sequence[QAItem]) -> np.ndarray:
+        """``prompt="paper"``: NoMIRACL's vanilla prompt (Thakur et al. 2024, which 000 cites),
+        P("Yes, answer is present") against P("I don't know") from their first tokens."""
+        if self.prompt == "paper":
+            return self.labeler.probability([nomiracl_messages(it.question, [_passage(p) for p in it.passages])
+                                             for it in items], NOMIRACL_LABELS)
         return self.labeler.probability([pre_answer_messages(it.question, it.context) for it in items],
                                         PRE_ANSWER_LABELS)
 
@@ -110,20 +121,35 @@ def greedy_answer(lm, prompt_ids: Sequence[int], *, max_new_tokens: int, one_lin
     return lm.generate(list(prompt_ids), max_new_tokens=max_new_tokens).text
 
 
+DUAL_SCORES = ("perplexity", "percentile", "log_prob")
+
+
 class DualGenerationVerifier:
-    """000's Dual Generation (after Wu et al. 2024): the RAG answer's mean token
-    log-probability given the passages minus the closed-book answer's given none (higher
-    = the passages made the model more confident than its own memory). The closed-book
-    answer is ``item.closed_answer`` or generated greedily (kept in ``closed_answers``)."""
+    """000's Dual Generation (section 4.1, after Wu et al. 2024): the answer with the
+    passages and the closed-book answer without them, each scored by its length-normalized
+    perplexity under its own prompt. ``score``: ``perplexity`` (000's decision function,
+    the difference of the perplexities: closed-book minus RAG, higher = the passages made
+    the model surer), ``percentile`` (the difference of each perplexity's percentile within
+    its own set, the batch or ``reference``: Wu et al.'s calibrated comparison) or
+    ``log_prob`` (the difference of mean token log-probabilities, franq's earlier reading;
+    all three agree in sign with ``perplexity``). ``last`` keeps the
+    :class:`~franq.apps.answering.paper_methods.DualScores` and ``picked`` the answer Dual
+    Generation chooses (the RAG answer when its percentile is at least the closed book's).
+    The closed-book answer is ``item.closed_answer`` or generated greedily (``closed_answers``)."""
 
     def __init__(self, lm, *, instruction: str | None = SHORT_INSTRUCTION, max_new_tokens: int = 16,
-                 max_batch_tokens: int = 4096):
+                 max_batch_tokens: int = 4096, score: str = "perplexity", reference: tuple | None = None):
+        if score not in DUAL_SCORES:
+            raise InputError(f"dual score: expected one of {list(DUAL_SCORES)}, got {score!r}")
         self.lm = lm
         self.instruction = instruction
         self.max_new_tokens = max_new_tokens
         self.max_batch_tokens = max_batch_tokens
+        self.score, self.reference = score, reference
         self.name = f"dual:{lm.name}"
         self.closed_answers: list[str] = []
+        self.picked: list[str] = []
+        self.last = None
 
     def predict(self, items: Sequence[QAItem]) -> np.ndarray:
         lm, pairs = self.lm, []
@@ -138,8 +164,14 @@ class DualGenerationVerifier:
             self.closed_answers.append(closed_answer)
             pairs += [(rag.ids, lm.encode(answer)), (closed.ids, lm.encode(closed_answer) or [lm.pad_id])]
         lps = lm.continuation_logprobs(pairs, max_batch_tokens=self.max_batch_tokens) if pairs else []
-        means = [float(np.mean(lp)) if len(lp) else 0.0 for lp in lps]
-        return np.array([means[2 * k] - means[2 * k + 1] for k in range(len(items))], dtype=np.float64)
+        means = np.array([float(np.mean(lp)) if len(lp) else 0.0 for lp in lps], dtype=np.float64)
+        if not len(items):
+            return np.zeros(0, dtype=np.float64)
+        d = self.last = dual_perplexity_scores(means[0::2], means[1::2], reference=self.reference)
+        self.picked = [it.answer if pick else c for it, c, pick in zip(items, self.closed_answers, d.picks_rag)]
+        if self.score == "log_prob":
+            return means[0::2] - means[1::2]
+        return d.difference if self.score == "perplexity" else d.pct_rag - d.pct_closed
 
 
 class PTrueVerifier:
@@ -164,12 +196,18 @@ class SelfPTrueVerifier:
     franq's benchmark uses). ``labeler``: a :class:`~franq.apps.answering.labelers.LocalLabeler`
     or :class:`~franq.apps.answering.labelers.OpenAILabeler`."""
 
-    def __init__(self, labeler, *, instruction: str | None = SHORT_INSTRUCTION):
+    def __init__(self, labeler, *, instruction: str | None = SHORT_INSTRUCTION, prompt: str = "franq"):
         self.labeler = labeler
         self.instruction = instruction
+        self.prompt = _style(prompt, "self_p_true")
         self.name = f"self_p_true:{labeler.name}"
 
     def predict(self, items: Sequence[QAItem]) -> np.ndarray:
+        """``prompt="paper"``: 000 appendix E.3's P[True] prompt (correct / incorrect)."""
+        if self.prompt == "paper":
+            return self.labeler.probability([p_true_000_messages(it.question, [_passage(p) for p in it.passages],
+                                                                 _answer(it, self.name)) for it in items],
+                                            P_TRUE_000_LABELS)
         messages = [answer_messages(it.question, it.passages, instruction=self.instruction)
                     + [{"role": "assistant", "content": _answer(it, self.name)},
                        {"role": "user", "content": ANSWER_QUESTION}] for it in items]
@@ -217,6 +255,16 @@ def answer_p_true(score) -> float:
     values = [c.p_true_calibrated if c.p_true_calibrated is not None else c.p_true_raw for c in score.scored]
     values = [v for v in values if v is not None]
     return float(min(values)) if values else 0.5
+
+
+def _style(prompt: str, who: str) -> str:
+    if prompt not in PROMPT_STYLES:
+        raise InputError(f"{who} prompt: expected one of {list(PROMPT_STYLES)}, got {prompt!r}")
+    return prompt
+
+
+def _passage(p) -> str:
+    return f"{p.title}. {p.text}" if p.title else p.text
 
 
 def _answer(item: QAItem, who: str) -> str:
