@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import os
 import random
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -56,6 +57,8 @@ class ServerClient:
         self.transport = transport
         self.requests_sent = 0
         """Every HTTP request sent, retries included (what the benchmark and the tests count)."""
+        self.blocked_seconds = 0.0
+        """Wall time spent waiting on the server (the benchmark's overhead = the rest)."""
 
     def _headers(self) -> dict:
         key = os.environ.get(self.api_key_env) if self.api_key_env else None
@@ -65,7 +68,11 @@ class ServerClient:
         """The JSON reply of each request, in order; raises on the first that fails for good."""
         if not requests:
             return []
-        return asyncio.run(self._all(list(requests)))
+        started = time.perf_counter()
+        try:
+            return asyncio.run(self._all(list(requests)))
+        finally:
+            self.blocked_seconds += time.perf_counter() - started
 
     def post(self, request: Request):
         return self.post_all([request])[0]
