@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import sys
 import tempfile
 import time
 from importlib import resources
@@ -28,17 +27,15 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from franq.config import FranqConfig  # noqa: E402
-from franq.io import parse_example  # noqa: E402
-from franq.lm import CausalLM  # noqa: E402
-from franq.lm.load import embedded_gguf_path  # noqa: E402
-from franq.lm.served import connect  # noqa: E402
-from franq.lm.served.launch import LlamaServer  # noqa: E402
-from franq.lm.threads import configure_threads  # noqa: E402
-from franq.pipeline import Franq  # noqa: E402
-from franq.runners.local import LocalEngine, run_jsonl  # noqa: E402
+from franq.config import FranqConfig
+from franq.io import parse_example
+from franq.lm import CausalLM
+from franq.lm.load import embedded_gguf_path
+from franq.lm.served import connect
+from franq.lm.served.launch import LlamaServer
+from franq.lm.threads import configure_threads
+from franq.pipeline import Franq
+from franq.runners.local import LocalEngine, run_jsonl
 
 BASE = {"faithfulness": {"name": "lexical"}, "calibration": {"calibrator": "none"}}
 
