@@ -30,15 +30,16 @@ _HOMES = {"AnswerPass": "teacher_forcing", "CausalLM": "model", "Generation": "s
 def load_lm(config):
     """The scoring model of a :class:`~franq.config.FranqConfig`: a served one when
     ``[model] server`` is set (connected and probed; refused when it lacks prompt
-    log-probabilities and a preset of the mode runs token passes), else loaded in-process."""
+    log-probabilities and a preset of the mode teacher-forces the answer), else loaded in-process."""
     m = config.model
     if m.server is None:
         from franq.lm.model import CausalLM
         return CausalLM.load(m.path, gguf_file=m.gguf_file, device=m.device, dtype=m.dtype)
-    from franq.evidence import PASSES
+    from franq.evidence import ANSWER_SAMPLES, PASSES
     from franq.lm.served import connect
     from franq.presets import presets_for
-    return connect(m, needs_passes=any(PASSES in p.evidence for p in presets_for(config.mode, config)))
+    forced = {PASSES, ANSWER_SAMPLES}  # what teacher-forces the answer (the observer: its likelihood)
+    return connect(m, needs_passes=any(forced & p.evidence for p in presets_for(config.mode, config)))
 
 
 def __getattr__(name: str):

@@ -27,8 +27,8 @@ class Capabilities:
 
     def refusal(self) -> str:
         return (f"model.server: the {self.engine} server at {self.server} returns no prompt log-probabilities "
-                f"(it lacks {self.prompt_param}: {self.prompt_logprobs}), which the token passes need; on it only "
-                f"the short form runs (uq.short_scoring = \"in_policy\" or \"observer\" without answer likelihoods)")
+                f"(it lacks {self.prompt_param}: {self.prompt_logprobs}), which the token passes and the observer's answer likelihood need; on "
+                f"it the short form runs in-policy (mode = \"short\", uq.short_scoring = \"in_policy\")")
 
     def describe(self) -> str:
         def say(why):
