@@ -11,13 +11,11 @@ A config has one top-level choice, ``mode`` (which preset scores an answer: ``lo
 
     [faithfulness]
     name = "nli"
-
     [faithfulness.nli]           # the chosen backend's own settings (franq.settings)
     model = "/models/deberta-v3-large-mnli"
 
     [uq.short]
     faith = "semantic_entropy"
-
     [calibration]
     calibrator = "my-calibrator.json"
 
@@ -47,6 +45,7 @@ from franq.errors import InputError, register_secret_env
 from franq.config_legacy import FranqDeprecationWarning, from_flat_keys, from_section_keys, table
 from franq.io import no_duplicate_keys
 from franq.lm.prompts import PromptsConfig
+from franq.lm.served.checks import ServedKeys, check_model_keys, check_served
 from franq.settings import TABLE_HOME, ComponentTables, split_tables, top_kinds, where
 
 
@@ -64,7 +63,7 @@ SHORT_SCORING = ("auto", "in_policy", "observer", "probe")
 
 
 @dataclass(frozen=True)
-class ModelConfig:
+class ModelConfig(ServedKeys):  # served-model keys: franq.lm.served.checks.ServedKeys
     path: str | None = None
     """Local path or locally cached Hugging Face name of a causal LM; ``None`` = the embedded SmolLM2."""
     gguf_file: str | None = None
@@ -201,6 +200,7 @@ class FranqConfig:
         from franq.settings import check_tables
 
         check_config(self)
+        check_served(self)
         chosen = {("faithfulness", self.faithfulness.name): "faithfulness.name",
                   ("decomposers", self.decomposer.name): "decomposer.name",
                   ("equivalence", self.uq.equivalence): "uq.equivalence"}
@@ -360,6 +360,7 @@ def _check_values(c: FranqConfig) -> None:
                          f"got {c.decomposer.api_key_env!r}")
     register_secret_env(c.decomposer.api_key_env)
     _choice(c.model.on_overflow, OVERFLOW, "model.on_overflow")
+    check_model_keys(c.model)
     _positive_int(c.model.max_new_tokens, "model.max_new_tokens")
     if c.model.threads is not None:
         _positive_int(c.model.threads, "model.threads")

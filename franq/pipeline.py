@@ -68,13 +68,12 @@ class Franq:
 
     @classmethod
     def from_config(cls, config: FranqConfig | None = None) -> Franq:
-        from franq.lm import CausalLM
+        from franq.lm import load_lm
         from franq.lm.threads import configure_threads
 
         config = config or FranqConfig()
-        m = config.model
-        configure_threads(m.threads)
-        return cls(config, CausalLM.load(m.path, gguf_file=m.gguf_file, device=m.device, dtype=m.dtype))
+        configure_threads(config.model.threads)
+        return cls(config, load_lm(config))
 
     # ------------------------------------------------------------------ components
     def preset(self, name: str) -> PresetPipeline:

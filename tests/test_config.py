@@ -112,7 +112,7 @@ def test_from_dict_leaves_its_argument_unchanged():
 
 @pytest.mark.parametrize("data, message", [
     ({"modle": "x"}, r"config: unknown key\(s\) \['modle'\]"),
-    ({"model": {"paht": "x"}}, r"\[model\]: unknown key\(s\) \['paht'\]; known keys are \['device'"),
+    ({"model": {"paht": "x"}}, r"\[model\]: unknown key\(s\) \['paht'\]; known keys are \['api_key_env', 'device'"),
     ({"uq": {"judge": "lm"}}, r"\[uq\]: unknown key\(s\) \['judge'\]"),
     ({"uq": {"long": {"faithh": "claim_prob"}}}, r"\[uq\].long: unknown key\(s\) \['faithh'\]"),
     ({"uq": {"short": {"extra": "eigval"}}}, r"\[uq\].short.extra: expected a list of scorer names"),

@@ -8,6 +8,7 @@
     labels.py    P(first word) between two answer words from next-token log-probs
     chat.py      LocalChat: claims' ChatModel on a CausalLM
     openai_client.py  the one OpenAI-compatible client factory (claims.openai_client, re-exported)
+    served/      ServedLM: the same interface with inference on a vLLM / SGLang / TGI / llama-cpp-python server
 
 The names below load on first use (torch with them), so the torch-free modules
 (prompts, labels) import fast.
@@ -24,6 +25,21 @@ if TYPE_CHECKING:
 
 __all__ = ["AnswerPass", "CausalLM", "Generation", "Prompt"]
 _HOMES = {"AnswerPass": "teacher_forcing", "CausalLM": "model", "Generation": "sampling", "Prompt": "model"}
+
+
+def load_lm(config):
+    """The scoring model of a :class:`~franq.config.FranqConfig`: a served one when
+    ``[model] server`` is set (connected and probed; refused when it lacks prompt
+    log-probabilities and a preset of the mode teacher-forces the answer), else loaded in-process."""
+    m = config.model
+    if m.server is None:
+        from franq.lm.model import CausalLM
+        return CausalLM.load(m.path, gguf_file=m.gguf_file, device=m.device, dtype=m.dtype)
+    from franq.evidence import ANSWER_SAMPLES, PASSES
+    from franq.lm.served import connect
+    from franq.presets import presets_for
+    forced = {PASSES, ANSWER_SAMPLES}  # what teacher-forces the answer (the observer: its likelihood)
+    return connect(m, needs_passes=any(forced & p.evidence for p in presets_for(config.mode, config)))
 
 
 def __getattr__(name: str):

@@ -48,6 +48,8 @@ def score_records(franq, records: Sequence[Record]) -> list[Scored | BadRecord]:
     try:
         results = franq.score_many([r.example for r in records])
     except Exception as exc:  # noqa: BLE001 - isolate the record, report it, carry on
+        if getattr(exc, "stops_run", False):  # the served model is gone: stop; the rerun resumes
+            raise
         if len(records) > 1:
             return [out for r in records for out in score_records(franq, [r])]
         r = records[0]

@@ -1,0 +1,84 @@
+"""Config-time checks of a served model (``[model] server``), before anything connects:
+the keys' values, a tokenizer to map tokens to characters, and no component that reads
+the model's internals."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from franq.errors import InputError, register_secret_env
+
+ENGINE_CHOICES = ("auto", "vllm", "sglang", "tgi", "llama-cpp-python")
+URL_RE = re.compile(r"^https?://[^\s/:]+(:\d{1,5})?(/[^\s]*)?$")
+
+
+@dataclass(frozen=True)
+class ServedKeys:
+    """The ``[model]`` keys of a served model (:class:`franq.config.ModelConfig` has them)."""
+
+    server: str | None = None
+    """The server's URL (``http://host:port``): passes, samples and generations run there; ``None`` = in-process."""
+    engine: str = "auto"
+    """Its protocol: ``vllm``, ``sglang``, ``tgi``, ``llama-cpp-python``, or ``auto`` (detected at start-up)."""
+    served_model: str | None = None
+    """The model name requests carry (vLLM's ``--served-model-name``); ``None`` = the server's only one."""
+    tokenizer: str | None = None
+    """The served model's tokenizer, local: a directory, a GGUF file, a cached name or ``embedded``;
+    ``None`` = ``path``'s. A served model needs one: it maps the answer's tokens to characters."""
+    api_key_env: str | None = None
+    """The environment variable holding the server's API key (the key itself is never stored)."""
+    in_flight: int = 4
+    """Requests open at once to the server (bounded by the ``in_flight`` limit)."""
+    timeout: float = 120.0
+    """Seconds per request."""
+    max_retries: int = 4
+    """Retries, with exponential backoff, of a request that got 429, 5xx or no connection."""
+
+
+def check_model_keys(m) -> None:
+    """The [model] keys of a served model (called for every config; quiet without ``server``)."""
+    from franq.limits import check
+
+    if m.engine not in ENGINE_CHOICES:
+        raise InputError(f"config 'model.engine': expected one of {list(ENGINE_CHOICES)}, got {m.engine!r}")
+    for key in ("in_flight", "max_retries"):
+        value = getattr(m, key)
+        if isinstance(value, bool) or not isinstance(value, int) or value < (1 if key == "in_flight" else 0):
+            raise InputError(f"config 'model.{key}': expected a whole number >= {1 if key == 'in_flight' else 0}, "
+                             f"got {value!r}")
+    check("in_flight", m.in_flight, where="config 'model.in_flight'")
+    if isinstance(m.timeout, bool) or not isinstance(m.timeout, (int, float)) or m.timeout <= 0:
+        raise InputError(f"config 'model.timeout': expected a positive number of seconds, got {m.timeout!r}")
+    if m.api_key_env is not None:
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", m.api_key_env):
+            raise InputError(f"config 'model.api_key_env': expected the name of an environment variable, "
+                             f"got {m.api_key_env!r}")
+        register_secret_env(m.api_key_env)
+    if m.server is None:
+        return
+    if not URL_RE.match(m.server):
+        raise InputError(f"config 'model.server': expected a URL such as 'http://127.0.0.1:8000', got {m.server!r}")
+    if not (m.tokenizer or m.path):
+        raise InputError("config 'model.tokenizer': a served model needs its tokenizer here, to map the answer's "
+                         "tokens to characters exactly (a directory, a GGUF file, a cached name, or 'embedded'); "
+                         "the engines' /tokenize routes return no character offsets")
+
+
+def check_served(config) -> None:
+    """Refuse, with the reason, the components that cannot run on a served model."""
+    from franq import registry
+    from franq.evidence import INTERNALS
+    from franq.presets import presets_for, scorer_names
+
+    if config.model.server is None:
+        return
+    why = ("reads the model's internals (attention, hidden states), which a served model does not expose; "
+           "use an in-process model for it, or another component")
+    faith = registry.lookup("faithfulness", config.faithfulness.name)
+    if INTERNALS in getattr(faith, "needs", ()):
+        raise InputError(f"config 'faithfulness.name': {config.faithfulness.name!r} {why}")
+    for preset in presets_for(config.mode, config):
+        s = scorer_names(config, preset)
+        for role, name in (("faith", s.faith), ("unfaith", s.unfaith), *(("extra", n) for n in s.extra)):
+            if INTERNALS in getattr(registry.lookup("scorers", name), "needs", ()):
+                raise InputError(f"config 'uq.{preset.name}.{role}': {name!r} {why}")

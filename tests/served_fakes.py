@@ -1,0 +1,164 @@
+"""Fake model servers for the served-model tests, one per protocol, answering in the shapes
+pinned in tests/fixtures/served/*.json with numbers from an in-process CausalLM (so a
+served pass can be compared with the local one exactly). They run as an
+:class:`httpx.MockTransport`: no socket, no network. ``die_after`` makes the server go
+away (connection refused) after that many POSTs; ``fail_first`` answers that many
+requests with ``fail_status`` first; ``no_prompt_logprobs`` refuses the prompt
+log-probability parameter as a server without it does."""
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import httpx
+
+FIXTURES = Path(__file__).parent / "fixtures" / "served"
+KINDS = ("vllm", "sglang", "tgi", "llama-cpp-python")
+
+
+def fixture(kind: str) -> dict:
+    return json.loads((FIXTURES / f"{kind}.json").read_text())
+
+
+class FakeServer:
+    def __init__(self, kind: str, lm, *, die_after: int | None = None, fail_first: int = 0, fail_status: int = 503,
+                 no_prompt_logprobs: bool = False):
+        self.kind, self.lm = kind, lm
+        self.die_after, self.fail_first, self.fail_status = die_after, fail_first, fail_status
+        self.no_prompt_logprobs = no_prompt_logprobs
+        self.info = fixture(kind).get("info", {})
+        """GET route -> reply (the engine's informational routes, as pinned)."""
+        self.posts = 0
+        self.seen: list[tuple[str, dict]] = []
+        self.open = self.max_open = 0
+
+    @property
+    def transport(self) -> httpx.MockTransport:
+        return httpx.MockTransport(self.handle)
+
+    async def handle(self, request: httpx.Request) -> httpx.Response:
+        self.open += 1
+        self.max_open = max(self.max_open, self.open)
+        try:
+            for _ in range(3):  # let the other requests in flight arrive
+                await asyncio.sleep(0)
+            return self._answer(request)
+        finally:
+            self.open -= 1
+
+    def _answer(self, request: httpx.Request) -> httpx.Response:
+        path = request.url.path
+        if request.method == "GET":
+            info = self.info
+            return httpx.Response(200, json=info[path]) if path in info else httpx.Response(404, json={"detail": "Not Found"})
+        self.posts += 1
+        if self.die_after is not None and self.posts > self.die_after:
+            raise httpx.ConnectError("connection refused", request=request)
+        if self.posts <= self.fail_first:
+            return httpx.Response(self.fail_status, headers={"retry-after": "0"}, json={"error": "overloaded"})
+        body = json.loads(request.content)
+        self.seen.append((path, body))
+        try:
+            return httpx.Response(200, json=getattr(self, "_" + self.kind.replace("-", "_"))(path, body))
+        except _Reply as r:
+            return httpx.Response(r.status, json=r.body)
+
+    # ------------------------------------------------------------------ helpers
+    def _lps(self, ids, start):
+        """log p(ids[t] | ids[:t]) for t >= start (start >= 1)."""
+        return list(self.lm.continuation_logprobs([(ids[:start], ids[start:])])[0]) if len(ids) > start else []
+
+    def _draws(self, ids, n, temperature, max_tokens, seed):
+        s = self.lm.sample(ids, n, temperature=temperature, max_new_tokens=max_tokens, stop_at_newline=False,
+                           seed=seed)
+        return [(x.token_ids, x.token_logprobs, self.lm.tokenizer.decode(list(x.token_ids)), x.stop) for x in s.samples]
+
+    def _piece(self, i):
+        return self.lm.tokenizer.decode([i])
+
+    # ------------------------------------------------------------------ protocols
+    def _vllm(self, path, body):
+        ids = body["prompt"]
+        if "prompt_logprobs" in body:
+            if self.no_prompt_logprobs:
+                raise _Reply(400, {"object": "error", "message": "extra fields not permitted: prompt_logprobs"})
+            lps = self._lps(ids, 1)
+            rows = [None] + [{str(i): {"logprob": lp, "rank": 1, "decoded_token": self._piece(i)}}
+                             for i, lp in zip(ids[1:], lps)]
+            return {"id": "cmpl-1", "object": "text_completion", "model": "tiny", "choices": [
+                {"index": 0, "text": "x", "logprobs": None, "finish_reason": "length", "prompt_logprobs": rows,
+                 "prompt_token_ids": ids}], "usage": {"prompt_tokens": len(ids)}}
+        choices = []
+        for k, (tok, lps, text, stop) in enumerate(self._draws(ids, body["n"], body["temperature"], body["max_tokens"],
+                                                               body.get("seed"))):
+            choices.append({"index": k, "text": text, "finish_reason": "length" if stop == "length" else "stop",
+                            "logprobs": {"tokens": [f"token_id:{i}" for i in tok], "token_logprobs": list(lps),
+                                         "text_offset": list(range(len(tok))), "top_logprobs": None}})
+        return {"id": "cmpl-2", "object": "text_completion", "model": "tiny", "choices": choices}
+
+    def _sglang(self, path, body):
+        ids, sp = body["input_ids"], body["sampling_params"]
+        if "logprob_start_len" in body:
+            if self.no_prompt_logprobs:
+                raise _Reply(400, {"error": "logprob_start_len not supported"})
+            s = body["logprob_start_len"]
+            lps = ([None] if s == 0 else []) + self._lps(ids, max(s, 1))
+            rows = [[lp, i, None] for lp, i in zip(lps, ids[s:])]
+            return {"text": "x", "meta_info": {"id": "r1", "prompt_tokens": len(ids), "completion_tokens": 1,
+                                               "input_token_logprobs": rows,
+                                               "output_token_logprobs": [[-0.1, 5, None]],
+                                               "finish_reason": {"type": "length", "length": 1}}}
+        out = []
+        for tok, lps, text, stop in self._draws(ids, sp["n"], sp["temperature"], sp["max_new_tokens"],
+                                                sp.get("sampling_seed")):
+            out.append({"text": text, "meta_info": {
+                "output_token_logprobs": [[lp, i, self._piece(i)] for lp, i in zip(lps, tok)],
+                "finish_reason": {"type": "length", "length": len(tok)} if stop == "length" else
+                {"type": "stop", "matched": self.lm.tokenizer.eos_token_id}}})
+        return out if sp["n"] > 1 else out[0]
+
+    def _tgi(self, path, body):
+        ids, p = self.lm.encode(body["inputs"]), body["parameters"]
+        if p.get("decoder_input_details"):
+            if self.no_prompt_logprobs:
+                raise _Reply(422, {"error": "decoder_input_details not supported", "error_type": "validation"})
+            lps = [None] + self._lps(ids, 1)
+            prefill = [{"id": i, "text": self._piece(i), "logprob": lp} for i, lp in zip(ids, lps)]
+            return {"generated_text": "x", "details": {"finish_reason": "length", "generated_tokens": 1,
+                                                       "seed": None, "prefill": prefill,
+                                                       "tokens": [{"id": 5, "text": "x", "logprob": -0.1,
+                                                                   "special": False}]}}
+        temp = p.get("temperature", 1.0) if p.get("do_sample") else 0.0
+        tok, lps, text, stop = self._draws(ids, 1, temp, p["max_new_tokens"], p.get("seed"))[0]
+        return {"generated_text": text, "details": {
+            "finish_reason": "length" if stop == "length" else "eos_token", "generated_tokens": len(tok),
+            "seed": p.get("seed"), "prefill": [],
+            "tokens": [{"id": i, "text": self._piece(i), "logprob": lp, "special": False} for i, lp in zip(tok, lps)]}}
+
+    def _llama_cpp_python(self, path, body):
+        prompt = body["prompt"]
+        ids = self.lm.encode(prompt)
+        if body.get("echo"):
+            if self.no_prompt_logprobs:
+                raise _Reply(500, {"error": "logits_all must be True to return prompt logprobs"})
+            nxt = int(self.lm.next_token_logprobs([ids], list(range(len(self.lm.tokenizer))))[0].argmax())
+            full = ids + [nxt]
+            lps = [None] + self._lps(full, 1)
+            pieces = [self._piece(i) for i in full]
+            offsets = [sum(len(x) for x in pieces[:t]) for t in range(len(full))]
+            return {"id": "cmpl-1", "object": "text_completion", "model": "m.gguf", "choices": [
+                {"index": 0, "text": prompt + pieces[-1], "finish_reason": "length", "logprobs": {
+                    "tokens": pieces, "text_offset": offsets, "token_logprobs": lps,
+                    "top_logprobs": [None] + [{pieces[t]: lps[t]} for t in range(1, len(full))]}}]}
+        tok, lps, text, stop = self._draws(ids, 1, body["temperature"], body["max_tokens"], body.get("seed"))[0]
+        pieces = [self._piece(i) for i in tok]
+        return {"id": "cmpl-2", "object": "text_completion", "model": "m.gguf", "choices": [
+            {"index": 0, "text": text, "finish_reason": "length" if stop == "length" else "stop",
+             "logprobs": {"tokens": pieces, "text_offset": [sum(len(x) for x in pieces[:t]) for t in range(len(tok))],
+                          "token_logprobs": list(lps), "top_logprobs": [{x: lp} for x, lp in zip(pieces, lps)]}}]}
+
+
+class _Reply(Exception):
+    def __init__(self, status, body):
+        self.status, self.body = status, body

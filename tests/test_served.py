@@ -1,0 +1,229 @@
+"""Scoring with a served model (franq.lm.served), without network: the engine adapters
+against the request / response shapes pinned in tests/fixtures/served, and the whole
+pipeline against a fake server per protocol whose numbers come from the in-process tiny
+model (so the served passes must equal the local ones)."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from franq.errors import InputError
+from franq.lm.served import connect, engines
+from franq.lm.served.base import ScoreItem, SampleParams
+from franq.lm.served.client import Request, ServerClient, ServerUnavailable
+from franq.lm.served.model import WhiteBoxError
+from tests.conftest import franq_config, make_franq
+from tests.served_fakes import KINDS, FakeServer, fixture
+
+QUESTION = "What is the capital of France?"
+PASSAGES = ["Paris is the capital of France.", "The Eiffel Tower is in Paris."]
+ANSWER = "Paris is the capital of France. The tower was built by Gustave Eiffel."
+
+
+def served_config(path, kind, **more):
+    model = {"server": "http://127.0.0.1:8000", "engine": kind, "tokenizer": str(path), **more.pop("model", {})}
+    return franq_config({"model": model, **more})
+
+
+def served_lm(path, server, kind, *, engine=None, needs_passes=True, **model):
+    return connect(served_config(path, engine or kind, model=model).model, transport=server.transport, backoff=0,
+                   needs_passes=needs_passes)
+
+
+# ---------------------------------------------------------------------------- the pinned shapes
+@pytest.mark.parametrize("kind", KINDS)
+def test_adapter_builds_the_pinned_request_and_reads_the_pinned_reply(kind):
+    fx, engine = fixture(kind), engines()[kind]()
+    item = ScoreItem(**{k: tuple(v) if k.endswith("ids") else v for k, v in fx["score"]["item"].items()})
+    req = engine.score_request(item)
+    assert {"method": req.method, "path": req.path, "payload": req.payload} == fx["score"]["request"]
+    assert engine.read_score(fx["score"]["response"], item) == fx["score"]["logprobs"]
+    p = SampleParams(**fx["sample"]["params"])
+    reqs = engine.sample_requests(item.prompt_ids, item.prompt_text, p)
+    assert [{"method": r.method, "path": r.path, "payload": r.payload} for r in reqs] == fx["sample"]["requests"]
+    draws = engine.read_samples(fx["sample"]["responses"])
+    assert [{"text": d.text, "logprobs": list(d.logprobs), "ids": None if d.ids is None else list(d.ids),
+             "finish": d.finish} for d in draws] == fx["sample"]["draws"]
+
+
+def _covers(fake, pinned, where="reply"):
+    """Every key of the pinned reply that franq reads is in the fake's reply, with the same kind of value."""
+    if isinstance(pinned, dict):
+        assert isinstance(fake, dict), where
+        if pinned and all(k.isdigit() for k in pinned):  # keyed by token id: data, not names
+            assert fake and all(k.isdigit() for k in fake), where
+            return _covers(next(iter(fake.values())), next(iter(pinned.values())), f"{where}[id]")
+        for k, v in pinned.items():
+            if k in ("top_logprobs", "usage", "created", "stop_reason", "id", "permissions"):
+                continue
+            assert k in fake, f"{where}.{k}"
+            _covers(fake[k], v, f"{where}.{k}")
+    elif isinstance(pinned, list) and pinned and fake:
+        _covers(fake[-1], pinned[-1], f"{where}[-1]")
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_fake_server_answers_in_the_pinned_shapes(kind, tiny_lm, tiny_lm_path):
+    server = FakeServer(kind, tiny_lm)
+    lm = served_lm(tiny_lm_path, server, kind)
+    item_ids = tiny_lm.encode("Paris is"), tiny_lm.encode(" the capital")
+    req = lm.engine.score_request(lm._item(*item_ids))
+    got = ServerClient("http://x", transport=server.transport).post(req)
+    _covers(got, fixture(kind)["score"]["response"])
+    reqs = lm.engine.sample_requests(item_ids[0], tiny_lm.tokenizer.decode(item_ids[0]), SampleParams(2, 1.0, max_tokens=3))
+    got = ServerClient("http://x", transport=server.transport).post_all(reqs)
+    _covers(got, fixture(kind)["sample"]["responses"])
+
+
+# ---------------------------------------------------------------------------- the pipeline
+@pytest.mark.parametrize("kind", KINDS)
+def test_served_passes_equal_the_local_ones(kind, tiny_lm, tiny_lm_path):
+    server = FakeServer(kind, tiny_lm)
+    lm = served_lm(tiny_lm_path, server, "auto")  # the engine is detected
+    assert lm.engine.name == kind and lm.capabilities.prompt_logprobs is None
+    server.posts = 0
+    local = make_franq(tiny_lm).score(QUESTION, PASSAGES, ANSWER)
+    served = make_franq(lm).score(QUESTION, PASSAGES, ANSWER)
+    assert server.posts == 2  # one request per condition per answer, all claims together
+    assert [c.claim.text for c in served.claims] == [c.claim.text for c in local.claims]
+    assert [c.claim.char_spans for c in served.claims] == [c.claim.char_spans for c in local.claims]
+    for a, b in zip(served.claims, local.claims):
+        assert a.status == b.status
+        if a.status == "scored":
+            assert a.signals == pytest.approx(b.signals, abs=1e-9)
+            assert (a.uq_faith, a.uq_unfaith) == pytest.approx((b.uq_faith, b.uq_unfaith), abs=1e-9)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_short_form_samples_in_one_request_where_the_engine_takes_n(kind, tiny_lm, tiny_lm_path):
+    server = FakeServer(kind, tiny_lm)
+    fr = make_franq(served_lm(tiny_lm_path, server, kind), {"mode": "short", "uq": {"n_samples": 4,
+                                                                                     "short_scoring": "in_policy"}})
+    server.posts, server.seen = 0, []
+    res = fr.score(QUESTION, PASSAGES, "Paris")
+    assert res.mode == "short" and res.claims[0].status == "scored"
+    assert np.isfinite(res.claims[0].uq_faith) and np.isfinite(res.claims[0].uq_unfaith)
+    assert server.posts == (1 if engines()[kind].n_per_request else 4)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_answer_generates_on_the_server_and_scores_it(kind, tiny_lm, tiny_lm_path):
+    server = FakeServer(kind, tiny_lm)
+    lm = served_lm(tiny_lm_path, server, kind)
+    prompt = tiny_lm.rag_prompt(QUESTION, [], reserve=8)
+    want = tiny_lm.generate(prompt.ids, max_new_tokens=8)
+    if kind == "llama-cpp-python":  # text out, no ids: the random byte-level model's text does not re-encode
+        s = lm.sample(prompt.ids, 1, temperature=0.0, max_new_tokens=8, stop_at_newline=False, greedy_first=True)
+        assert s.samples[0].text == want.text.strip()
+        return
+    got = lm.generate(prompt.ids, max_new_tokens=8)
+    assert got.text == want.text
+    assert np.allclose(got.token_logprobs, tiny_lm.continuation_logprobs([(prompt.ids, got.token_ids)])[0])
+    if lm.engine.name in ("tgi", "llama-cpp-python"):
+        return  # text in: the random byte-level model's answer (broken UTF-8) cannot round-trip through text
+    res, local = (make_franq(x).answer(QUESTION, PASSAGES, max_new_tokens=8) for x in (lm, tiny_lm))
+    assert res.answer == local.answer  # the engine's token ids are the answer's: the same numbers
+    assert [c.uq_faith for c in res.claims] == pytest.approx([c.uq_faith for c in local.claims], abs=1e-9)
+
+
+# ---------------------------------------------------------------------------- probe and refusals
+def test_server_without_prompt_logprobs_is_refused_for_passes_only(tiny_lm, tiny_lm_path):
+    server = FakeServer("vllm", tiny_lm, no_prompt_logprobs=True)
+    with pytest.raises(InputError, match=r"vllm server .* lacks prompt_logprobs"):
+        served_lm(tiny_lm_path, server, "vllm")
+    lm = served_lm(tiny_lm_path, server, "vllm", needs_passes=False)
+    assert "prompt log-probabilities no" in lm.capabilities.describe()
+    fr = make_franq(lm, {"mode": "short", "uq": {"short_scoring": "in_policy", "n_samples": 3}})
+    assert fr.score(QUESTION, PASSAGES, "Paris").claims[0].status == "scored"
+    with pytest.raises(Exception, match="lacks prompt_logprobs"):
+        lm.continuation_logprobs([([1, 2], [3])])
+
+
+def test_config_refuses_white_box_components_and_a_missing_tokenizer(tiny_lm_path):
+    with pytest.raises(InputError, match="faithfulness.name.*lookback.*internals"):
+        served_config(tiny_lm_path, "vllm", faithfulness={"name": "lookback"})
+    with pytest.raises(InputError, match="uq.long.extra.*rauq.*internals"):
+        served_config(tiny_lm_path, "vllm", uq={"long": {"extra": ["rauq"]}})
+    with pytest.raises(InputError, match="model.tokenizer"):
+        franq_config({"model": {"server": "http://127.0.0.1:8000"}})
+    with pytest.raises(InputError, match="model.engine"):
+        served_config(tiny_lm_path, "ollama")
+    with pytest.raises(InputError, match="model.server"):
+        franq_config({"model": {"server": "127.0.0.1:8000", "tokenizer": "embedded"}})
+    with pytest.raises(InputError, match="in_flight"):
+        served_config(tiny_lm_path, "vllm", model={"in_flight": 10_000})
+
+
+def test_white_box_calls_say_why(tiny_lm, tiny_lm_path):
+    lm = served_lm(tiny_lm_path, FakeServer("sglang", tiny_lm), "sglang")
+    with pytest.raises(WhiteBoxError, match="internals"):
+        lm.answer_pass([1], [2])
+
+
+def test_auto_detect_names_the_engines_when_it_cannot_tell(tiny_lm, tiny_lm_path):
+    server = FakeServer("vllm", tiny_lm)
+    server.info = {"/v1/models": {"object": "list", "data": [{"id": "m", "owned_by": "ollama"}]}}
+    with pytest.raises(InputError, match="set \\[model\\] engine"):
+        served_lm(tiny_lm_path, server, "auto")
+
+
+# ---------------------------------------------------------------------------- throughput and failure
+def test_requests_in_flight_are_bounded(tiny_lm, tiny_lm_path):
+    server = FakeServer("vllm", tiny_lm)
+    lm = served_lm(tiny_lm_path, server, "vllm", in_flight=3)
+    server.max_open = 0
+    items = [(tiny_lm.encode(f"Question {i}"), tiny_lm.encode(" answer")) for i in range(12)]
+    lps = lm.continuation_logprobs(items)
+    assert server.max_open == 3
+    want = tiny_lm.continuation_logprobs(items)
+    assert all(np.allclose(a, b) for a, b in zip(lps, want))
+
+
+def test_retries_on_503_and_429_then_a_clear_error(tiny_lm, tiny_lm_path):
+    server = FakeServer("tgi", tiny_lm)
+    lm = served_lm(tiny_lm_path, server, "tgi", max_retries=2)
+    server.posts, server.fail_first, server.fail_status = 0, 2, 429
+    item = (tiny_lm.encode("Q"), tiny_lm.encode(" a b"))
+    assert np.allclose(lm.continuation_logprobs([item])[0], tiny_lm.continuation_logprobs([item])[0])
+    assert server.posts == 3
+    server.posts, server.fail_first, server.fail_status = 0, 99, 503
+    with pytest.raises(ServerUnavailable, match=r"/generate: no answer after 3 tries \(HTTP 503"):
+        lm.continuation_logprobs([item])
+    client = ServerClient("http://127.0.0.1:9", max_retries=0, transport=FakeServer("tgi", tiny_lm, die_after=0).transport)
+    with pytest.raises(ServerUnavailable, match="ConnectError"):
+        client.post(Request("POST", "/generate", {}))
+
+
+def test_batch_run_stops_when_the_server_goes_away_and_the_rerun_resumes(tiny_lm, tiny_lm_path, tmp_path):
+    from franq.runners.local import LocalEngine, run_jsonl
+
+    records = [{"id": f"r{i}", "question": f"{QUESTION} ({i})", "passages": PASSAGES,
+                "answer": f"Paris is the capital. It has {i} towers."} for i in range(6)]
+    src = tmp_path / "in.jsonl"
+    src.write_text("".join(json.dumps(r) + "\n" for r in records))
+    server = FakeServer("llama-cpp-python", tiny_lm)
+    fr = make_franq(served_lm(tiny_lm_path, server, "llama-cpp-python", max_retries=1))
+    server.posts, server.die_after = 0, 5  # two answers per batch, two requests per answer: dies in batch 2
+
+    def factory():
+        return LocalEngine(fr, batch_tokens=1, max_answers=2)
+
+    out = tmp_path / "out.jsonl"
+    with pytest.raises(ServerUnavailable, match="rerun"):
+        run_jsonl(factory, str(src), str(out), progress=False)
+    first = [json.loads(x)["id"] for x in out.read_text().splitlines()]
+    assert first == ["r0", "r1"]
+    server.die_after = None  # the server is back
+    summary = run_jsonl(factory, str(src), str(out), progress=False)
+    assert summary.skipped == 2 and summary.bad == 0 and summary.scored == 4
+    lines = [json.loads(x) for x in out.read_text().splitlines()]
+    assert sorted(x["id"] for x in lines) == [r["id"] for r in records]  # nothing lost, nothing twice
+    clean = tmp_path / "clean.jsonl"
+    run_jsonl(lambda: LocalEngine(make_franq(tiny_lm), batch_tokens=1, max_answers=2), str(src), str(clean),
+              progress=False)
+    want = {json.loads(x)["id"]: json.loads(x) for x in clean.read_text().splitlines()}
+    for x in lines:
+        got = [c.get("p_true") for c in x["claims"]]
+        assert got == pytest.approx([c.get("p_true") for c in want[x["id"]]["claims"]], abs=1e-9)
