@@ -33,6 +33,9 @@ class Prompt:
 class CausalLM:
     """A loaded causal LM and its tokenizer. Load with :meth:`load`; share one instance."""
 
+    prompt_style = "franq"
+    """The answer prompt's wording, ``franq`` or ``paper`` (``[prompts] answer``; set by the pipeline)."""
+
     def __init__(self, model, tokenizer, *, name: str):
         self.model = model.eval()
         self.tokenizer = tokenizer
@@ -44,7 +47,6 @@ class CausalLM:
             self.pad_id = 0
         self.supports_logits_to_keep = "logits_to_keep" in inspect.signature(model.forward).parameters
         self._sampler: sampling.Sampler | None = None  # built on first sample()
-        self.prompt_style = "franq"
         """The answer prompt's wording: ``franq`` or ``paper`` (FRANQ fig. 3 / 4); the
         pipeline sets it from ``[prompts] answer``."""
 
