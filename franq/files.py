@@ -97,13 +97,13 @@ def check_depth(obj: Any, where: str = "", *, limits: Mapping[str, int] | None =
             items = enumerate(value)
         else:
             if max_int is not None and isinstance(value, int) and not isinstance(value, bool) and abs(value) >= max_int:
-                raise InputError(f"{_prefix(where)}{_field(field)}the integer {str(value)[:30]}... is too large "
-                                 f"(at most {max_int - 1})")
+                raise InputError(f"{_prefix(where)}{_field(field)}holds the integer {str(value)[:24]}..., too "
+                                 f"large (at most {max_int - 1})")
             continue
         if depth > cap:
             raise _too_deep(field, where, limits)
         for key, child in items:
-            stack.append((child, depth + 1, field or (key if isinstance(key, str) else f"[{key}]")))
+            stack.append((child, depth + 1, _join(field, key) if depth <= 6 else field))
     return obj
 
 
@@ -111,6 +111,13 @@ def _too_deep(field: str, where: str, limits) -> LimitError:
     cap = _cap("json_depth", limits)
     text = limit_message("json_depth", f"more than {cap}", limit=cap)
     return LimitError(f"{_prefix(where)}{_field(field)}nested too deeply: {text}")
+
+
+def _join(field: str, key) -> str:
+    """The path of a field, ``meta.tags[3]``, as the error messages name it."""
+    if isinstance(key, int):
+        return f"{field}[{key}]"
+    return f"{field}.{key}" if field else str(key)
 
 
 def _field(field: str) -> str:
@@ -160,6 +167,17 @@ def _regular(path, what: str, *, pipes: bool = False) -> None:
         raise InputError(f"{what}: {path} is a directory, not a file")
     if not (stat.S_ISREG(st.st_mode) or (pipes and stat.S_ISFIFO(st.st_mode))):
         raise InputError(f"{what}: {path} is a device or special file, not a regular file")
+
+
+def check_file(path, *, limit: str = "artefact_bytes", what: str = "file",
+               limits: Mapping[str, int] | None = None) -> int:
+    """The size of a regular file within ``limit``, checked without reading it (for files
+    another library opens: safetensors, XGBoost models)."""
+    _regular(path, what)
+    size = os.stat(path).st_size
+    if size > _cap(limit, limits):
+        raise _over(limit, str(size), f"{what} {path}", limits)
+    return size
 
 
 def read_bytes(path, *, limit: str = "artefact_bytes", what: str = "file",
