@@ -9,6 +9,7 @@ import json
 import math
 import os
 import stat
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -74,7 +75,22 @@ def as_weights(values: Any, field: str, *, n: int) -> np.ndarray:
 
 
 def write_json(obj: dict, path: str | Path) -> None:
-    Path(path).write_text(json.dumps(obj, separators=(",", ":"), allow_nan=False) + "\n", encoding="utf-8")
+    """Write ``obj`` to a temporary file beside ``path``, then rename it over ``path``: a
+    failed write leaves the old file as it was."""
+    text = json.dumps(obj, separators=(",", ":"), allow_nan=False) + "\n"
+    path = Path(path)
+    if path.exists() and not path.is_file():  # /dev/null, a pipe: written as a stream
+        path.write_text(text, encoding="utf-8")
+        return
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
 
 
 MAX_FILE_BYTES = 64 * 2**20

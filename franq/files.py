@@ -240,8 +240,9 @@ def iter_lines(path, *, what: str = "input", limits: Mapping[str, int] | None = 
                ) -> Iterator[tuple[int, str | None, str]]:
     """``(line number, text, "")`` for each line of a JSONL file (``.gz``: gzip, at most
     ``decompressed_bytes`` after decompression), or ``(n, None, reason)`` for a line over
-    ``record_bytes`` or not valid UTF-8 (the caller reports it; the rest of a long line
-    is skipped only if it asks for the next line). Pipes are read; devices are refused."""
+    ``record_bytes`` or not valid UTF-8 (the caller reports it with the file and line; the
+    rest of a long line is skipped only if it asks for the next). Pipes are read; devices
+    are refused."""
     _regular(path, what, pipes=True)
     cap = _cap("record_bytes", limits)
     where = f"{what} {path}"
@@ -263,7 +264,7 @@ def iter_lines(path, *, what: str = "input", limits: Mapping[str, int] | None = 
                 return
             n += 1
             if len(raw) > cap and not raw.endswith(b"\n"):
-                yield n, None, f"{where} line {n}: {limit_message('record_bytes', f'more than {cap}', limit=cap)}"
+                yield n, None, limit_message("record_bytes", f"more than {cap}", limit=cap)
                 while raw and not raw.endswith(b"\n"):
                     raw = stream.readline(2**20)
                 continue
@@ -272,7 +273,7 @@ def iter_lines(path, *, what: str = "input", limits: Mapping[str, int] | None = 
             try:
                 yield n, raw.decode("utf-8"), ""
             except UnicodeDecodeError as exc:
-                yield n, None, f"{where} line {n}: not valid UTF-8 ({exc.reason} at byte {exc.start})"
+                yield n, None, f"not valid UTF-8 ({exc.reason} at byte {exc.start})"
 
 
 def read_jsonl(path, *, what: str = "input", limits: Mapping[str, int] | None = None) -> Iterator[tuple[int, Any]]:
@@ -280,7 +281,7 @@ def read_jsonl(path, *, what: str = "input", limits: Mapping[str, int] | None = 
     bad line (too long, not UTF-8, not strict JSON) raises, naming the file and line."""
     for n, text, error in iter_lines(path, what=what, limits=limits):
         if error:
-            raise InputError(error)
+            raise InputError(f"{what} {path} line {n}: {error}")
         if text.strip():
             yield n, load_json(text, f"{what} {path} line {n}", limits=limits)
 

@@ -110,10 +110,10 @@ class ProbeFile:
 
     def to_json(self, path: str | Path) -> None:
         data = {"format": FORMAT, "model": self.model, "probes": [asdict(p) for p in self.probes]}
-        Path(path).write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+        files.atomic_write(str(path), json.dumps(data, indent=1) + "\n")
 
     def to_safetensors(self, path: str | Path) -> None:
-        from safetensors.numpy import save_file
+        from safetensors.numpy import save
 
         tensors, header = {}, []
         for k, p in enumerate(self.probes):
@@ -122,7 +122,8 @@ class ProbeFile:
                 tensors[f"probe.{k}.{key}"] = np.asarray(d.pop(key), dtype=np.float64)
             header.append(d)
         meta = {"format": FORMAT, "model": self.model, "probes": header}
-        save_file(tensors, str(path), metadata={"franq_probe": json.dumps(meta)})
+        with files.atomic_open(str(path), "wb") as f:  # written whole, then renamed over the output
+            f.write(save(tensors, metadata={"franq_probe": json.dumps(meta)}))
 
     @classmethod
     def from_safetensors(cls, path: str | Path) -> ProbeFile:
