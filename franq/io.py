@@ -14,6 +14,7 @@ from typing import Any
 
 from franq import files
 from franq.errors import InputError
+from franq.limits import LIMITS, LimitError
 from franq.files import (
     DuplicateKeyError, atomic_open, atomic_write, check_outputs, iter_lines, no_duplicate_keys, read_json_file,
     read_jsonl, read_text,
@@ -24,9 +25,9 @@ ANSWER_LABELS = ("gold_answers", "gold_passages", "sufficient")
 """Optional labels of a whole record (answering with faithfulness, sufficient context):
 validated, kept on :attr:`Example.labels` and passed through to the output."""
 FILE_BOUNDARY = (atomic_open, atomic_write, check_outputs, iter_lines, read_json_file, read_jsonl, read_text,
-                 DuplicateKeyError, no_duplicate_keys)
-"""The file boundary (:mod:`franq.files`), here for the applications: ``franq.io`` is their
-extension surface. Bounded reads, the output guard and the atomic write."""
+                 DuplicateKeyError, no_duplicate_keys, LIMITS, LimitError)
+"""The file boundary (:mod:`franq.files`) and the table of limits (:mod:`franq.limits`),
+here for the applications: ``franq.io`` is their extension surface."""
 KNOWN_FIELDS = {"id", "question", "passages", "answer", "claims", "meta", *ANSWER_LABELS}
 
 
