@@ -1,23 +1,19 @@
 """The files franq reads and writes: bounded reads at the boundary, one output guard and
 one atomic write, for every command.
 
-Reading. Every file franq reads goes through :func:`read_text` (a whole file: a config, a
-calibrator, a probe, a policy, a ``.json`` example), :func:`read_json_file` (the same,
-parsed) or :func:`iter_lines` (JSONL, optionally gzipped, line by line). Each is bounded
-by :mod:`franq.limits` before the bytes are held: the size of a regular file is checked
-with ``stat``, and a read never asks for more than the limit plus one byte, so
-``/dev/zero``, a FIFO or a gzip bomb end in one line naming the file and the limit instead
-of a MemoryError. JSON is strict (:func:`load_json`: no NaN / Infinity, no ``1e999``, no
-repeated key, nesting at most ``json_depth`` levels); TOML gets the same depth check.
+Reading: :func:`read_text` / :func:`read_json_file` (a whole config, calibrator, probe,
+policy or ``.json`` example) and :func:`iter_lines` (JSONL, optionally gzipped) are bounded
+by :mod:`franq.limits` before the bytes are held (``stat`` for the size, reads of at most
+the limit plus one byte, devices refused), so ``/dev/zero``, a FIFO or a gzip bomb end in
+one line naming the file and the limit. :func:`load_json` is strict (no NaN / Infinity /
+``1e999``, no repeated key, nesting within ``json_depth``); TOML gets the same depth check.
 
-Writing. :func:`check_outputs` refuses, before anything is read or loaded, an output that
-is the same file as an input or as another output: same inode for files that exist
-(symlinks followed, hard links included), same real path for files not created yet;
-standard input and output count too. An output whose directory does not exist is an error
-(franq never creates directories for an output). :func:`atomic_write` /
-:func:`atomic_open` write to a temporary file in the output's directory and rename it
-over the output only once complete, so a failed or interrupted run leaves the old file as
-it was; outputs that are not regular files (``-``, ``/dev/null``, a pipe) are streams.
+Writing: :func:`check_outputs` refuses, before anything is read or loaded, an output that
+is the same file as an input or another output (same inode through symlinks and hard
+links, or the same real path for files not created yet; standard input and output count)
+or whose directory does not exist. :func:`atomic_open` / :func:`atomic_write` write to a
+temporary file beside the output and rename it over the output once complete; ``-``,
+``/dev/null`` and pipes are written as streams.
 """
 from __future__ import annotations
 
