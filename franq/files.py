@@ -305,7 +305,8 @@ def _identity(role: str, path: str, output: bool):
     return path, _stat(path, None), os.path.realpath(path)
 
 
-def check_outputs(outputs: Mapping[str, Any], inputs: Mapping[str, Any] | None = None) -> None:
+def check_outputs(outputs: Mapping[str, Any], inputs: Mapping[str, Any] | None = None, *,
+                  directories: bool = True) -> None:
     """Refuse (naming both roles and paths; nothing read or written yet) an output that is
     the same file as an input or as another output, or whose directory does not exist.
 
@@ -314,7 +315,8 @@ def check_outputs(outputs: Mapping[str, Any], inputs: Mapping[str, Any] | None =
     same file when they reach the same inode (symlinks followed, hard links included) or,
     for files not created yet, the same real path. Only regular files can be overwritten:
     two streams to one terminal or to ``/dev/null`` lose nothing. Inputs may be the same
-    file as each other (reading twice loses nothing)."""
+    file as each other (reading twice loses nothing). ``directories=False``: the caller
+    reports a missing directory itself (the batch runner, when it opens the file)."""
     seen: list[tuple[str, str, tuple | None, str | None, bool]] = []
     entries = [(role, p, False) for role, p in (inputs or {}).items()] + [(role, p, True) for role, p in outputs.items()]
     for role, path, output in entries:
@@ -322,7 +324,7 @@ def check_outputs(outputs: Mapping[str, Any], inputs: Mapping[str, Any] | None =
             continue
         path = os.fspath(path)
         shown, st, real = _identity(role, path, output)
-        if output and path != "-":
+        if output and path != "-" and directories:
             check_output_path(path, role)
         if st is not None and not stat.S_ISREG(st.st_mode):
             continue

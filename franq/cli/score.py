@@ -96,7 +96,7 @@ def score(input_path, output, errors_path, question, passages, answer, example, 
     resumes: records already in OUT are skipped.
     """
     try:
-        outputs = {"-o": output, "--errors": errors_path, "--html": html_path}
+        outputs = {"output": output, "error file": errors_path, "--html": html_path}  # the batch runner's names
         check_outputs(outputs, {"input": input_path, **stack_files(stack)})
         cfg = stack.config(calibrator_mismatch=calibrator_mismatch, decomposer=decomposer,
                            decomposer_model=decomposer_model, decomposer_base_url=decomposer_base_url,

@@ -56,4 +56,4 @@ def check_distinct(files: dict[str, str | None]) -> None:
     ``"input"`` role is read, every other role is written (:func:`franq.files.check_outputs`,
     the one output guard every command uses)."""
     check_outputs({role: path for role, path in files.items() if role != "input"},
-                  {"input": files.get("input")})
+                  {"input": files.get("input")}, directories=False)
