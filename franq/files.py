@@ -156,7 +156,7 @@ def _regular(path, what: str, *, pipes: bool = False) -> None:
     try:
         st = os.stat(path)
     except FileNotFoundError:
-        raise InputError(f"{what}: no file at {path}") from None
+        raise InputError(f"{what}: cannot read {path}: no such file") from None
     except OSError as exc:
         raise InputError(f"{what}: cannot read {path}: {exc.strerror}") from None
     if stat.S_ISDIR(st.st_mode):

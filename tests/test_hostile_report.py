@@ -103,7 +103,7 @@ def test_a_device_is_refused_without_reading_it(tmp_path, path):
 
 
 def test_a_directory_and_a_missing_file_are_one_line(tmp_path):
-    for path, words in ((tmp_path, "directory"), (tmp_path / "nope.jsonl", "no file")):
+    for path, words in ((tmp_path, "directory"), (tmp_path / "nope.jsonl", "no such file")):
         res = CliRunner().invoke(main, ["report", str(path), "-o", str(tmp_path / "r.html")])
         assert res.exit_code != 0 and words in res.output and "Traceback" not in res.output
 
