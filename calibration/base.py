@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import stat
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -72,21 +75,77 @@ def as_weights(values: Any, field: str, *, n: int) -> np.ndarray:
 
 
 def write_json(obj: dict, path: str | Path) -> None:
-    Path(path).write_text(json.dumps(obj, separators=(",", ":"), allow_nan=False) + "\n", encoding="utf-8")
-
-
-def read_json(path: str | Path) -> dict:
+    """Write ``obj`` to a temporary file beside ``path``, then rename it over ``path``: a
+    failed write leaves the old file as it was."""
+    text = json.dumps(obj, separators=(",", ":"), allow_nan=False) + "\n"
+    path = Path(path)
+    if path.exists() and not path.is_file():  # /dev/null, a pipe: written as a stream
+        path.write_text(text, encoding="utf-8")
+        return
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+MAX_FILE_BYTES = 64 * 2**20
+"""A calibrator file's size, at most (franq's ``artefact_bytes`` limit; this leaf package
+takes the caps as parameters rather than import franq)."""
+MAX_DEPTH = 64
+"""Nesting depth of a calibrator file, at most (franq's ``json_depth`` limit)."""
+
+
+def read_json(path: str | Path, *, max_bytes: int = MAX_FILE_BYTES, max_depth: int = MAX_DEPTH) -> dict:
+    """A calibrator file: a regular file of at most ``max_bytes`` (never more is read, so
+    ``/dev/zero`` or a FIFO is refused), UTF-8, strict JSON (no NaN / Infinity / ``1e999``)
+    nested at most ``max_depth`` levels, an object at the top level."""
+    try:
+        st = os.stat(path)
+        if not stat.S_ISREG(st.st_mode):
+            raise CalibratorFileError(f"calibrator: {path} is not a regular file")
+        if st.st_size > max_bytes:
+            raise CalibratorFileError(f"calibrator {path}: {st.st_size} bytes, over the limit of {max_bytes}")
+        with open(path, "rb") as f:
+            data = f.read(max_bytes + 1)
     except OSError as exc:
         raise CalibratorFileError(f"calibrator: cannot read {path}: {exc.strerror}") from None
+    if len(data) > max_bytes:
+        raise CalibratorFileError(f"calibrator {path}: more than {max_bytes} bytes, over the limit")
     try:
-        obj = json.loads(text, parse_constant=_reject_constant)
+        text = data.decode("utf-8")
+        obj = json.loads(text, parse_constant=_reject_constant, parse_float=_finite)
+    except RecursionError:
+        raise CalibratorFileError(f"calibrator {path}: nested too deeply (more than {max_depth} levels)") from None
     except ValueError as exc:
         raise CalibratorFileError(f"calibrator {path}: not valid JSON ({exc})") from None
+    if _depth(obj) > max_depth:
+        raise CalibratorFileError(f"calibrator {path}: nested too deeply (more than {max_depth} levels)")
     if not isinstance(obj, dict):
         raise CalibratorFileError(f"calibrator {path}: expected a JSON object at the top level")
     return obj
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"the number {text[:40]} is out of range")
+    return value
+
+
+def _depth(obj: Any) -> int:
+    """Nesting depth of a parsed JSON value (iterative)."""
+    deepest, stack = 0, [(obj, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, (dict, list)):
+            deepest = max(deepest, depth)
+            stack.extend((v, depth + 1) for v in (value.values() if isinstance(value, dict) else value))
+    return deepest
 
 
 def _reject_constant(name: str) -> float:
@@ -99,6 +158,18 @@ def float_list(obj: dict, key: str, where: str) -> list[float]:
                                           and math.isfinite(x) for x in v):
         raise CalibratorFileError(f"{where}: '{key}' must be a list of finite numbers")
     return [float(x) for x in v]
+
+
+def number(obj: dict, key: str, where: str, default: float, *, integer: bool = False,
+           low: float = -math.inf, high: float = math.inf) -> float:
+    """A finite number field (a whole number with ``integer``) within [low, high], or ``default`` when absent."""
+    v = obj.get(key, default)
+    ok = isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and low <= v <= high
+    if not ok or (integer and v != int(v)):
+        kind = "a whole number" if integer else "a finite number"
+        bounds = "" if (low, high) == (-math.inf, math.inf) else f" in [{low:g}, {high:g}]"
+        raise CalibratorFileError(f"{where}: '{key}' must be {kind}{bounds}, got {v!r:.60}")
+    return int(v) if integer else float(v)
 
 
 def check_header(obj: Any, fmt: str, version: int, where: str) -> None:

@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from calibration.base import (CalibratorFileError, NotFittedError, as_labels, as_probabilities, as_weights,
-                              check_header, read_json, write_json)
+                              check_header, number, read_json, write_json)
 from calibration.isotonic import IsotonicCalibrator
 from calibration.metrics import expected_calibration_error
 from calibration.mix import franq_mix
@@ -263,8 +263,11 @@ class FranqCalibrator:
         fitted_for = obj.get("fitted_for")
         if not isinstance(fitted_for, dict) or not all(isinstance(v, str) for v in fitted_for.values()):
             raise CalibratorFileError(f"{where}: 'fitted_for' must be an object of strings")
-        cal = cls(variant=obj.get("variant"), faithful_threshold=obj.get("faithful_threshold", 0.5),
-                  fitted_for=fitted_for, description=str(obj.get("description", "")))
+        description = obj.get("description", "")
+        if not isinstance(description, str):
+            raise CalibratorFileError(f"{where}: 'description' must be a string, got {type(description).__name__}")
+        cal = cls(variant=obj.get("variant"), faithful_threshold=number(obj, "faithful_threshold", where, 0.5),
+                  fitted_for=fitted_for, description=description)
         try:
             cal._validate_options()
         except ValueError as exc:
@@ -278,8 +281,10 @@ class FranqCalibrator:
         cal.calibrate_faithfulness = parts["faithfulness"] is not None
         cal.faithfulness_, cal.uq_faith_, cal.uq_unfaith_ = (parts["faithfulness"], parts["uq_faith"],
                                                               parts["uq_unfaith"])
-        cal.n_samples_ = int(obj.get("n_samples", 0))
+        cal.n_samples_ = number(obj, "n_samples", where, 0, integer=True, low=0)
         cal.counts_ = obj.get("counts", {})
+        if not isinstance(cal.counts_, dict):
+            raise CalibratorFileError(f"{where}: 'counts' must be an object, got {type(cal.counts_).__name__}")
         spread = obj.get("fit_spread")
         if spread is not None and not (isinstance(spread, dict) and {"distinct", "min", "max"} <= set(spread)):
             raise CalibratorFileError(f"{where}: 'fit_spread' must be an object with 'distinct', 'min', 'max'")

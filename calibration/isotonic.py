@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from calibration.base import (CalibratorFileError, NotFittedError, as_labels, as_scores, as_weights, check_header,
-                              float_list, read_json, write_json)
+                              float_list, number, read_json, write_json)
 
 FORMAT = "franq-isotonic"
 VERSION = 1
@@ -98,11 +98,13 @@ class IsotonicCalibrator:
         increasing = obj.get("increasing", True)
         if not isinstance(increasing, bool):
             raise CalibratorFileError(f"{where}: 'increasing' must be true or false")
-        cal = cls(increasing=increasing, y_min=float(obj.get("y_min", 0.0)), y_max=float(obj.get("y_max", 1.0)))
+        y_min = number(obj, "y_min", where, 0.0, low=0.0, high=1.0)
+        y_max = number(obj, "y_max", where, 1.0, low=y_min, high=1.0)
+        cal = cls(increasing=increasing, y_min=y_min, y_max=y_max)
         cal.x_thresholds_ = np.asarray(x, dtype=np.float64)
         cal.y_thresholds_ = np.asarray(y, dtype=np.float64)
-        cal.n_samples_ = int(obj.get("n_samples", 0))
-        cal.weight_sum_ = float(obj.get("weight_sum", 0.0))
+        cal.n_samples_ = number(obj, "n_samples", where, 0, integer=True, low=0)
+        cal.weight_sum_ = number(obj, "weight_sum", where, 0.0, low=0.0)
         return cal
 
     def to_json(self, path: str | Path) -> None:

@@ -33,17 +33,15 @@ config is built, with the reason.
 from __future__ import annotations
 
 import dataclasses
-import json
 import logging
 import re
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from franq.errors import InputError, register_secret_env
 from franq.config_legacy import FranqDeprecationWarning, from_flat_keys, from_section_keys, table
-from franq.io import no_duplicate_keys
+from franq import files
 from franq.lm.prompts import PromptsConfig
 from franq.lm.served.checks import ServedKeys, check_model_keys, check_served
 from franq.settings import TABLE_HOME, ComponentTables, split_tables, top_kinds, where
@@ -236,16 +234,14 @@ class FranqConfig:
 
     @classmethod
     def from_file(cls, path: str | Path) -> FranqConfig:
+        """A TOML (``.toml``) or JSON config, read within the ``config_bytes`` and
+        ``json_depth`` limits, integers within a C int64 (:mod:`franq.files`)."""
         path = Path(path)
-        try:
-            text = path.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise InputError(f"config: cannot read {path}: {exc.strerror}") from None
-        kind = "TOML" if path.suffix == ".toml" else "JSON"
-        try:
-            data = tomllib.loads(text) if kind == "TOML" else json.loads(text, object_pairs_hook=no_duplicate_keys)
-        except ValueError as exc:
-            raise InputError(f"config {path}: not valid {kind}: {exc}") from None
+        text = files.read_text(path, limit="config_bytes", what="config")
+        if path.suffix == ".toml":
+            data = files.load_toml(text, f"config {path}")
+        else:
+            data = files.load_json(text, f"config {path}", max_int=files.INT64)
         return cls.from_dict(data, source=f"config {path}")
 
     def to_dict(self) -> dict[str, Any]:

@@ -12,12 +12,22 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from franq import files
 from franq.errors import InputError
+from franq.limits import LIMITS, LimitError
+from franq.files import (
+    DuplicateKeyError, atomic_open, atomic_write, check_outputs, iter_lines, no_duplicate_keys, read_json_file,
+    read_jsonl, read_text,
+)
 from franq.types import Passage
 
 ANSWER_LABELS = ("gold_answers", "gold_passages", "sufficient")
 """Optional labels of a whole record (answering with faithfulness, sufficient context):
 validated, kept on :attr:`Example.labels` and passed through to the output."""
+FILE_BOUNDARY = (atomic_open, atomic_write, check_outputs, iter_lines, read_json_file, read_jsonl, read_text,
+                 DuplicateKeyError, no_duplicate_keys, LIMITS, LimitError)
+"""The file boundary (:mod:`franq.files`) and the table of limits (:mod:`franq.limits`),
+here for the applications: ``franq.io`` is their extension surface."""
 KNOWN_FIELDS = {"id", "question", "passages", "answer", "claims", "meta", *ANSWER_LABELS}
 
 
@@ -240,33 +250,7 @@ def _is_missing(value: Any) -> bool:
     return value is None or (isinstance(value, float) and value != value)
 
 
-def _reject_constant(name: str) -> float:
-    raise ValueError(f"{name} is not valid JSON")
-
-
-class DuplicateKeyError(ValueError):
-    pass
-
-
-def no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict:
-    """A JSON object whose keys are all different (JSON leaves a repeated key to the reader;
-    franq refuses it rather than silently keep one of the values)."""
-    out = dict(pairs)
-    if len(out) != len(pairs):
-        seen: set[str] = set()
-        for key, _ in pairs:
-            if key in seen:
-                raise DuplicateKeyError(f"key {key!r} appears twice in one object")
-            seen.add(key)
-    return out
-
-
-def load_json(text: str, where: str) -> Any:
-    """Strict JSON (NaN and Infinity rejected); errors name ``where``."""
-    try:
-        return json.loads(text, parse_constant=_reject_constant, object_pairs_hook=no_duplicate_keys)
-    except DuplicateKeyError as exc:
-        raise InputError(f"{_prefix(where)}{exc}; give each field once") from None
-    except (ValueError, RecursionError) as exc:
-        reason = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
-        raise InputError(f"{_prefix(where)}not valid JSON ({reason})") from None
+def load_json(text: str, where: str, *, limits=None) -> Any:
+    """Strict JSON (NaN, Infinity and ``1e999`` refused, no repeated key, nesting within the
+    ``json_depth`` limit); errors name ``where`` (:func:`franq.files.load_json`)."""
+    return files.load_json(text, where, limits=limits)

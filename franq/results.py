@@ -9,7 +9,6 @@ values), no ``stack`` (the preset's default scorers ran)."""
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -18,6 +17,7 @@ from pathlib import Path
 from typing import Any, Literal, overload
 
 from claims.types import Claim
+from franq import files
 from franq.errors import InputError, redact
 from franq.io import CLAIM_LABELS, NUMERIC_LABELS, Example, parse_answer_labels
 from franq.types import (ACTIONS, FORMS, SOURCES, STATUSES, VERDICTS, AnswerScore, CalibratorInfo, ClaimScore,
@@ -88,12 +88,16 @@ def read_results(source, *, with_input=False, on_skip=None, name=""):
 
 
 def _read_file(path: Path, with_input: bool, on_skip, name: str) -> Iterator:
-    try:
-        f = open(path, encoding="utf-8")
-    except OSError as exc:
-        raise InputError(f"input: cannot read {path}: {exc.strerror}") from None
-    with f:
-        yield from _read_lines(f, with_input, on_skip, name)
+    """Lines of a file read within franq's limits (:func:`franq.files.iter_lines`: devices
+    such as ``/dev/zero`` refused, each line at most ``record_bytes``, UTF-8 checked); a
+    line that fails those is an error like any bad line (skipped with ``on_skip``)."""
+    for n, text, error in files.iter_lines(path, what="input"):
+        if not error:
+            yield from _read_lines([text], with_input, on_skip, f"{name} line {n}", numbered=False)
+        elif on_skip is None:
+            raise InputError(f"{name} line {n}: {error}")
+        else:
+            on_skip(f"{name} line {n}: {error}")
 
 
 def _read_lines(lines: Iterable[str | Mapping], with_input: bool, on_skip, name: str, *,
@@ -106,10 +110,7 @@ def _read_lines(lines: Iterable[str | Mapping], with_input: bool, on_skip, name:
             elif not line.strip():
                 continue
             else:
-                try:
-                    obj = json.loads(line)
-                except ValueError as exc:
-                    raise InputError(f"{where}: not valid JSON ({exc})") from None
+                obj = files.load_json(line, where)
             read = parse_result(obj, where)
         except InputError as exc:
             if on_skip is None:
@@ -143,6 +144,8 @@ def parse_result(obj: Any, where: str = "") -> ResultLine:
     ident = obj.get("id")
     if ident is not None and (isinstance(ident, bool) or not isinstance(ident, (str, int))):
         raise InputError(f"{_at(where)}'id' must be a string, an integer or null, got {_type(ident)}")
+    if obj.get("meta") is not None and not isinstance(obj["meta"], Mapping):
+        raise InputError(f"{_at(where)}'meta' must be an object or null, got {_type(obj['meta'])}")
     ident = None if ident is None else str(ident)
     labels = parse_answer_labels(obj, where) or None
     if "passages" not in obj and not any(claim_labels) and labels is None and obj.get("meta") is None:
@@ -169,6 +172,9 @@ def _claim_score(c: _Fields) -> tuple[ClaimScore, dict]:
         for key, old in (("p_faithful", "p_faithful_raw"), ("p_true_raw", "p_true_raw")):
             if components.get(old) is not None:
                 values[key] = components[old]
+    for key, v in values.items():  # every value is a probability
+        if v is not None and not 0.0 <= v <= 1.0:
+            raise c.error(key, "a probability in [0, 1] or null", v)
     labels = {}
     for key in CLAIM_LABELS:
         if key in c.obj:

@@ -16,6 +16,7 @@ import click
 
 import franq
 from franq.apps import claims_csv, render
+from franq.io import atomic_open, check_outputs
 
 
 def read_records(paths, warn=None) -> Iterator:
@@ -49,17 +50,18 @@ def report(inputs, output, csv_path, threshold, page_size, title):
     if not output and not csv_path:
         raise click.UsageError("give -o REPORT.html and/or --csv CLAIMS.csv")
     try:
+        check_outputs({"-o": output, "--csv": csv_path}, {f"input {k + 1}": p for k, p in enumerate(inputs)})
         lines = list(read_records(inputs, warn=lambda msg: click.echo(f"warning: {msg}", err=True)))
     except franq.FranqError as exc:
         raise click.ClickException(str(exc)) from None
     if not lines:
         raise click.ClickException(f"no result records in {', '.join(inputs)}")
     if output:
-        with open(output, "w", encoding="utf-8") as f:
+        with atomic_open(output) as f:
             f.write(render.report_html(lines, title=title, threshold=threshold, page_size=page_size))
         click.echo(f"wrote {output}: {len(lines)} answers", err=True)
     if csv_path:
-        with click.open_file(csv_path, "w", encoding="utf-8") as f:
+        with atomic_open(csv_path) as f:
             n = claims_csv.write_csv(lines, f)
         if csv_path != "-":
             click.echo(f"wrote {csv_path}: {n} claims", err=True)

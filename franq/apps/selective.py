@@ -16,36 +16,45 @@ verifier's score, chosen by k-fold cross-validation; `franq answer --policy` app
 """
 from __future__ import annotations
 
-import json
+import math
 
 import click
 
 import franq
 from franq.apps import answering
+from franq.io import check_outputs, read_jsonl
 
 
-def _rows(path: str) -> list[dict]:
+def _rows(path: str) -> list[tuple[int, dict]]:
+    """The rows of a JSONL file, read within franq's limits (:func:`franq.io.read_jsonl`:
+    bounded lines, UTF-8, strict JSON); each row must be an object."""
     rows = []
-    with open(path, encoding="utf-8") as f:
-        for n, line in enumerate(f, 1):
-            if line.strip():
-                try:
-                    rows.append(json.loads(line))
-                except ValueError as exc:
-                    raise click.ClickException(f"{path} line {n}: not valid JSON ({exc})") from None
+    try:
+        for n, row in read_jsonl(path, what="input"):
+            if not isinstance(row, dict):
+                raise click.ClickException(f"{path} line {n}: expected a JSON object, got {type(row).__name__}")
+            rows.append((n, row))
+    except franq.FranqError as exc:
+        raise click.ClickException(str(exc)) from None
     if not rows:
         raise click.ClickException(f"{path}: no records")
     return rows
 
 
-def _column(rows: list[dict], name: str, path: str) -> list[float]:
+def _column(rows: list, name: str, path: str) -> list[float]:
     out = []
-    for n, r in enumerate(rows, 1):
+    for n, r in rows:
         v = r.get(name)
         if isinstance(v, bool):
             v = float(v)
-        if not isinstance(v, (int, float)):
-            raise click.ClickException(f"{path} record {n}: '{name}' must be a number, got {type(v).__name__}")
+        try:
+            ok = isinstance(v, (int, float)) and math.isfinite(float(v))
+        except OverflowError:  # an integer too large for a float
+            ok = False
+        if not ok:
+            shown = ("no such field" if name not in r else type(v).__name__ if not isinstance(v, (int, float))
+                     else str(v)[:24])
+            raise click.ClickException(f"{path} line {n}: '{name}' must be a number (finite), got {shown}")
         out.append(float(v))
     return out
 
@@ -57,6 +66,13 @@ def _fit_and_save(fit, output: str):
         raise click.ClickException(str(exc)) from None
     policy.to_json(output)
     return policy, policy.cv
+
+
+def _check(output: str, input_path: str) -> None:
+    try:
+        check_outputs({"-o": output}, {"input": input_path})
+    except franq.FranqError as exc:
+        raise click.ClickException(str(exc)) from None
 
 
 @click.group("selective")
@@ -77,12 +93,14 @@ def selective():
 @click.option("--seed", type=int, default=0, show_default=True)
 def fit(input_path, output, features, label, coverage, combiner, folds, seed):
     """Selective generation (003 section 5.1, 000 E.3): a classifier over signals."""
+    _check(output, input_path)
     rows = _rows(input_path)
     names = [f.strip() for f in features.split(",") if f.strip()]
     for name in names:
         _column(rows, name, input_path)
     y = _column(rows, label, input_path)
-    policy, cv = _fit_and_save(lambda: answering.SelectivePolicy.fit(rows, y, features=names, coverage=coverage,
+    dicts = [r for _, r in rows]
+    policy, cv = _fit_and_save(lambda: answering.SelectivePolicy.fit(dicts, y, features=names, coverage=coverage,
                                                                      k=folds, seed=seed, combiner=combiner), output)
     click.echo(f"fitted on {cv['n']} answers (accuracy {cv['accuracy']:.3f}); out-of-fold selective AUC "
                f"{cv['oof_selective_auc']:.3f} [{cv['oof_selective_auc_95'][0]:.3f}, {cv['oof_selective_auc_95'][1]:.3f}], "
@@ -105,6 +123,7 @@ def fit(input_path, output, features, label, coverage, combiner, folds, seed):
 @click.option("--seed", type=int, default=0, show_default=True)
 def threshold(input_path, output, score_col, label, fallback, fallback_label, abstain_utility, folds, seed):
     """Answering with faithfulness (000 section 6): a k-fold CV threshold for answer vs fallback."""
+    _check(output, input_path)
     rows = _rows(input_path)
     s, y = _column(rows, score_col, input_path), _column(rows, label, input_path)
     if fallback == "abstain":

@@ -8,6 +8,7 @@ Bad records go to the errors file (or stderr) and the run carries on.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 
@@ -15,6 +16,7 @@ import click
 
 import franq
 from franq.apps import answering
+from franq.io import atomic_open, check_outputs
 
 BATCH = 16
 
@@ -42,14 +44,21 @@ def sufficiency(input_path, output, rater, prompt, timestamp, threshold, chunk_t
     """Rate whether each record's passages are sufficient context to answer its question."""
     overrides = {k: v for k, v in {"model.path": model, "faithfulness.name": faithfulness}.items() if v}
     try:
+        check_outputs({"-o": output, "--errors": errors_path}, {"input": input_path})
         config = franq.FranqConfig().with_overrides(overrides)
         r = answering.make_rater(rater, config, base_url=base_url, server_model=server_model, prompt=prompt,
                                  timestamp=timestamp, threshold=threshold, chunk_tokens=chunk_tokens)
     except franq.FranqError as exc:
         raise click.ClickException(str(exc)) from None
     threshold = getattr(r, "threshold", 0.5) if threshold is None else threshold
-    out = sys.stdout if output == "-" else open(output, "w", encoding="utf-8")
-    errs = open(errors_path, "w", encoding="utf-8") if errors_path else sys.stderr
+    with contextlib.ExitStack() as files:  # each output replaced whole at the end (a failed run leaves them as they were)
+        out = files.enter_context(atomic_open(output))
+        errs = files.enter_context(atomic_open(errors_path)) if errors_path else sys.stderr
+        n_ok, n_bad = _rate_file(r, input_path, out, errs, threshold, pass_through)
+    click.echo(f"rated {n_ok} record(s) with {r.name}; {n_bad} bad record(s)", err=True)
+
+
+def _rate_file(r, input_path: str, out, errs, threshold: float, pass_through: bool) -> tuple[int, int]:
     n_ok = n_bad = 0
     batch: list = []
 
@@ -83,12 +92,9 @@ def sufficiency(input_path, output, rater, prompt, timestamp, threshold, chunk_t
                 rate_batch()
         if batch:
             rate_batch()
-    finally:
-        if out is not sys.stdout:
-            out.close()
-        if errs is not sys.stderr:
-            errs.close()
-    click.echo(f"rated {n_ok} record(s) with {r.name}; {n_bad} bad record(s)", err=True)
+    except franq.FranqError as exc:
+        raise click.ClickException(str(exc)) from None
+    return n_ok, n_bad
 
 
 def _error(errs, line: int, ident, reason: str) -> None:

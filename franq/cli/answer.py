@@ -7,12 +7,13 @@ import click
 
 from calibration.base import MissingDependencyError
 from franq.cli.options import (
-    THRESHOLD_OPTION, StackFlags, StageProgress, fail, interactive, load_pipeline, printable, stack,
+    THRESHOLD_OPTION, StackFlags, StageProgress, fail, interactive, load_pipeline, printable, stack, stack_files,
 )
 from franq.cli.score import HTML_OPTION, print_result
 from franq.cli.table import format_decision
 from franq import registry
 from franq.errors import FranqError
+from franq.files import check_outputs
 from franq.io import parse_example
 from franq.results import ResultLine
 
@@ -49,7 +50,10 @@ def answer(question, passages, max_new_tokens, fmt, html_path, threshold, quiet,
     from franq.apps.answering import Answerer
 
     try:
+        inputs = {"--policy": policy_path, **stack_files(stack)}
+        check_outputs({"--html": html_path}, inputs)
         cfg = stack.config(threshold=threshold)
+        check_outputs({"--html": html_path}, {**inputs, **stack_files(stack, cfg)})
         with StageProgress(not quiet and interactive(), "franq answer") as progress:
             pipeline = load_pipeline(cfg)
             progress()

@@ -2,11 +2,17 @@
 and ``franq fit-probe`` are the same commands under their earlier names."""
 from __future__ import annotations
 
+import os
+
 import click
 
-from franq.cli.options import StackFlags, fail, load_pipeline, model_stack, printable, stack
+from franq.cli.options import StackFlags, fail, load_pipeline, model_stack, printable, stack, stack_files
 from franq.cli.table import format_fit_report
 from franq.errors import FranqError
+from franq.files import check_outputs
+
+MAP_FILES = ("faithfulness-combined.json", "faithfulness-context-pmi.json")
+"""What ``franq fit faithfulness`` writes into its folder."""
 
 
 @click.group("fit")
@@ -49,6 +55,8 @@ def calibrator(input_path, output, variant, calibrate_faithfulness, xgb_features
     from franq.fit.calibrator import fit_calibrator_file
 
     try:
+        check_outputs({"-o": output, "--report": report_path, "--scored": scored_path},
+                      {"input": input_path, **stack_files(stack)})
         report, report_path = fit_calibrator_file(
             input_path, output, config=stack.config(calibrator="none"), variant=variant,
             calibrate_faithfulness=calibrate_faithfulness, xgb_features=xgb_features,
@@ -90,6 +98,7 @@ def probe(input_path, output, features, folds, report_path, stack: StackFlags):
     from franq.fit.probe import fit_probes_from_file, format_probe_report, parse_feature_specs, read_labelled
 
     try:
+        check_outputs({"-o": output, "--report": report_path}, {"input": input_path, **stack_files(stack)})
         parse_feature_specs(features)  # bad flags fail before the model loads
         examples = read_labelled(input_path)
         fr = load_pipeline(stack.config(faithfulness="lexical", calibrator="none", mode="long"))  # only the passes run
@@ -125,6 +134,8 @@ def faithfulness(train, out_dir, scores, with_pmi, only_pmi, data_label):
     from franq.fit.faithfulness_map import fit_faithfulness
 
     try:
+        if os.path.isdir(out_dir):  # the maps it writes are not its inputs
+            check_outputs({"-o": os.path.join(out_dir, name) for name in MAP_FILES}, {"TRAIN": train, "--scores": scores})
         lines = fit_faithfulness(train, out_dir, scores=scores, with_pmi=with_pmi, only_pmi=only_pmi,
                                  data_label=data_label)
     except (FranqError, ValueError, KeyError) as exc:

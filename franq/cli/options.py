@@ -127,6 +127,18 @@ class StackFlags:
         return config_from_flags(self.config_path, **{**flags, **more})
 
 
+def stack_files(flags: StackFlags | None = None, cfg: FranqConfig | None = None) -> dict[str, str | None]:
+    """The files a stack reads, by the option or config key that names them: what every
+    output of a command must differ from (:func:`franq.files.check_outputs`)."""
+    files: dict[str, str | None] = {}
+    if flags is not None:
+        files.update({"--config": flags.config_path, "--gguf-file": flags.gguf_file, "--calibrator": flags.calibrator})
+    if cfg is not None:
+        files.update({"calibration.calibrator": cfg.calibration.calibrator, "model.probe_file": cfg.model.probe_file,
+                      "model.gguf_file": cfg.model.gguf_file})
+    return {role: p for role, p in files.items() if p not in (None, "default", "none")}
+
+
 def stack(f):
     """:data:`STACK_OPTIONS`, passed to the command as one ``stack: StackFlags``."""
     return grouped("stack", STACK_OPTIONS, StackFlags)(f)

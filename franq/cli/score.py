@@ -5,17 +5,17 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass
 from importlib import resources
-from pathlib import Path
 
 import click
 
 from calibration.base import MissingDependencyError
 from franq.cli.options import (
     DECOMPOSER_OPTIONS, THRESHOLD_OPTION, StackFlags, StageProgress, fail, grouped, interactive, load_pipeline,
-    options, printable, stack,
+    options, printable, stack, stack_files,
 )
 from franq.cli.table import format_table
 from franq.errors import FranqError, InputError
+from franq.files import atomic_write, check_outputs, read_text
 from franq.io import Example, load_json, parse_example
 from franq.runners.base import BATCH_TOKENS
 from franq.runners.local import score_file
@@ -96,9 +96,12 @@ def score(input_path, output, errors_path, question, passages, answer, example, 
     resumes: records already in OUT are skipped.
     """
     try:
+        outputs = {"output": output, "error file": errors_path, "--html": html_path}  # the batch runner's names
+        check_outputs(outputs, {"input": input_path, **stack_files(stack)})
         cfg = stack.config(calibrator_mismatch=calibrator_mismatch, decomposer=decomposer,
                            decomposer_model=decomposer_model, decomposer_base_url=decomposer_base_url,
                            decomposer_backend="openai" if decomposer_base_url else None, threshold=threshold)
+        check_outputs(outputs, {"input": input_path, **stack_files(stack, cfg)})
         if input_path and (input_path == "-" or input_path.endswith(".jsonl")):
             if fmt == "csv":
                 raise InputError("--format csv: a batch is written as JSONL (resumable); turn it into CSV with "
@@ -137,8 +140,7 @@ def print_result(line: ResultLine, fmt: str, html_path: str | None) -> None:
     if html_path:
         from franq.apps.render import report_html
 
-        Path(html_path).write_text(report_html([line], title=f"franq: {line.result.question[:80]}"),
-                                   encoding="utf-8")
+        atomic_write(html_path, report_html([line], title=f"franq: {line.result.question[:80]}"))
         click.echo(f"wrote {html_path}", err=True)
 
 
@@ -148,7 +150,7 @@ def write_html_report(html_path: str, scores_path: str) -> None:
     from franq.apps.report import read_records
 
     lines = list(read_records([scores_path], warn=lambda msg: click.echo(f"warning: {msg}", err=True)))
-    Path(html_path).write_text(report_html(lines), encoding="utf-8")
+    atomic_write(html_path, report_html(lines))
     click.echo(f"wrote {html_path}: {len(lines)} answers", err=True)
 
 
@@ -158,10 +160,7 @@ def single_example(input_path, question, passages, answer, example) -> Example:
         text = resources.files("franq").joinpath("data/example.json").read_text(encoding="utf-8")
         return parse_example(json.loads(text), "bundled example")
     if input_path:
-        try:
-            text = Path(input_path).read_text(encoding="utf-8")
-        except (OSError, ValueError) as exc:
-            raise InputError(f"{input_path}: cannot read a JSON object: {exc}") from None
+        text = read_text(input_path, limit="json_file_bytes", what="input")
         return parse_example(load_json(text, input_path), input_path)
     if not (question and passages and answer):
         raise InputError("give --question, at least one --passage and --answer; or a JSON/JSONL "

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
+from franq import files
 from franq.errors import InputError
 
 
@@ -66,24 +67,36 @@ class LogisticMap:
 
     @classmethod
     def from_json(cls, path_or_text: str | Path) -> LogisticMap:
+        """A map from a JSON file (read within the ``artefact_bytes`` and ``json_depth``
+        limits: :mod:`franq.files`) or from its JSON text; every field checked."""
         text = str(path_or_text)
+        where = "logistic map"
         if not text.lstrip().startswith("{"):
-            try:
-                text = Path(path_or_text).read_text(encoding="utf-8")
-            except OSError as exc:
-                raise InputError(f"logistic map: cannot read {path_or_text}: {exc.strerror}") from None
-        try:
-            data = json.loads(text)
-        except ValueError as exc:
-            raise InputError(f"logistic map {path_or_text}: not valid JSON: {exc}") from None
+            where = f"logistic map {path_or_text}"
+            text = files.read_text(path_or_text, what="logistic map")
+        data = files.load_json(text, where, max_int=files.INT64)
         known = {"features", "mean", "scale", "coef", "intercept", "stack", "fitted_on"}
         if not isinstance(data, dict) or not {"features", "coef", "intercept"} <= set(data):
-            raise InputError(f"logistic map {path_or_text}: expected an object with 'features', 'coef' "
-                             f"and 'intercept'")
+            raise InputError(f"{where}: expected an object with 'features', 'coef' and 'intercept'")
         unknown = sorted(set(data) - known)
         if unknown:
-            raise InputError(f"logistic map {path_or_text}: unknown key(s) {unknown}")
-        n = len(data["features"])
-        return cls(tuple(data["features"]), tuple(data.get("mean", [0.0] * n)),
-                   tuple(data.get("scale", [1.0] * n)), tuple(data["coef"]), float(data["intercept"]),
-                   dict(data.get("stack", {})), dict(data.get("fitted_on", {})))
+            raise InputError(f"{where}: unknown key(s) {unknown}")
+        features = data["features"]
+        if not isinstance(features, list) or not all(isinstance(f, str) for f in features):
+            raise InputError(f"{where}: 'features' must be a list of names")
+        n = len(features)
+        values = {k: data.get(k, [default] * n) for k, default in (("mean", 0.0), ("scale", 1.0), ("coef", None))}
+        for key, v in values.items():
+            if not isinstance(v, list) or not all(_is_number(x) for x in v):
+                raise InputError(f"{where}: '{key}' must be a list of numbers")
+        if not _is_number(data["intercept"]):
+            raise InputError(f"{where}: 'intercept' must be a number, got {data['intercept']!r:.40}")
+        for key in ("stack", "fitted_on"):
+            if not isinstance(data.get(key, {}), dict):
+                raise InputError(f"{where}: '{key}' must be an object")
+        return cls(tuple(features), tuple(values["mean"]), tuple(values["scale"]), tuple(values["coef"]),
+                   float(data["intercept"]), dict(data.get("stack", {})), dict(data.get("fitted_on", {})))
+
+
+def _is_number(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)

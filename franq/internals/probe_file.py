@@ -31,12 +31,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from dataclasses import asdict, dataclass, field
 from importlib import resources
 from pathlib import Path
 
 import numpy as np
 
+from franq import files
 from franq.errors import InputError
 from franq.internals import check_spec, spec_label
 
@@ -108,10 +110,10 @@ class ProbeFile:
 
     def to_json(self, path: str | Path) -> None:
         data = {"format": FORMAT, "model": self.model, "probes": [asdict(p) for p in self.probes]}
-        Path(path).write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+        files.atomic_write(str(path), json.dumps(data, indent=1) + "\n")
 
     def to_safetensors(self, path: str | Path) -> None:
-        from safetensors.numpy import save_file
+        from safetensors.numpy import save
 
         tensors, header = {}, []
         for k, p in enumerate(self.probes):
@@ -120,19 +122,21 @@ class ProbeFile:
                 tensors[f"probe.{k}.{key}"] = np.asarray(d.pop(key), dtype=np.float64)
             header.append(d)
         meta = {"format": FORMAT, "model": self.model, "probes": header}
-        save_file(tensors, str(path), metadata={"franq_probe": json.dumps(meta)})
+        with files.atomic_open(str(path), "wb") as f:  # written whole, then renamed over the output
+            f.write(save(tensors, metadata={"franq_probe": json.dumps(meta)}))
 
     @classmethod
     def from_safetensors(cls, path: str | Path) -> ProbeFile:
         from safetensors import SafetensorError, safe_open
 
+        files.check_file(path, what="probe file")
         try:
             with safe_open(str(path), framework="numpy") as f:
                 meta = (f.metadata() or {}).get("franq_probe")
                 if meta is None:
                     raise InputError(f"probe file {path}: a safetensors file without 'franq_probe' metadata "
                                      f"(not written by `franq fit-probe`)")
-                data = json.loads(meta)
+                data = files.load_json(meta, f"probe file {path}: 'franq_probe' metadata")
                 for k, p in enumerate(data.get("probes", []) if isinstance(data, dict) else []):
                     for key in ARRAYS:
                         name = f"probe.{k}.{key}"
@@ -147,26 +151,57 @@ class ProbeFile:
 
     @classmethod
     def from_json(cls, path: str | Path) -> ProbeFile:
-        try:
-            data = json.loads(Path(path).read_text(encoding="utf-8"))
-        except OSError as exc:
-            raise InputError(f"probe file: cannot read {path}: {exc.strerror}") from None
-        except ValueError as exc:
-            raise InputError(f"probe file {path}: not valid JSON: {exc}") from None
-        return cls._from_data(data, path)
+        return cls._from_data(files.read_json_file(path, what="probe file"), path)
 
     @classmethod
     def _from_data(cls, data, path) -> ProbeFile:
+        where = f"probe file {path}"
         if not isinstance(data, dict) or data.get("format") != FORMAT:
-            raise InputError(f"probe file {path}: 'format' must be {FORMAT!r}")
-        try:
-            probes = tuple(Probe(p["target"], p["features"], tuple(p["mean"]), tuple(p["scale"]),
-                                 tuple(p["coef"]), float(p["intercept"]), p.get("fitted_on", {}), p.get("cv", {}))
-                           for p in data["probes"])
-        except (KeyError, TypeError) as exc:
-            raise InputError(f"probe file {path}: each probe needs target, features, mean, scale, coef, "
-                             f"intercept ({exc})") from None
-        return cls(str(data.get("model", "")), probes)
+            raise InputError(f"{where}: 'format' must be {FORMAT!r}")
+        if not isinstance(data.get("probes"), list):
+            raise InputError(f"{where}: 'probes' must be a list of probes")
+        model = data.get("model", "")
+        if not isinstance(model, str):
+            raise InputError(f"{where}: 'model' must be a string, got {type(model).__name__}")
+        return cls(model, tuple(_probe(p, f"{where}: 'probes[{k}]'") for k, p in enumerate(data["probes"])))
+
+
+def _numbers(p: dict, key: str, where: str, n: int | None = None) -> tuple[float, ...]:
+    v = p.get(key)
+    if not isinstance(v, list) or not all(isinstance(x, (int, float)) and not isinstance(x, bool)
+                                          and math.isfinite(x) for x in v):
+        raise InputError(f"{where}.{key} must be a list of finite numbers")
+    if n is not None and len(v) != n:
+        raise InputError(f"{where}.{key} has {len(v)} values, 'coef' has {n} (one per feature)")
+    return tuple(float(x) for x in v)
+
+
+def _probe(p, where: str) -> Probe:
+    """One probe of a probe file, every field checked (the file is read, never trusted)."""
+    if not isinstance(p, dict):
+        raise InputError(f"{where} must be an object, got {type(p).__name__}")
+    missing = [k for k in ("target", "features", "mean", "scale", "coef", "intercept") if k not in p]
+    if missing:
+        raise InputError(f"{where} has no {missing}; each probe needs target, features, mean, scale, coef, intercept")
+    coef = _numbers(p, "coef", where)
+    mean, scale = _numbers(p, "mean", where, len(coef)), _numbers(p, "scale", where, len(coef))
+    if any(x == 0 for x in scale):
+        raise InputError(f"{where}.scale must hold no zero (it divides the features)")
+    intercept = p["intercept"]
+    if isinstance(intercept, bool) or not isinstance(intercept, (int, float)) or not math.isfinite(intercept):
+        raise InputError(f"{where}.intercept must be a finite number, got {intercept!r:.40}")
+    if not isinstance(p["features"], dict):
+        raise InputError(f"{where}.features must be an object, got {type(p['features']).__name__}")
+    for key in ("fitted_on", "cv"):
+        if not isinstance(p.get(key, {}), dict):
+            raise InputError(f"{where}.{key} must be an object")
+    try:
+        return Probe(p["target"], p["features"], mean, scale, coef, float(intercept), p.get("fitted_on", {}),
+                     p.get("cv", {}))
+    except InputError as exc:
+        raise InputError(f"{where}: {exc}") from None
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"{where}: {exc}") from None
 
 
 def packaged_probe_path(lm_name: str) -> Path:

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import os
 import stat
-import sys
 
 from franq.errors import InputError
+from franq.files import check_outputs
 
 STREAM = "stream"
 """Output written as a stream: standard output, a pipe, a terminal, a device. No resume."""
@@ -25,13 +25,6 @@ def _stat(path: str | None, fd: int | None) -> os.stat_result | None:
     try:
         return os.stat(path) if path is not None else os.fstat(fd)
     except (OSError, ValueError):
-        return None
-
-
-def _std_fd(stream) -> int | None:
-    try:
-        return stream.fileno()
-    except (AttributeError, OSError, ValueError):  # a replaced stream (tests, notebooks)
         return None
 
 
@@ -59,31 +52,8 @@ def check_input(path: str) -> None:
 
 def check_distinct(files: dict[str, str | None]) -> None:
     """Refuse (naming both roles and the paths) when two of ``files`` (role -> path;
-    ``"-"`` for standard input/output, ``None`` for unused) are the same file.
-
-    Only regular files (and paths not created yet) can alias: two streams to the same
-    terminal or to ``/dev/null`` lose nothing."""
-    seen: list[tuple[str, str, tuple | None, str | None]] = []
-    for role, path in files.items():
-        if path is None:
-            continue
-        if path == "-":
-            fd = _std_fd(sys.stdin if role == "input" else sys.stdout)
-            st = _stat(None, fd) if fd is not None else None
-            shown = "standard input" if role == "input" else "standard output"
-            real = None
-        else:
-            st = _stat(path, None)
-            shown = path
-            real = os.path.realpath(path)
-        if st is not None and not stat.S_ISREG(st.st_mode):
-            continue
-        ident = (st.st_dev, st.st_ino) if st is not None else None
-        for other_role, other_shown, other_ident, other_real in seen:
-            same = (ident is not None and ident == other_ident) or (
-                ident is None and other_ident is None and real is not None and real == other_real)
-            if same:
-                how = "" if shown == other_shown else " (a link or another name for it)"
-                raise InputError(f"{role}: {shown} is the same file as the {other_role} {other_shown}{how}; "
-                                 f"give each a file of its own (nothing was read or written)")
-        seen.append((role, shown, ident, real))
+    ``"-"`` for standard input/output, ``None`` for unused) are the same file: the
+    ``"input"`` role is read, every other role is written (:func:`franq.files.check_outputs`,
+    the one output guard every command uses)."""
+    check_outputs({role: path for role, path in files.items() if role != "input"},
+                  {"input": files.get("input")}, directories=False)

@@ -27,6 +27,7 @@ import numpy as np
 
 from franq.apps.answering import decision_metrics
 from franq import InputError
+from franq.io import atomic_write, read_json_file
 from franq.evaluation.metrics import bootstrap
 
 THRESHOLD_KIND = "franq.threshold-policy"
@@ -92,7 +93,7 @@ class ThresholdPolicy:
     def to_json(self, path: str | Path) -> None:
         d = asdict(self)
         d["threshold"] = None if not np.isfinite(self.threshold) else self.threshold  # JSON has no inf
-        Path(path).write_text(json.dumps(d, indent=2) + "\n", encoding="utf-8")
+        atomic_write(str(path), json.dumps(d, indent=2) + "\n")
 
 
 @dataclass(frozen=True)
@@ -197,7 +198,7 @@ class SelectivePolicy:
         return getattr(self, "_oof", None)
 
     def to_json(self, path: str | Path) -> None:
-        Path(path).write_text(json.dumps(asdict(self), indent=2) + "\n", encoding="utf-8")
+        atomic_write(str(path), json.dumps(asdict(self), indent=2) + "\n")
 
 
 COMBINERS = ("logistic", "xgboost")
@@ -226,18 +227,67 @@ def _xgb_predict(booster, x) -> np.ndarray:
 
 
 def load_policy(path: str | Path) -> ThresholdPolicy | SelectivePolicy:
-    """A policy JSON written by :meth:`ThresholdPolicy.to_json` or :meth:`SelectivePolicy.to_json`."""
-    try:
-        d = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise InputError(f"policy: cannot read {path}: {exc}") from None
+    """A policy JSON written by :meth:`ThresholdPolicy.to_json` or :meth:`SelectivePolicy.to_json`,
+    read within franq's limits (:func:`franq.io.read_json_file`) and checked field by field."""
+    d = read_json_file(path, what="policy")
     kind = d.get("kind") if isinstance(d, dict) else None
+    where = f"policy {path}"
     if kind == THRESHOLD_KIND:
         t = d.get("threshold")
-        return ThresholdPolicy(d["verify"], d["fallback"], float("inf") if t is None else float(t), d.get("cv", {}))
+        return ThresholdPolicy(_text(d, "verify", where), _text(d, "fallback", where),
+                               float("inf") if t is None else _number(d, "threshold", where), _object(d, "cv", where))
     if kind == SELECTIVE_KIND:
-        return SelectivePolicy(tuple(d["features"]), tuple(d["coef"]), float(d["intercept"]), tuple(d["mean"]),
-                               tuple(d["scale"]), float(d["threshold"]), float(d["coverage"]), d.get("cv", {}),
-                               combiner=d.get("combiner", "logistic"), model=d.get("model"))
-    raise InputError(f"policy: {path} is not a franq policy file (its 'kind' is {kind!r}; expected "
+        features = d.get("features")
+        if not isinstance(features, list) or not features or not all(isinstance(f, str) for f in features):
+            raise InputError(f"{where}: 'features' must be a non-empty list of names")
+        n = len(features)
+        return SelectivePolicy(tuple(features), _numbers(d, "coef", where, n), _number(d, "intercept", where),
+                               _numbers(d, "mean", where, n), _numbers(d, "scale", where, n),
+                               _number(d, "threshold", where), _number(d, "coverage", where), _object(d, "cv", where),
+                               combiner=_combiner(d, where), model=_model(d, where))
+    raise InputError(f"policy: {path} is not a franq policy file (its 'kind' is {kind!r:.40}; expected "
                      f"{THRESHOLD_KIND!r} or {SELECTIVE_KIND!r})")
+
+
+def _combiner(d: dict, where: str) -> str:
+    combiner = d.get("combiner", "logistic")
+    if combiner not in ("logistic", "xgboost"):
+        raise InputError(f"{where}: 'combiner' must be 'logistic' or 'xgboost', got {combiner!r:.40}")
+    return combiner
+
+
+def _model(d: dict, where: str):
+    model = d.get("model")
+    if model is not None and not isinstance(model, (dict, str)):
+        raise InputError(f"{where}: 'model' must be the xgboost model (an object) or null")
+    return model
+
+
+def _is_number(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and np.isfinite(v)
+
+
+def _number(d: dict, key: str, where: str) -> float:
+    if not _is_number(d.get(key)):
+        raise InputError(f"{where}: '{key}' must be a finite number, got {d.get(key)!r:.40}")
+    return float(d[key])
+
+
+def _numbers(d: dict, key: str, where: str, n: int) -> tuple[float, ...]:
+    v = d.get(key)
+    if not isinstance(v, list) or len(v) != n or not all(_is_number(x) for x in v):
+        raise InputError(f"{where}: '{key}' must be a list of {n} finite numbers (one per feature)")
+    return tuple(float(x) for x in v)
+
+
+def _text(d: dict, key: str, where: str) -> str:
+    if not isinstance(d.get(key), str):
+        raise InputError(f"{where}: '{key}' must be a string, got {type(d.get(key)).__name__}")
+    return d[key]
+
+
+def _object(d: dict, key: str, where: str) -> dict:
+    v = d.get(key, {})
+    if not isinstance(v, dict):
+        raise InputError(f"{where}: '{key}' must be an object, got {type(v).__name__}")
+    return v

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from franq.apps.answering.items import QAItem
 from franq import InputError
-from franq.io import ANSWER_LABELS, load_json, parse_answer_labels, parse_passages, parse_text
+from franq.io import ANSWER_LABELS, iter_lines, load_json, parse_answer_labels, parse_passages, parse_text
 
 FIELDS = {"id", "question", "passages", "answer", *ANSWER_LABELS}
 
@@ -45,19 +45,23 @@ def parse_qa_record(obj, where: str, *, pass_through: bool = False) -> tuple[QAI
 
 
 def read_qa_records(path: str, *, pass_through: bool = False) -> Iterator[QARecord]:
-    """Each non-blank line of ``path`` as a :class:`QARecord` (``error`` set when bad)."""
-    with open(path, encoding="utf-8") as f:
-        for n, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            where = f"line {n}"
-            ident = None
-            try:
-                obj = load_json(line, where)
-                if isinstance(obj, dict) and obj.get("id") is not None:
-                    ident = str(obj["id"])
-                item, keep = parse_qa_record(obj, where, pass_through=pass_through)
-            except InputError as exc:
-                yield QARecord(n, ident, None, {}, str(exc))
-                continue
-            yield QARecord(n, ident, item, keep)
+    """Each non-blank line of ``path`` as a :class:`QARecord` (``error`` set when bad). The
+    file is read within franq's limits (:func:`franq.io.iter_lines`): a line over
+    ``record_bytes`` or not valid UTF-8 is a bad record; a device is refused."""
+    for n, line, error in iter_lines(path, what="input"):
+        where = f"line {n}"
+        if error:
+            yield QARecord(n, None, None, {}, f"{where}: {error}")
+            continue
+        if not line.strip():
+            continue
+        ident = None
+        try:
+            obj = load_json(line, where)
+            if isinstance(obj, dict) and obj.get("id") is not None:
+                ident = str(obj["id"])
+            item, keep = parse_qa_record(obj, where, pass_through=pass_through)
+        except InputError as exc:
+            yield QARecord(n, ident, None, {}, str(exc))
+            continue
+        yield QARecord(n, ident, item, keep)

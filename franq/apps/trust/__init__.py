@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-from pathlib import Path
 
 import click
 
@@ -57,7 +56,10 @@ def build_command(questions, pool, out_path, poison, distractors, seed, limit, m
 
     from . import build as b
 
+    from franq.io import atomic_open, check_outputs
+
     try:
+        check_outputs({"--out": out_path}, {"QUESTIONS": questions, "--pool": pool})
         conds = b.conditions(_floats(poison), _ints(distractors))
         records, pool_records = b.read_jsonl(questions), b.read_jsonl(pool)
         writer, source = None, "other-question"
@@ -72,8 +74,7 @@ def build_command(questions, pool, out_path, poison, distractors, seed, limit, m
                                fake_source=source, max_passage_words=max_passage_words)
     except (franq.FranqError, ValueError, OSError) as exc:
         _fail(exc)
-    Path(out_path).parent.mkdir(parents=True, exist_ok=True)
-    with open(out_path, "w", encoding="utf-8") as fh:
+    with atomic_open(out_path) as fh:
         for r in out:
             fh.write(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n")
     click.echo(json.dumps(summary))

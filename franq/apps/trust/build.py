@@ -25,8 +25,6 @@ Deterministic for a seed: the same inputs and options give byte-identical output
 """
 from __future__ import annotations
 
-import gzip
-import json
 import math
 import random
 import re
@@ -36,6 +34,7 @@ from dataclasses import dataclass
 
 import franq
 from franq.evaluation.metrics import normalize_answer
+from franq.io import LIMITS, LimitError, iter_lines, load_json
 from franq.apps.trust import prompts
 
 STOP = frozenset("a an and are as at be by for from has he in is it its of on or she that the to was were "
@@ -58,34 +57,48 @@ def conditions(poison_ratios: Sequence[float] = (0.0, 0.3), distractor_counts: S
     for r in poison_ratios:
         if not 0.0 <= r < 1.0:
             raise franq.InputError(f"poison ratio: expected a number in [0, 1), got {r}")
+        copies = round(r / (1 - r))  # poisoned copies per gold passage: 0.9999999 would ask for ten million
+        if copies + 1 > LIMITS["passages"].default:
+            raise LimitError(f"poison ratio {r}: needs {copies} poisoned copies of each gold passage, over the limit "
+                             f"of {LIMITS['passages'].default} passages per answer; give a ratio up to "
+                             f"{1 - 1 / LIMITS['passages'].default:.3f}")
         out.setdefault((r, 0), Condition(f"p{round(r * 100)}-d0", r, 0))
     for d in distractor_counts:
-        if d < 0:
-            raise franq.InputError(f"distractor count: expected >= 0, got {d}")
+        if not 0 <= d < LIMITS["passages"].default:
+            raise franq.InputError(f"distractor count: expected 0 to {LIMITS['passages'].default - 1} (the limit of "
+                                   f"passages per answer), got {d}")
         out.setdefault((0.0, d), Condition(f"p0-d{d}", 0.0, d))
     return list(out.values())
 
 
 # ---------------------------------------------------------------- reading
 def read_jsonl(path: str) -> list[dict]:
-    opener = gzip.open if str(path).endswith(".gz") else open
+    """The records of a JSONL file (``.gz``: gzip), read within franq's limits
+    (:func:`franq.io.iter_lines`: each line at most ``record_bytes``, at most
+    ``decompressed_bytes`` out of a gzip file, devices refused, UTF-8 checked, strict JSON)."""
     out = []
-    with opener(path, "rt", encoding="utf-8") as fh:
-        for n, line in enumerate(fh, 1):
-            if line.strip():
-                try:
-                    out.append(json.loads(line))
-                except json.JSONDecodeError as exc:
-                    raise franq.InputError(f"{path}, line {n}: invalid JSON ({exc.msg})") from None
+    for n, text, error in iter_lines(path, what="input"):
+        if error:
+            raise franq.InputError(f"{path}, line {n}: {error}")
+        if text.strip():
+            try:
+                out.append(load_json(text, ""))
+            except franq.InputError as exc:
+                reason = str(exc).replace("not valid JSON", "invalid JSON", 1)
+                raise franq.InputError(f"{path}, line {n}: {reason}") from None
     return out
 
 
 def _passage(p, where: str) -> dict:
     if isinstance(p, str):
         return {"title": "", "text": p}
-    if isinstance(p, dict) and isinstance(p.get("text"), str):
-        return {"title": str(p.get("title") or ""), "text": p["text"]}
+    if isinstance(p, dict) and isinstance(p.get("text"), str) and isinstance(p.get("title") or "", str):
+        return {"title": p.get("title") or "", "text": p["text"]}
     raise franq.InputError(f"{where}: a passage must be a string or an object with a 'text' string")
+
+
+def _is_id(v) -> bool:
+    return isinstance(v, str) or (isinstance(v, int) and not isinstance(v, bool))
 
 
 def questions(records: Iterable[dict], pool: dict) -> list[dict]:
@@ -101,11 +114,21 @@ def questions(records: Iterable[dict], pool: dict) -> list[dict]:
         if not isinstance(answers, list) or not answers or not all(isinstance(a, str) and a.strip() for a in answers):
             raise franq.InputError(f"{where}: field 'answers' must be a non-empty list of strings")
         if "gold_passages" in r:
-            gold = [_passage(p, f"{where}, field 'gold_passages'") for p in r["gold_passages"]]
+            if not isinstance(r["gold_passages"], list):
+                raise franq.InputError(f"{where}: field 'gold_passages' must be a list of passages, "
+                                       f"got {type(r['gold_passages']).__name__}")
+            gold = [_passage(p, f"{where}, field 'gold_passages[{i}]'") for i, p in enumerate(r["gold_passages"])]
         elif "passage_ids" in r and "gold_position" in r:
-            pid = r["passage_ids"][r["gold_position"]]
+            ids, at = r["passage_ids"], r["gold_position"]
+            if not isinstance(ids, list) or not all(_is_id(i) for i in ids):
+                raise franq.InputError(f"{where}: field 'passage_ids' must be a list of passage ids (strings or "
+                                       f"integers)")
+            if not (isinstance(at, int) and not isinstance(at, bool) and 0 <= at < len(ids)):
+                raise franq.InputError(f"{where}: field 'gold_position' must be an index into 'passage_ids' "
+                                       f"(0 to {len(ids) - 1}), got {at!r:.30}")
+            pid = ids[at]
             if pid not in pool:
-                raise franq.InputError(f"{where}: gold passage id {pid} is not in the pool")
+                raise franq.InputError(f"{where}: gold passage id {pid!r:.60} is not in the pool")
             gold = [pool[pid]]
         else:
             raise franq.InputError(f"{where}: needs 'gold_passages' (or nq-open's 'passage_ids' + 'gold_position')")
@@ -215,7 +238,12 @@ def build(records: Sequence[dict], pool_records: Sequence[dict], *, conds: Seque
     ``fake_writer(questions) -> fake answers`` replaces the default (another question's
     answer of the same type). ``max_passage_words`` (optional) cuts every passage to that many words (a gold passage
     to a window around its first gold answer), to bound the context of small models."""
-    pool = {p["id"]: _passage(p, f"pool passage {p.get('id')}") for p in pool_records}
+    pool = {}
+    for n, p in enumerate(pool_records, 1):
+        if not isinstance(p, dict) or not _is_id(p.get("id")):
+            raise franq.InputError(f"pool record {n}: needs an 'id' (a string or an integer), got "
+                                   f"{type(p.get('id') if isinstance(p, dict) else p).__name__}")
+        pool[p["id"]] = _passage(p, f"pool record {n} (id {p['id']!r:.40})")
     qs = questions(records, pool)
     for q in qs:
         q["full_gold"], q["gold"] = q["gold"], [_cut(g, q["answers"], max_passage_words) for g in q["gold"]]
@@ -245,6 +273,9 @@ def build(records: Sequence[dict], pool_records: Sequence[dict], *, conds: Seque
         for c in conds:
             rng = random.Random(f"{seed}:{q['id']}:{c.name}")
             k = max(1, round(c.poison * len(gold) / (1 - c.poison))) if c.poison > 0 else 0
+            if len(gold) + k + c.distractors > LIMITS["passages"].default:
+                raise LimitError(f"question {q['id']}, condition {c.name}: {len(gold) + k + c.distractors} passages, "
+                                 f"over the limit of {LIMITS['passages'].default} passages per answer")
             items = [("gold", g) for g in gold] + [("poison", poisoned[j % len(poisoned)]) for j in range(k)]
             items += [("distractor", d) for d in distractors[:c.distractors]]
             rng.shuffle(items)
