@@ -67,6 +67,8 @@ def render_line(record: Any, limits: Mapping[str, int]) -> render.Line:
             or not isinstance(record.get("answer"), str):
         raise franq.InputError("body: expected a result record with 'answer' and 'claims' (what /score returns)")
     check_example(record, limits, "body")
+    if record.get("meta") is not None and not isinstance(record["meta"], Mapping):
+        raise franq.InputError(f"body: 'meta' must be a JSON object or null, got {type(record['meta']).__name__}")
     for i, c in enumerate(record["claims"]):
         if not isinstance(c, Mapping):
             raise franq.InputError(f"body: 'claims[{i}]' must be an object (a scored claim), "
