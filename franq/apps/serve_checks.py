@@ -69,10 +69,14 @@ def render_line(record: Any, limits: Mapping[str, int]) -> render.Line:
     check_example(record, limits, "body")
     if record.get("meta") is not None and not isinstance(record["meta"], Mapping):
         raise franq.InputError(f"body: 'meta' must be a JSON object or null, got {type(record['meta']).__name__}")
+    given = 0
     for i, c in enumerate(record["claims"]):
         if not isinstance(c, Mapping):
             raise franq.InputError(f"body: 'claims[{i}]' must be an object (a scored claim), "
                                    f"got {type(c).__name__}")
+        spans = c["claim"].get("char_spans") if isinstance(c.get("claim"), Mapping) else None
+        given += len(spans) if isinstance(spans, list) else 0
+    table.check("render_spans", given, where="body: 'claims[].claim.char_spans'", limits=limits)  # before reading
     line = next(franq.read_results(record, with_input=True, name="body"))  # a wrong field: InputError
     spans = 0
     for i, c in enumerate(line.result.claims):
