@@ -5,6 +5,14 @@ model loaded each time) against `franq serve` (loaded once, then POST /score per
 
 Both score the bundled example with the default (embedded) stack on this machine; the
 table gives wall-clock seconds. Writes the table and the command to --out.
+
+    OMP_NUM_THREADS=1 python scripts/bench_serve.py bounds --before DIR [--out benchmarks/results/serve_bounds.md]
+
+The hostile cases of issue 29 against the service of an older checkout (DIR, e.g.
+``git archive main | tar -x -C DIR``) and of this one, side by side: each answer's
+status and seconds, how long /health took meanwhile, the server's peak memory, and how
+long the process took to exit after SIGTERM with a request in progress (scripts/
+bench_serve_bounds.py).
 """
 from __future__ import annotations
 
@@ -63,6 +71,10 @@ def serve_seconds(n: int) -> tuple[float, list[float]]:
 
 
 def main() -> None:
+    if sys.argv[1:2] == ["bounds"]:
+        import bench_serve_bounds
+
+        return bench_serve_bounds.main(sys.argv[2:])
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--requests", type=int, default=5)
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "serve.md"))

@@ -185,3 +185,75 @@ def test_without_chromium_the_browser_tests_skip_saying_why_or_fail_when_require
     monkeypatch.setenv("FRANQ_REQUIRE_BROWSER", "1")
     with pytest.raises(pytest.fail.Exception, match="FRANQ_REQUIRE_BROWSER is set but Chromium was not found"):
         servers.chrome_driver()
+
+
+class CountingPipeline:
+    """The tiny pipeline, counting the scoring calls that reach it."""
+
+    def __init__(self, inner):
+        self.inner, self.lm, self.config, self.components = inner, inner.lm, inner.config, inner.components
+        self.calls = 0
+
+    def score_many(self, examples, mode=None):
+        self.calls += 1
+        return self.inner.score_many(examples, mode=mode)
+
+
+CROSS_SITE_PAGE = """<!DOCTYPE html><html><body><p>another site</p><script>
+async function attempt(url, init) {
+  try { var r = await fetch(url, init); return "status " + r.status + " type " + r.type; }
+  catch (e) { return "failed: " + e.name; }
+}
+window.tryScore = async function (service, body) {
+  return {
+    json: await attempt(service + "/score", {method: "POST", headers: {"content-type": "application/json"}, body: body}),
+    plain: await attempt(service + "/score", {method: "POST", headers: {"content-type": "text/plain"}, body: body}),
+    plain_no_cors: await attempt(service + "/score", {method: "POST", mode: "no-cors", body: body}),
+    read_health: await attempt(service + "/health", {}),
+  };
+};
+</script></body></html>"""
+
+
+def test_a_page_on_another_loopback_port_can_neither_score_nor_read(browser, tiny_lm):
+    """Issue 28: a page served from another port (another origin) POSTs to the service with
+    fetch, as JSON (a CORS preflight the service never grants) and as text/plain (a "simple
+    request" the browser sends without asking, refused by the service: 415 and 403). No
+    scoring call reaches the model, and the page reads nothing."""
+    import json
+    from http.server import BaseHTTPRequestHandler
+
+    from servers import chat_server
+
+    class Page(BaseHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+        def do_GET(self):
+            body = CROSS_SITE_PAGE.encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    pipeline = CountingPipeline(make_franq(tiny_lm))
+    with serve_in_thread(create_app(pipeline)) as service, chat_server(Page) as other:
+        page = other.base_url.removesuffix("/v1") + "/"
+        assert page.rsplit(":", 1)[1] != service.rsplit(":", 1)[1]
+        browser.get(page)
+        body = json.dumps({"question": "q", "passages": ["The tower is in Paris."], "answer": "It is in Paris."})
+        browser.set_script_timeout(600)  # generous: a busy machine only makes it slower
+        result = browser.execute_async_script(
+            "var done = arguments[arguments.length - 1]; window.tryScore(arguments[0], arguments[1]).then(done);",
+            service, body)
+        assert result["json"].startswith("failed") and result["plain"].startswith("failed"), result
+        assert result["read_health"].startswith("failed"), result  # no CORS grant: nothing is read
+        assert result["plain_no_cors"] == "status 0 type opaque", result  # sent, unreadable, and refused:
+        assert pipeline.calls == 0  # no request from the other site reached the model
+        # the service's own page still scores (same origin)
+        browser.get(service + "/")
+        own = browser.execute_async_script(
+            "var done = arguments[arguments.length - 1]; fetch('/score', {method: 'POST', headers: "
+            "{'content-type': 'application/json'}, body: arguments[0]}).then(r => done(r.status));", body)
+        assert own == 200 and pipeline.calls == 1

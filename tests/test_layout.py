@@ -32,10 +32,11 @@ EVAL_ONLY = ("lm_polygraph", "matplotlib", "xgboost")
 WORKBENCH = ("franq.fit", "franq.evaluation")
 APPS = ("franq.apps",)
 COMMAND = ("franq.cli", "franq.__main__")
-EXTENSIONS = ("franq.lm", "franq.io", "franq.registry", "franq.evaluation.metrics", "franq.cli.options")
+EXTENSIONS = ("franq.lm", "franq.io", "franq.registry", "franq.evaluation.metrics", "franq.cli.options",
+              "franq.limits")
 """What an application may import besides the public API: the language-model layer (models,
 prompts, label probabilities, chat clients), input parsing, the component registry, the
-project's one metrics module and the shared command-line option groups."""
+project's one metrics module, the shared command-line option groups and the one table of limits."""
 PUBLIC_API = {
     "AnswerScore", "CalibratorInfo", "CausalLM", "Claim", "ClaimScore", "ContextOverflowError", "Decision", "Example",
     "Franq", "FranqConfig", "FranqError", "InputError", "ModelNotFoundError", "Passage", "read_results",

@@ -174,7 +174,8 @@ def test_franq_serve_command_binds_loopback_and_serves(tiny_lm_path):
                 break
             except httpx.TransportError:
                 time.sleep(0.1)
-        assert health.json()["model"] == str(tiny_lm_path)
+        assert health.json()["model"] == tiny_lm_path.name  # the name, never the absolute path
+        assert str(tiny_lm_path) not in health.text
         record = HTTP.post(f"http://127.0.0.1:{port}/score", json=EXAMPLE).json()
         assert {c["verdict"] for c in record["claims"]} <= {"likely_true", "likely_false"}
         assert None not in {c["verdict"] for c in record["claims"] if c["status"] == "scored"}

@@ -24,6 +24,7 @@ from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
 import franq
+from franq.apps.spans import segments  # noqa: F401 - part of this module's interface
 
 BUCKETS = (  # (upper bound of P(true), colour, label); a claim is in the first bucket whose bound exceeds it
     (0.2, "#e8655d", "P(true) < 0.2"),
@@ -81,19 +82,7 @@ def least_p_true(result: franq.AnswerScore) -> float | None:
     return min(ps) if ps else None
 
 
-# ---------------------------------------------------------------------------- geometry
-def segments(answer: str, claims: Sequence[franq.ClaimScore]) -> list[tuple[int, int, tuple[int, ...]]]:
-    """The answer cut at every claim span boundary: ``(start, end, claim indices covering it)``
-    for every piece, covered or not, in order (claims may overlap: atomic claims do)."""
-    spans = [(k, s, e) for k, c in enumerate(claims) for s, e in c.claim.char_spans if 0 <= s < e <= len(answer)]
-    cuts = sorted({0, len(answer), *(s for _, s, _ in spans), *(e for _, _, e in spans)})
-    out = []
-    for a, b in zip(cuts, cuts[1:]):
-        covering = tuple(sorted({k for k, s, e in spans if s <= a and b <= e}))
-        out.append((a, b, covering))
-    return out
-
-
+# ---------------------------------------------------------------------------- passage windows (segments: franq.apps.spans)
 def _words(text: str) -> list[str]:
     return [w for w in WORD_RE.findall(text.lower()) if w not in STOPWORDS]
 

@@ -6,34 +6,48 @@
 Endpoints (JSON bodies match the Python API; each result is the record ``franq score``
 writes, see :func:`franq.result_record`):
 
-    GET  /health       {"status": "ok", "model", "components"}
+    GET  /health       {"status", "model", "mode", "components", "in_progress"} (names, never paths)
     POST /score        {"question", "passages", "answer", "claims"?, "id"?, "meta"?, "mode"?, "threshold"?}
     POST /score_many   {"examples": [...], "mode"?, "threshold"?} -> {"results": [...]}
     POST /answer       {"question", "passages", "max_new_tokens"?, "mode"?, "threshold"?}
     POST /render       a result record -> {"html": the highlighted view of it}
     GET  /             a page to paste a question, passages and an answer and see the view
+    GET  /docs, /openapi.json   only with --docs (a page of this service, nothing from a CDN)
 
 Bad input is a 400 (422 for a body that is not a JSON object) whose ``detail`` names the
-field; a body over ``--max-body-bytes`` is a 413; when ``--max-pending`` requests are
-already waiting for the model, a 503. Scoring runs one request at a time (one loaded
-model) in a worker thread, so ``/health`` answers while a request is scored. Binds to
-127.0.0.1 unless told otherwise: there is no authentication.
+field, never a 500; a request over one of franq's limits (:mod:`franq.limits`: the body's
+bytes, JSON depth, examples per request, passages, characters, claims, spans; the same
+table as ``franq score``; ``--limit NAME=N``) a 413 naming it. Only the service's own
+pages and non-browser clients get in (:mod:`franq.apps.serve_guard`): a POST must be
+``application/json`` (415), the Host header must name this service (400; ``--allow-host``)
+and an Origin must be its own (403; ``--allow-origin``). A body must arrive within
+``--read-timeout`` (408). Parsing, scoring and rendering run in worker threads, never on
+the event loop, so ``/health`` answers while they work; one request at a time holds the
+model; more than ``--max-pending`` at once get a 503; each request has
+``--request-timeout`` seconds (504 after, the model released at its next forward pass);
+on SIGTERM the request in progress is stopped the same way and the process exits within
+``--shutdown-timeout``. Binds to 127.0.0.1 unless told otherwise: there is no
+authentication.
 """
 # no `from __future__ import annotations`: FastAPI reads the handlers' annotations (Request) at runtime
-import asyncio
 import dataclasses
-import json
+import logging
+import os
 import socket
-import threading
+from pathlib import Path
 
 import click
 
 import franq
+from franq import limits as table
 from franq.apps import render
+from franq.apps.serve_checks import check_example, render_line, view_html
+from franq.apps.serve_guard import Guard, Refused, Work, hook_model, load_json, log
 
-MAX_BODY_BYTES = 2 * 2**20
 MAX_PENDING = 8
-MAX_EXAMPLES = 64
+REQUEST_TIMEOUT = 300.0
+READ_TIMEOUT = 30.0
+SHUTDOWN_TIMEOUT = 10.0
 REQUEST_KEYS = ("mode", "threshold")
 
 
@@ -44,31 +58,6 @@ def _require_fastapi():
     if missing:
         raise click.ClickException(f"franq serve needs FastAPI and uvicorn ({', '.join(missing)} missing): "
                                    f"pip install 'franq[serve]'")
-
-
-class BodyLimit:
-    """ASGI middleware: a request that declares a body over ``limit`` bytes gets a 413 before
-    any of it is read (a body without a length is counted as it is read: :func:`create_app`)."""
-
-    def __init__(self, app, limit: int):
-        self.app = app
-        self.limit = limit
-
-    async def __call__(self, scope, receive, send):
-        if scope["type"] == "http":
-            declared = dict(scope.get("headers") or ()).get(b"content-length")
-            if declared is not None and declared.isdigit() and int(declared) > self.limit:
-                body = json.dumps({"detail": too_large(self.limit)}).encode()
-                await send({"type": "http.response.start", "status": 413,
-                            "headers": [(b"content-type", b"application/json"),
-                                        (b"content-length", str(len(body)).encode())]})
-                await send({"type": "http.response.body", "body": body})
-                return
-        await self.app(scope, receive, send)
-
-
-def too_large(limit: int) -> str:
-    return f"request body over the limit of {limit} bytes (--max-body-bytes)"
 
 
 def _with_verdicts(result: franq.AnswerScore, threshold: float | None) -> franq.AnswerScore:
@@ -92,128 +81,165 @@ def _options(body: dict, where: str = "") -> tuple[str | None, float | None]:
     return mode, threshold
 
 
-def create_app(pipeline, *, max_body_bytes: int = MAX_BODY_BYTES, max_pending: int = MAX_PENDING,
-               max_examples: int = MAX_EXAMPLES):
-    """The ASGI app around a loaded :class:`franq.Franq` (tests pass a tiny one)."""
+def shown_name(name) -> str:
+    """A model or calibrator as /health shows it: a local path by its last part (the
+    service does not disclose its file system), a hub name or a label as is."""
+    text = str(name)
+    return Path(text).name if os.path.isabs(text) or os.path.exists(text) else text
+
+
+def _body(data: bytes, limits: dict) -> dict:
+    body = load_json(data, max_depth=limits["json_depth"])
+    if not isinstance(body, dict):
+        raise Refused(422, f"body: expected a JSON object, got {type(body).__name__}")
+    return body
+
+
+def create_app(pipeline, *, limits=None, max_body_bytes: int | None = None, max_pending: int = MAX_PENDING,
+               max_examples: int | None = None, request_timeout: float = REQUEST_TIMEOUT,
+               read_timeout: float = READ_TIMEOUT, allow_hosts=(), allow_origins=(), docs: bool = False):
+    """The ASGI app around a loaded :class:`franq.Franq` (tests pass a tiny one). ``limits``:
+    overrides of :mod:`franq.limits` (``max_body_bytes`` and ``max_examples`` set
+    ``body_bytes`` and ``examples_per_request``). Returns the app; its ``work`` attribute
+    (:class:`~franq.apps.serve_guard.Work`) stops the requests in progress on shutdown."""
     from fastapi import FastAPI, Request
     from fastapi.responses import HTMLResponse, JSONResponse
-    from starlette.concurrency import run_in_threadpool
 
+    limits = table.resolve({**(limits or {}),
+                            **({"body_bytes": max_body_bytes} if max_body_bytes is not None else {}),
+                            **({"examples_per_request": max_examples} if max_examples is not None else {})})
     app = FastAPI(title="franq", description="Claim-level P(true) of RAG answers (FRANQ).",
-                  version=getattr(franq, "__version__", "?"))
-    model_lock = threading.Lock()  # one loaded model: one scoring call at a time
-    pending = asyncio.Semaphore(max_pending)
+                  version=getattr(franq, "__version__", "?"), docs_url=None, redoc_url=None,
+                  openapi_url="/openapi.json" if docs else None)
+    work = Work(timeout=request_timeout, slots=max_pending)
+    hook_model(getattr(pipeline.lm, "model", None))  # the budget is checked at every forward pass
 
-    async def body_of(request: Request) -> dict:
-        data = bytearray()
-        async for chunk in request.stream():
-            data += chunk
-            if len(data) > max_body_bytes:
-                raise _Bad(413, too_large(max_body_bytes))
-        try:
-            body = json.loads(bytes(data))
-        except ValueError as exc:
-            raise _Bad(400, f"body: not valid JSON ({exc})") from None
-        if not isinstance(body, dict):
-            raise _Bad(422, f"body: expected a JSON object, got {type(body).__name__}")
-        return body
-
-    async def run(fn, *args):
-        if pending.locked():
-            raise _Bad(503, f"busy: {max_pending} requests are already waiting (--max-pending); retry later")
-        async with pending:
-            def locked():
-                with model_lock:
-                    return fn(*args)
-            try:
-                return await run_in_threadpool(locked)
-            except franq.FranqError as exc:
-                raise _Bad(400, str(exc)) from None
-            except ValueError as exc:  # e.g. the model generated an empty answer
-                raise _Bad(422, str(exc)) from None
-
-    @app.exception_handler(_Bad)
-    async def _bad(request, exc):  # noqa: ANN001
+    @app.exception_handler(Refused)
+    async def _refused(request, exc):  # noqa: ANN001
         return JSONResponse({"detail": exc.detail}, status_code=exc.status)
 
     @app.exception_handler(franq.FranqError)
-    async def _input(request, exc):  # noqa: ANN001 - validation outside the model lock
-        return JSONResponse({"detail": str(exc)}, status_code=400)
+    async def _input(request, exc):  # noqa: ANN001 - over a limit: 413; any other bad field: 400
+        return JSONResponse({"detail": str(exc)}, status_code=413 if isinstance(exc, table.LimitError) else 400)
+
+    async def on_model(fn, data: bytes):
+        """``fn(body)`` in a worker thread holding the model; the body parsed and checked there."""
+        def job():
+            body = _body(data, limits)
+            ready = fn(body)  # validation (no model): returns the scoring call
+            return work.with_model(ready)()
+        try:
+            return await work.run("model", job)
+        except (Refused, franq.FranqError):
+            raise
+        except ValueError as exc:  # e.g. the model generated an empty answer
+            raise Refused(422, str(exc)) from None
 
     @app.get("/health")
     async def health():
-        return {"status": "ok", "model": pipeline.lm.name, "mode": pipeline.config.mode,
-                "components": pipeline.components}
+        components = {mode: {**c, "calibrator": shown_name(c.get("calibrator", "none"))}
+                      for mode, c in pipeline.components.items()}
+        return {"status": "stopping" if work.stopping.is_set() else "ok", "model": shown_name(pipeline.lm.name),
+                "mode": pipeline.config.mode, "components": components, "in_progress": dict(work.busy)}
 
-    def score_examples(items: list[dict], mode: str | None, threshold: float | None) -> list[dict]:
-        examples = [franq.Example.from_dict(it, f"examples[{i}]" if len(items) > 1 else "")
-                    for i, it in enumerate(items)]
-        results = pipeline.score_many(examples, mode=mode)
-        return [franq.result_record(ex.id, _with_verdicts(res, threshold), ex) for ex, res in zip(examples, results)]
+    def scoring(items: list, mode: str | None, threshold: float | None):
+        where = (lambda i: f"examples[{i}]") if len(items) > 1 else (lambda i: "")
+        for i, item in enumerate(items):
+            check_example(item, limits, where(i))
+        examples = [franq.Example.from_dict(it, where(i)) for i, it in enumerate(items)]
 
-    @app.post("/score")
-    async def score(request: Request):
-        body = await body_of(request)
+        def score():
+            results = pipeline.score_many(examples, mode=mode)
+            return [franq.result_record(ex.id, _with_verdicts(res, threshold), ex)
+                    for ex, res in zip(examples, results)]
+        return score
+
+    def score_one(body: dict):
         mode, threshold = _options(body)
-        return (await run(score_examples, [{k: v for k, v in body.items() if k not in REQUEST_KEYS}], mode,
-                          threshold))[0]
+        run = scoring([{k: v for k, v in body.items() if k not in REQUEST_KEYS}], mode, threshold)
+        return lambda: run()[0]
 
-    @app.post("/score_many")
-    async def score_many(request: Request):
-        body = await body_of(request)
+    def score_batch(body: dict):
         unknown = sorted(set(body) - {"examples", *REQUEST_KEYS})
         if unknown:
-            raise _Bad(400, f"unknown field(s) {unknown}; expected 'examples', 'mode', 'threshold'")
+            raise Refused(400, f"unknown field(s) {unknown}; expected 'examples', 'mode', 'threshold'")
         examples = body.get("examples")
         if not isinstance(examples, list) or not examples:
-            raise _Bad(400, "'examples' must be a non-empty list of {question, passages, answer} objects")
-        if len(examples) > max_examples:
-            raise _Bad(413, f"'examples' has {len(examples)} items, over the limit of {max_examples} per request")
+            raise Refused(400, "'examples' must be a non-empty list of {question, passages, answer} objects")
+        table.check("examples_per_request", len(examples), where="'examples'", limits=limits)
         mode, threshold = _options(body)
-        return {"results": await run(score_examples, examples, mode, threshold)}
+        run = scoring(examples, mode, threshold)
+        return lambda: {"results": run()}
 
-    @app.post("/answer")
-    async def answer(request: Request):
-        body = await body_of(request)
+    def generate(body: dict):
         unknown = sorted(set(body) - {"question", "passages", "max_new_tokens", *REQUEST_KEYS})
         if unknown:
-            raise _Bad(400, f"unknown field(s) {unknown}; expected 'question', 'passages', 'max_new_tokens', "
-                            f"'mode', 'threshold'")
+            raise Refused(400, f"unknown field(s) {unknown}; expected 'question', 'passages', 'max_new_tokens', "
+                               f"'mode', 'threshold'")
         for key in ("question", "passages"):
             if key not in body:
-                raise _Bad(400, f"missing field '{key}'")
-        n = body.get("max_new_tokens")
-        if n is not None and (isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= 2048):
-            raise _Bad(400, f"'max_new_tokens' must be an integer in [1, 2048], got {n!r}")
+                raise Refused(400, f"missing field '{key}'")
+        n, most = body.get("max_new_tokens"), limits["max_new_tokens"]
+        if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 1):
+            raise Refused(400, f"'max_new_tokens' must be an integer in [1, {most}], got {n!r}")
+        if n is not None:
+            table.check("max_new_tokens", n, where="'max_new_tokens'", limits=limits)
+        check_example(body, limits)
         mode, threshold = _options(body)
+        passages = franq.Example.from_dict({"question": body["question"], "passages": body["passages"],
+                                            "answer": "-"}).passages  # validated before the model
 
-        def generate():
-            res = pipeline.answer(body["question"], body["passages"], max_new_tokens=n, mode=mode)
+        def answer():
+            res = pipeline.answer(body["question"], passages, max_new_tokens=n, mode=mode)
             example = franq.Example.from_dict({"question": res.question, "passages": body["passages"],
                                                "answer": res.answer})
             return franq.result_record(None, _with_verdicts(res, threshold), example)
-        return await run(generate)
+        return answer
+
+    @app.post("/score")
+    async def score(request: Request):
+        return await on_model(score_one, await request.body())
+
+    @app.post("/score_many")
+    async def score_many(request: Request):
+        return await on_model(score_batch, await request.body())
+
+    @app.post("/answer")
+    async def answer(request: Request):
+        return await on_model(generate, await request.body())
 
     @app.post("/render")
     async def render_view(request: Request):
-        record = await body_of(request)
-        if not isinstance(record.get("claims"), list) or not isinstance(record.get("answer"), str):
-            raise _Bad(400, "body: expected a result record with 'answer' and 'claims' (what /score returns)")
-        result = next(franq.read_results(record, with_input=True, name="body"))  # a wrong field: 400
-        return {"html": render.answer_html(result, 0)}
+        data = await request.body()
+
+        def job():
+            return {"html": view_html(render_line(_body(data, limits), limits), limits)}
+        return await work.run("render", job)
 
     @app.get("/", response_class=HTMLResponse)
     async def page():
         return render.document_html("franq", PAGE_BODY.replace("{legend}", render.legend_html()))
 
-    return BodyLimit(app, max_body_bytes)
+    if docs:
+        @app.get("/docs", response_class=HTMLResponse)
+        async def docs_page():
+            return render.document_html("franq API", _docs_body(app.openapi()))
+
+    guarded = Guard(app, body_bytes=limits["body_bytes"], read_timeout=read_timeout, allow_hosts=allow_hosts,
+                    allow_origins=allow_origins)
+    guarded.work = work
+    return guarded
 
 
-class _Bad(Exception):
-    def __init__(self, status: int, detail: str):
-        super().__init__(detail)
-        self.status = status
-        self.detail = detail
+def _docs_body(schema: dict) -> str:
+    """The endpoints of the OpenAPI schema as a plain page (no script, nothing loaded from a CDN)."""
+    esc = render._e
+    rows = "".join(f"<tr><td>{esc(method.upper())}</td><td><code>{esc(path)}</code></td>"
+                   f"<td>{esc(op.get('summary', ''))}</td></tr>"
+                   for path, ops in schema.get("paths", {}).items() for method, op in ops.items())
+    return (f"<header><h1>franq API</h1><div class='muted'>The schema: <a href='/openapi.json'>/openapi.json</a>; "
+            f"the request and result fields: the module docstring of franq.apps.serve and the README.</div></header>"
+            f"<table><thead><tr><th>method</th><th>path</th><th>summary</th></tr></thead><tbody>{rows}</tbody></table>")
 
 
 PAGE_BODY = """
@@ -251,6 +277,30 @@ document.getElementById("score-form").addEventListener("submit", async function 
 """
 
 
+def _limit_overrides(values) -> dict[str, int]:
+    out = {}
+    for value in values:
+        name, sep, number = value.partition("=")
+        if not sep or not number.strip().isdigit():
+            raise click.BadParameter(f"expected NAME=N (e.g. body_bytes=4194304), got {value!r}", param_hint="--limit")
+        out[name.strip()] = int(number)
+    return out
+
+
+def _server(config, work: Work):
+    """uvicorn's server, told about SIGTERM / Ctrl-C: the requests in progress stop at their
+    next checkpoint (:class:`~franq.apps.serve_guard.Work`) while uvicorn stops listening
+    and waits at most ``timeout_graceful_shutdown`` for their connections."""
+    import uvicorn
+
+    class Server(uvicorn.Server):
+        def handle_exit(self, sig, frame):
+            log.warning("franq serve: signal %d: stopping (requests in progress are stopped)", sig)
+            work.stop()
+            super().handle_exit(sig, frame)
+    return Server(config)
+
+
 @click.command()
 @click.option("--host", default="127.0.0.1", show_default=True,
               help="Address to bind (there is no authentication: keep it on loopback unless you know why).")
@@ -264,17 +314,38 @@ document.getElementById("score-form").addEventListener("submit", async function 
 @click.option("--mode", type=click.Choice(["long", "short", "auto"]), default=None, help="Default preset.")
 @click.option("--threshold", type=click.FloatRange(0.0, 1.0), default=None,
               help="Default verdict threshold (a request's 'threshold' overrides it).")
-@click.option("--max-body-bytes", type=click.IntRange(min=1024), default=MAX_BODY_BYTES, show_default=True,
-              help="Largest request body.")
+@click.option("--limit", "limit_values", multiple=True, metavar="NAME=N",
+              help="Raise or lower one of franq's limits (docs/batch.md), e.g. body_bytes=4194304, passages=2000.")
+@click.option("--max-body-bytes", type=click.IntRange(min=1024), default=None,
+              help="Largest request body (the limit body_bytes, 2 MiB by default).")
 @click.option("--max-pending", type=click.IntRange(min=1), default=MAX_PENDING, show_default=True,
-              help="Scoring requests allowed to wait for the model; more get a 503.")
+              help="Requests allowed in progress or waiting for the model at once; more get a 503.")
+@click.option("--request-timeout", type=click.FloatRange(min=0.1), default=REQUEST_TIMEOUT, show_default=True,
+              help="Seconds a request may take, waiting included; then a 504 and the model is released at its "
+                   "next forward pass.")
+@click.option("--read-timeout", type=click.FloatRange(min=0.1), default=READ_TIMEOUT, show_default=True,
+              help="Seconds a client has to send a request body; then a 408 and the connection is closed.")
+@click.option("--shutdown-timeout", type=click.FloatRange(min=0.1), default=SHUTDOWN_TIMEOUT, show_default=True,
+              help="On SIGTERM, seconds the request in progress has to stop before the process exits anyway.")
+@click.option("--allow-host", "allow_hosts", multiple=True, metavar="NAME",
+              help="Another name this service answers to in the Host header (loopback names and the bound "
+                   "address always; '*': any, e.g. behind a proxy that checks it).")
+@click.option("--allow-origin", "allow_origins", multiple=True, metavar="URL",
+              help="Another origin whose pages may call this service (e.g. http://intranet.example:3000).")
+@click.option("--docs", is_flag=True, help="Serve /openapi.json and a plain /docs page (off by default).")
 def serve(host, port, config_path, model, gguf_file, device, faithfulness, calibrator, mode, threshold,
-          max_body_bytes, max_pending):
-    """Serve franq over HTTP: the model is loaded once; POST /score, /score_many, /answer; GET /health;
-    GET / is a page to paste an answer and see its claims coloured by P(true)."""
+          limit_values, max_body_bytes, max_pending, request_timeout, read_timeout, shutdown_timeout, allow_hosts,
+          allow_origins, docs):
+    """Serve franq over HTTP: the model is loaded once; POST /score, /score_many, /answer, /render;
+    GET /health; GET / is a page to paste an answer and see its claims coloured by P(true)."""
     _require_fastapi()
     import uvicorn
 
+    overrides = _limit_overrides(limit_values)
+    try:
+        table.resolve(overrides, where="--limit")
+    except franq.FranqError as exc:
+        raise click.ClickException(str(exc)) from None
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -289,11 +360,23 @@ def serve(host, port, config_path, model, gguf_file, device, faithfulness, calib
     try:
         cfg = franq.FranqConfig.from_file(config_path) if config_path else franq.FranqConfig()
         pipeline = franq.Franq.from_config(cfg.with_overrides({k: v for k, v in flags.items() if v is not None}))
+        limits = {**(getattr(cfg, "limits", None) or {}), **overrides}  # [limits] of the config, then --limit
+        app = create_app(pipeline, limits=limits, max_body_bytes=max_body_bytes, max_pending=max_pending,
+                         request_timeout=request_timeout, read_timeout=read_timeout, allow_hosts=allow_hosts,
+                         allow_origins=allow_origins, docs=docs)
     except franq.FranqError as exc:
         sock.close()
         raise click.ClickException(str(exc)) from None
-    app = create_app(pipeline, max_body_bytes=max_body_bytes, max_pending=max_pending)
+    if not log.handlers:  # one line per event on stderr (client gone, read timeout, signal)
+        handler = logging.StreamHandler()
+        handler.setFormatter(logging.Formatter("%(message)s"))
+        log.addHandler(handler)
+        log.propagate = False
     port = sock.getsockname()[1]
     shown = f"[{host}]" if family == socket.AF_INET6 else host
     click.echo(f"franq serve: {pipeline.lm.name} on http://{shown}:{port}/ (Ctrl-C to stop)", err=True)
-    uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[sock])
+    config = uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=shutdown_timeout)
+    _server(config, app.work).run(sockets=[sock])
+    if not app.work.wait(shutdown_timeout):  # a request stuck between checkpoints: do not wait for it
+        log.warning("franq serve: a request did not stop within %g s (--shutdown-timeout); exiting", shutdown_timeout)
+        os._exit(1)
