@@ -17,7 +17,7 @@ docs/batch.md lists the table.
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -102,3 +102,93 @@ def check(name: str, value: int, *, where: str = "", limits: Mapping[str, int] |
     if value > bound:
         raise LimitError(message(name, value, where=where, limit=bound))
     return value
+
+
+@dataclass(frozen=True)
+class Limits(Mapping):
+    """The limits in force, as a mapping ``name -> int``: the defaults with the overrides a
+    config's ``[limits]`` table and ``--limit NAME=N`` gave (kept in :attr:`overrides`).
+    Frozen and hashable like the rest of :class:`~franq.config.FranqConfig`, whose
+    ``limits`` it is."""
+
+    overrides: tuple[tuple[str, int], ...] = ()
+
+    @classmethod
+    def of(cls, table: Any = None, *, where: str = "[limits]") -> Limits:
+        """``table`` (``{"passages": 2000}``) checked: known names, whole numbers >= 1."""
+        if isinstance(table, Limits):
+            return table
+        if table is not None and not isinstance(table, Mapping):
+            raise InputError(f"{where}: expected a table of NAME = N, got {type(table).__name__}")
+        resolve(table, where=where)
+        given = dict(table or {})
+        return cls(tuple((name, given[name]) for name in LIMITS if name in given))
+
+    def __getitem__(self, name: str) -> int:
+        for key, value in self.overrides:
+            if key == name:
+                return value
+        return LIMITS[name].default
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(LIMITS)
+
+    def __len__(self) -> int:
+        return len(LIMITS)
+
+    def check(self, name: str, value: int, *, where: str = "") -> int:
+        """:func:`check` against these limits."""
+        return check(name, value, where=where, limits=self)
+
+
+SETTINGS = (("model.threads", "threads"), ("uq.n_samples", "samples"), ("model.max_new_tokens", "max_new_tokens"),
+            ("uq.max_sample_tokens", "max_new_tokens"), ("decomposer.max_tokens", "max_new_tokens"))
+"""The config settings each bounded by a limit: ``(section.key, limit name)``."""
+
+
+def check_settings(config) -> None:
+    """The settings of :data:`SETTINGS` in ``config`` (a :class:`~franq.config.FranqConfig`)
+    within ``config.limits``: checked when the config is built, before any model loads."""
+    for key, name in SETTINGS:
+        section, field = key.split(".")
+        value = getattr(getattr(config, section), field)
+        if isinstance(value, int) and not isinstance(value, bool):
+            check(name, value, where=f"config '{key}'", limits=config.limits)
+
+
+def check_inputs(question: str | None, passages: Sequence, *, limits: Mapping[str, int] | None = None,
+                 where: str = "") -> None:
+    """A question and its passages (objects with ``text`` and ``title``) within ``limits``:
+    how many passages, characters per passage and of them all, characters of the question."""
+    at = f"{where}: " if where else ""
+    if question is not None:
+        check("question_chars", len(question), where=f"{at}'question'", limits=limits)
+    check("passages", len(passages), where=f"{at}'passages'", limits=limits)
+    total = 0
+    for i, p in enumerate(passages):
+        n = len(p.text) + len(p.title or "")
+        check("passage_chars", n, where=f"{at}'passages[{i}]'", limits=limits)
+        total += n
+    check("context_chars", total, where=f"{at}'passages'", limits=limits)
+
+
+def check_example(example, *, limits: Mapping[str, int] | None = None, where: str = ""):
+    """``example`` (a :class:`~franq.io.Example`) within ``limits``: its question, passages,
+    answer and given claims (:func:`check_inputs`, ``answer_chars``, ``claims``,
+    ``claim_chars``). Returns ``example``."""
+    at = f"{where}: " if where else ""
+    check_inputs(example.question, example.passages, limits=limits, where=where)
+    check("answer_chars", len(example.answer), where=f"{at}'answer'", limits=limits)
+    if example.claims is not None:
+        check("claims", len(example.claims), where=f"{at}'claims'", limits=limits)
+        for i, claim in enumerate(example.claims):
+            check("claim_chars", len(claim), where=f"{at}'claims[{i}]'", limits=limits)
+    return example
+
+
+def markdown_table() -> str:
+    """The table of limits as docs/batch.md shows it (a test keeps the two the same)."""
+    rows = ["| limit | default | what it bounds | raise it with |", "|---|---:|---|---|"]
+    rows += [f"| `{x.name}` | {x.default:,} {x.unit} | {x.what} | `[limits] {x.name} = N`, `--limit {x.name}=N` |"
+             for x in _TABLE]
+    return "\n".join(rows)
