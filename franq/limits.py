@@ -86,21 +86,26 @@ def resolve(overrides: Mapping[str, Any] | None = None, *, where: str = "[limits
     return values
 
 
-def message(name: str, value: int, *, where: str = "", limit: int | None = None) -> str:
-    """The one-line error for ``value`` over limit ``name``."""
+def message(name: str, value: int, *, where: str = "", limit: int | None = None, subject: str = "") -> str:
+    """The one-line error for ``value`` over limit ``name``: ``"line 3: 'passages[0]' is
+    800 characters, over the limit of 500 (...; raise it with ...)"`` (``where``: ``line 3``;
+    ``subject``: ``'passages[0]'``, optional)."""
     spec = LIMITS[name]
     bound = spec.default if limit is None else limit
     prefix = f"{where}: " if where else ""
-    return (f"{prefix}{value} {spec.unit}, over the limit of {bound} ({spec.what}; "
+    verb = "is" if spec.unit in ("characters", "bytes", "tokens", "levels") else "has"
+    amount = f"{subject} {verb} {value} {spec.unit}" if subject else f"{value} {spec.unit}"
+    return (f"{prefix}{amount}, over the limit of {bound} ({spec.what}; "
             f"raise it with [limits] {name} = N or --limit {name}=N)")
 
 
-def check(name: str, value: int, *, where: str = "", limits: Mapping[str, int] | None = None) -> int:
+def check(name: str, value: int, *, where: str = "", limits: Mapping[str, int] | None = None,
+          subject: str = "") -> int:
     """``value`` itself when it is within limit ``name`` (from ``limits``, else the default);
     otherwise :class:`LimitError` with :func:`message`."""
     bound = (limits or {}).get(name, LIMITS[name].default)
     if value > bound:
-        raise LimitError(message(name, value, where=where, limit=bound))
+        raise LimitError(message(name, value, where=where, limit=bound, subject=subject))
     return value
 
 
@@ -153,36 +158,34 @@ def check_settings(config) -> None:
         section, field = key.split(".")
         value = getattr(getattr(config, section), field)
         if isinstance(value, int) and not isinstance(value, bool):
-            check(name, value, where=f"config '{key}'", limits=config.limits)
+            check(name, value, where="config", subject=f"'{key}'", limits=config.limits)
 
 
 def check_inputs(question: str | None, passages: Sequence, *, limits: Mapping[str, int] | None = None,
                  where: str = "") -> None:
     """A question and its passages (objects with ``text`` and ``title``) within ``limits``:
     how many passages, characters per passage and of them all, characters of the question."""
-    at = f"{where}: " if where else ""
     if question is not None:
-        check("question_chars", len(question), where=f"{at}'question'", limits=limits)
-    check("passages", len(passages), where=f"{at}'passages'", limits=limits)
+        check("question_chars", len(question), where=where, subject="'question'", limits=limits)
+    check("passages", len(passages), where=where, subject="'passages'", limits=limits)
     total = 0
     for i, p in enumerate(passages):
         n = len(p.text) + len(p.title or "")
-        check("passage_chars", n, where=f"{at}'passages[{i}]'", limits=limits)
+        check("passage_chars", n, where=where, subject=f"'passages[{i}]'", limits=limits)
         total += n
-    check("context_chars", total, where=f"{at}'passages'", limits=limits)
+    check("context_chars", total, where=where, subject="'passages' together", limits=limits)
 
 
 def check_example(example, *, limits: Mapping[str, int] | None = None, where: str = ""):
     """``example`` (a :class:`~franq.io.Example`) within ``limits``: its question, passages,
     answer and given claims (:func:`check_inputs`, ``answer_chars``, ``claims``,
     ``claim_chars``). Returns ``example``."""
-    at = f"{where}: " if where else ""
     check_inputs(example.question, example.passages, limits=limits, where=where)
-    check("answer_chars", len(example.answer), where=f"{at}'answer'", limits=limits)
+    check("answer_chars", len(example.answer), where=where, subject="'answer'", limits=limits)
     if example.claims is not None:
-        check("claims", len(example.claims), where=f"{at}'claims'", limits=limits)
+        check("claims", len(example.claims), where=where, subject="'claims'", limits=limits)
         for i, claim in enumerate(example.claims):
-            check("claim_chars", len(claim), where=f"{at}'claims[{i}]'", limits=limits)
+            check("claim_chars", len(claim), where=where, subject=f"'claims[{i}]'", limits=limits)
     return example
 
 

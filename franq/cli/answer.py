@@ -13,7 +13,8 @@ from franq.cli.score import HTML_OPTION, print_result
 from franq.cli.table import format_decision
 from franq import registry
 from franq.errors import FranqError
-from franq.io import parse_example
+from franq.io import parse_example, parse_passages
+from franq.limits import check, check_inputs
 from franq.results import ResultLine
 
 VERIFIERS = registry.names("verifiers")  # the answering app's, then plugins' (entry point group franq.verifiers)
@@ -50,6 +51,8 @@ def answer(question, passages, max_new_tokens, fmt, html_path, threshold, quiet,
 
     try:
         cfg = stack.config(threshold=threshold)
+        check_inputs(question, parse_passages(list(passages)), limits=cfg.limits)  # before the model loads
+        check("max_new_tokens", max_new_tokens or 1, subject="--max-new-tokens", limits=cfg.limits)
         with StageProgress(not quiet and interactive(), "franq answer") as progress:
             pipeline = load_pipeline(cfg)
             progress()

@@ -20,7 +20,6 @@ from franq.io import Example, load_json, parse_example
 from franq.runners.base import BATCH_TOKENS
 from franq.runners.local import score_file
 from franq.results import ResultLine, read_results, result_record
-from franq.runners.records import MAX_PASSAGE_CHARS, MAX_RECORD_BYTES
 
 
 @dataclass(frozen=True)
@@ -33,8 +32,10 @@ class BatchOptions:
     gpus_per_worker: float = 0.0
     ray_address: str | None = None
     batch_tokens: int = BATCH_TOKENS
-    max_record_bytes: int = MAX_RECORD_BYTES
-    max_passage_chars: int = MAX_PASSAGE_CHARS
+    max_record_bytes: int | None = None
+    """Old spelling of ``--limit record_bytes=N``."""
+    max_passage_chars: int | None = None
+    """Old spelling of ``--limit passage_chars=N``."""
 
 
 BATCH_OPTIONS = [
@@ -50,10 +51,10 @@ BATCH_OPTIONS = [
                  help="Ray: cluster address ('auto' = the running cluster). Default: a local Ray."),
     click.option("--batch-tokens", type=click.IntRange(min=0), default=BATCH_TOKENS, show_default=True,
                  help="Batch mode: answers per scoring call, by estimated tokens (0 = one answer per call)."),
-    click.option("--max-record-bytes", type=click.IntRange(min=1), default=MAX_RECORD_BYTES, show_default=True,
-                 help="Batch mode: a JSONL line longer than this is a bad record."),
-    click.option("--max-passage-chars", type=click.IntRange(min=1), default=MAX_PASSAGE_CHARS, show_default=True,
-                 help="Batch mode: a passage longer than this is a bad record."),
+    click.option("--max-record-bytes", type=click.IntRange(min=1), default=None,
+                 help="Same as --limit record_bytes=N: a JSONL line longer than this is a bad record."),
+    click.option("--max-passage-chars", type=click.IntRange(min=1), default=None,
+                 help="Same as --limit passage_chars=N: a passage longer than this is a bad record."),
 ]
 
 FORMAT_OPTION = click.option(
@@ -99,18 +100,21 @@ def score(input_path, output, errors_path, question, passages, answer, example, 
         cfg = stack.config(calibrator_mismatch=calibrator_mismatch, decomposer=decomposer,
                            decomposer_model=decomposer_model, decomposer_base_url=decomposer_base_url,
                            decomposer_backend="openai" if decomposer_base_url else None, threshold=threshold)
+        cfg = cfg.with_overrides({"limits.record_bytes": batch.max_record_bytes,
+                                  "limits.passage_chars": batch.max_passage_chars})
         if input_path and (input_path == "-" or input_path.endswith(".jsonl")):
             if fmt == "csv":
                 raise InputError("--format csv: a batch is written as JSONL (resumable); turn it into CSV with "
                                  "`franq report OUT.jsonl --csv CLAIMS.csv`")
             if html_path and output in (None, "-"):
                 raise InputError("--html: a batch report is made from the output file; give -o OUT.jsonl")
-            summary = score_file(cfg, input_path, output, errors_path=errors_path, progress=not quiet, **asdict(batch))
+            options = {k: v for k, v in asdict(batch).items() if k not in ("max_record_bytes", "max_passage_chars")}
+            summary = score_file(cfg, input_path, output, errors_path=errors_path, progress=not quiet, **options)
             click.echo(printable(summary.message()), err=True)
             if html_path:
                 write_html_report(html_path, output)
             return
-        ex = single_example(input_path, question, passages, answer, example)
+        ex = single_example(input_path, question, passages, answer, example, limits=cfg.limits)
         with StageProgress(not quiet and interactive(), "franq score") as progress:
             pipeline = load_pipeline(cfg)
             progress()
@@ -152,18 +156,19 @@ def write_html_report(html_path: str, scores_path: str) -> None:
     click.echo(f"wrote {html_path}: {len(lines)} answers", err=True)
 
 
-def single_example(input_path, question, passages, answer, example) -> Example:
-    """The one example a command was given: the bundled one, a ``.json`` file, or flags."""
+def single_example(input_path, question, passages, answer, example, *, limits=None) -> Example:
+    """The one example a command was given: the bundled one, a ``.json`` file, or flags;
+    within ``limits`` (:mod:`franq.limits`), checked before any model loads."""
     if example:
         text = resources.files("franq").joinpath("data/example.json").read_text(encoding="utf-8")
-        return parse_example(json.loads(text), "bundled example")
+        return parse_example(json.loads(text), "bundled example", limits=limits)
     if input_path:
         try:
             text = Path(input_path).read_text(encoding="utf-8")
         except (OSError, ValueError) as exc:
             raise InputError(f"{input_path}: cannot read a JSON object: {exc}") from None
-        return parse_example(load_json(text, input_path), input_path)
+        return parse_example(load_json(text, input_path), input_path, limits=limits)
     if not (question and passages and answer):
         raise InputError("give --question, at least one --passage and --answer; or a JSON/JSONL "
                          "file; or --example")
-    return parse_example({"question": question, "passages": list(passages), "answer": answer})
+    return parse_example({"question": question, "passages": list(passages), "answer": answer}, limits=limits)
