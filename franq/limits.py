@@ -189,9 +189,20 @@ def check_example(example, *, limits: Mapping[str, int] | None = None, where: st
     return example
 
 
+EXAMPLE_SUBJECTS = {"passages": "'passages'", "passage_chars": "'passages[0]'", "context_chars": "'passages' together",
+                    "answer_chars": "'answer'", "question_chars": "'question'", "claims": "'claims'",
+                    "claim_chars": "'claims[0]'", "samples": "'uq.n_samples'", "threads": "'model.threads'",
+                    "max_new_tokens": "'model.max_new_tokens'", "record_bytes": "record"}
+"""What the error names for each limit, as docs/batch.md shows it (the field, setting or record)."""
+
+
 def markdown_table() -> str:
-    """The table of limits as docs/batch.md shows it (a test keeps the two the same)."""
-    rows = ["| limit | default | what it bounds | raise it with |", "|---|---:|---|---|"]
-    rows += [f"| `{x.name}` | {x.default:,} {x.unit} | {x.what} | `[limits] {x.name} = N`, `--limit {x.name}=N` |"
-             for x in _TABLE]
+    """The table of limits as docs/batch.md shows it (a test keeps the two the same): each
+    limit, its default, what it bounds, the start of its one-line error and how to raise it."""
+    rows = ["| limit | default | what it bounds | error (after the file, line or request) | raise it with |",
+            "|---|---:|---|---|---|"]
+    for x in _TABLE:
+        error = message(x.name, x.default + 1, subject=EXAMPLE_SUBJECTS.get(x.name, "")).split(" (", 1)[0]
+        rows.append(f"| `{x.name}` | {x.default:,} {x.unit} | {x.what} | {error} | "
+                    f"`[limits] {x.name} = N`, `--limit {x.name}=N` |")
     return "\n".join(rows)

@@ -93,6 +93,11 @@ THRESHOLD_OPTION = click.option(
     "--threshold", type=click.FloatRange(0.0, 1.0), default=None,
     help="Add a verdict to each scored claim: likely_true if P(true) >= T, else likely_false.")
 
+RAW_CSV_OPTION = click.option(
+    "--raw-csv", is_flag=True,
+    help="Write CSV cells exactly as given. By default a text cell that starts with = + - @, a tab or a "
+         "carriage return gets a ' in front, so a spreadsheet shows it as text, not a formula.")
+
 FLAG_KEYS = {
     "model": "model.path", "gguf_file": "model.gguf_file", "device": "model.device", "dtype": "model.dtype",
     "threads": "model.threads", "faithfulness": "faithfulness.name", "calibrator": "calibration.calibrator",

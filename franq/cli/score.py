@@ -11,8 +11,8 @@ import click
 
 from calibration.base import MissingDependencyError
 from franq.cli.options import (
-    DECOMPOSER_OPTIONS, THRESHOLD_OPTION, StackFlags, StageProgress, fail, grouped, interactive, load_pipeline,
-    options, printable, stack,
+    DECOMPOSER_OPTIONS, RAW_CSV_OPTION, THRESHOLD_OPTION, StackFlags, StageProgress, fail, grouped, interactive,
+    load_pipeline, options, printable, stack,
 )
 from franq.cli.table import format_table
 from franq.errors import FranqError, InputError
@@ -77,6 +77,7 @@ HTML_OPTION = click.option(
 @click.option("-a", "--answer", help="The answer to score.")
 @click.option("--example", is_flag=True, help="Score the bundled example.")
 @FORMAT_OPTION
+@RAW_CSV_OPTION
 @HTML_OPTION
 @THRESHOLD_OPTION
 @options(DECOMPOSER_OPTIONS)
@@ -86,7 +87,7 @@ HTML_OPTION = click.option(
 @click.option("--quiet", is_flag=True, help="No progress bar (one answer: shown on a terminal only).")
 @grouped("batch", BATCH_OPTIONS, BatchOptions)
 @stack
-def score(input_path, output, errors_path, question, passages, answer, example, fmt, html_path, threshold,
+def score(input_path, output, errors_path, question, passages, answer, example, fmt, raw_csv, html_path, threshold,
           decomposer, decomposer_model, decomposer_base_url, calibrator_mismatch, quiet, batch: BatchOptions,
           stack: StackFlags):
     """Score one example (flags, --example or a .json file) or a JSONL file of examples.
@@ -121,12 +122,12 @@ def score(input_path, output, errors_path, question, passages, answer, example, 
             result = pipeline.score_many([ex])[0]
     except (FranqError, MissingDependencyError) as exc:
         raise fail(exc) from None
-    print_result(ResultLine("", ex.id, result, ex), fmt, html_path)
+    print_result(ResultLine("", ex.id, result, ex), fmt, html_path, raw_csv=raw_csv)
 
 
-def print_result(line: ResultLine, fmt: str, html_path: str | None) -> None:
+def print_result(line: ResultLine, fmt: str, html_path: str | None, *, raw_csv: bool = False) -> None:
     """One scored answer (with the example it scored) on stdout as a table, a JSON line or CSV
-    rows; ``html_path``: also a report."""
+    rows (escaped against formula injection unless ``raw_csv``); ``html_path``: also a report."""
     record = result_record(line.id, line.result, line.example)
     if fmt == "csv" or html_path:  # the views show what the JSON line holds (secrets redacted)
         line = next(read_results(record, with_input=True))
@@ -135,7 +136,7 @@ def print_result(line: ResultLine, fmt: str, html_path: str | None) -> None:
     elif fmt == "csv":
         from franq.apps.claims_csv import csv_text
 
-        click.echo(csv_text([line]), nl=False)
+        click.echo(csv_text([line], raw=raw_csv), nl=False)
     else:
         click.echo(format_table(line.result))
     if html_path:

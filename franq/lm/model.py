@@ -89,7 +89,9 @@ class CausalLM:
 
     def encode_many(self, texts: Sequence[str]) -> list[list[int]]:
         """:meth:`encode` of each text, in one tokenizer call."""
-        return [list(ids) for ids in self.tokenizer(list(texts), add_special_tokens=False)["input_ids"]] if texts else []
+        if not texts:
+            return []
+        return [list(ids) for ids in self.tokenizer(list(texts), add_special_tokens=False)["input_ids"]]
 
     def encode_answer(self, answer: str) -> tuple[list[int], list[tuple[int, int]]]:
         """Token ids of an existing answer and each token's character range in it."""
@@ -148,7 +150,8 @@ class _Fit:
     """Tokens a truncated passage gives up beyond the excess (re-tokenizing a cut text can differ)."""
 
     def __init__(self, lm: CausalLM, question: str, passages: list[Passage], reserve: int, instruction: str | None):
-        self.lm, self.question, self.passages, self.reserve, self.instruction = lm, question, passages, reserve, instruction
+        self.lm, self.question, self.passages = lm, question, passages
+        self.reserve, self.instruction = reserve, instruction
         self.order = [i for i in reversed(range(len(passages))) if passages[i].text]  # the order they are cut in
         self.states: dict[int, tuple[str, list[int]]] = {}
         self.p_ids: list[list[int]] | None = None
