@@ -12,8 +12,12 @@ MemoryError, a segfault or an hour of tokenizing.
     franq.limits.LimitError: line 7: 3000 passages, over the limit of 1000 (passages per answer; raise it with [limits] passages = N or --limit passages=N)
 
 A limit is raised (or lowered) per run with ``[limits] NAME = N`` in the config file or
-``--limit NAME=N`` on the command line; :func:`resolve` merges those over the defaults.
-docs/batch.md lists the table.
+``--limit NAME=N`` on the command line; :func:`resolve` merges those over the defaults and
+:class:`Limits` (``FranqConfig.limits``) holds the result. Where they are checked:
+:func:`check_settings` when a config is built (threads, samples, tokens: before any model
+loads), :func:`check_example` / :func:`check_inputs` when a record, request or API call is
+read (:func:`franq.io.parse_example`, ``Franq.score_many``, ``Franq.answer``).
+docs/batch.md lists the table (:func:`markdown_table`).
 """
 from __future__ import annotations
 
@@ -37,7 +41,7 @@ class Limit:
 _TABLE = (
     # per example (batch line, service request, franq.score call)
     Limit("passages", 1_000, "passages", "passages per answer"),
-    Limit("passage_chars", 100_000, "characters", "characters per passage"),
+    Limit("passage_chars", 100_000, "characters", "characters per passage (title and text)"),
     Limit("context_chars", 2_000_000, "characters", "characters of all passages of one answer together"),
     Limit("answer_chars", 100_000, "characters", "characters per answer"),
     Limit("question_chars", 20_000, "characters", "characters per question"),
