@@ -46,13 +46,14 @@ def run(tree: Path, args: list[str], work: Path, timeout: int, mem_gb: float) ->
     start = time.perf_counter()
     proc = subprocess.Popen(["/usr/bin/time", "-v", "bash", "-c", inner], cwd=work, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
-    peak_kb, timed_out = 0, False
-    while True:  # poll the peak memory too: a run killed at the timeout gets no report from time -v
+    peak_kb, cpu_s, timed_out = 0, 0.0, False
+    while True:  # poll memory and CPU too: a run killed at the timeout gets no report from time -v
         try:
             out, err = proc.communicate(timeout=1)
             break
         except subprocess.TimeoutExpired:
             peak_kb = max(peak_kb, _tree_peak_kb(proc.pid))
+            cpu_s = max(cpu_s, _tree_cpu_s(proc.pid))
             if time.perf_counter() - start > timeout:
                 os.killpg(proc.pid, signal.SIGKILL)
                 out, err = proc.communicate()
@@ -62,6 +63,9 @@ def run(tree: Path, args: list[str], work: Path, timeout: int, mem_gb: float) ->
     rss = re.search(r"Maximum resident set size \(kbytes\): (\d+)", err)
     if rss is None and peak_kb:
         rss = re.search(r"(\d+)", str(peak_kb))
+    user, system = (re.search(rf"{k} time \(seconds\): ([\d.]+)", err) for k in ("User", "System"))
+    if user and system:
+        cpu_s = float(user.group(1)) + float(system.group(1))
     status = re.search(r"Exit status: (\d+)", err)
     signalled = re.search(r"Command terminated by signal (\d+)", err)
     lines = [x for x in err.splitlines() if x.strip() and not x.startswith("\t") and "Command " not in x]
@@ -73,7 +77,7 @@ def run(tree: Path, args: list[str], work: Path, timeout: int, mem_gb: float) ->
         ended = lines[-1]
     if timed_out:
         ended = f"killed after the {timeout} s timeout" + (f" (last: {ended})" if ended else "")
-    return {"wall": wall, "rss_mb": int(rss.group(1)) / 1024 if rss else float("nan"),
+    return {"wall": wall, "cpu": cpu_s, "rss_mb": int(rss.group(1)) / 1024 if rss else float("nan"),
             "status": ("timeout" if timed_out else f"signal {signalled.group(1)}" if signalled
                        else status.group(1) if status else "?"),
             "ended": ended.strip()[:300], "args": args}
@@ -92,6 +96,17 @@ def _tree_peak_kb(pid: int) -> int:
     return max([best, *(_tree_peak_kb(int(c)) for c in children)])
 
 
+def _tree_cpu_s(pid: int) -> float:
+    """User + system CPU seconds of ``pid`` and its descendants (from /proc, while they run)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        own = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    except OSError:
+        return 0.0
+    return own + sum(_tree_cpu_s(int(c)) for c in children)
+
+
 def case(name: str, tree: Path, files: dict[str, str], args: list[str], timeout: int, mem_gb: float) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
@@ -99,7 +114,7 @@ def case(name: str, tree: Path, files: dict[str, str], args: list[str], timeout:
             (work / fname).write_text(text)
         result = run(tree, args, work, timeout, mem_gb)
     result["case"] = name
-    print(f"{name:55s} {result['wall']:8.1f} s {result['rss_mb']:8.0f} MB  exit {result['status']}: "
+    print(f"{name:55s} {result['wall']:8.1f} s {result['cpu']:8.1f} cpu-s {result['rss_mb']:8.0f} MB  exit {result['status']}: "
           f"{result['ended'][:120]}", flush=True)
     return result
 
@@ -145,17 +160,20 @@ def write(rows: list[dict], args) -> None:
     lines = ["# Bounded work: before and after (issue 29)", "",
              "Each case is one `franq` process on the embedded model (one torch thread), its address space "
              f"capped with `ulimit -v` at {args.mem_gb:g} GB and killed after {args.timeout} s; "
-             "time is wall clock, memory is the peak resident set (`/usr/bin/time -v`). "
+             "time is wall clock and CPU (user + system: the fairer measure on a loaded machine), memory is "
+             "the peak resident set (`/usr/bin/time -v`; polled from /proc for a run killed at the timeout). "
              "Before and after ran side by side on the same machine "
              f"({os.cpu_count()} cores, load average {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} at the end: "
              "a busy shared machine, so compare ratios).", "",
              "Made with:", "",
              f"    python scripts/bench_bounds.py --before {args.before} --sizes {args.sizes} "
              f"--after-sizes {args.after_sizes} --timeout {args.timeout} --mem-gb {args.mem_gb:g}", "",
-             "| case | command | time (s) | peak memory (MB) | exit | how it ended |", "|---|---|---:|---:|---|---|"]
+             "| case | command | wall (s) | CPU (s) | peak memory (MB) | exit | how it ended |",
+             "|---|---|---:|---:|---:|---|---|"]
     for r in rows:
         ended = r["ended"].replace("|", "\\|")
-        lines.append(f"| {r['case']} | `franq {' '.join(r['args'])}` | {r['wall']:.1f} | {r['rss_mb']:.0f} | "
+        lines.append(f"| {r['case']} | `franq {' '.join(r['args'])}` | {r['wall']:.1f} | {r['cpu']:.1f} | "
+                     f"{r['rss_mb']:.0f} | "
                      f"{r['status']} | {ended} |")
     args.out.write_text("\n".join(lines) + "\n")
     print(f"wrote {args.out}")
