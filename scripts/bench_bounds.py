@@ -33,16 +33,40 @@ RESULTS = ROOT / "benchmarks" / "results" / "bounds.md"
 Q, A = "Where is the Eiffel Tower?", "It is in Paris."
 
 
+FIT_WORKER = """
+import json, resource, sys, time
+from transformers import AutoTokenizer
+from franq.lm import CausalLM
+from franq.lm.load import dequantized_cache, embedded_gguf_path
+from franq.errors import ContextOverflowError
+from franq.types import Passage
+lm = CausalLM.__new__(CausalLM)
+lm.tokenizer = AutoTokenizer.from_pretrained(dequantized_cache(embedded_gguf_path()))
+lm.max_context = int(sys.argv[2])
+passages = [Passage("p")] * int(sys.argv[1])
+start = time.process_time()
+try:
+    lm.rag_prompt("Where is the Eiffel Tower?", passages, reserve=16)
+    ended = "fits"
+except ContextOverflowError as exc:
+    ended = str(exc)[-60:]
+print(json.dumps({"cpu": time.process_time() - start, "ended": ended}))
+"""
+"""Context fitting alone: the embedded tokenizer (no model weights), N tiny passages."""
+
+
 def tiny_line(n: int) -> str:
     return json.dumps({"id": f"tiny-{n}", "question": Q, "answer": A, "passages": ["p"] * n})
 
 
 def run(tree: Path, args: list[str], work: Path, timeout: int, mem_gb: float) -> dict:
-    """One ``python -m franq ARGS`` in ``work`` with ``tree`` on PYTHONPATH: wall seconds,
-    peak RSS (MB), exit status and the one line it ended with."""
+    """One ``python -m franq ARGS`` (or ``python -c FIT_WORKER ARGS`` when ``args[0]`` is
+    ``fit``) in ``work`` with ``tree`` on PYTHONPATH: wall seconds, CPU seconds, peak RSS
+    (MB), exit status and the one line it ended with."""
     env = {**os.environ, "PYTHONPATH": str(tree), "OMP_NUM_THREADS": "1", "TOKENIZERS_PARALLELISM": "false"}
     cap = int(mem_gb * 2**20)  # KiB for ulimit -v
-    inner = f"ulimit -v {cap}; exec {shlex.quote(sys.executable)} -m franq {' '.join(map(shlex.quote, args))}"
+    program = ["-c", FIT_WORKER, *args[1:]] if args[0] == "fit" else ["-m", "franq", *args]
+    inner = f"ulimit -v {cap}; exec {shlex.quote(sys.executable)} {' '.join(map(shlex.quote, program))}"
     start = time.perf_counter()
     proc = subprocess.Popen(["/usr/bin/time", "-v", "bash", "-c", inner], cwd=work, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
@@ -71,7 +95,10 @@ def run(tree: Path, args: list[str], work: Path, timeout: int, mem_gb: float) ->
     lines = [x for x in err.splitlines() if x.strip() and not x.startswith("\t") and "Command " not in x]
     errors = work / "out.jsonl.errors.jsonl"
     ended = ""
-    if errors.exists() and errors.read_text().strip():
+    if args[0] == "fit" and out.strip():
+        fit = json.loads(out.strip().splitlines()[-1])
+        ended = f"fitting alone: {fit['cpu']:.2f} CPU s; ...{fit['ended']}"
+    elif errors.exists() and errors.read_text().strip():
         ended = "error record: " + json.loads(errors.read_text().splitlines()[0])["error"]
     elif lines:
         ended = lines[-1]
@@ -127,29 +154,39 @@ def main() -> None:
     ap.add_argument("--after-sizes", default="10000,100000", help="tiny-passage counts run after only")
     ap.add_argument("--timeout", type=int, default=400)
     ap.add_argument("--mem-gb", type=float, default=4.0)
+    ap.add_argument("--fit-sizes", default="500,1000,2000", help="passage counts for the fitting-alone cases")
+    ap.add_argument("--fit-context", type=int, default=2048, help="context size for the fitting-alone cases")
+    ap.add_argument("--cases", default="fit,tiny,settings,million", help="which groups of cases to run")
+    ap.add_argument("--append", action="store_true", help="add this run's table to --out instead of replacing it")
     ap.add_argument("--out", type=Path, default=RESULTS)
     args = ap.parse_args()
     t, m = args.timeout, args.mem_gb
+    groups = set(args.cases.split(","))
     rows = []
     batch = ["score", "in.jsonl", "-o", "out.jsonl", "--quiet"]
-    for n in [int(x) for x in args.sizes.split(",") if x]:
+    for n in [int(x) for x in args.fit_sizes.split(",") if x and "fit" in groups]:
+        for side, tree in (("before", args.before), ("after", args.after)):
+            rows.append(case(f"fitting alone, {n:,} tiny passages, context {args.fit_context} ({side})", tree, {},
+                             ["fit", str(n), str(args.fit_context)], t, m))
+    for n in [int(x) for x in args.sizes.split(",") if x and "tiny" in groups]:
         files = {"in.jsonl": tiny_line(n) + "\n"}
         rows.append(case(f"{n:,} tiny passages (before)", args.before, files, batch, t, m))
         rows.append(case(f"{n:,} tiny passages (after, --limit passages={n})", args.after, files,
                          batch + ["--limit", f"passages={n}"], t, m))
         if n > 1000:
             rows.append(case(f"{n:,} tiny passages (after, default limits)", args.after, files, batch, t, m))
-    for n in [int(x) for x in args.after_sizes.split(",") if x]:
+    for n in [int(x) for x in args.after_sizes.split(",") if x and "tiny" in groups]:
         rows.append(case(f"{n:,} tiny passages (after, --limit passages={n})", args.after,
                          {"in.jsonl": tiny_line(n) + "\n"}, batch + ["--limit", f"passages={n}"], t, m))
     example = ["score", "--example", "--quiet"]
     threads = {"cfg.toml": "[model]\nthreads = 1000000\n"}
     samples = {"cfg.toml": 'mode = "short"\n\n[uq]\nn_samples = 1000000000\n'}
     million = {"in.jsonl": tiny_line(1_000_000) + "\n"}
-    for label, files, cmd in (("threads = 1000000 (config)", threads, example + ["--config", "cfg.toml"]),
-                              ("--threads 1000000", {}, example + ["--threads", "1000000"]),
-                              ("uq.n_samples = 1000000000 (short form)", samples, example + ["--config", "cfg.toml"]),
-                              ("a line with 1,000,000 passages", million, batch)):
+    settings = [("threads = 1000000 (config)", threads, example + ["--config", "cfg.toml"]),
+                ("--threads 1000000", {}, example + ["--threads", "1000000"]),
+                ("uq.n_samples = 1000000000 (short form)", samples, example + ["--config", "cfg.toml"])]
+    for label, files, cmd in ((settings if "settings" in groups else [])
+                              + ([("a line with 1,000,000 passages", million, batch)] if "million" in groups else [])):
         for side, tree in (("before", args.before), ("after", args.after)):
             rows.append(case(f"{label} ({side})", tree, files, cmd, t, m))
     write(rows, args)
@@ -157,7 +194,8 @@ def main() -> None:
 
 def write(rows: list[dict], args) -> None:
     load = os.getloadavg()
-    lines = ["# Bounded work: before and after (issue 29)", "",
+    head = ["# Bounded work: before and after (issue 29)", ""] if not (args.append and args.out.exists()) else [""]
+    lines = head + [
              "Each case is one `franq` process on the embedded model (one torch thread), its address space "
              f"capped with `ulimit -v` at {args.mem_gb:g} GB and killed after {args.timeout} s; "
              "time is wall clock and CPU (user + system: the fairer measure on a loaded machine), memory is "
@@ -166,16 +204,20 @@ def write(rows: list[dict], args) -> None:
              f"({os.cpu_count()} cores, load average {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} at the end: "
              "a busy shared machine, so compare ratios).", "",
              "Made with:", "",
-             f"    python scripts/bench_bounds.py --before {args.before} --sizes {args.sizes} "
-             f"--after-sizes {args.after_sizes} --timeout {args.timeout} --mem-gb {args.mem_gb:g}", "",
+             f"    python scripts/bench_bounds.py --before {args.before} --cases {args.cases} --sizes {args.sizes} "
+             f"--after-sizes {args.after_sizes} --fit-sizes {args.fit_sizes} --fit-context {args.fit_context} "
+             f"--timeout {args.timeout} --mem-gb {args.mem_gb:g}", "",
              "| case | command | wall (s) | CPU (s) | peak memory (MB) | exit | how it ended |",
              "|---|---|---:|---:|---:|---|---|"]
     for r in rows:
         ended = r["ended"].replace("|", "\\|")
-        lines.append(f"| {r['case']} | `franq {' '.join(r['args'])}` | {r['wall']:.1f} | {r['cpu']:.1f} | "
+        command = (f"FIT_WORKER {' '.join(r['args'][1:])}" if r["args"][0] == "fit" else
+                   f"franq {' '.join(r['args'])}")
+        lines.append(f"| {r['case']} | `{command}` | {r['wall']:.1f} | {r['cpu']:.1f} | "
                      f"{r['rss_mb']:.0f} | "
                      f"{r['status']} | {ended} |")
-    args.out.write_text("\n".join(lines) + "\n")
+    old = args.out.read_text() if args.append and args.out.exists() else ""
+    args.out.write_text(old + "\n".join(lines) + "\n")
     print(f"wrote {args.out}")
 
 
