@@ -42,9 +42,10 @@ from typing import Any
 from franq.errors import InputError, register_secret_env
 from franq.config_legacy import FranqDeprecationWarning, from_flat_keys, from_section_keys, table
 from franq import files
+from franq.limits import Limits, check_settings
 from franq.lm.prompts import PromptsConfig
 from franq.lm.served.checks import ServedKeys, check_model_keys, check_served
-from franq.settings import TABLE_HOME, ComponentTables, split_tables, top_kinds, where
+from franq.settings import TABLE_HOME, ComponentTables, check_tables, split_tables, top_kinds, where
 
 
 log = logging.getLogger(__name__)
@@ -187,15 +188,16 @@ class FranqConfig:
     prompts: PromptsConfig = field(default_factory=PromptsConfig)
     components: ComponentTables = field(default_factory=ComponentTables)
     """Each component's own settings table, as given (:mod:`franq.settings`); read with :meth:`settings_for`."""
+    limits: Limits = field(default_factory=Limits)
+    """``[limits]``: the bounds on inputs and settings in force (:mod:`franq.limits`)."""
 
     def __post_init__(self):
-        for name, cls in {**SECTIONS, "components": ComponentTables}.items():
+        for name, cls in {**SECTIONS, "components": ComponentTables, "limits": Limits}.items():
             if not isinstance(getattr(self, name), cls):
                 raise InputError(f"config '{name}': expected a {cls.__name__} section, "
                                  f"got {type(getattr(self, name)).__name__}")
         _check_values(self)
         from franq.presets import check_config  # the presets read the registry
-        from franq.settings import check_tables
 
         check_config(self)
         check_served(self)
@@ -220,11 +222,12 @@ class FranqConfig:
             raise InputError(f"{source}: expected an object at the top level, got {type(data).__name__}")
         data = from_section_keys(from_flat_keys(data, source), source)
         data, tables = split_tables(data, SECTIONS, source)
-        unknown = sorted(set(data) - {"mode", *SECTIONS})
+        unknown = sorted(set(data) - {"mode", "limits", *SECTIONS})
         if unknown:
             raise InputError(f"{source}: unknown key(s) {unknown}; expected 'mode', the sections "
-                             f"{sorted(SECTIONS)} and component tables of the kinds {top_kinds()}")
-        kwargs: dict[str, Any] = {"components": ComponentTables.of(tables)}
+                             f"{sorted([*SECTIONS, 'limits'])} and component tables of the kinds {top_kinds()}")
+        kwargs: dict[str, Any] = {"components": ComponentTables.of(tables),
+                                  "limits": Limits.of(data.get("limits"), where=f"{source}: [limits]")}
         if "mode" in data:
             kwargs["mode"] = data["mode"]
         for name, section_cls in SECTIONS.items():
@@ -246,7 +249,8 @@ class FranqConfig:
 
     def to_dict(self) -> dict[str, Any]:
         """The config as :meth:`from_dict` reads it (component tables nested as in TOML)."""
-        data: dict[str, Any] = {"mode": self.mode, **{n: dataclasses.asdict(getattr(self, n)) for n in SECTIONS}}
+        data: dict[str, Any] = {"mode": self.mode, **{n: dataclasses.asdict(getattr(self, n)) for n in SECTIONS},
+                                "limits": dict(self.limits.overrides)}
         for kind, name, values in self.components:
             data.setdefault(TABLE_HOME.get(kind, kind), {})[name] = values
         return data
@@ -358,8 +362,7 @@ def _check_values(c: FranqConfig) -> None:
     _choice(c.model.on_overflow, OVERFLOW, "model.on_overflow")
     check_model_keys(c.model)
     _positive_int(c.model.max_new_tokens, "model.max_new_tokens")
-    if c.model.threads is not None:
-        _positive_int(c.model.threads, "model.threads")
+    _positive_int(c.model.threads if c.model.threads is not None else 1, "model.threads")
     d = c.decomposer
     _choice(d.backend, DECOMPOSER_BACKENDS, "decomposer.backend")
     _choice(d.align, DECOMPOSER_ALIGN, "decomposer.align")
@@ -369,8 +372,7 @@ def _check_values(c: FranqConfig) -> None:
         raise InputError(f"config 'decomposer.timeout': expected a positive number of seconds, got {d.timeout!r}")
     if not isinstance(d.max_retries, int) or isinstance(d.max_retries, bool) or d.max_retries < 0:
         raise InputError(f"config 'decomposer.max_retries': expected 0 or more, got {d.max_retries!r}")
-    for key in ("concurrency", "max_tokens"):
-        _positive_int(getattr(d, key), f"decomposer.{key}")
+    _positive_int(d.concurrency, "decomposer.concurrency"), _positive_int(d.max_tokens, "decomposer.max_tokens")
     u = c.uq
     if not isinstance(u.n_samples, int) or isinstance(u.n_samples, bool) or u.n_samples < 2:
         raise InputError(f"config 'uq.n_samples': expected an integer >= 2, got {u.n_samples!r}")
@@ -388,6 +390,7 @@ def _check_values(c: FranqConfig) -> None:
                                       or not 0.0 <= cal.threshold <= 1.0):
         raise InputError(f"config 'calibration.threshold': expected a probability in [0, 1], got {cal.threshold!r}")
     _positive_int(c.batch.max_batch_tokens, "batch.max_batch_tokens")
+    check_settings(c)  # [limits]: threads, samples, tokens
     for name in SECTIONS:  # after the checks with their own messages
         section = getattr(c, name)
         for f in dataclasses.fields(section):

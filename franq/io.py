@@ -14,7 +14,7 @@ from typing import Any
 
 from franq import files
 from franq.errors import InputError
-from franq.limits import LIMITS, LimitError
+from franq.limits import LIMITS, LimitError, check, check_example
 from franq.files import (
     DuplicateKeyError, atomic_open, atomic_write, check_outputs, iter_lines, no_duplicate_keys, read_json_file,
     read_jsonl, read_text,
@@ -118,23 +118,19 @@ CLAIM_LABELS = ("is_true", "is_faithful")
 NUMERIC_LABELS = ("semantic_entropy",)
 """A claim's numeric labels: ``semantic_entropy`` (>= 0) of a whole short answer, what
 ``franq fit-probe`` fits a semantic entropy probe on."""
-MAX_CLAIMS = 1_000
-"""Claims given with one answer, at most."""
-MAX_CLAIM_CHARS = 10_000
-"""Characters of one given claim, at most (a claim is a sentence or a fact, not a document)."""
 
 
-def parse_claims(value: Any, where: str = "") -> tuple[tuple[str, ...], tuple[dict, ...]] | None:
+def parse_claims(value: Any, where: str = "", *, limits: Mapping[str, int] | None = None
+                 ) -> tuple[tuple[str, ...], tuple[dict, ...]] | None:
     """Claims given with an example: strings, or ``{"text", "is_true"?, "is_faithful"?}``
-    objects whose labels (true, false or null) are kept and passed through to the output."""
+    objects whose labels (true, false or null) are kept and passed through to the output.
+    At most ``limits["claims"]`` claims of ``limits["claim_chars"]`` characters (:mod:`franq.limits`)."""
     if value is None:
         return None
     if isinstance(value, str) or not isinstance(value, Sequence):
         raise InputError(f"{_prefix(where)}'claims' must be a list of strings or {{'text', "
                          f"'is_true', 'is_faithful'}} objects, got {_type(value)}")
-    if len(value) > MAX_CLAIMS:
-        raise InputError(f"{_prefix(where)}'claims' has {len(value)} claims, over the limit of {MAX_CLAIMS} "
-                         f"per answer")
+    check("claims", len(value), where=where, subject="'claims'", limits=limits)  # before reading them
     texts, labels = [], []
     for i, c in enumerate(value):
         field = f"claims[{i}]"
@@ -160,9 +156,7 @@ def parse_claims(value: Any, where: str = "") -> tuple[tuple[str, ...], tuple[di
         else:
             texts.append(parse_text(c, field, where))
             labels.append({})
-        if len(texts[-1]) > MAX_CLAIM_CHARS:
-            raise InputError(f"{_prefix(where)}'{field}' is {len(texts[-1])} characters, over the limit of "
-                             f"{MAX_CLAIM_CHARS} for one claim")
+        check("claim_chars", len(texts[-1]), where=where, subject=f"'{field}'", limits=limits)
     return tuple(texts), tuple(labels)
 
 
@@ -190,8 +184,10 @@ def parse_answer_labels(obj: Mapping, where: str = "") -> dict:
     return out
 
 
-def parse_example(obj: Any, where: str = "") -> Example:
-    """Validate one JSON object ``{"id", "question", "passages", "answer", "claims"?}``."""
+def parse_example(obj: Any, where: str = "", *, limits: Mapping[str, int] | None = None) -> Example:
+    """Validate one JSON object ``{"id", "question", "passages", "answer", "claims"?}``,
+    within ``limits`` (:mod:`franq.limits`; the defaults when None): a list of passages or
+    claims over its limit is refused before its items are read."""
     if not isinstance(obj, Mapping):
         raise InputError(f"{_prefix(where)}expected a JSON object, got {_type(obj)}")
     unknown = set(obj) - KNOWN_FIELDS
@@ -207,9 +203,11 @@ def parse_example(obj: Any, where: str = "") -> Example:
     ident = obj.get("id")
     if ident is not None and (isinstance(ident, bool) or not isinstance(ident, (str, int))):
         raise InputError(f"{_prefix(where)}'id' must be a string or an integer, got {_type(ident)}")
-    claims = parse_claims(obj.get("claims"), where)
+    if isinstance(obj["passages"], Sequence) and not isinstance(obj["passages"], (str, bytes)):
+        check("passages", len(obj["passages"]), where=where, subject="'passages'", limits=limits)
+    claims = parse_claims(obj.get("claims"), where, limits=limits)
     labels = parse_answer_labels(obj, where)
-    return Example(
+    return check_example(Example(
         question=parse_text(obj["question"], "question", where),
         passages=parse_passages(obj["passages"], where),
         answer=parse_text(obj["answer"], "answer", where),
@@ -218,12 +216,13 @@ def parse_example(obj: Any, where: str = "") -> Example:
         claim_labels=claims[1] if claims else None,
         labels=labels or None,
         meta=None if meta is None else dict(meta),
-    )
+    ), limits=limits, where=where)
 
 
-def as_examples(examples: Any) -> list[Example]:
+def as_examples(examples: Any, *, limits: Mapping[str, int] | None = None) -> list[Example]:
     """Examples from :class:`Example` objects, dicts (validated like JSONL lines, errors
-    naming ``examples[i]``) or a pandas DataFrame with those columns (one per row)."""
+    naming ``examples[i]``) or a pandas DataFrame with those columns (one per row); each
+    within ``limits`` (:mod:`franq.limits`)."""
     if hasattr(examples, "to_dict") and hasattr(examples, "columns"):  # a pandas DataFrame, without importing pandas
         rows = examples.to_dict(orient="records")
         examples = [{k: _plain(v) for k, v in row.items() if not _is_missing(v)} for row in rows]
@@ -232,9 +231,9 @@ def as_examples(examples: Any) -> list[Example]:
     out = []
     for i, ex in enumerate(examples):
         if isinstance(ex, Example):
-            out.append(ex)
+            out.append(check_example(ex, limits=limits, where=f"examples[{i}]"))
         elif isinstance(ex, Mapping):
-            out.append(parse_example(ex, f"examples[{i}]"))
+            out.append(parse_example(ex, f"examples[{i}]", limits=limits))
         else:
             raise InputError(f"examples[{i}]: expected an Example or a dict, got {_type(ex)}")
     return out

@@ -34,6 +34,7 @@ from franq.evidence.passes import TokenPasses
 from franq.evidence.samples import SampleDraws, SamplingOptions, greedy_short_answer
 from franq.faithfulness.base import predict_faithfulness
 from franq.io import Example, as_examples, parse_claims, parse_passages, parse_text
+from franq.limits import check, check_inputs
 from franq.lm.capture import CaptureSpec
 from franq.lm.prompts import answer_prompt_version, passages_context
 from franq.mix import mix
@@ -72,7 +73,7 @@ class Franq:
         from franq.lm.threads import configure_threads
 
         config = config or FranqConfig()
-        configure_threads(config.model.threads)
+        configure_threads(config.model.threads, limits=config.limits)
         return cls(config, load_lm(config))
 
     # ------------------------------------------------------------------ components
@@ -138,7 +139,7 @@ class Franq:
         as text instead of decomposing the answer; each is located in the answer.
         ``mode``: "long", "short" or "auto" (a single short sentence is short); default
         the config's."""
-        given = parse_claims(claims)
+        given = parse_claims(claims, limits=self.config.limits)
         example = Example(parse_text(question, "question"), parse_passages(passages),
                           parse_text(answer, "answer"), claims=given[0] if given else None)
         return self.score_many([example], mode=mode)[0]
@@ -151,8 +152,9 @@ class Franq:
         columns gives one example per row. ``sample_sets[i]`` (short form, optional) are
         samples already drawn for example i. ``generated``: the answers are this pipeline's
         model's own, so short form scores them in-policy (with ``uq.short_scoring="auto"``);
-        otherwise as an observer."""
-        examples = as_examples(examples)
+        otherwise as an observer. Every example is checked against ``config.limits``
+        (:mod:`franq.limits`) before any work."""
+        examples = as_examples(examples, limits=self.config.limits)
         chosen = self._choose_presets(examples, mode, generated=generated)
         results: list[AnswerScore | None] = [None] * len(examples)
         for name in PRESETS:
@@ -183,6 +185,9 @@ class Franq:
                                 f"{', '.join(f'{k}=...' for k in decide)})")
             raise TypeError(f"Franq.answer() got unexpected keyword argument(s) {sorted(moved)}")
         question, passages = parse_text(question, "question"), parse_passages(passages)
+        check_inputs(question, passages, limits=self.config.limits)
+        if max_new_tokens is not None:
+            check("max_new_tokens", max_new_tokens, subject="max_new_tokens", limits=self.config.limits)
         return self._answer(question, passages, max_new_tokens=max_new_tokens, mode=mode)
 
     def _answer(self, question: str, passages: tuple[Passage, ...], *, max_new_tokens: int | None,
@@ -286,6 +291,7 @@ class Franq:
             if ex.claims is None:
                 d = next(decs)
                 claims, warnings = list(d.claims), list(d.warnings)
+                check("claims", len(claims), subject="the answer (decomposed)", limits=self.config.limits)
             else:
                 units = answer_units(ex.answer)  # split once, not once per claim
                 claims = [locate_claim(ex.answer, c, sentence=i, units=units, min_share=GIVEN_CLAIM_MIN_SHARE)

@@ -60,7 +60,7 @@ MALFORMED = [
     ("huge nested array", b"[" * 100_000 + b"]" * 100_000, "record is 200001 bytes"),
     ("nested too deep for json", b'{"question": ' + b"[" * 1500 + b"]" * 1500 + b"}", "nested too deeply"),
     ("oversized passage", rec(passages=["x " * 400]), "'passages[0]' is 800 characters, over the limit of 500"),
-    ("oversized record", rec(answer="word " * 3000), "over the limit of 4000 (--max-record-bytes)"),
+    ("oversized record", rec(answer="word " * 3000), "over the limit of 4000 (bytes per JSONL line"),
     ("control character", b'{"question": "a\x01b", "passages": ["p"], "answer": "a"}', "Invalid control character"),
     ("duplicate key", b'{"question": "q", "question": 1, "passages": ["p"], "answer": "a"}',
      "key 'question' appears twice in one object"),

@@ -1,11 +1,20 @@
 """The CSV view of scored answers (``franq report --csv``, ``franq score --format csv``):
 one row per claim, from results read back by ``franq.read_results(..., with_input=True)``
-or bare ``AnswerScore`` objects (the HTML view is :mod:`franq.apps.render`)."""
+or bare ``AnswerScore`` objects (the HTML view is :mod:`franq.apps.render`).
+
+Formula injection: a spreadsheet reads a cell that starts with ``=``, ``+``, ``-``, ``@``,
+a tab or a carriage return as a formula, and a claim, an answer's id or a ``meta`` field
+can be anything. As OWASP recommends, such a text cell is written with a single quote in
+front (``'=1+2``), which the spreadsheet shows as the text; a text that is a plain number
+(``-0.5``) and the numeric columns are written as they are. ``raw=True`` (``--raw-csv``)
+writes every cell as given, for programs that read the CSV back.
+"""
 from __future__ import annotations
 
 import csv
 import io
 import json
+import re
 from collections.abc import Iterable
 
 from franq.apps.render import as_lines, claim_p_true
@@ -44,16 +53,43 @@ def csv_rows(results: Iterable) -> tuple[list[str], list[dict]]:
     return header, rows
 
 
-def write_csv(results: Iterable, stream) -> int:
-    """Write :func:`csv_rows` to a text stream; returns the number of rows."""
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+"""What a spreadsheet may read as the start of a formula (OWASP, CSV injection)."""
+_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
+
+
+def escape_cell(value):
+    """``value`` safe to open in a spreadsheet: a text starting with one of
+    :data:`FORMULA_START` gets a single quote in front, unless it is a plain number;
+    anything else (numbers, None, booleans) is returned as it is."""
+    if isinstance(value, str) and value.startswith(FORMULA_START) and not _NUMBER.fullmatch(value):
+        return "'" + value
+    return value
+
+
+def write_csv(results: Iterable, stream, *, raw: bool = False) -> int:
+    """Write :func:`csv_rows` to a text stream, text cells escaped against formula injection
+    (:func:`escape_cell`) unless ``raw``; returns the number of rows."""
     header, rows = csv_rows(results)
-    writer = csv.DictWriter(stream, fieldnames=header, extrasaction="ignore", lineterminator="\n")
+    # rows end in "\n"; written with "\r\n" first so that a cell holding a carriage return
+    # is quoted too (the csv module quotes only the characters of its line terminator)
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=header, extrasaction="ignore", lineterminator="\r\n")
+
+    def flush() -> None:
+        stream.write(buf.getvalue()[:-2] + "\n")
+        buf.seek(0)
+        buf.truncate()
+
     writer.writeheader()
-    writer.writerows(rows)
+    flush()
+    for row in rows:
+        writer.writerow(row if raw else {k: escape_cell(v) for k, v in row.items()})
+        flush()
     return len(rows)
 
 
-def csv_text(results: Iterable) -> str:
+def csv_text(results: Iterable, *, raw: bool = False) -> str:
     buf = io.StringIO()
-    write_csv(results, buf)
+    write_csv(results, buf, raw=raw)
     return buf.getvalue()

@@ -17,6 +17,7 @@ import click
 import franq
 from franq.apps import claims_csv, render
 from franq.io import atomic_open, check_outputs
+from franq.cli.options import RAW_CSV_OPTION
 
 
 def read_records(paths, warn=None) -> Iterator:
@@ -42,7 +43,8 @@ def read_records(paths, warn=None) -> Iterator:
 @click.option("--page-size", type=click.IntRange(min=1), default=render.PAGE_SIZE, show_default=True,
               help="Answers per page.")
 @click.option("--title", default="franq report", show_default=True, help="The report's title.")
-def report(inputs, output, csv_path, threshold, page_size, title):
+@RAW_CSV_OPTION
+def report(inputs, output, csv_path, threshold, page_size, title, raw_csv):
     """Render `franq score` output (JSONL) as one self-contained HTML file: each answer with its
     claims coloured by P(true), a side panel with every component and the closest passage window,
     an index from the least likely claim up, a threshold filter and pages. No network is needed to
@@ -62,6 +64,6 @@ def report(inputs, output, csv_path, threshold, page_size, title):
         click.echo(f"wrote {output}: {len(lines)} answers", err=True)
     if csv_path:
         with atomic_open(csv_path) as f:
-            n = claims_csv.write_csv(lines, f)
+            n = claims_csv.write_csv(lines, f, raw=raw_csv)
         if csv_path != "-":
             click.echo(f"wrote {csv_path}: {n} claims", err=True)

@@ -7,14 +7,16 @@ import click
 
 from calibration.base import MissingDependencyError
 from franq.cli.options import (
-    THRESHOLD_OPTION, StackFlags, StageProgress, fail, interactive, load_pipeline, printable, stack, stack_files,
+    RAW_CSV_OPTION, THRESHOLD_OPTION, StackFlags, StageProgress, fail, interactive, load_pipeline, printable, stack,
+    stack_files,
 )
 from franq.cli.score import HTML_OPTION, print_result
 from franq.cli.table import format_decision
 from franq import registry
 from franq.errors import FranqError
 from franq.files import check_outputs
-from franq.io import parse_example
+from franq.io import parse_example, parse_passages
+from franq.limits import check, check_inputs
 from franq.results import ResultLine
 
 VERIFIERS = registry.names("verifiers")  # the answering app's, then plugins' (entry point group franq.verifiers)
@@ -27,6 +29,7 @@ VERIFIERS = registry.names("verifiers")  # the answering app's, then plugins' (e
               help="Longest answer to generate (default: the config's, 256).")
 @click.option("--format", "fmt", type=click.Choice(["table", "json", "csv"]), default="table",
               help="Output format (the table starts with the generated answer).")
+@RAW_CSV_OPTION
 @HTML_OPTION
 @THRESHOLD_OPTION
 @click.option("--quiet", is_flag=True, help="No progress bar.")
@@ -43,7 +46,7 @@ VERIFIERS = registry.names("verifiers")  # the answering app's, then plugins' (e
 @click.option("--verify-threshold", type=float, default=None,
               help="Answer when the verifier's score is at least this (default: the policy's; else 0.5, 0 for dual).")
 @stack
-def answer(question, passages, max_new_tokens, fmt, html_path, threshold, quiet, verify, fallback, policy_path,
+def answer(question, passages, max_new_tokens, fmt, raw_csv, html_path, threshold, quiet, verify, fallback, policy_path,
            verify_threshold, stack: StackFlags):
     """Generate an answer with the model from the passages, then score its claims; with
     --verify / --fallback / --policy, also decide: answer, fall back or abstain."""
@@ -54,6 +57,8 @@ def answer(question, passages, max_new_tokens, fmt, html_path, threshold, quiet,
         check_outputs({"--html": html_path}, inputs)
         cfg = stack.config(threshold=threshold)
         check_outputs({"--html": html_path}, {**inputs, **stack_files(stack, cfg)})
+        check_inputs(question, parse_passages(list(passages)), limits=cfg.limits)  # before the model loads
+        check("max_new_tokens", max_new_tokens or 1, subject="--max-new-tokens", limits=cfg.limits)
         with StageProgress(not quiet and interactive(), "franq answer") as progress:
             pipeline = load_pipeline(cfg)
             progress()
@@ -65,6 +70,6 @@ def answer(question, passages, max_new_tokens, fmt, html_path, threshold, quiet,
         raise fail(exc) from None
     if fmt == "table":
         click.echo(printable(f"Answer: {result.answer.strip()}") + "\n")
-    print_result(ResultLine("", None, result, ex), fmt, html_path)
+    print_result(ResultLine("", None, result, ex), fmt, html_path, raw_csv=raw_csv)
     if fmt == "table" and result.decision is not None:
         click.echo(format_decision(result))

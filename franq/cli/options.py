@@ -20,11 +20,37 @@ import click
 
 from franq.config import FranqConfig
 from franq.errors import redact
+from franq.limits import LIMITS
 
 MODE_OPTION = click.option(
     "--mode", type=click.Choice(["long", "short", "auto"]), default=None,
     help="Preset: long (claims, token probabilities), short (the answer is one claim, scored from "
          "samples) or auto (a single short sentence is short). Default: the config's (long).")
+
+
+
+def _limit_pairs(ctx, param, values) -> tuple[tuple[str, int], ...]:
+    out = []
+    for value in values:
+        name, sep, number = value.partition("=")
+        if not sep or name.strip() not in LIMITS:
+            raise click.BadParameter(f"expected NAME=N with NAME one of {', '.join(LIMITS)}; got {value!r}")
+        try:
+            n = int(number.strip().replace("_", ""))
+        except ValueError:
+            n = 0
+        if n < 1:
+            raise click.BadParameter(f"{name.strip()}: expected a whole number >= 1, got {number!r}")
+        out.append((name.strip(), n))
+    return tuple(out)
+
+
+LIMIT_OPTION = click.option(
+    "--limit", "limits", multiple=True, metavar="NAME=N", callback=_limit_pairs,
+    help="Raise (or lower) one of franq's limits for this run, e.g. --limit passages=2000 (repeat for "
+         "more); over [limits] in the config. The table: docs/batch.md.")
+"""``--limit NAME=N`` (repeatable): the command gets ``limits`` as ``((name, n), ...)``;
+every command that scores or reads input takes it (:data:`MODEL_OPTIONS` has it)."""
 
 MODEL_OPTIONS = [
     click.option("--config", "config_path", type=click.Path(exists=True, dir_okay=False),
@@ -39,6 +65,7 @@ MODEL_OPTIONS = [
     click.option("--threads", type=click.IntRange(min=1), default=None,
                  help="Torch CPU threads (default: OMP_NUM_THREADS if set, else half the usable cores, "
                       "1 to 8: 1 on a 2-core machine). Sets [model] threads."),
+    LIMIT_OPTION,
 ]
 """The options that choose the model (commands that only run its passes, like ``fit probe``)."""
 
@@ -68,6 +95,11 @@ DECOMPOSER_OPTIONS = [
 THRESHOLD_OPTION = click.option(
     "--threshold", type=click.FloatRange(0.0, 1.0), default=None,
     help="Add a verdict to each scored claim: likely_true if P(true) >= T, else likely_false.")
+
+RAW_CSV_OPTION = click.option(
+    "--raw-csv", is_flag=True,
+    help="Write CSV cells exactly as given. By default a text cell that starts with = + - @, a tab or a "
+         "carriage return gets a ' in front, so a spreadsheet shows it as text, not a formula.")
 
 FLAG_KEYS = {
     "model": "model.path", "gguf_file": "model.gguf_file", "device": "model.device", "dtype": "model.dtype",
@@ -119,12 +151,14 @@ class StackFlags:
     calibrator: str | None = None
     mode: str | None = None
     prompts: str | None = None
+    limits: tuple[tuple[str, int], ...] = ()
+    """``--limit NAME=N`` pairs."""
 
     def config(self, **more) -> FranqConfig:
         """The config file (or the defaults) with the flags given on top; ``more`` are
         further flags (:data:`FLAG_KEYS`) or overrides of these."""
-        flags = {k: v for k, v in vars(self).items() if k != "config_path"}
-        return config_from_flags(self.config_path, **{**flags, **more})
+        flags = {k: v for k, v in vars(self).items() if k not in ("config_path", "limits")}
+        return config_from_flags(self.config_path, limits=self.limits, **{**flags, **more})
 
 
 def stack_files(flags: StackFlags | None = None, cfg: FranqConfig | None = None) -> dict[str, str | None]:
@@ -149,13 +183,15 @@ def model_stack(f):
     return grouped("stack", MODEL_OPTIONS, StackFlags)(f)
 
 
-def config_from_flags(config_path: str | None = None, **flags) -> FranqConfig:
-    """The config file (or the defaults) with the flags that were given on top."""
+def config_from_flags(config_path: str | None = None, *, limits=(), **flags) -> FranqConfig:
+    """The config file (or the defaults) with the flags that were given on top; ``limits``:
+    ``--limit`` pairs over the config's ``[limits]``."""
     cfg = FranqConfig.from_file(config_path) if config_path else FranqConfig()
     unknown = set(flags) - set(FLAG_KEYS)
     if unknown:
         raise TypeError(f"config_from_flags: unknown flags {sorted(unknown)}")
-    return cfg.with_overrides({FLAG_KEYS[k]: v for k, v in flags.items()})
+    return cfg.with_overrides({**{FLAG_KEYS[k]: v for k, v in flags.items()},
+                               **{f"limits.{name}": n for name, n in limits}})
 
 
 def load_pipeline(cfg: FranqConfig):

@@ -10,8 +10,8 @@ import click
 
 from calibration.base import MissingDependencyError
 from franq.cli.options import (
-    DECOMPOSER_OPTIONS, THRESHOLD_OPTION, StackFlags, StageProgress, fail, grouped, interactive, load_pipeline,
-    options, printable, stack, stack_files,
+    DECOMPOSER_OPTIONS, RAW_CSV_OPTION, THRESHOLD_OPTION, StackFlags, StageProgress, fail, grouped, interactive,
+    load_pipeline, options, printable, stack, stack_files,
 )
 from franq.cli.table import format_table
 from franq.errors import FranqError, InputError
@@ -20,7 +20,6 @@ from franq.io import Example, load_json, parse_example
 from franq.runners.base import BATCH_TOKENS
 from franq.runners.local import score_file
 from franq.results import ResultLine, read_results, result_record
-from franq.runners.records import MAX_PASSAGE_CHARS, MAX_RECORD_BYTES
 
 
 @dataclass(frozen=True)
@@ -33,8 +32,10 @@ class BatchOptions:
     gpus_per_worker: float = 0.0
     ray_address: str | None = None
     batch_tokens: int = BATCH_TOKENS
-    max_record_bytes: int = MAX_RECORD_BYTES
-    max_passage_chars: int = MAX_PASSAGE_CHARS
+    max_record_bytes: int | None = None
+    """Old spelling of ``--limit record_bytes=N``."""
+    max_passage_chars: int | None = None
+    """Old spelling of ``--limit passage_chars=N``."""
 
 
 BATCH_OPTIONS = [
@@ -50,10 +51,10 @@ BATCH_OPTIONS = [
                  help="Ray: cluster address ('auto' = the running cluster). Default: a local Ray."),
     click.option("--batch-tokens", type=click.IntRange(min=0), default=BATCH_TOKENS, show_default=True,
                  help="Batch mode: answers per scoring call, by estimated tokens (0 = one answer per call)."),
-    click.option("--max-record-bytes", type=click.IntRange(min=1), default=MAX_RECORD_BYTES, show_default=True,
-                 help="Batch mode: a JSONL line longer than this is a bad record."),
-    click.option("--max-passage-chars", type=click.IntRange(min=1), default=MAX_PASSAGE_CHARS, show_default=True,
-                 help="Batch mode: a passage longer than this is a bad record."),
+    click.option("--max-record-bytes", type=click.IntRange(min=1), default=None,
+                 help="Same as --limit record_bytes=N: a JSONL line longer than this is a bad record."),
+    click.option("--max-passage-chars", type=click.IntRange(min=1), default=None,
+                 help="Same as --limit passage_chars=N: a passage longer than this is a bad record."),
 ]
 
 FORMAT_OPTION = click.option(
@@ -76,6 +77,7 @@ HTML_OPTION = click.option(
 @click.option("-a", "--answer", help="The answer to score.")
 @click.option("--example", is_flag=True, help="Score the bundled example.")
 @FORMAT_OPTION
+@RAW_CSV_OPTION
 @HTML_OPTION
 @THRESHOLD_OPTION
 @options(DECOMPOSER_OPTIONS)
@@ -85,7 +87,7 @@ HTML_OPTION = click.option(
 @click.option("--quiet", is_flag=True, help="No progress bar (one answer: shown on a terminal only).")
 @grouped("batch", BATCH_OPTIONS, BatchOptions)
 @stack
-def score(input_path, output, errors_path, question, passages, answer, example, fmt, html_path, threshold,
+def score(input_path, output, errors_path, question, passages, answer, example, fmt, raw_csv, html_path, threshold,
           decomposer, decomposer_model, decomposer_base_url, calibrator_mismatch, quiet, batch: BatchOptions,
           stack: StackFlags):
     """Score one example (flags, --example or a .json file) or a JSONL file of examples.
@@ -101,6 +103,8 @@ def score(input_path, output, errors_path, question, passages, answer, example, 
         cfg = stack.config(calibrator_mismatch=calibrator_mismatch, decomposer=decomposer,
                            decomposer_model=decomposer_model, decomposer_base_url=decomposer_base_url,
                            decomposer_backend="openai" if decomposer_base_url else None, threshold=threshold)
+        cfg = cfg.with_overrides({"limits.record_bytes": batch.max_record_bytes,
+                                  "limits.passage_chars": batch.max_passage_chars})
         check_outputs(outputs, {"input": input_path, **stack_files(stack, cfg)})
         if input_path and (input_path == "-" or input_path.endswith(".jsonl")):
             if fmt == "csv":
@@ -108,24 +112,25 @@ def score(input_path, output, errors_path, question, passages, answer, example, 
                                  "`franq report OUT.jsonl --csv CLAIMS.csv`")
             if html_path and output in (None, "-"):
                 raise InputError("--html: a batch report is made from the output file; give -o OUT.jsonl")
-            summary = score_file(cfg, input_path, output, errors_path=errors_path, progress=not quiet, **asdict(batch))
+            options = {k: v for k, v in asdict(batch).items() if k not in ("max_record_bytes", "max_passage_chars")}
+            summary = score_file(cfg, input_path, output, errors_path=errors_path, progress=not quiet, **options)
             click.echo(printable(summary.message()), err=True)
             if html_path:
                 write_html_report(html_path, output)
             return
-        ex = single_example(input_path, question, passages, answer, example)
+        ex = single_example(input_path, question, passages, answer, example, limits=cfg.limits)
         with StageProgress(not quiet and interactive(), "franq score") as progress:
             pipeline = load_pipeline(cfg)
             progress()
             result = pipeline.score_many([ex])[0]
     except (FranqError, MissingDependencyError) as exc:
         raise fail(exc) from None
-    print_result(ResultLine("", ex.id, result, ex), fmt, html_path)
+    print_result(ResultLine("", ex.id, result, ex), fmt, html_path, raw_csv=raw_csv)
 
 
-def print_result(line: ResultLine, fmt: str, html_path: str | None) -> None:
+def print_result(line: ResultLine, fmt: str, html_path: str | None, *, raw_csv: bool = False) -> None:
     """One scored answer (with the example it scored) on stdout as a table, a JSON line or CSV
-    rows; ``html_path``: also a report."""
+    rows (escaped against formula injection unless ``raw_csv``); ``html_path``: also a report."""
     record = result_record(line.id, line.result, line.example)
     if fmt == "csv" or html_path:  # the views show what the JSON line holds (secrets redacted)
         line = next(read_results(record, with_input=True))
@@ -134,7 +139,7 @@ def print_result(line: ResultLine, fmt: str, html_path: str | None) -> None:
     elif fmt == "csv":
         from franq.apps.claims_csv import csv_text
 
-        click.echo(csv_text([line]), nl=False)
+        click.echo(csv_text([line], raw=raw_csv), nl=False)
     else:
         click.echo(format_table(line.result))
     if html_path:
@@ -154,15 +159,16 @@ def write_html_report(html_path: str, scores_path: str) -> None:
     click.echo(f"wrote {html_path}: {len(lines)} answers", err=True)
 
 
-def single_example(input_path, question, passages, answer, example) -> Example:
-    """The one example a command was given: the bundled one, a ``.json`` file, or flags."""
+def single_example(input_path, question, passages, answer, example, *, limits=None) -> Example:
+    """The one example a command was given: the bundled one, a ``.json`` file, or flags;
+    within ``limits`` (:mod:`franq.limits`), checked before any model loads."""
     if example:
         text = resources.files("franq").joinpath("data/example.json").read_text(encoding="utf-8")
-        return parse_example(json.loads(text), "bundled example")
+        return parse_example(json.loads(text), "bundled example", limits=limits)
     if input_path:
         text = read_text(input_path, limit="json_file_bytes", what="input")
-        return parse_example(load_json(text, input_path), input_path)
+        return parse_example(load_json(text, input_path), input_path, limits=limits)
     if not (question and passages and answer):
         raise InputError("give --question, at least one --passage and --answer; or a JSON/JSONL "
                          "file; or --example")
-    return parse_example({"question": question, "passages": list(passages), "answer": answer})
+    return parse_example({"question": question, "passages": list(passages), "answer": answer}, limits=limits)

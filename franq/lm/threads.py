@@ -9,12 +9,17 @@ measured the same scoring about 5x faster with one thread, with identical output
 ``model.threads`` (``--threads``): a positive number is used as is. ``None`` (the default)
 leaves an explicit ``OMP_NUM_THREADS`` / ``MKL_NUM_THREADS`` alone, and otherwise picks
 :func:`auto_threads`: one thread per two usable cores, at least 1 and at most 8, so a
-2-core machine runs one thread.
+2-core machine runs one thread. A count over the ``threads`` limit (:mod:`franq.limits`;
+256 unless raised) is refused before torch is asked: torch answers ``1000000`` with a
+MemoryError, then a segfault.
 """
 from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Mapping
+
+from franq.limits import check
 
 log = logging.getLogger(__name__)
 
@@ -35,8 +40,11 @@ def auto_threads(cores: int | None = None) -> int:
     return max(1, min(MAX_AUTO_THREADS, cores // 2))
 
 
-def configure_threads(threads: int | None) -> int:
-    """Set torch's intra-op thread count (see the module doc); returns the count in use."""
+def configure_threads(threads: int | None, *, limits: Mapping[str, int] | None = None) -> int:
+    """Set torch's intra-op thread count (see the module doc); returns the count in use.
+    ``limits``: the limits in force (``config.limits``; the defaults when None)."""
+    if threads is not None:
+        check("threads", threads, subject="threads", limits=limits)
     import torch
 
     if threads is None:

@@ -3,7 +3,7 @@
     franq score IN.jsonl -o OUT.jsonl [--errors ERR.jsonl] [--engine local|ray] [--quiet]
 
 * Streaming with bounded memory: input is read line by line (a line longer than
-  ``max_record_bytes`` is skipped without being held in memory), answers are scored in
+  the ``record_bytes`` limit is skipped without being held in memory), answers are scored in
   batches of bounded size, results are appended as they come.
 * Resumable: a record whose id is already in OUT is skipped. Each batch of output lines
   is appended with one ``write`` on an ``O_APPEND`` descriptor and ``fsync``-ed; a failed
@@ -42,7 +42,7 @@ from franq.errors import InputError
 from franq.runners.base import BATCH_TOKENS, MAX_BATCH_ANSWERS, Engine, Scored, score_batches
 from franq.runners.paths import FILE, STREAM, check_distinct, check_input, output_kind
 from franq.runners.output import ErrorFile, OutputLog, StreamOutput, is_result_line
-from franq.runners.records import MAX_PASSAGE_CHARS, MAX_RECORD_BYTES, BadRecord, Record, RecordReader, count_lines
+from franq.runners.records import BadRecord, Record, RecordReader, count_lines
 
 log = logging.getLogger(__name__)
 
@@ -117,8 +117,7 @@ class _Progress:
 
 def run_jsonl(engine_factory: Callable[[], Engine], input_path: str, output: str | None, *,
               errors_path: str | None = None, progress: bool = True, fsync: bool = True,
-              max_record_bytes: int = MAX_RECORD_BYTES,
-              max_passage_chars: int = MAX_PASSAGE_CHARS) -> BatchSummary:
+              limits=None) -> BatchSummary:
     """Score a JSONL file into ``output`` (``None`` or ``"-"``: stdout, no resume; a path
     that is a pipe, a terminal or a device such as ``/dev/null``: written as a stream, no resume).
 
@@ -126,6 +125,7 @@ def run_jsonl(engine_factory: Callable[[], Engine], input_path: str, output: str
     recovery files are four different files (:func:`franq.runners.paths.check_distinct`).
     ``engine_factory`` is called once, when the first record to score is met: a locked
     or foreign output fails before any model is loaded, and a finished run loads none.
+    ``limits``: the bounds on each record (:class:`franq.limits.Limits`; the defaults when None).
     """
     started = time.perf_counter()
     check_input(input_path)
@@ -139,8 +139,7 @@ def run_jsonl(engine_factory: Callable[[], Engine], input_path: str, output: str
         out = OutputLog(output, fsync=fsync, is_record=is_result_line, recovery_path=recovery_path)
     errs = bar = None
     try:
-        reader = RecordReader(max_record_bytes=max_record_bytes, max_passage_chars=max_passage_chars,
-                              done_digests=out.digests)
+        reader = RecordReader(limits=limits, done_digests=out.digests)
         if reader.pending:
             log.info("resuming: %d records already in %s", reader.pending, output)
         bar = _Progress(count_lines(input_path), progress)
@@ -193,12 +192,10 @@ def run_jsonl(engine_factory: Callable[[], Engine], input_path: str, output: str
 def score_file(config, input_path: str, output: str | None, *, errors_path: str | None = None,
                engine: str = "local", workers: int = 2, cpus_per_worker: float = 1.0,
                gpus_per_worker: float = 0.0, ray_address: str | None = None,
-               batch_tokens: int = BATCH_TOKENS, progress: bool = True,
-               max_record_bytes: int = MAX_RECORD_BYTES,
-               max_passage_chars: int = MAX_PASSAGE_CHARS) -> BatchSummary:
+               batch_tokens: int = BATCH_TOKENS, progress: bool = True) -> BatchSummary:
     """``franq score IN.jsonl -o OUT.jsonl``: pick the engine for a :class:`FranqConfig`
-    and run :func:`run_jsonl`. Bad records go to ``errors_path`` (default
-    ``OUT.errors.jsonl``, or stderr when writing to stdout)."""
+    and run :func:`run_jsonl` within the config's limits (``config.limits``). Bad records
+    go to ``errors_path`` (default ``OUT.errors.jsonl``, or stderr when writing to stdout)."""
     if errors_path is None and output_kind(output) == FILE:
         errors_path = output + ".errors.jsonl"
     if engine == "ray":
@@ -216,5 +213,5 @@ def score_file(config, input_path: str, output: str | None, *, errors_path: str 
     else:
         raise InputError(f"engine: expected 'local' or 'ray', got {engine!r}")
     return run_jsonl(factory, input_path, output, errors_path=errors_path, progress=progress,
-                     max_record_bytes=max_record_bytes, max_passage_chars=max_passage_chars)
+                     limits=config.limits)
 

@@ -59,7 +59,7 @@ class FranqActor:
         self.batch_tokens = batch_tokens
 
     def __call__(self, batch: dict) -> dict:
-        records = [Record(int(line), str(ident), parse_example(json.loads(text)))
+        records = [Record(int(line), str(ident), parse_example(json.loads(text), limits=self.franq.config.limits))
                    for line, ident, text in zip(batch["line"], batch["id"], batch["record"])]
         outcomes = [o for group in score_batches(self.franq, records, batch_tokens=self.batch_tokens)
                     for o in group]

@@ -1,5 +1,6 @@
 """Input records for batch scoring: read JSONL lines (byte limits, UTF-8), validate each
-into an :class:`~franq.io.Example` (errors name the line and the field), keep stable ids,
+into an :class:`~franq.io.Example` (errors name the line and the field; every size is
+bounded by the one table of :mod:`franq.limits`, checked before any work), keep stable ids,
 skip the ids already in the output and report repeated ones. The output side is
 :mod:`franq.runners.output`; what one output line holds is :mod:`franq.results`."""
 from __future__ import annotations
@@ -7,15 +8,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from franq.errors import InputError, redact
 from franq.io import Example, load_json, parse_example
-
-MAX_RECORD_BYTES = 16 * 2**20
-MAX_PASSAGE_CHARS = 100_000
+from franq.limits import LIMITS, Limits, message
 
 
 @dataclass(frozen=True)
@@ -43,12 +42,14 @@ class BadRecord:
                           ensure_ascii=False)
 
 
-def read_lines(stream, *, max_record_bytes: int = MAX_RECORD_BYTES) -> Iterator[tuple[int, str | None, str]]:
+def read_lines(stream, *, max_record_bytes: int | None = None) -> Iterator[tuple[int, str | None, str]]:
     """Yield ``(line_number, text or None, error)`` from a binary stream.
 
-    Undecodable bytes and lines over ``max_record_bytes`` become errors; an over-long
-    line is skipped in chunks, never held in memory whole.
+    Undecodable bytes and lines over ``max_record_bytes`` (default: the ``record_bytes``
+    limit) become errors; an over-long line is skipped in chunks, never held in memory whole.
     """
+    if max_record_bytes is None:
+        max_record_bytes = LIMITS["record_bytes"].default
     n = 0
     while True:
         raw = stream.readline(max_record_bytes + 1)
@@ -60,8 +61,7 @@ def read_lines(stream, *, max_record_bytes: int = MAX_RECORD_BYTES) -> Iterator[
             while raw and not raw.endswith(b"\n"):
                 raw = stream.readline(2**20)
                 size += len(raw)
-            yield n, None, (f"line {n}: record is {size} bytes, over the limit of "
-                            f"{max_record_bytes} (--max-record-bytes)")
+            yield n, None, message("record_bytes", size, where=f"line {n}", subject="record", limit=max_record_bytes)
             continue
         if n == 1 and raw.startswith(b"\xef\xbb\xbf"):
             raw = raw[3:]  # a UTF-8 byte order mark
@@ -101,19 +101,15 @@ def _find_surrogate(obj: Any, path: str) -> str | None:
     return None
 
 
-def parse_record(text: str, line: int, *, max_passage_chars: int = MAX_PASSAGE_CHARS) -> Example:
-    """Validate one JSONL line into an :class:`Example`; errors name the line and field."""
+def parse_record(text: str, line: int, *, limits: Mapping[str, int] | None = None) -> Example:
+    """Validate one JSONL line into an :class:`Example` within ``limits`` (:mod:`franq.limits`:
+    passages, characters, claims; the defaults when None); errors name the line and field."""
     where = f"line {line}"
     obj = load_json(text, where)
     bad_string = _find_surrogate(obj, "")
     if bad_string:
         raise InputError(f"{where}: '{bad_string}' holds an unpaired surrogate escape (not valid Unicode)")
-    example = parse_example(obj, where)
-    for i, p in enumerate(example.passages):
-        if len(p.text) > max_passage_chars:
-            raise InputError(f"{where}: 'passages[{i}]' is {len(p.text)} characters, over the limit "
-                             f"of {max_passage_chars} (--max-passage-chars)")
-    return example
+    return parse_example(obj, where, limits=limits)
 
 
 def _peek_id(text: str | None) -> str | None:
@@ -133,15 +129,14 @@ def id_digest(ident: str) -> int:
 class RecordReader:
     """Turns input lines into :class:`Record` or :class:`BadRecord`, skipping the ids in
     ``done`` and reporting repeated ids. Ids are kept as 8-byte digests (bounded memory:
-    one small dict entry per id)."""
+    one small dict entry per id). ``limits``: :class:`franq.limits.Limits` (or a table of
+    overrides), the defaults when None."""
 
-    def __init__(self, done: Iterable[str] = (), *, max_record_bytes: int = MAX_RECORD_BYTES,
-                 max_passage_chars: int = MAX_PASSAGE_CHARS, on_line: Callable[[], None] | None = None,
-                 done_digests: Iterable[int] = ()):
+    def __init__(self, done: Iterable[str] = (), *, limits: Mapping[str, int] | None = None,
+                 on_line: Callable[[], None] | None = None, done_digests: Iterable[int] = ()):
         self._ids: dict[int, int] = {id_digest(i): -1 for i in done}  # -1: in output, not yet read
         self._ids.update((d, -1) for d in done_digests)
-        self.max_record_bytes = max_record_bytes
-        self.max_passage_chars = max_passage_chars
+        self.limits = Limits.of(limits)
         self.on_line = on_line
         self.skipped = 0
         self.duplicates = 0
@@ -152,7 +147,7 @@ class RecordReader:
         return sum(1 for v in self._ids.values() if v == -1)
 
     def read(self, stream) -> Iterator[Record | BadRecord]:
-        for line, text, error in read_lines(stream, max_record_bytes=self.max_record_bytes):
+        for line, text, error in read_lines(stream, max_record_bytes=self.limits["record_bytes"]):
             if self.on_line:
                 self.on_line()
             if error:
@@ -161,7 +156,7 @@ class RecordReader:
             if not text.strip():
                 continue
             try:
-                example = parse_record(text, line, max_passage_chars=self.max_passage_chars)
+                example = parse_record(text, line, limits=self.limits)
             except InputError as exc:
                 yield BadRecord(line, _peek_id(text), str(exc))
                 continue
