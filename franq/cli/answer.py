@@ -9,6 +9,7 @@ from calibration.base import MissingDependencyError
 from franq.cli.options import (
     THRESHOLD_OPTION, StackFlags, StageProgress, fail, interactive, load_pipeline, printable, stack,
 )
+from franq.cli.preflight import check_named_files
 from franq.cli.score import HTML_OPTION, print_result
 from franq.cli.table import format_decision
 from franq import registry
@@ -50,6 +51,7 @@ def answer(question, passages, max_new_tokens, fmt, html_path, threshold, quiet,
 
     try:
         cfg = stack.config(threshold=threshold)
+        check_named_files(cfg)  # a missing calibrator, model or probe fails now, not after the model loads
         with StageProgress(not quiet and interactive(), "franq answer") as progress:
             pipeline = load_pipeline(cfg)
             progress()

@@ -14,6 +14,7 @@ from franq.cli.options import (
     DECOMPOSER_OPTIONS, THRESHOLD_OPTION, StackFlags, StageProgress, fail, grouped, interactive, load_pipeline,
     options, printable, stack,
 )
+from franq.cli.preflight import check_named_files
 from franq.cli.table import format_table
 from franq.errors import FranqError, InputError
 from franq.io import Example, load_json, parse_example
@@ -99,6 +100,7 @@ def score(input_path, output, errors_path, question, passages, answer, example, 
         cfg = stack.config(calibrator_mismatch=calibrator_mismatch, decomposer=decomposer,
                            decomposer_model=decomposer_model, decomposer_base_url=decomposer_base_url,
                            decomposer_backend="openai" if decomposer_base_url else None, threshold=threshold)
+        check_named_files(cfg)  # a missing calibrator, model or probe fails now, not after the model loads
         if input_path and (input_path == "-" or input_path.endswith(".jsonl")):
             if fmt == "csv":
                 raise InputError("--format csv: a batch is written as JSONL (resumable); turn it into CSV with "
