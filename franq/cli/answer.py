@@ -63,6 +63,6 @@ def answer(question, passages, max_new_tokens, fmt, html_path, threshold, quiet,
         raise fail(exc) from None
     if fmt == "table":
         click.echo(printable(f"Answer: {result.answer.strip()}") + "\n")
-    print_result(ResultLine("", None, result, ex), fmt, html_path)
+    print_result(ResultLine("", None, result, ex), fmt, html_path, threshold=cfg.calibration.threshold)
     if fmt == "table" and result.decision is not None:
         click.echo(format_decision(result))

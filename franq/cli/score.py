@@ -119,12 +119,12 @@ def score(input_path, output, errors_path, question, passages, answer, example, 
             result = pipeline.score_many([ex])[0]
     except (FranqError, MissingDependencyError) as exc:
         raise fail(exc) from None
-    print_result(ResultLine("", ex.id, result, ex), fmt, html_path)
+    print_result(ResultLine("", ex.id, result, ex), fmt, html_path, threshold=cfg.calibration.threshold)
 
 
-def print_result(line: ResultLine, fmt: str, html_path: str | None) -> None:
+def print_result(line: ResultLine, fmt: str, html_path: str | None, *, threshold: float | None = None) -> None:
     """One scored answer (with the example it scored) on stdout as a table, a JSON line or CSV
-    rows; ``html_path``: also a report."""
+    rows; ``html_path``: also a report; ``threshold``: the --threshold its verdicts were given at."""
     record = result_record(line.id, line.result, line.example)
     if fmt == "csv" or html_path:  # the views show what the JSON line holds (secrets redacted)
         line = next(read_results(record, with_input=True))
@@ -135,7 +135,7 @@ def print_result(line: ResultLine, fmt: str, html_path: str | None) -> None:
 
         click.echo(csv_text([line]), nl=False)
     else:
-        click.echo(format_table(line.result))
+        click.echo(format_table(line.result, threshold=threshold))
     if html_path:
         from franq.apps.render import report_html
 
