@@ -75,12 +75,12 @@ def parse_text(value: Any, field: str, where: str = "", *, allow_empty: bool = F
 
 
 def parse_passages(value: Any, where: str = "") -> tuple[Passage, ...]:
-    """Accept a list of strings, ``{"title", "text"}`` objects or :class:`Passage`."""
+    """Accept a list of strings, ``{"title", "text"}`` objects or :class:`Passage`. An empty
+    list is an answer whose retrieval returned nothing: it is scored closed-book (nothing
+    supports a claim, so P_faithful = 0 and P(true) is UQ_unfaith, from p(c|x))."""
     if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
         raise InputError(f"{_prefix(where)}'passages' must be a list of strings or "
                          f"{{'title', 'text'}} objects, got {_type(value)}")
-    if not value:
-        raise InputError(f"{_prefix(where)}'passages' is an empty list; give at least one passage")
     out = []
     for i, p in enumerate(value):
         field = f"passages[{i}]"

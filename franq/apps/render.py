@@ -144,7 +144,10 @@ def _highlight_words(window: str, claim_text: str) -> str:
                    for tok in re.split(r"(\w+)", window))
 
 
-def _detail_html(n: int, k: int, c: franq.ClaimScore, labels: dict, passages: Sequence[franq.Passage],
+NO_PASSAGES = "No passages: retrieval returned nothing, so the claim was scored closed-book (P_faithful = 0)"
+
+
+def _detail_html(n: int, k: int, c: franq.ClaimScore, labels: dict, passages: Sequence[franq.Passage] | None,
                  windows) -> str:
     text = c.claim.text
     note = f": {c.claim.note}" if c.claim.note else ""
@@ -171,6 +174,8 @@ def _detail_html(n: int, k: int, c: franq.ClaimScore, labels: dict, passages: Se
                    f'<blockquote>{_highlight_words(window["text"], text)}</blockquote></div>')
     elif passages:
         passage = '<div class="passage muted">No passage shares a content word with this claim.</div>'
+    elif passages is not None:
+        passage = f'<div class="passage muted">{NO_PASSAGES}.</div>'
     else:
         passage = '<div class="passage muted">The record carries no passages (written by an older franq).</div>'
     return (f'<div class="detail" id="a{n}-c{k}" hidden><div class="detail-claim">'
@@ -192,7 +197,7 @@ def answer_html(line, n: int) -> str:
     """One answer's section: question, highlighted answer, claims table, hidden details."""
     line = as_line(line)
     result, example = line.result, line.example
-    passages = () if example is None else example.passages
+    passages = None if example is None else example.passages  # None: the record carries none; (): none given
     labels = () if example is None else example.claim_labels or ()  # the input's labels of each claim
     answer, claims = result.answer, result.claims
     body = []
@@ -210,7 +215,7 @@ def answer_html(line, n: int) -> str:
             body.append(f'<mark class="claim ns" data-claims="{" ".join(map(str, ks))}" data-bucket="none" '
                         f'title="not scored">{piece}</mark>')
     rows, details = [], []
-    windows = passage_windows(passages)
+    windows = passage_windows(passages or ())
     for k, c in enumerate(claims):
         p = _scored_p(c)
         status = c.status + (f" ({c.claim.note})" if c.claim.note and c.status != "scored" else "")
@@ -225,6 +230,7 @@ def answer_html(line, n: int) -> str:
     head = f'<h2><span class="muted">#{n + 1}</span> {_e(result.question)}</h2>'
     sub = " · ".join(x for x in (f"id {_e(line.id)}" if line.id is not None else "",
                                  f"{_e(result.mode)} form" if result.mode else "",
+                                 "no passages (scored closed-book)" if passages == () else "",
                                  f"least likely claim {_num(low)}" if low is not None else "no scored claim",
                                  f"meta {_e(json.dumps(meta, ensure_ascii=False))}" if meta else "") if x)
     warnings = "".join(f'<li>{_e(w)}</li>' for w in result.warnings)
