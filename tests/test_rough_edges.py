@@ -4,6 +4,7 @@ every P(true), empty passages, help defaults that cannot drift, tiny samples fla
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from click.testing import CliRunner
@@ -223,3 +224,71 @@ def test_the_api_and_the_service_accept_an_answer_without_passages(tiny_lm, make
     assert r.status_code == 200, r.text
     record = r.json()
     assert record["passages"] == [] and all(c["p_faithful"] == 0.0 for c in record["claims"])
+
+
+# ---------------------------------------------------------------- help and docs drift
+STATED = [r"'([\w.]+)' \(default\b", r"\(default: (?:the config's, )?'?([\w.]+)'?\)", r"Default: the config's \(([\w.]+)\)"]
+"""How a help text states a default: "'atomic' (default: ...)", "(default: combined)",
+"(default: the config's, 256)", "Default: the config's (long)"."""
+
+
+def _commands(group, path=()):
+    import click
+
+    for name, command in group.commands.items():
+        if isinstance(command, click.Group):
+            yield from _commands(command, (*path, name))
+        else:
+            yield " ".join((*path, name)), command
+
+
+def test_help_defaults_match_the_config_defaults_for_every_option_that_states_one():
+    import click
+
+    from franq.cli.options import DEFAULTS, FLAG_KEYS
+
+    keys = {**FLAG_KEYS, "max_new_tokens": "model.max_new_tokens"}
+    checked = set()
+    for where, command in _commands(main):
+        for p in command.params:
+            said = (p.help or "").replace("'default' (default", "(default").replace("'default'", "")  # the value
+            states = "(default" in said.lower() or "default:" in said.lower()  # not "Default preset."
+            if not isinstance(p, click.Option) or p.name not in keys or not states:
+                continue
+            real = DEFAULTS
+            for part in keys[p.name].split("."):
+                real = getattr(real, part)
+            if real is None:
+                continue  # a described default ("the embedded SmolLM2", "cuda if available")
+            stated = [m.group(1) for pattern in STATED for m in re.finditer(pattern, p.help)]
+            assert stated, f"{where} {p.opts[-1]}: states a default in a form this test cannot read: {p.help!r}"
+            assert stated == [str(real)], f"{where} {p.opts[-1]}: help says {stated}, the config's default is {real!r}"
+            checked.add((where, p.opts[-1]))
+    assert {("score", "--decomposer"), ("score", "--faithfulness"), ("score", "--mode"),
+            ("score", "--calibrator-mismatch"), ("answer", "--max-new-tokens")} <= checked
+
+
+def test_help_of_score_states_the_atomic_decomposer_default():
+    text = run("score", "--help").output
+    assert "'atomic' (default" in " ".join(text.split())
+
+
+def _install_facts():
+    """The README, the extras `make test` installs (the Makefile's TEST_EXTRAS) and every extra setup.cfg declares."""
+    import configparser
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    test_extras = re.search(r"^TEST_EXTRAS\s*:=\s*\[([\w,]+)\]", (root / "Makefile").read_text(), re.M).group(1)
+    setup = configparser.ConfigParser()
+    setup.read(root / "setup.cfg")
+    return (root / "README.md").read_text(), test_extras, set(setup["options.extras_require"])
+
+
+def test_readme_install_lines_match_the_makefile_and_setup_cfg():
+    readme, test_extras, declared = _install_facts()
+    said = re.findall(r"`make test`\s+installs\s+`\.\[([\w,]+)\]`", " ".join(readme.split()))
+    assert said and set(said) == {test_extras}, f"README says make test installs {said}, the Makefile {test_extras}"
+    extras = " ".join(readme[readme.index("Extras: "):].split("\n\n")[0].split())
+    for extra in sorted(declared):
+        assert f"franq[{extra}]" in extras, f"README's extras paragraph omits franq[{extra}]"

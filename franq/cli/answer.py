@@ -7,7 +7,7 @@ import click
 
 from calibration.base import MissingDependencyError
 from franq.cli.options import (
-    THRESHOLD_OPTION, StackFlags, StageProgress, fail, interactive, load_pipeline, printable, stack,
+    DEFAULTS, THRESHOLD_OPTION, StackFlags, StageProgress, fail, interactive, load_pipeline, printable, stack,
 )
 from franq.cli.preflight import check_named_files
 from franq.cli.score import HTML_OPTION, print_result
@@ -24,7 +24,7 @@ VERIFIERS = registry.names("verifiers")  # the answering app's, then plugins' (e
 @click.option("-q", "--question", required=True, help="The question.")
 @click.option("-p", "--passage", "passages", multiple=True, required=True, help="A retrieved passage (repeat).")
 @click.option("--max-new-tokens", type=click.IntRange(min=1), default=None,
-              help="Longest answer to generate (default: the config's, 256).")
+              help=f"Longest answer to generate (default: the config's, {DEFAULTS.model.max_new_tokens}).")
 @click.option("--format", "fmt", type=click.Choice(["table", "json", "csv"]), default="table",
               help="Output format (the table starts with the generated answer).")
 @HTML_OPTION

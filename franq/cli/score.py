@@ -11,8 +11,8 @@ import click
 
 from calibration.base import MissingDependencyError
 from franq.cli.options import (
-    DECOMPOSER_OPTIONS, THRESHOLD_OPTION, StackFlags, StageProgress, fail, grouped, interactive, load_pipeline,
-    options, printable, stack,
+    DECOMPOSER_OPTIONS, DEFAULTS, THRESHOLD_OPTION, StackFlags, StageProgress, choices_help, fail, grouped, interactive,
+    load_pipeline, options, printable, stack,
 )
 from franq.cli.preflight import check_named_files
 from franq.cli.table import format_table
@@ -81,8 +81,9 @@ HTML_OPTION = click.option(
 @THRESHOLD_OPTION
 @options(DECOMPOSER_OPTIONS)
 @click.option("--calibrator-mismatch", type=click.Choice(["warn", "error", "force"]), default=None,
-              help="If the calibrator was fitted for another stack: warn and skip it (default), "
-                   "error, or force it.")
+              help="If the calibrator was fitted for another stack: " + choices_help(
+                  {"warn": "skip it, with a warning", "error": "stop", "force": "apply it anyway"},
+                  DEFAULTS.calibration.on_mismatch) + ".")
 @click.option("--quiet", is_flag=True, help="No progress bar (one answer: shown on a terminal only).")
 @grouped("batch", BATCH_OPTIONS, BatchOptions)
 @stack
