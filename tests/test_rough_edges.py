@@ -321,3 +321,20 @@ def test_every_directory_with_shipped_files_is_a_package_setuptools_is_told_abou
             if path.suffix != ".py":
                 assert any(fnmatch.fnmatch(path.name, g) for g in data.get(package, ())), \
                     f"{path.relative_to(root)} is not package data of {package}"
+
+
+# ---------------------------------------------------------------- console noise
+def test_generating_an_answer_gives_no_transformers_deprecation(tiny_lm, monkeypatch):
+    """Every `franq answer` and the service log printed transformers' "Passing
+    `generation_config` together with generation-related arguments is deprecated"."""
+    from transformers.utils import logging as hf_logging
+
+    from franq.lm.sampling import generate
+
+    logger = hf_logging.get_logger("transformers.generation.utils")
+    said = []
+    for level in ("warning", "warning_once", "info"):
+        monkeypatch.setattr(logger, level, lambda msg, *args, **kwargs: said.append(str(msg)))
+    out = generate(tiny_lm, tiny_lm.encode("The Eiffel Tower is in"), max_new_tokens=3)
+    assert len(out.token_ids) == len(out.token_logprobs) <= 3
+    assert not [m for m in said if "generation_config" in m], said
