@@ -144,9 +144,6 @@ def _highlight_words(window: str, claim_text: str) -> str:
                    for tok in re.split(r"(\w+)", window))
 
 
-NO_PASSAGES = "No passages: retrieval returned nothing, so the claim was scored closed-book (P_faithful = 0)"
-
-
 def _detail_html(n: int, k: int, c: franq.ClaimScore, labels: dict, passages: Sequence[franq.Passage] | None,
                  windows) -> str:
     text = c.claim.text
@@ -172,12 +169,10 @@ def _detail_html(n: int, k: int, c: franq.ClaimScore, labels: dict, passages: Se
         passage = (f'<div class="passage"><div class="passage-title">Closest passage window: {_e(title)} '
                    f'<span class="muted">({window["overlap"]:.0%} of the claim\'s content words)</span></div>'
                    f'<blockquote>{_highlight_words(window["text"], text)}</blockquote></div>')
-    elif passages:
-        passage = '<div class="passage muted">No passage shares a content word with this claim.</div>'
-    elif passages is not None:
-        passage = f'<div class="passage muted">{NO_PASSAGES}.</div>'
-    else:
-        passage = '<div class="passage muted">The record carries no passages (written by an older franq).</div>'
+    else:  # passages None: the record carries none; (): retrieval returned none
+        passage = '<div class="passage muted">' + ("No passage shares a content word with this claim." if passages else
+                  "The record carries no passages (written by an older franq)." if passages is None else
+                  "No passages: retrieval returned nothing, so the claim was scored closed-book (P_faithful = 0).") + "</div>"
     return (f'<div class="detail" id="a{n}-c{k}" hidden><div class="detail-claim">'
             f'<span class="swatch {_claim_class(c)}"></span> Claim {k + 1}: {_e(text)}</div>'
             f'<table class="kv">{table}</table>{passage}</div>')
@@ -197,7 +192,7 @@ def answer_html(line, n: int) -> str:
     """One answer's section: question, highlighted answer, claims table, hidden details."""
     line = as_line(line)
     result, example = line.result, line.example
-    passages = None if example is None else example.passages  # None: the record carries none; (): none given
+    passages = None if example is None else example.passages
     labels = () if example is None else example.claim_labels or ()  # the input's labels of each claim
     answer, claims = result.answer, result.claims
     body = []
