@@ -171,6 +171,8 @@ def parse_answer_labels(obj: Mapping, where: str = "") -> dict:
             passages = parse_passages(obj["gold_passages"], where)
         except InputError as exc:
             raise InputError(str(exc).replace("'passages", "'gold_passages")) from None
+        if not passages:  # "passages": [] is an answer retrieval found nothing for; gold ones are given
+            raise InputError(f"{_prefix(where)}'gold_passages' is an empty list; leave it out (or null) for none")
         out["gold_passages"] = [{"title": p.title, "text": p.text} for p in passages]
     if "sufficient" in obj:
         v = obj["sufficient"]

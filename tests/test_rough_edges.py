@@ -50,6 +50,17 @@ def test_a_missing_file_named_by_an_option_fails_before_the_model_loads(no_model
     assert says in lines[0] and value.split("/")[-1] in lines[0]
 
 
+def test_a_batch_checks_the_named_files_before_the_model_loads_and_after_its_paths(no_model_load, tmp_path):
+    src = tmp_path / "in.jsonl"
+    src.write_text(json.dumps(GOOD) + "\n")
+    out = tmp_path / "out.jsonl"
+    result = run("score", str(src), "-o", str(out), "--calibrator", str(tmp_path / "nope.json"))
+    assert result.exit_code != 0 and "--calibrator" in result.output and "nope.json" in result.output
+    assert not out.exists()
+    result = run("score", str(src), "-o", str(src), "--calibrator", str(tmp_path / "nope.json"))
+    assert result.exit_code != 0 and "nope.json" not in result.output  # the path mistake is the one named
+
+
 def test_a_broken_calibrator_probe_or_map_in_the_config_fails_before_the_model_loads(no_model_load, tmp_path):
     broken = tmp_path / "broken.json"
     broken.write_text('{"variant": 5}')

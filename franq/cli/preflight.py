@@ -83,3 +83,16 @@ def _check_backend_paths(cfg: FranqConfig) -> None:
     for key, value in values.items():
         if isinstance(value, str) and looks_like_path(value) and not Path(value).expanduser().exists():
             raise InputError(f"[faithfulness.{name}] {key}: no file or directory at {value}")
+
+
+def check_batch_paths(input_path: str, output: str | None, errors_path: str | None) -> None:
+    """The batch runner's own first checks (:func:`franq.runners.local.run_jsonl`: the input
+    exists; input, output, error and recovery files are four different files), made before
+    :func:`check_named_files` so a path mistake is the error shown; the runner makes them again."""
+    from franq.runners.paths import FILE, check_distinct, check_input, output_kind
+
+    check_input(input_path)
+    file = output_kind(output) == FILE
+    check_distinct({"input": input_path, "output": "-" if output is None else output,
+                    "error file": errors_path or (output + ".errors.jsonl" if file else None),
+                    "recovery file": output + ".recovered" if file else None})

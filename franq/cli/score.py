@@ -14,7 +14,7 @@ from franq.cli.options import (
     DECOMPOSER_OPTIONS, DEFAULTS, THRESHOLD_OPTION, StackFlags, StageProgress, choices_help, fail, grouped, interactive,
     load_pipeline, options, printable, stack,
 )
-from franq.cli.preflight import check_named_files
+from franq.cli.preflight import check_batch_paths, check_named_files
 from franq.cli.table import format_table
 from franq.errors import FranqError, InputError
 from franq.io import Example, load_json, parse_example
@@ -101,19 +101,21 @@ def score(input_path, output, errors_path, question, passages, answer, example, 
         cfg = stack.config(calibrator_mismatch=calibrator_mismatch, decomposer=decomposer,
                            decomposer_model=decomposer_model, decomposer_base_url=decomposer_base_url,
                            decomposer_backend="openai" if decomposer_base_url else None, threshold=threshold)
-        check_named_files(cfg)  # a missing calibrator, model or probe fails now, not after the model loads
         if input_path and (input_path == "-" or input_path.endswith(".jsonl")):
             if fmt == "csv":
                 raise InputError("--format csv: a batch is written as JSONL (resumable); turn it into CSV with "
                                  "`franq report OUT.jsonl --csv CLAIMS.csv`")
             if html_path and output in (None, "-"):
                 raise InputError("--html: a batch report is made from the output file; give -o OUT.jsonl")
+            check_batch_paths(input_path, output, errors_path)
+            check_named_files(cfg)  # a missing calibrator, model or probe fails now, not after the model loads
             summary = score_file(cfg, input_path, output, errors_path=errors_path, progress=not quiet, **asdict(batch))
             click.echo(printable(summary.message()), err=True)
             if html_path:
                 write_html_report(html_path, output)
             return
         ex = single_example(input_path, question, passages, answer, example)
+        check_named_files(cfg)
         with StageProgress(not quiet and interactive(), "franq score") as progress:
             pipeline = load_pipeline(cfg)
             progress()
