@@ -8,12 +8,18 @@ pipeline and split at:
     coordinated clauses and predicates   "She discovered polonium and founded an institute"
     lists inside a clause                "... discovered polonium and radium"
     relative clauses that add a fact     "Curie, who won two Nobel prizes, ..."
-    appositions                          "Curie, a Polish physicist, ..."
+    appositions set off by punctuation   "Curie, a Polish physicist, ..."
+
+and never inside a name or title joined by "and" ("Pride and Prejudice", "Procter and
+Gamble": two capitalised single-word items, or one of :data:`NAMES`), an infinitival
+relative ("the first man to walk on the Moon") or an apposition without a comma ("the
+engineer Gustave Eiffel"): those restrict the noun, they add no fact of their own.
 
 A predicate without its own subject borrows the subject (and auxiliaries) of the clause it
 is coordinated with; a relative clause gets its antecedent in place of the relative
-pronoun; an apposition becomes "<noun> is <apposition>". So each claim reads on its own
-where the parse allows. A claim's ``char_spans`` are the answer characters of the words it
+pronoun; an apposition becomes "<noun> is <apposition>"; a referring "it" is read as the
+subject before it when that is safe, else noted (:mod:`claims.pronouns`). So each claim
+reads on its own where the parse allows. A claim's ``char_spans`` are the answer characters of the words it
 is made of (several ranges when it borrows a subject), so it aligns to the answer tokens
 that express it; its ``text`` is those words in answer order (plus "is" for an
 apposition). Claims of one sentence share its ``sentence`` index.
@@ -25,10 +31,12 @@ returns the sentences, with a warning saying what to install.
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 import logging
 from collections.abc import Sequence
 
+from claims import pronouns
 from claims.decompose import SentenceDecomposer
 from claims.text import is_content_word
 from claims.types import Claim, Decomposition
@@ -45,6 +53,17 @@ LIST_SLOTS = {"dobj", "attr", "pobj", "oprd", "acomp"}
 NOUN_CORE_SKIP = {"relcl", "appos", "acl", "prep", "conj", "cc", "punct"}
 RELATIVE_PRONOUNS = {"who", "which", "that", "whom"}
 MAX_CLAIMS_PER_SENTENCE = 12
+NAMES = frozenset({
+    "rock and roll", "rhythm and blues", "research and development", "trial and error", "supply and demand",
+    "law and order", "bed and breakfast", "fish and chips", "pros and cons", "arts and crafts",
+    "bosnia and herzegovina", "trinidad and tobago", "antigua and barbuda", "saint kitts and nevis",
+    "sao tome and principe", "são tomé and príncipe", "saint vincent and the grenadines",
+    "heard island and mcdonald islands", "marks and spencer", "barnes and noble", "ben and jerry's",
+    "dolce and gabbana", "black and decker", "tom and jerry", "lewis and clark",
+})
+"""Fixed phrases joined by "and" that name one thing (lower-cased): never split as a list.
+Two capitalised single words joined by "and" are taken as one name without being listed here."""
+APPOSITION_MARKS = {",", "(", "-", "–", "—", ":"}
 
 
 @functools.lru_cache(maxsize=None)
@@ -91,18 +110,27 @@ class AtomicDecomposer:
         out = []
         for answer, claims in zip(answers, sentences):
             atomic: list[Claim] = []
+            previous = None  # the main subject of the sentence before, as an antecedent of "it"
             for c in claims:
-                atomic.extend(split_claim(answer, c, next(docs)) if c.check_worthy else [c])
+                if not c.check_worthy:
+                    atomic.append(c)
+                    continue
+                doc = next(docs)
+                resolved, unresolved, previous = pronouns.resolve(doc, previous)
+                atomic.extend(split_claim(answer, c, doc, resolved=resolved, unresolved=unresolved))
             out.append(Decomposition(tuple(atomic), method=self.name))
         return out
 
 
-def split_claim(answer: str, claim: Claim, doc) -> list[Claim]:
+def split_claim(answer: str, claim: Claim, doc, *, resolved: dict[int, str] | None = None,
+                unresolved: Sequence[int] = ()) -> list[Claim]:
     """The atomic claims of one sentence claim (parsed as ``doc``); the claim itself when
-    the parse finds one fact or nothing usable."""
+    the parse finds one fact or nothing usable. ``resolved``: "it" tokens to read as their
+    antecedent (token index -> text); ``unresolved``: those to note (:mod:`claims.pronouns`)."""
+    resolved = resolved or {}
     groups = atomic_token_sets(doc)
     if len(groups) <= 1:
-        return [claim]
+        return [_whole(claim, doc, resolved, unresolved)]
     where = _char_map(claim)
     out, seen = [], set()
     for tokens, inserted in groups:
@@ -113,9 +141,27 @@ def split_claim(answer: str, claim: Claim, doc) -> list[Claim]:
         spans = _answer_spans(answer, doc, key, where)
         if not spans:
             continue
-        text = _text(doc, key, inserted)
-        out.append(Claim(text, spans, sentence=claim.sentence, check_worthy=claim.check_worthy, note=claim.note))
-    return out if len(out) > 1 else [claim]
+        replaced = {i: pronouns.with_case(a, i == key[0]) for i, a in resolved.items() if i in tokens}
+        text = _text(doc, key, inserted, replaced)
+        note = _join(claim.note, pronouns.note({i: a for i, a in resolved.items() if i in tokens},
+                                               [i for i in unresolved if i in tokens], doc))
+        out.append(Claim(text, spans, sentence=claim.sentence, check_worthy=claim.check_worthy, note=note))
+    return out if len(out) > 1 else [_whole(claim, doc, resolved, unresolved)]
+
+
+def _whole(claim: Claim, doc, resolved: dict[int, str], unresolved: Sequence[int]) -> Claim:
+    """The sentence claim as one claim, its "it" read as the antecedent (or noted)."""
+    if not resolved and not unresolved:
+        return claim
+    text = claim.text
+    for i in sorted(resolved, reverse=True):  # the doc was parsed from claim.text: token offsets are its own
+        t = doc[i]
+        text = text[:t.idx] + pronouns.with_case(resolved[i], t.i == 0) + text[t.idx + len(t.text):]
+    return dataclasses.replace(claim, text=text, note=_join(claim.note, pronouns.note(resolved, unresolved, doc)))
+
+
+def _join(*notes: str | None) -> str | None:
+    return "; ".join(n for n in notes if n) or None
 
 
 # ---------------------------------------------------------------------- the parse
@@ -124,7 +170,7 @@ def atomic_token_sets(doc) -> list[tuple[set[int], dict[int, str]]]:
     (``{i: "is"}`` for an apposition)."""
     heads = _clause_heads(doc)
     detached = [t for t in doc if t.dep_ in DETACHED and t.head.pos_ in ("NOUN", "PROPN", "PRON", "NUM")
-                and (t.dep_ == "relcl" or _descriptive_apposition(t))]
+                and (_finite_relative(t) if t.dep_ == "relcl" else _descriptive_apposition(t))]
     cut = {t.i for t in detached} | heads
     groups: list[tuple[set[int], dict[int, str]]] = []
     for h in sorted(heads):
@@ -145,10 +191,20 @@ def atomic_token_sets(doc) -> list[tuple[set[int], dict[int, str]]]:
     return [g for g in groups if g[0]][:MAX_CLAIMS_PER_SENTENCE]
 
 
+def _finite_relative(t) -> bool:
+    """A relative clause that adds a fact ("who won two prizes"), not an infinitival one
+    that restricts its noun ("the first man to walk on the Moon")."""
+    return not any(c.dep_ == "aux" and c.tag_ == "TO" for c in t.children)
+
+
 def _descriptive_apposition(t) -> bool:
-    """An apposition that adds a fact ("Curie, a physicist"; "their son, Bear"), not a
-    name's qualifier ("Paris, France"; "San Diego, California")."""
+    """An apposition set off by punctuation that adds a fact ("Curie, a physicist"; "their
+    son, Bear"), not a name's qualifier ("Paris, France"; "San Diego, California") nor a
+    restrictive one ("the engineer Gustave Eiffel")."""
     if t.pos_ not in ("NOUN", "PROPN", "NUM"):
+        return False
+    start = t.left_edge.i
+    if start == 0 or t.doc[start - 1].text not in APPOSITION_MARKS:
         return False
     return not (t.pos_ == "PROPN" and t.head.pos_ == "PROPN"
                 and not any(c.dep_ in ("det", "poss", "amod", "nummod") for c in t.children))
@@ -212,13 +268,28 @@ def _split_lists(doc, tokens: set[int]) -> list[set[int]]:
         if t.dep_ not in LIST_SLOTS:
             continue
         items = _conjuncts(t, tokens)
-        if len(items) < 2:
+        if len(items) < 2 or _one_name(doc, items):
             continue
         item_sets = [_item(doc[j], items, tokens) for j in items]
         glue = {c.i for j in items for c in doc[j].children if c.dep_ in ("cc", "preconj", "punct") and c.i in tokens}
         every = set().union(*item_sets) | glue
         return [(tokens - every) | s for s in item_sets]
     return [tokens]
+
+
+def _one_name(doc, items: list[int]) -> bool:
+    """Items joined by "and" that name one thing: a phrase of :data:`NAMES`, or two
+    capitalised words with nothing of their own ("Pride and Prejudice", "Procter and
+    Gamble", "Simon and Garfunkel"; also "Paris and London", which stays one claim)."""
+    words = [doc[i] for i in items]
+    first, last = min(w.left_edge.i for w in words), max(w.right_edge.i for w in words)
+    if doc[first:last + 1].text.lower() in NAMES:
+        return True
+    joined = [c for w in words for c in w.children if c.dep_ == "cc"]
+    return (len(words) == 2 and len(joined) == 1 and joined[0].lower_ in ("and", "&")
+            and all(w.text[:1].isupper() and w.i > 0 for w in words)
+            and all(c.dep_ in ("cc", "conj", "compound") and c.text[:1].isupper() or c.dep_ in ("cc", "conj")
+                    for w in words for c in w.children))
 
 
 def _conjuncts(t, tokens: set[int]) -> list[int]:
@@ -293,15 +364,16 @@ def _answer_spans(answer: str, doc, tokens: Sequence[int], where: list[int]) -> 
     return tuple((a, b) for a, b in merged)
 
 
-def _text(doc, tokens: Sequence[int], inserted: dict[int, str]) -> str:
+def _text(doc, tokens: Sequence[int], inserted: dict[int, str], replaced: dict[int, str] | None = None) -> str:
     words = []
     for k, i in enumerate(tokens):
         if i in inserted:
             words.append(inserted[i])
         t = doc[i]
+        word = (replaced or {}).get(i, t.text)
         glue = k > 0 and tokens[k - 1] == i - 1 and not doc[i - 1].whitespace_
         if glue:
-            words[-1] += t.text
+            words[-1] += word
         else:
-            words.append(t.text)
+            words.append(word)
     return " ".join(words)

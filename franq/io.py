@@ -85,12 +85,12 @@ def parse_text(value: Any, field: str, where: str = "", *, allow_empty: bool = F
 
 
 def parse_passages(value: Any, where: str = "") -> tuple[Passage, ...]:
-    """Accept a list of strings, ``{"title", "text"}`` objects or :class:`Passage`."""
+    """Accept a list of strings, ``{"title", "text"}`` objects or :class:`Passage`. An empty
+    list is an answer whose retrieval returned nothing: it is scored closed-book (nothing
+    supports a claim, so P_faithful = 0 and P(true) is UQ_unfaith, from p(c|x))."""
     if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
         raise InputError(f"{_prefix(where)}'passages' must be a list of strings or "
                          f"{{'title', 'text'}} objects, got {_type(value)}")
-    if not value:
-        raise InputError(f"{_prefix(where)}'passages' is an empty list; give at least one passage")
     out = []
     for i, p in enumerate(value):
         field = f"passages[{i}]"
@@ -175,6 +175,8 @@ def parse_answer_labels(obj: Mapping, where: str = "") -> dict:
             passages = parse_passages(obj["gold_passages"], where)
         except InputError as exc:
             raise InputError(str(exc).replace("'passages", "'gold_passages")) from None
+        if not passages:  # "passages": [] is an answer retrieval found nothing for; gold ones are given
+            raise InputError(f"{_prefix(where)}'gold_passages' is an empty list; leave it out (or null) for none")
         out["gold_passages"] = [{"title": p.title, "text": p.text} for p in passages]
     if "sufficient" in obj:
         v = obj["sufficient"]

@@ -48,3 +48,41 @@ def test_the_pipeline_runs_the_atomic_decomposer_by_name(tiny_lm, make_franq):
     franq = make_franq(tiny_lm, {"decomposer": {"name": "atomic"}})
     res = franq.score("Who was Marie Curie?", ["Marie Curie discovered polonium and radium."], ANSWER)
     assert len(res.claims) >= 6 and all(c.status == "scored" for c in res.claims)
+
+
+def test_names_and_titles_joined_by_and_are_not_split():
+    for answer in ("Charles Dickens wrote Pride and Prejudice.", "The company is Procter and Gamble.",
+                   "Johnson and Johnson makes baby powder.", "The duo was Simon and Garfunkel.",
+                   "He played rock and roll."):
+        [c] = AtomicDecomposer().decompose(answer)
+        assert c.text == answer and c.char_spans == ((0, len(answer)),)
+    texts = _texts(AtomicDecomposer().decompose("She studied physics and chemistry."))
+    assert texts == ["She studied physics", "She studied chemistry"]  # a real list still splits
+
+
+def test_it_reads_as_the_subject_of_the_sentence_before_and_keeps_its_answer_characters():
+    answer = "The Moon orbits the Earth. Yuri Gagarin was the first man to walk on it."
+    first, second = AtomicDecomposer().decompose(answer)
+    assert second.text == "Yuri Gagarin was the first man to walk on the Moon."
+    assert "'it' read as 'the Moon'" in second.note
+    assert second.char_spans == ((27, len(answer)),)  # the answer's own words, "it" included
+    [c] = AtomicDecomposer().decompose("The tower was built in 1889 and it was designed by Eiffel.")[1:]
+    assert c.text == "The tower was designed by Eiffel"
+
+
+def test_an_it_without_a_safe_antecedent_is_kept_and_noted():
+    [c] = AtomicDecomposer().decompose("Yuri Gagarin was the first man to walk on it.")
+    assert c.text == "Yuri Gagarin was the first man to walk on it."  # no fragment "the first man to walk on it"
+    assert "'it' unresolved" in c.note
+    [c] = AtomicDecomposer().decompose("They built towers. It was designed by Eiffel.")[1:]
+    assert "unresolved" in c.note  # "it" never stands for a plural
+    [c] = AtomicDecomposer().decompose("It is known that the tower is tall.")
+    assert c.note is None  # an expletive "it" refers to nothing
+
+
+def test_a_restrictive_apposition_does_not_leave_a_fragment():
+    answer = ("The Eiffel Tower was built from 1887 to 1889. "
+              "It was designed by the company of the engineer Gustave Eiffel.")
+    texts = _texts(AtomicDecomposer().decompose(answer))
+    assert texts == ["The Eiffel Tower was built from 1887 to 1889.",
+                     "The Eiffel Tower was designed by the company of the engineer Gustave Eiffel."]

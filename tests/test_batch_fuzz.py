@@ -34,7 +34,6 @@ MALFORMED = [
     ("question whitespace", rec(question="  \t "), "'question' is empty"),
     ("answer empty", rec(answer=""), "'answer' is empty"),
     ("answer is list", rec(answer=["a"]), "'answer' must be a string, got list"),
-    ("passages empty list", rec(passages=[]), "'passages' is an empty list"),
     ("passages is string", rec(passages="Paris"), "'passages' must be a list"),
     ("passages is object", rec(passages={"text": "x"}), "'passages' must be a list"),
     ("passage is int", rec(passages=[3]), "'passages[0]' must be a string"),

@@ -18,7 +18,7 @@ def test_ray_engine_on_two_local_workers_matches_local_engine(tmp_path, tiny_lm_
     records = [{"id": f"r{i}", "question": f"Where is tower {i}?", "passages": [f"Tower {i} is in Paris."],
                 "answer": f"Tower {i} is in Paris. It was built in {1880 + i}."} for i in range(6)]
     lines = [json.dumps(r) for r in records]
-    lines.insert(3, json.dumps({"id": "bad", "question": "q", "passages": [], "answer": "a"}))
+    lines.insert(3, json.dumps({"id": "bad", "question": "q", "passages": [3], "answer": "a"}))
     src = tmp_path / "in.jsonl"
     src.write_text("\n".join(lines) + "\n")
     cfg = tmp_path / "cfg.json"

@@ -46,7 +46,6 @@ API_ERRORS = [
     ("passages None", {"passages": None}, "'passages' must be a list"),
     ("passages dict", {"passages": {"text": "x"}}, "'passages' must be a list"),
     ("passages int", {"passages": 5}, "'passages' must be a list"),
-    ("passages empty", {"passages": []}, "'passages' is an empty list"),
     ("passage int", {"passages": [1]}, "'passages[0]' must be a string or a"),
     ("passage None", {"passages": ["ok", None]}, "'passages[1]' must be a string or a"),
     ("passage empty", {"passages": [""]}, "'passages[0]' is empty"),

@@ -108,7 +108,6 @@ def _passage(p):
 @pytest.mark.parametrize("kwargs, field", [
     ({"question": 3}, "question"),
     ({"passages": "just a string"}, "passages"),
-    ({"passages": []}, "passages"),
     ({"passages": [{"txt": "x"}]}, "passages[0]"),
     ({"answer": "   "}, "answer"),
     ({"claims": "one claim"}, "claims"),

@@ -303,3 +303,27 @@ def test_end_to_end_on_the_embedded_model(tmp_path):
     report = json.loads(paths[1].read_text())
     assert {r["condition"] for r in report["tables"]["robustness"]} == {"p0-d0", "p0-d2"}
     assert all(0.0 <= r["max"]["mean"] <= 1.0 for t in report["tables"].values() for r in t)
+
+
+def test_detection_below_the_minimum_n_shows_n_and_no_auroc():
+    """Issue 28: at n = 2 the report printed per-strategy AUROCs of 0.000 and 1.000."""
+    from franq.apps.trust.report import MIN_N, Weights, detection_table, markdown
+
+    def metric(strategy, repeats, p):
+        return {"model": "m", "condition": "p100-d0", "strategy": strategy, "poison_ratio": 1.0, "refusal": False,
+                "repeats_fake": repeats, "p_true_raw": p, "p_true_calibrated": None, "poison_flag": 1 - p,
+                "uq_unfaith": p, "judge_factuality": p}
+
+    tiny = [metric("hedge", True, 0.2), metric("hedge", False, 0.9)]
+    enough = [metric("baseline", k % 3 == 0, 0.1 + 0.07 * k) for k in range(MIN_N + 2)]
+    det = detection_table(tiny + enough)
+    by = {(d["strategy"], d["signal"]): d for d in det}
+    assert by[("hedge", "1 - P(true) raw")]["flag"] == f"n = 2 < {MIN_N}"
+    assert by[("baseline", "1 - P(true) raw")]["flag"] is None
+    t = {"factuality": [], "robustness": [], "accountability": []}
+    text = markdown(t, det, weights=Weights(), meteor_variant="nltk", judge="match", n_boot=10)
+    hedge = [line for line in text.splitlines() if "| hedge | 1 - P(true) raw |" in line]
+    assert hedge and f"n/a (n = 2 < {MIN_N})" in hedge[0] and "1.000" not in hedge[0] and "0.000" not in hedge[0]
+    base = next(line for line in text.splitlines() if "| baseline | 1 - P(true) raw |" in line)
+    assert f"(n = {MIN_N + 2})" in base and "n/a" not in base
+    assert "not reported (n/a) below n = 10" in text

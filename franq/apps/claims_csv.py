@@ -24,21 +24,29 @@ VALUES = ("p_true_calibrated", "p_true_raw", "p_faithful", "uq_faith", "uq_unfai
 """A claim's numbers, as ``ClaimScore`` names them."""
 LABELS = ("is_true", "is_faithful")
 """The claim labels the input carried (empty when it had none)."""
-CLAIM_COLUMNS = ("status", "note", "verdict", "p_true", *VALUES, *LABELS)
+SCORED_BY = ("uq_faith_scorer", "uq_unfaith_scorer", "faithfulness_backend", "calibrator")
+"""What produced each row's numbers: the scorer pair, the faithfulness backend, the calibrator file (or "uncalibrated")."""
+CLAIM_COLUMNS = ("status", "note", "verdict", "p_true", *VALUES, *LABELS, *SCORED_BY)
 
 
-def csv_rows(results: Iterable) -> tuple[list[str], list[dict]]:
+def csv_rows(results: Iterable, *, threshold: float | None = None) -> tuple[list[str], list[dict]]:
     """One row per claim: ``id``, ``claim_index``, ``text``, the status and every value
-    (``p_true`` is the calibrated value when present, else the raw mix), then each raw
-    signal as ``signal.<name>`` and each ``meta`` field as ``meta.<key>``."""
+    (``p_true`` is the calibrated value when present, else the raw mix), what produced them
+    (:data:`SCORED_BY`), then each raw signal as ``signal.<name>`` and each ``meta`` field
+    as ``meta.<key>``. ``threshold``: the verdict is ``p_true`` against it (else the verdict
+    the claim was scored with, if any)."""
     rows, signals, meta = [], set(), set()
     for line in as_lines(results):
+        r = line.result
+        scored_by = dict(zip(SCORED_BY, (r.stack.get("uq_faith"), r.stack.get("uq_unfaith"), r.faithfulness,
+                                         r.calibrator.path if r.calibrator else "uncalibrated")))
         example = line.example
         labels = () if example is None else example.claim_labels or ()
         fields = {} if example is None or not example.meta else example.meta
         for k, c in enumerate(line.result.claims):
             row = {"id": line.id, "claim_index": k, "text": c.claim.text, "status": c.status, "note": c.claim.note,
-                   "verdict": c.verdict, "p_true": claim_p_true(c), **{col: getattr(c, col) for col in VALUES}}
+                   "verdict": c.verdict if threshold is None else _verdict(claim_p_true(c), threshold),
+                   "p_true": claim_p_true(c), **{col: getattr(c, col) for col in VALUES}, **scored_by}
             given = labels[k] if k < len(labels) else {}
             row.update({col: given.get(col) for col in LABELS})
             for name, v in c.signals.items():
@@ -51,6 +59,11 @@ def csv_rows(results: Iterable) -> tuple[list[str], list[dict]]:
             rows.append(row)
     header = ["id", "claim_index", "text", *CLAIM_COLUMNS, *sorted(signals), *sorted(meta)]
     return header, rows
+
+
+def _verdict(p: float | None, threshold: float) -> str | None:
+    """As the pipeline gives it (``franq.ClaimScore.verdict``): none for a claim that was not scored."""
+    return None if p is None else "likely_true" if p >= threshold else "likely_false"
 
 
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
@@ -67,10 +80,11 @@ def escape_cell(value):
     return value
 
 
-def write_csv(results: Iterable, stream, *, raw: bool = False) -> int:
+def write_csv(results: Iterable, stream, *, raw: bool = False, threshold: float | None = None) -> int:
     """Write :func:`csv_rows` to a text stream, text cells escaped against formula injection
-    (:func:`escape_cell`) unless ``raw``; returns the number of rows."""
-    header, rows = csv_rows(results)
+    (:func:`escape_cell`) unless ``raw``; ``threshold``: the verdict column's cut (else the
+    records' own verdicts); returns the number of rows."""
+    header, rows = csv_rows(results, threshold=threshold)
     # rows end in "\n"; written with "\r\n" first so that a cell holding a carriage return
     # is quoted too (the csv module quotes only the characters of its line terminator)
     buf = io.StringIO()

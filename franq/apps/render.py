@@ -133,7 +133,7 @@ def _highlight_words(window: str, claim_text: str) -> str:
                    for tok in re.split(r"(\w+)", window))
 
 
-def _detail_html(n: int, k: int, c: franq.ClaimScore, labels: dict, passages: Sequence[franq.Passage],
+def _detail_html(n: int, k: int, c: franq.ClaimScore, labels: dict, passages: Sequence[franq.Passage] | None,
                  windows) -> str:
     text = c.claim.text
     note = f": {c.claim.note}" if c.claim.note else ""
@@ -158,10 +158,10 @@ def _detail_html(n: int, k: int, c: franq.ClaimScore, labels: dict, passages: Se
         passage = (f'<div class="passage"><div class="passage-title">Closest passage window: {_e(title)} '
                    f'<span class="muted">({window["overlap"]:.0%} of the claim\'s content words)</span></div>'
                    f'<blockquote>{_highlight_words(window["text"], text)}</blockquote></div>')
-    elif passages:
-        passage = '<div class="passage muted">No passage shares a content word with this claim.</div>'
-    else:
-        passage = '<div class="passage muted">The record carries no passages (written by an older franq).</div>'
+    else:  # passages None: the record carries none; (): retrieval returned none
+        passage = '<div class="passage muted">' + ("No passage shares a content word with this claim." if passages else
+                  "The record carries no passages (written by an older franq)." if passages is None else
+                  "No passages: retrieval returned nothing, so the claim was scored closed-book (P_faithful = 0).") + "</div>"
     return (f'<div class="detail" id="a{n}-c{k}" hidden><div class="detail-claim">'
             f'<span class="swatch {_claim_class(c)}"></span> Claim {k + 1}: {_e(text)}</div>'
             f'<table class="kv">{table}</table>{passage}</div>')
@@ -181,7 +181,7 @@ def answer_html(line, n: int) -> str:
     """One answer's section: question, highlighted answer, claims table, hidden details."""
     line = as_line(line)
     result, example = line.result, line.example
-    passages = () if example is None else example.passages
+    passages = None if example is None else example.passages
     labels = () if example is None else example.claim_labels or ()  # the input's labels of each claim
     answer, claims = result.answer, result.claims
     body = []
@@ -199,7 +199,7 @@ def answer_html(line, n: int) -> str:
             body.append(f'<mark class="claim ns" data-claims="{" ".join(map(str, ks))}" data-bucket="none" '
                         f'title="not scored">{piece}</mark>')
     rows, details = [], []
-    windows = passage_windows(passages)
+    windows = passage_windows(passages or ())
     for k, c in enumerate(claims):
         p = _scored_p(c)
         status = c.status + (f" ({c.claim.note})" if c.claim.note and c.status != "scored" else "")
@@ -214,6 +214,7 @@ def answer_html(line, n: int) -> str:
     head = f'<h2><span class="muted">#{n + 1}</span> {_e(result.question)}</h2>'
     sub = " · ".join(x for x in (f"id {_e(line.id)}" if line.id is not None else "",
                                  f"{_e(result.mode)} form" if result.mode else "",
+                                 "no passages (scored closed-book)" if passages == () else "",
                                  f"least likely claim {_num(low)}" if low is not None else "no scored claim",
                                  f"meta {_e(json.dumps(meta, ensure_ascii=False))}" if meta else "") if x)
     warnings = "".join(f'<li>{_e(w)}</li>' for w in result.warnings)

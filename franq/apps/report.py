@@ -33,18 +33,27 @@ def read_records(paths, warn=None) -> Iterator:
         yield from franq.read_results(path, with_input=True, on_skip=skip)
 
 
+def no_scored_records(path) -> str:
+    """The error for a file without one line of ``franq score`` output (often its input)."""
+    return (f"{path} holds no scored records: a scored record is a line of `franq score` output, whose 'claims' "
+            f"carry 'status' and P(true) values ('p_true_raw', ...) and whose 'stack' names the scorers; if {path} "
+            f"is input to score, run `franq score {path} -o scores.jsonl` first and report scores.jsonl")
+
+
 @click.command()
 @click.argument("inputs", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="HTML report to write.")
 @click.option("--csv", "csv_path", type=click.Path(dir_okay=False, allow_dash=True),
               help="Also (or only) write one CSV row per claim ('-': standard output).")
 @click.option("--threshold", type=click.FloatRange(0.0, 1.0), default=0.5, show_default=True,
-              help="Initial threshold of the report's filter (claims below it are marked).")
+              help="Initial threshold of the report's filter (claims below it are marked); given, the CSV's "
+                   "verdict column is P(true) against it.")
 @click.option("--page-size", type=click.IntRange(min=1), default=render.PAGE_SIZE, show_default=True,
               help="Answers per page.")
 @click.option("--title", default="franq report", show_default=True, help="The report's title.")
 @RAW_CSV_OPTION
-def report(inputs, output, csv_path, threshold, page_size, title, raw_csv):
+@click.pass_context
+def report(ctx, inputs, output, csv_path, threshold, page_size, title, raw_csv):
     """Render `franq score` output (JSONL) as one self-contained HTML file: each answer with its
     claims coloured by P(true), a side panel with every component and the closest passage window,
     an index from the least likely claim up, a threshold filter and pages. No network is needed to
@@ -53,17 +62,21 @@ def report(inputs, output, csv_path, threshold, page_size, title, raw_csv):
         raise click.UsageError("give -o REPORT.html and/or --csv CLAIMS.csv")
     try:
         check_outputs({"-o": output, "--csv": csv_path}, {f"input {k + 1}": p for k, p in enumerate(inputs)})
-        lines = list(read_records(inputs, warn=lambda msg: click.echo(f"warning: {msg}", err=True)))
+        lines = []
+        for path in inputs:
+            read = list(read_records([path], warn=lambda msg: click.echo(f"warning: {msg}", err=True)))
+            if not read:
+                raise franq.InputError(no_scored_records(path))
+            lines += read
     except franq.FranqError as exc:
         raise click.ClickException(str(exc)) from None
-    if not lines:
-        raise click.ClickException(f"no result records in {', '.join(inputs)}")
     if output:
         with atomic_open(output) as f:
             f.write(render.report_html(lines, title=title, threshold=threshold, page_size=page_size))
         click.echo(f"wrote {output}: {len(lines)} answers", err=True)
     if csv_path:
         with atomic_open(csv_path) as f:
-            n = claims_csv.write_csv(lines, f, raw=raw_csv)
+            given = ctx.get_parameter_source("threshold") is not click.core.ParameterSource.DEFAULT
+            n = claims_csv.write_csv(lines, f, raw=raw_csv, threshold=threshold if given else None)
         if csv_path != "-":
             click.echo(f"wrote {csv_path}: {n} claims", err=True)

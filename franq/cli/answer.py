@@ -7,9 +7,10 @@ import click
 
 from calibration.base import MissingDependencyError
 from franq.cli.options import (
-    RAW_CSV_OPTION, THRESHOLD_OPTION, StackFlags, StageProgress, fail, interactive, load_pipeline, printable, stack,
-    stack_files,
+    DEFAULTS, RAW_CSV_OPTION, THRESHOLD_OPTION, StackFlags, StageProgress, fail, interactive, load_pipeline,
+    printable, stack, stack_files,
 )
+from franq.cli.preflight import check_named_files
 from franq.cli.score import HTML_OPTION, print_result
 from franq.cli.table import format_decision
 from franq import registry
@@ -26,7 +27,7 @@ VERIFIERS = registry.names("verifiers")  # the answering app's, then plugins' (e
 @click.option("-q", "--question", required=True, help="The question.")
 @click.option("-p", "--passage", "passages", multiple=True, required=True, help="A retrieved passage (repeat).")
 @click.option("--max-new-tokens", type=click.IntRange(min=1), default=None,
-              help="Longest answer to generate (default: the config's, 256).")
+              help=f"Longest answer to generate (default: the config's, {DEFAULTS.model.max_new_tokens}).")
 @click.option("--format", "fmt", type=click.Choice(["table", "json", "csv"]), default="table",
               help="Output format (the table starts with the generated answer).")
 @RAW_CSV_OPTION
@@ -59,6 +60,7 @@ def answer(question, passages, max_new_tokens, fmt, raw_csv, html_path, threshol
         check_outputs({"--html": html_path}, {**inputs, **stack_files(stack, cfg)})
         check_inputs(question, parse_passages(list(passages)), limits=cfg.limits)  # before the model loads
         check("max_new_tokens", max_new_tokens or 1, subject="--max-new-tokens", limits=cfg.limits)
+        check_named_files(cfg)  # a missing calibrator, model or probe fails now, not after the model loads
         with StageProgress(not quiet and interactive(), "franq answer") as progress:
             pipeline = load_pipeline(cfg)
             progress()
@@ -70,6 +72,6 @@ def answer(question, passages, max_new_tokens, fmt, raw_csv, html_path, threshol
         raise fail(exc) from None
     if fmt == "table":
         click.echo(printable(f"Answer: {result.answer.strip()}") + "\n")
-    print_result(ResultLine("", None, result, ex), fmt, html_path, raw_csv=raw_csv)
+    print_result(ResultLine("", None, result, ex), fmt, html_path, raw_csv=raw_csv, threshold=cfg.calibration.threshold)
     if fmt == "table" and result.decision is not None:
         click.echo(format_decision(result))

@@ -22,10 +22,20 @@ from franq.config import FranqConfig
 from franq.errors import redact
 from franq.limits import LIMITS
 
+DEFAULTS = FranqConfig()
+"""The config's defaults: help texts state these, read from here, so they cannot drift
+(``tests/test_rough_edges.py`` checks every option that states a default)."""
+
+
+def choices_help(described: dict[str, str], default: str) -> str:
+    """``'a' (what a is), 'b' (default: what b is), ...``: the config's default marked."""
+    return ", ".join(f"'{k}' ({'default: ' if k == default else ''}{v})" for k, v in described.items())
+
+
 MODE_OPTION = click.option(
     "--mode", type=click.Choice(["long", "short", "auto"]), default=None,
     help="Preset: long (claims, token probabilities), short (the answer is one claim, scored from "
-         "samples) or auto (a single short sentence is short). Default: the config's (long).")
+         f"samples) or auto (a single short sentence is short). Default: the config's ({DEFAULTS.mode}).")
 
 
 
@@ -71,10 +81,12 @@ MODEL_OPTIONS = [
 
 STACK_OPTIONS = [
     *MODEL_OPTIONS,
-    click.option("--faithfulness", help="Faithfulness backend: combined (default), lexical, context_pmi, "
-                                        "alignscore, nli, judge, lookback, probe, or a plugin's name."),
-    click.option("--calibrator", help="'default' (the shipped calibrator fitted for this stack, if any), "
-                                      "'none', or a file from `franq fit calibrator`."),
+    click.option("--faithfulness", help="Faithfulness backend: combined, lexical, context_pmi, alignscore, nli, "
+                                        "judge, lookback, probe, or a plugin's name "
+                                        f"(default: {DEFAULTS.faithfulness.name})."),
+    click.option("--calibrator", help=choices_help(
+        {"default": "the shipped calibrator fitted for this stack, if any", "none": "raw values only"},
+        DEFAULTS.calibration.calibrator) + ", or a file from `franq fit calibrator`."),
     MODE_OPTION,
     click.option("--prompts", type=click.Choice(["franq", "paper"]), default=None,
                  help="Prompt wording: franq's (default) or the papers' verbatim (FRANQ fig. 3-6, and the "
@@ -84,9 +96,10 @@ STACK_OPTIONS = [
 
 DECOMPOSER_OPTIONS = [
     click.option("--decomposer", default=None,
-                 help="Claims: 'atomic' (default: offline dependency parse), 'sentence' (offline splitter), 'llm' "
-                      "(atomic claims from a chat model: the scoring model, or a server with "
-                      "--decomposer-base-url), or a plugin's name."),
+                 help="Claims: " + choices_help(
+                     {"atomic": "offline dependency parse", "sentence": "offline splitter",
+                      "llm": "atomic claims from a chat model: the scoring model, or a server with "
+                             "--decomposer-base-url"}, DEFAULTS.decomposer.name) + ", or a plugin's name."),
     click.option("--decomposer-model", help="LLM decomposer: server model name, or local model path."),
     click.option("--decomposer-base-url", help="LLM decomposer: OpenAI-compatible server URL, e.g. "
                                                "http://localhost:8000/v1 (API key from $OPENAI_API_KEY)."),

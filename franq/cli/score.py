@@ -10,9 +10,10 @@ import click
 
 from calibration.base import MissingDependencyError
 from franq.cli.options import (
-    DECOMPOSER_OPTIONS, RAW_CSV_OPTION, THRESHOLD_OPTION, StackFlags, StageProgress, fail, grouped, interactive,
-    load_pipeline, options, printable, stack, stack_files,
+    DECOMPOSER_OPTIONS, DEFAULTS, RAW_CSV_OPTION, THRESHOLD_OPTION, StackFlags, StageProgress, choices_help, fail,
+    grouped, interactive, load_pipeline, options, printable, stack, stack_files,
 )
+from franq.cli.preflight import check_batch_paths, check_named_files
 from franq.cli.table import format_table
 from franq.errors import FranqError, InputError
 from franq.files import atomic_write, check_outputs, read_text
@@ -82,8 +83,9 @@ HTML_OPTION = click.option(
 @THRESHOLD_OPTION
 @options(DECOMPOSER_OPTIONS)
 @click.option("--calibrator-mismatch", type=click.Choice(["warn", "error", "force"]), default=None,
-              help="If the calibrator was fitted for another stack: warn and skip it (default), "
-                   "error, or force it.")
+              help="If the calibrator was fitted for another stack: " + choices_help(
+                  {"warn": "skip it, with a warning", "error": "stop", "force": "apply it anyway"},
+                  DEFAULTS.calibration.on_mismatch) + ".")
 @click.option("--quiet", is_flag=True, help="No progress bar (one answer: shown on a terminal only).")
 @grouped("batch", BATCH_OPTIONS, BatchOptions)
 @stack
@@ -112,6 +114,8 @@ def score(input_path, output, errors_path, question, passages, answer, example, 
                                  "`franq report OUT.jsonl --csv CLAIMS.csv`")
             if html_path and output in (None, "-"):
                 raise InputError("--html: a batch report is made from the output file; give -o OUT.jsonl")
+            check_batch_paths(input_path, output, errors_path)
+            check_named_files(cfg)  # a missing calibrator, model or probe fails now, not after the model loads
             options = {k: v for k, v in asdict(batch).items() if k not in ("max_record_bytes", "max_passage_chars")}
             summary = score_file(cfg, input_path, output, errors_path=errors_path, progress=not quiet, **options)
             click.echo(printable(summary.message()), err=True)
@@ -119,18 +123,21 @@ def score(input_path, output, errors_path, question, passages, answer, example, 
                 write_html_report(html_path, output)
             return
         ex = single_example(input_path, question, passages, answer, example, limits=cfg.limits)
+        check_named_files(cfg)
         with StageProgress(not quiet and interactive(), "franq score") as progress:
             pipeline = load_pipeline(cfg)
             progress()
             result = pipeline.score_many([ex])[0]
     except (FranqError, MissingDependencyError) as exc:
         raise fail(exc) from None
-    print_result(ResultLine("", ex.id, result, ex), fmt, html_path, raw_csv=raw_csv)
+    print_result(ResultLine("", ex.id, result, ex), fmt, html_path, raw_csv=raw_csv, threshold=cfg.calibration.threshold)
 
 
-def print_result(line: ResultLine, fmt: str, html_path: str | None, *, raw_csv: bool = False) -> None:
+def print_result(line: ResultLine, fmt: str, html_path: str | None, *, raw_csv: bool = False,
+                 threshold: float | None = None) -> None:
     """One scored answer (with the example it scored) on stdout as a table, a JSON line or CSV
-    rows (escaped against formula injection unless ``raw_csv``); ``html_path``: also a report."""
+    rows (escaped against formula injection unless ``raw_csv``); ``html_path``: also a report;
+    ``threshold``: the --threshold its verdicts were given at."""
     record = result_record(line.id, line.result, line.example)
     if fmt == "csv" or html_path:  # the views show what the JSON line holds (secrets redacted)
         line = next(read_results(record, with_input=True))
@@ -141,7 +148,7 @@ def print_result(line: ResultLine, fmt: str, html_path: str | None, *, raw_csv: 
 
         click.echo(csv_text([line], raw=raw_csv), nl=False)
     else:
-        click.echo(format_table(line.result))
+        click.echo(format_table(line.result, threshold=threshold))
     if html_path:
         from franq.apps.render import report_html
 

@@ -18,26 +18,52 @@ def preset_name(result: AnswerScore) -> str:
     return result.mode if preset == result.mode else f"{result.mode} ({preset})"
 
 
-def format_table(result: AnswerScore, width: int = 100) -> str:
-    """Per claim: calibrated P(true) (when a calibrator ran), then the raw values."""
+def calibrator_text(result: AnswerScore) -> str:
+    """Which calibrator produced the calibrated values: its variant and file, or "uncalibrated"."""
+    cal = result.calibrator
+    return f"{cal.variant}, {cal.source} file {cal.path}" if cal else "uncalibrated"
+
+
+def provenance(result: AnswerScore) -> str:
+    """What produced the P(true) values, in one line a newcomer can follow: the scorer pair
+    (UQ_faith / UQ_unfaith), the faithfulness backend, the preset and the calibrator."""
+    s = result.stack
+    return (f"scored by: UQ_faith {s.get('uq_faith', '?')} / UQ_unfaith {s.get('uq_unfaith', '?')} (preset "
+            f"{preset_name(result)}, model {result.model}), faithfulness {result.faithfulness}, "
+            f"calibrator: {calibrator_text(result)}; P(true) raw = P_faith * UQ_faith + (1 - P_faith) * UQ_unfaith")
+
+
+def format_table(result: AnswerScore, width: int = 100, *, threshold: float | None = None) -> str:
+    """Per claim: calibrated P(true) (when a calibrator ran), then the raw values, the
+    verdict when a threshold was given (``threshold``: the one it was given at, to name);
+    a footer says what produced the numbers."""
     cal = result.calibrator
     source = f"{cal.variant}, {cal.source} file {cal.path}" if cal else "none (raw values only)"
     s = result.stack
+    verdicts = threshold is not None or any(c.verdict is not None for c in result.claims)
+    vhead = (f"  {'verdict':<12}", f"  {'':<12}") if verdicts else ("", "")
     lines = [
         f"Question: {printable(result.question)}",
         printable(f"Model: {result.model} | preset: {preset_name(result)} | faithfulness: {result.faithfulness} | "
                   f"UQ_faith: {s.get('uq_faith', '?')} | UQ_unfaith: {s.get('uq_unfaith', '?')}"),
         f"Calibration: {printable(source)}",
         "",
-        f"{'#':>2}  {'P(true)':>8}  {'P(true)':>8}  {'P_faith':>8}  {'UQ_faith':>8}  {'UQ_unf.':>8}  claim",
-        f"{'':>2}  {'calib.':>8}  {'raw':>8}  {'raw':>8}  {'raw':>8}  {'raw':>8}",
+        f"{'#':>2}  {'P(true)':>8}  {'P(true)':>8}  {'P_faith':>8}  {'UQ_faith':>8}  {'UQ_unf.':>8}{vhead[0]}  claim",
+        f"{'':>2}  {'calib.':>8}  {'raw':>8}  {'raw':>8}  {'raw':>8}  {'raw':>8}{vhead[1]}",
     ]
     for i, c in enumerate(result.claims, 1):
         text = printable(c.claim.text if c.status == "scored" else f"[{c.status}: {c.claim.note}] {c.claim.text}")
         if len(text) > width:
             text = text[: width - 1] + "…"
+        verdict = f"  {c.verdict or '-':<12}" if verdicts else ""
         lines.append(f"{i:>2}  {_fmt(c.p_true_calibrated):>8}  {_fmt(c.p_true_raw, True):>8}  "
-                     f"{_fmt(c.p_faithful):>8}  {_fmt(c.uq_faith, True):>8}  {_fmt(c.uq_unfaith, True):>8}  {text}")
+                     f"{_fmt(c.p_faithful):>8}  {_fmt(c.uq_faith, True):>8}  {_fmt(c.uq_unfaith, True):>8}"
+                     f"{verdict}  {text}")
+    lines += ["", printable(provenance(result))]
+    if verdicts:
+        at = "the threshold" if threshold is None else f"{threshold:g}"
+        lines.append(f"verdict: likely_true when P(true) >= {at} (the calibrated value when a calibrator ran, "
+                     f"else the raw mix), else likely_false")
     for w in result.warnings:
         lines.append(f"warning: {printable(w)}")
     return "\n".join(lines)
@@ -51,6 +77,7 @@ def format_decision(result: AnswerScore) -> str:
                  f"{'>=' if d.action == 'answer' else '<'} threshold {d.threshold:g}; fallback {d.fallback})"]
     if d.action != "answer":
         lines.append(f"Answer: {d.answer if d.answer is not None else '(abstained)'}")
+    lines.append(printable(f"The claims' P(true) above: {provenance(result)}"))
     return "\n".join(lines)
 
 

@@ -35,9 +35,17 @@ class NeedsPassesError(ValueError):
 
 
 def predict_faithfulness(backend, evidence: Sequence) -> np.ndarray:
-    """P(supported) for each :class:`~franq.evidence.ClaimEvidence`, checked and clipped to [0, 1]."""
-    p = np.asarray(backend.predict([e.pair for e in evidence], evidence), dtype=np.float64)
-    if p.shape != (len(evidence),):
+    """P(supported) for each :class:`~franq.evidence.ClaimEvidence`, checked and clipped to [0, 1].
+    A claim of an answer given no passages (retrieval returned nothing) is supported by
+    nothing: 0, without asking the backend (so P(true) is UQ_unfaith, the closed-book term)."""
+    out = np.zeros(len(evidence), dtype=np.float64)
+    given = [i for i, e in enumerate(evidence) if e.context.strip()]
+    if not given:
+        return out
+    batch = [evidence[i] for i in given]
+    p = np.asarray(backend.predict([e.pair for e in batch], batch), dtype=np.float64)
+    if p.shape != (len(batch),):
         raise ValueError(f"faithfulness backend {backend.name!r} returned shape {p.shape}, "
-                         f"expected ({len(evidence)},)")
-    return np.clip(p, 0.0, 1.0)
+                         f"expected ({len(batch)},)")
+    out[given] = np.clip(p, 0.0, 1.0)
+    return out

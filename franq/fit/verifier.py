@@ -47,7 +47,7 @@ def predict(model, tokenizer, premises: list[str], claims: list[str], *, max_len
         for s in range(0, len(order), batch_size):
             idx = order[s:s + batch_size]
             enc = tokenizer([premises[i] for i in idx], [claims[i] for i in idx], padding=True,
-                            truncation="only_first", max_length=max_length, return_tensors="pt")
+                            truncation="longest_first", max_length=max_length, return_tensors="pt")
             out[idx] = torch.softmax(model(**enc).logits.float(), -1).numpy()
     return out
 
@@ -132,7 +132,7 @@ def fit_verifier(*, raw: Path, datasets: Path, manifest_path: Path, out: Path, s
     for step, idx in enumerate(batches):
         pairs = [train[i] for i in idx]
         enc = tokenizer([p["premise"] for p in pairs], [p["claim"] for p in pairs], padding=True,
-                        truncation="only_first", max_length=max_length, return_tensors="pt")
+                        truncation="longest_first", max_length=max_length, return_tensors="pt")
         loss = model(**enc, labels=torch.tensor([p["label"] for p in pairs])).loss
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)

@@ -52,11 +52,11 @@ def generate(lm: CausalLM, prompt_ids: Sequence[int], *, max_new_tokens: int = 2
 
     input_ids = torch.tensor([list(prompt_ids)], device=lm.device)
     eos = lm.tokenizer.eos_token_id
-    config = GenerationConfig(max_new_tokens=max_new_tokens, do_sample=False,
-                              eos_token_id=eos, pad_token_id=lm.pad_id)
-    out = lm.model.generate(input_ids, attention_mask=torch.ones_like(input_ids),
-                            generation_config=config, output_logits=True,
-                            return_dict_in_generate=True)
+    # every generation setting in the one config: transformers deprecates passing a
+    # generation_config together with generation keyword arguments (and warns each call)
+    config = GenerationConfig(max_new_tokens=max_new_tokens, do_sample=False, eos_token_id=eos,
+                              pad_token_id=lm.pad_id, output_logits=True, return_dict_in_generate=True)
+    out = lm.model.generate(input_ids, attention_mask=torch.ones_like(input_ids), generation_config=config)
     new = out.sequences[0, input_ids.shape[1]:].tolist()
     logits = torch.stack(out.logits, dim=1)[0].float()
     lp = torch.log_softmax(logits, dim=-1).gather(1, torch.tensor(new, device=logits.device)[:, None])[:, 0]

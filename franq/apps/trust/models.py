@@ -24,8 +24,10 @@ class Embedder:
 
     def __init__(self, path: str | None = None):
         from sentence_transformers import SentenceTransformer
+        from transformers.utils import logging as hf_logging
 
         self.path = minilm_path(path)
+        hf_logging.disable_progress_bar()  # transformers' "Loading weights" bar: franq shows its own progress only
         self.model = SentenceTransformer(str(self.path), device="cpu")
         self._cache: dict[str, np.ndarray] = {}
 

@@ -20,6 +20,10 @@ from .trust_metrics import (Meteor, Weights, answer_text, bootstrap, cited_ids, 
 from .run import ANSWERS, load_rows, row_key
 
 SCORINGS = ("max", "excluded")
+MIN_N = 10
+"""Fewest answers a metric is reported on: below it (or with one class missing, for
+AUROC / PR-AUC) the report shows n and no number (detection) or marks the cell (means):
+at n = 2 an AUROC can only be 0, 0.5 or 1."""
 
 
 def answer_metrics(rows: list[dict], *, weights: Weights, embedder, meteor: Meteor) -> list[dict]:
@@ -108,8 +112,18 @@ def detection_table(metrics: list[dict]) -> list[dict]:
         for name, f in signals.items():
             vals = [f(m) for m in use]
             res = detection([m["repeats_fake"] for m in use], [math.nan if v is None else v for v in vals])
-            out.append({"model": model, "condition": cond, "strategy": strategy, "signal": name, **res})
+            out.append({"model": model, "condition": cond, "strategy": strategy, "signal": name, **res,
+                        "flag": small_sample(res)})
     return out
+
+
+def small_sample(res: dict) -> str | None:
+    """Why a detection row's AUROC / PR-AUC are not reported (None: they are)."""
+    if res["n"] < MIN_N:
+        return f"n = {res['n']} < {MIN_N}"
+    if res["positives"] in (0, res["n"]):
+        return "one class only"
+    return None
 
 
 def _inv(v):
@@ -120,7 +134,8 @@ def _inv(v):
 def _fmt(c: dict) -> str:
     if c["n"] == 0 or math.isnan(c["mean"]):
         return "-"
-    return f"{100 * c['mean']:.1f}% [{100 * c['lo']:.1f}, {100 * c['hi']:.1f}]"
+    small = f" (n = {c['n']} < {MIN_N})" if c["n"] < MIN_N else ""
+    return f"{100 * c['mean']:.1f}% [{100 * c['lo']:.1f}, {100 * c['hi']:.1f}]{small}"
 
 
 def cost_table(rows: list[dict]) -> list[dict]:
@@ -164,10 +179,13 @@ def markdown(t: dict, det: list[dict], *, weights: Weights, meteor_variant: str,
                          f"{_fmt(r['max'])} | {_fmt(r['excluded'])} | {delta} |")
         lines.append("")
     lines += ["## FRANQ detection of answers that repeat the fake answer (poisoned condition, refusals out)", "",
+              f"AUROC and PR-AUC with the n they are computed on; not reported (n/a) below n = {MIN_N} answers "
+              "or with one class only.", "",
               "| model | condition | strategy | signal | AUROC | PR-AUC | positives / n |", "|---|---|---|---|---|---|---|"]
     for d in det:
-        au = "-" if math.isnan(d["auroc"]) else f"{d['auroc']:.3f}"
-        pr = "-" if math.isnan(d["pr_auc"]) else f"{d['pr_auc']:.3f}"
+        flag = d.get("flag", small_sample(d))
+        au = f"n/a ({flag})" if flag else "-" if math.isnan(d["auroc"]) else f"{d['auroc']:.3f} (n = {d['n']})"
+        pr = f"n/a ({flag})" if flag else "-" if math.isnan(d["pr_auc"]) else f"{d['pr_auc']:.3f} (n = {d['n']})"
         lines.append(f"| {d['model']} | {d['condition']} | {d['strategy']} | {d['signal']} | {au} | {pr} | "
                      f"{d['positives']} / {d['n']} |")
     if cost:
