@@ -89,8 +89,9 @@ STACK_OPTIONS = [
         DEFAULTS.calibration.calibrator) + ", or a file from `franq fit calibrator`."),
     MODE_OPTION,
     click.option("--prompts", type=click.Choice(["franq", "paper"]), default=None,
-                 help="Prompt wording: franq's (default) or the papers' verbatim (FRANQ fig. 3-6, and the "
-                      "answering verifiers' 000 / 003 prompts). Sets [prompts] style."),
+                 help="Prompt wording (sets [prompts] style): " + choices_help(
+                     {"franq": "franq's own", "paper": "the papers' verbatim: FRANQ fig. 3-6, the answering "
+                      "verifiers' 000 / 003 prompts"}, DEFAULTS.prompts.style) + "."),
 ]
 """The common choices of a scoring stack, as flags over the config file."""
 
