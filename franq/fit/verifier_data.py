@@ -111,7 +111,7 @@ def synthetic_pairs(docs: list[list[str]], *, n: int, window_words: int, nlp, de
     out: list[dict] = []
     by_word = defaultdict(list)
     for d, sents in enumerate(docs):
-        for w in list(words(" ".join(sents)))[:30]:
+        for w in sorted(words(" ".join(sents)))[:30]:
             by_word[w].append(d)
     order = [d for d, s in enumerate(docs) if s]
     rng.shuffle(order)
@@ -138,7 +138,7 @@ def synthetic_pairs(docs: list[list[str]], *, n: int, window_words: int, nlp, de
         if rng.random() < 0.5 and len(rest) >= 1:
             out.append({"premise": " ".join(rest), "claim": claim, "label": 2, "source": source, "how": "removed"})
         else:
-            near = [e for w in words(claim) for e in by_word.get(w, ()) if e != d][:200]
+            near = [e for w in sorted(words(claim)) for e in by_word.get(w, ()) if e != d][:200]
             if near:
                 other = docs[rng.choice(near)]
                 cand = [s for s in other if 6 <= len(s.split()) <= 45
