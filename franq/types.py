@@ -37,6 +37,17 @@ class Passage:
     title: str = ""
 
 
+@dataclass(frozen=True)
+class EvidenceWindow:
+    """The passage window a verifier read its verdict from: ``passages[passage].text[start:end]
+    == text`` (character offsets in that passage's text, its title not included)."""
+
+    passage: int
+    start: int
+    end: int
+    text: str
+
+
 @dataclass(frozen=True, eq=False)
 class Stack(Mapping):
     """What produced a result's raw values, and so what a calibrator fitted on them is
