@@ -75,6 +75,7 @@ BUILTIN: dict[str, dict[str, str]] = {
         "judge": "franq.faithfulness.chat_judge:judge_faithfulness",
         "lookback": "franq.faithfulness.lookback:LookbackFaithfulness",
         "probe": "franq.faithfulness.hidden_probe:HiddenProbeFaithfulness",
+        "verifier": "franq.faithfulness.verifier:VerifierFaithfulness",
     },
     "decomposers": {
         "sentence": "claims.decompose:SentenceDecomposer",

@@ -28,6 +28,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from franq.errors import InputError
+
 S, C, N = 0, 1, 2
 RELEVANCE = 0.5
 
@@ -74,7 +76,7 @@ DEFAULT_RULE = "max_support"
 
 def check_rule(name: str) -> str:
     if name not in RULES:
-        raise ValueError(f"aggregation: expected one of {sorted(RULES)}, got {name!r}")
+        raise InputError(f"aggregation: expected one of {sorted(RULES)}, got {name!r}")
     return name
 
 
