@@ -45,7 +45,7 @@ MODEL_OPTIONS = [
 STACK_OPTIONS = [
     *MODEL_OPTIONS,
     click.option("--faithfulness", help="Faithfulness backend: combined (default), lexical, context_pmi, "
-                                        "alignscore, nli, judge, lookback, probe, or a plugin's name."),
+                                        "alignscore, nli, judge, lookback, probe, verifier, or a plugin's name."),
     click.option("--calibrator", help="'default' (the shipped calibrator fitted for this stack, if any), "
                                       "'none', or a file from `franq fit calibrator`."),
     MODE_OPTION,

@@ -59,14 +59,15 @@ def format_fit_report(report: dict, output: str, report_path: str) -> str:
     lines = [f"fitted {name} on {report['n_claims']} labelled claims ({report['n_true']} true, "
              f"{report['n_false']} false; skipped {report['skipped']}) in {report['fit_seconds']:.3f} s",
              f"stack: {report['fitted_for']}"]
-    for cond in ("faithful", "unfaithful"):
+    for cond in ("faithful", "unfaithful", "supported", "contradicted", "not_mentioned"):
         c = report.get("counts", {}).get(cond)
         if c:
             lines.append(f"  {cond:>10}: {c['n']} claims, weight {c['weight']:g} "
                          f"({c['true']:g} true, {c['false']:g} false)")
     if "split" in report.get("counts", {}):
         s = report["counts"]["split"]
-        lines.append(f"  split by gold label: {s['gold']}, by P_faithful > 0.5: {s['threshold']}")
+        lines.append(f"  split by gold label: {s['gold']}, " + (f"by P_faithful > 0.5: {s['threshold']}" if "threshold"
+                     in s else f"by the verifier's likeliest condition: {s.get('argmax')}"))
     ece = report["train_ece"]
     lines.append("train ECE: " + ", ".join(f"{k} {v:.4f}" for k, v in ece.items()))
     h = report.get("holdout")
