@@ -87,6 +87,7 @@ BUILTIN: dict[str, dict[str, str]] = {
         "lm": "franq.equivalence.lm_judge:LMJudge",
         "jaccard": "franq.equivalence.jaccard:JaccardJudge",
         "nli": "franq.equivalence.nli:NLIJudge",
+        "verifier": "franq.equivalence.verifier:VerifierJudge",
     },
 }
 _LABEL = {"scorers": "scorer", "faithfulness": "faithfulness backend", "decomposers": "decomposer",
