@@ -220,3 +220,31 @@ def test_aggregation_names_the_backend(tiny_lm, verifier_dir):
     a = VerifierFaithfulness(verifier_dir, aggregation="relevant")
     assert a.name == "verifier:tiny-verifier:relevant"
     assert dataclasses.is_dataclass(a.predict_conditions([("x", "y")]))
+
+
+def test_report_panel_shows_the_three_conditions_and_the_evidence_window(verifier_franq, tmp_path):
+    from click.testing import CliRunner
+
+    from franq.apps.render import report_html
+    from franq.cli import main
+    from franq.io import Example
+
+    result = verifier_franq.score(QUESTION, PASSAGES, ANSWER)
+    page = report_html([result])
+    assert "P_contradicted (verifier)" in page and "P_not_mentioned (verifier)" in page
+    assert "Verifier's evidence" in page and 'class="conditions"' in page
+    w = result.scored[0].evidence_window
+    assert f"characters {w.start}-{w.end}" in page
+    path = tmp_path / "scores.jsonl"
+    path.write_text(json.dumps(result_record("a", result, Example(QUESTION, result_passages(), ANSWER))) + "\n")
+    res = CliRunner().invoke(main, ["report", str(path), "-o", str(tmp_path / "r.html"), "--csv",
+                                    str(tmp_path / "c.csv")])
+    assert res.exit_code == 0, res.output
+    assert "Verifier's evidence" in (tmp_path / "r.html").read_text()
+    assert "p_contradicted" in (tmp_path / "c.csv").read_text().splitlines()[0]
+
+
+def result_passages():
+    from franq.types import Passage
+
+    return tuple(Passage(p) for p in PASSAGES)
