@@ -167,11 +167,11 @@ class Verifier:
         ids = self.tokenizer(claim, add_special_tokens=False)["input_ids"]
         return claim if len(ids) <= limit else self.tokenizer.decode(ids[:limit])
 
-    def verify(self, items: Sequence[tuple[Sequence[str], str]], *, titles: Sequence[Sequence[str]] | None = None
-               ) -> list[ClaimVerdict]:
-        """One :class:`ClaimVerdict` per ``(passages, claim)``: every claim is read against
-        the windows of all its passages (each window prefixed with its passage's title,
-        when ``titles`` gives one), all windows of all claims batched together."""
+    def window_probabilities(self, items: Sequence[tuple[Sequence[str], str]], *,
+                             titles: Sequence[Sequence[str]] | None = None) -> list[tuple[list, np.ndarray]]:
+        """Per ``(passages, claim)``: the windows of all its passages (each read with its
+        passage's title in front, when ``titles`` gives one) and their ``(n_windows, 3)``
+        probabilities; all windows of all claims batched together."""
         pairs: list[tuple[str, str]] = []
         per_item: list[tuple[list, int, int]] = []
         cache: dict[tuple[tuple[str, ...], int], list] = {}
@@ -192,9 +192,16 @@ class Verifier:
                 pairs.append((f"{title}. {w.text}" if title else w.text, claim))
             per_item.append((ws, first, len(pairs)))
         probs = self.predict(pairs)
+        return [(ws, probs[a:b]) for ws, a, b in per_item]
+
+    def verify(self, items: Sequence[tuple[Sequence[str], str]], *, titles: Sequence[Sequence[str]] | None = None
+               ) -> list[ClaimVerdict]:
+        """One :class:`ClaimVerdict` per ``(passages, claim)``: the claim read against the
+        windows of all its passages (:meth:`window_probabilities`), aggregated by the rule
+        (:mod:`franq.verifier.aggregate`)."""
         out = []
-        for ws, a, b in per_item:
-            p3, best = aggregate(probs[a:b], self.aggregation, relevance=self.relevance)
+        for ws, probs in self.window_probabilities(items, titles=titles):
+            p3, best = aggregate(probs, self.aggregation, relevance=self.relevance)
             ev = None if best is None else EvidenceWindow(ws[best].passage, ws[best].start, ws[best].end, ws[best].text)
             out.append(ClaimVerdict(float(p3[0]), float(p3[1]), float(p3[2]), ev))
         return out
