@@ -174,17 +174,25 @@ class Verifier:
         probabilities; all windows of all claims batched together."""
         pairs: list[tuple[str, str]] = []
         per_item: list[tuple[list, int, int]] = []
-        cache: dict[tuple[tuple[str, ...], int], list] = {}
+        split: dict[tuple[str, ...], list] = {}  # passages -> their windows (split once per call)
+        fitted: dict[tuple[tuple[str, ...], int], list] = {}  # (passages, token budget) -> windows that fit
+        lengths: dict[str, int] = {}
+
+        def n_tokens(text: str) -> int:
+            if text not in lengths:
+                lengths[text] = self._n_tokens(text)
+            return lengths[text]
+
         for k, (passages, claim) in enumerate(items):
             passages = tuple(passages)
             claim = self._claim_text(claim.strip())
-            budget = self.max_length - self._n_tokens(claim) - PAIR_OVERHEAD
-            key = (passages, budget)
-            if key not in cache:
-                cache[key] = fit_windows(windows(passages, window_words=self.window_words,
-                                                 overlap_sentences=self.overlap_sentences),
-                                         passages, self._n_tokens, budget)
-            ws = cache[key]
+            budget = self.max_length - n_tokens(claim) - PAIR_OVERHEAD
+            if passages not in split:
+                split[passages] = windows(passages, window_words=self.window_words,
+                                          overlap_sentences=self.overlap_sentences)
+            if (passages, budget) not in fitted:
+                fitted[passages, budget] = fit_windows(split[passages], passages, n_tokens, budget)
+            ws = fitted[passages, budget]
             heads = titles[k] if titles is not None else ()
             first = len(pairs)
             for w in ws:
