@@ -248,3 +248,11 @@ def result_passages():
     from franq.types import Passage
 
     return tuple(Passage(p) for p in PASSAGES)
+
+
+def test_the_claim_table_adds_p_contradicted_with_the_verifier(verifier_franq, tiny_lm):
+    from franq.cli.table import format_table
+
+    table = format_table(verifier_franq.score(QUESTION, PASSAGES, ANSWER))
+    assert "P_contr." in table
+    assert "P_contr." not in format_table(make_franq(tiny_lm).score(QUESTION, PASSAGES, ANSWER))

@@ -23,21 +23,25 @@ def format_table(result: AnswerScore, width: int = 100) -> str:
     cal = result.calibrator
     source = f"{cal.variant}, {cal.source} file {cal.path}" if cal else "none (raw values only)"
     s = result.stack
+    three = any(c.p_contradicted is not None for c in result.claims)  # the verifier backend: P_contradicted too
     lines = [
         f"Question: {printable(result.question)}",
         printable(f"Model: {result.model} | preset: {preset_name(result)} | faithfulness: {result.faithfulness} | "
                   f"UQ_faith: {s.get('uq_faith', '?')} | UQ_unfaith: {s.get('uq_unfaith', '?')}"),
         f"Calibration: {printable(source)}",
         "",
-        f"{'#':>2}  {'P(true)':>8}  {'P(true)':>8}  {'P_faith':>8}  {'UQ_faith':>8}  {'UQ_unf.':>8}  claim",
-        f"{'':>2}  {'calib.':>8}  {'raw':>8}  {'raw':>8}  {'raw':>8}  {'raw':>8}",
+        f"{'#':>2}  {'P(true)':>8}  {'P(true)':>8}  {'P_faith':>8}  "
+        + (f"{'P_contr.':>8}  " if three else "") + f"{'UQ_faith':>8}  {'UQ_unf.':>8}  claim",
+        f"{'':>2}  {'calib.':>8}  {'raw':>8}  {'raw':>8}  " + (f"{'raw':>8}  " if three else "")
+        + f"{'raw':>8}  {'raw':>8}",
     ]
     for i, c in enumerate(result.claims, 1):
         text = printable(c.claim.text if c.status == "scored" else f"[{c.status}: {c.claim.note}] {c.claim.text}")
         if len(text) > width:
             text = text[: width - 1] + "…"
         lines.append(f"{i:>2}  {_fmt(c.p_true_calibrated):>8}  {_fmt(c.p_true_raw, True):>8}  "
-                     f"{_fmt(c.p_faithful):>8}  {_fmt(c.uq_faith, True):>8}  {_fmt(c.uq_unfaith, True):>8}  {text}")
+                     f"{_fmt(c.p_faithful):>8}  " + (f"{_fmt(c.p_contradicted):>8}  " if three else "")
+                     + f"{_fmt(c.uq_faith, True):>8}  {_fmt(c.uq_unfaith, True):>8}  {text}")
     for w in result.warnings:
         lines.append(f"warning: {printable(w)}")
     return "\n".join(lines)
