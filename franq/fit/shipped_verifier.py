@@ -71,7 +71,8 @@ def long_verifier_lines(datasets: Path, backend, records: list[dict] | None = No
         for c in line.result.claims:
             if c.status == "scored":
                 p_s = float(cond.p_supported[k])
-                c = dataclasses.replace(c, p_faithful=p_s, p_supported=p_s, p_contradicted=float(cond.p_contradicted[k]),
+                c = dataclasses.replace(c, p_faithful=p_s, p_supported=p_s,
+                                        p_contradicted=float(cond.p_contradicted[k]),
                                         p_not_mentioned=float(cond.p_not_mentioned[k]), evidence_window=cond.windows[k])
                 k += 1
             claims.append(c)
