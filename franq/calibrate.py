@@ -22,6 +22,8 @@ import numpy as np
 
 from calibration.base import CalibratorFileError, read_json
 from calibration.franq import FranqCalibrator, stack_mismatches
+from calibration.three_condition import FORMAT as THREE_CONDITION_FORMAT
+from calibration.three_condition import ThreeConditionCalibrator
 from franq.config import CALIBRATOR_MISMATCH
 from franq.errors import InputError
 from franq.types import CalibratorInfo, Stack
@@ -54,6 +56,8 @@ class Calibrated:
     p_true_if_faithful: np.ndarray | None = None
     p_true_if_unfaithful: np.ndarray | None = None
     p_faithful: np.ndarray | None = None
+    p_true_if_contradicted: np.ndarray | None = None
+    """Three-condition calibrators only (then ``p_true_if_unfaithful`` is P(true | not mentioned))."""
 
 
 class ActiveCalibrator:
@@ -62,7 +66,8 @@ class ActiveCalibrator:
 
     def __init__(self, calibrator, *, path: str, source: str):
         self.calibrator = calibrator
-        self.is_xgboost = not isinstance(calibrator, FranqCalibrator)
+        self.is_three = isinstance(calibrator, ThreeConditionCalibrator)
+        self.is_xgboost = not isinstance(calibrator, (FranqCalibrator, ThreeConditionCalibrator))
         self.name = "xgboost" if self.is_xgboost else calibrator.name
         self.info = CalibratorInfo(path=str(path), source=source, variant=self.name,
                                    fitted_for=dict(calibrator.fitted_for or {}))
@@ -75,7 +80,17 @@ class ActiveCalibrator:
                 self.warnings = (msg,)
 
     def apply(self, p_f: np.ndarray, uq_faith: np.ndarray, uq_unfaith: np.ndarray,
-              signals: dict[str, np.ndarray]) -> Calibrated:
+              signals: dict[str, np.ndarray], *, conditions=None) -> Calibrated:
+        """``conditions`` (:class:`~franq.faithfulness.base.Conditions`): what a three-condition
+        calibrator mixes; a binary one reads ``p_f`` alone."""
+        if self.is_three:
+            if conditions is None:
+                raise InputError(f"calibrator {self.info.path}: a three-condition calibrator needs "
+                                 "P_contradicted and P_not_mentioned, which this faithfulness backend does not give "
+                                 "(use the 'verifier' backend)")
+            t_s, t_c, t_n, p = self.calibrator.predict_components(
+                conditions.p_supported, conditions.p_contradicted, conditions.p_not_mentioned, uq_faith, uq_unfaith)
+            return Calibrated(p, t_s, t_n, None, t_c)
         if not self.is_xgboost:
             c_f, a, b, p = self.calibrator.predict_components(p_f, uq_faith, uq_unfaith)
             return Calibrated(p, a, b, c_f if self.calibrator.faithfulness_ is not None else None)
@@ -88,8 +103,11 @@ class ActiveCalibrator:
 
 
 def load_calibrator(path: str | Path):
-    """A FRANQ isotonic calibrator or an XGBoost baseline model, by the file's content."""
+    """A FRANQ isotonic calibrator (binary or three-condition) or an XGBoost baseline model,
+    by the file's content (``format``)."""
     obj = read_json(path)
+    if obj.get("format") == THREE_CONDITION_FORMAT:
+        return ThreeConditionCalibrator.from_dict(obj, where=f"calibrator {path}")
     if "learner" in obj:  # XGBoost's own JSON model format
         from calibration.boosted import XGBoostCalibrator
 

@@ -32,7 +32,7 @@ from franq.errors import InputError, redact
 from franq.evidence import ANSWER_SAMPLES, PASSES, SAMPLES, ClaimEvidence
 from franq.evidence.passes import TokenPasses
 from franq.evidence.samples import SampleDraws, SamplingOptions, greedy_short_answer
-from franq.faithfulness.base import predict_faithfulness
+from franq.faithfulness.base import has_conditions, predict_conditions, predict_faithfulness
 from franq.io import Example, as_examples, parse_claims, parse_passages, parse_text
 from franq.limits import check, check_inputs
 from franq.lm.capture import CaptureSpec
@@ -116,6 +116,9 @@ class Franq:
                             prompt_version=answer_prompt_version(c.prompts.of("answer")), **more)
         calibrator, warnings = resolve_calibrator(c.calibration.calibrator, stack.to_dict(),
                                                   on_mismatch=c.calibration.on_mismatch)
+        if calibrator is not None and calibrator.is_three and not has_conditions(self.faithfulness):
+            raise InputError(f"calibrator {calibrator.info.path} is a three-condition calibrator; the faithfulness "
+                             f"backend {self.faithfulness.name!r} gives no P_contradicted (use 'verifier')")
         return PresetPipeline(preset, evidence, uq_faith, uq_unfaith, extra, stack.to_dict(), stack, calibrator,
                               warnings)
 
@@ -309,7 +312,7 @@ class Franq:
         n = len(evidence)
         values: dict[str, np.ndarray] = {}
         raw: dict[str, np.ndarray] = {}
-        cal = None
+        cal = cond = None
         if n:
             for role, scorer in (("faith", p.uq_faith), ("unfaith", p.uq_unfaith), *(("extra", s) for s in p.extra)):
                 batch = evidence
@@ -319,9 +322,11 @@ class Franq:
                 values.update(out)
                 if role in ("faith", "unfaith"):
                     raw[role] = np.clip(scorer.probability(out[primary(scorer).name]), 0.0, 1.0)
-            raw["p_f"] = predict_faithfulness(self.faithfulness, evidence)
+            cond = predict_conditions(self.faithfulness, evidence)  # None: P(supported) only
+            raw["p_f"] = cond.p_supported if cond is not None else predict_faithfulness(self.faithfulness, evidence)
             raw["p_true"] = mix(raw["p_f"], raw["faith"], raw["unfaith"])
-            cal = p.calibrator.apply(raw["p_f"], raw["faith"], raw["unfaith"], values) if p.calibrator else None
+            cal = p.calibrator.apply(raw["p_f"], raw["faith"], raw["unfaith"], values,
+                                     conditions=cond) if p.calibrator else None
         k = 0
         results = []
         for w in work:
@@ -332,7 +337,7 @@ class Franq:
                 elif not scorable(p, c):
                     out.append(ClaimScore(c, "unaligned"))
                 else:
-                    out.append(claim_score(c, k, raw, cal, values, self.config.calibration.threshold))
+                    out.append(claim_score(c, k, raw, cal, values, self.config.calibration.threshold, cond))
                     k += 1
             results.append(AnswerScore(
                 question=w.example.question, answer=w.example.answer, claims=tuple(out), mode=p.preset.form,
@@ -350,7 +355,7 @@ class Franq:
                               f"{ex.question} {ex.answer.strip()}" if p.preset.whole_answer else c.text,
                               rag_logprobs=w.rag_logprobs, closed_logprobs=w.closed_logprobs,
                               samples=w.samples, closed_samples=w.closed_samples, internals=w.internals,
-                              closed_internals=w.closed_internals)
+                              closed_internals=w.closed_internals, passages=tuple(ex.passages))
                 for c in w.claims if scorable(p, c)]
 
 

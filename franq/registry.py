@@ -75,6 +75,7 @@ BUILTIN: dict[str, dict[str, str]] = {
         "judge": "franq.faithfulness.chat_judge:judge_faithfulness",
         "lookback": "franq.faithfulness.lookback:LookbackFaithfulness",
         "probe": "franq.faithfulness.hidden_probe:HiddenProbeFaithfulness",
+        "verifier": "franq.faithfulness.verifier:VerifierFaithfulness",
     },
     "decomposers": {
         "sentence": "claims.decompose:SentenceDecomposer",
@@ -86,6 +87,7 @@ BUILTIN: dict[str, dict[str, str]] = {
         "lm": "franq.equivalence.lm_judge:LMJudge",
         "jaccard": "franq.equivalence.jaccard:JaccardJudge",
         "nli": "franq.equivalence.nli:NLIJudge",
+        "verifier": "franq.equivalence.verifier:VerifierJudge",
     },
 }
 _LABEL = {"scorers": "scorer", "faithfulness": "faithfulness backend", "decomposers": "decomposer",

@@ -21,10 +21,11 @@ from franq import files
 from franq.errors import InputError, redact
 from franq.io import CLAIM_LABELS, NUMERIC_LABELS, Example, parse_answer_labels
 from franq.types import (ACTIONS, FORMS, SOURCES, STATUSES, VERDICTS, AnswerScore, CalibratorInfo, ClaimScore,
-                         Decision, Passage, Stack)
+                         Decision, EvidenceWindow, Passage, Stack)
 
 NUMBERS = ("p_faithful", "uq_faith", "uq_unfaith", "p_true_raw", "p_true_calibrated", "p_true_if_faithful_calibrated",
-           "p_true_if_unfaithful_calibrated", "p_faithful_calibrated")
+           "p_true_if_unfaithful_calibrated", "p_faithful_calibrated", "p_supported", "p_contradicted",
+           "p_not_mentioned", "p_true_if_contradicted_calibrated")
 """A claim's numbers (null unless it was scored, or without a calibrator)."""
 OLD_DERIVED = ("p_faithful_raw", "p_true_raw", "claim_prob", "parametric", "semantic_entropy", "eigval", "n_samples")
 """Keys of pre-0.2 ``components`` that were derived values, not scorer signals."""
@@ -190,7 +191,14 @@ def _claim_score(c: _Fields) -> tuple[ClaimScore, dict]:
               token_positions=tuple(claim.ints("token_positions")), token_ids=tuple(claim.ints("token_ids")),
               sentence=claim.int("sentence", default=0), check_worthy=claim.flag("check_worthy", default=True),
               note=claim.text("note", default=None, null=True, empty=True)),
-        status, **values, signals=signals, verdict=c.choice("verdict", VERDICTS, null=True)), labels
+        status, **values, signals=signals, verdict=c.choice("verdict", VERDICTS, null=True),
+        evidence_window=_window(c.nested("evidence_window"))), labels
+
+
+def _window(w: _Fields | None) -> EvidenceWindow | None:
+    if w is None:
+        return None
+    return EvidenceWindow(passage=w.int("passage"), start=w.int("start"), end=w.int("end"), text=w.text("text"))
 
 
 def _stack(f: _Fields, mode: str) -> Stack:

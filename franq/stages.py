@@ -67,11 +67,16 @@ def scorable(p: PresetPipeline, claim: Claim) -> bool:
 
 
 def claim_score(claim: Claim, k: int, raw: dict, cal, values: dict[str, np.ndarray],
-                 threshold: float | None = None) -> ClaimScore:
+                 threshold: float | None = None, conditions=None) -> ClaimScore:
+    """Claim ``k`` of the batch; ``conditions`` (:class:`~franq.faithfulness.base.Conditions`)
+    when the faithfulness backend tells supported / contradicted / not mentioned apart."""
     def at(a):
         return None if a is None else float(a[k])
 
     p_true = at(cal.p_true) if cal else at(raw["p_true"])
+    c = conditions
+    three = {} if c is None else {"p_contradicted": at(c.p_contradicted), "p_not_mentioned": at(c.p_not_mentioned),
+                                  "evidence_window": c.windows[k]}
     return ClaimScore(
         claim, "scored", p_faithful=at(raw["p_f"]), uq_faith=at(raw["faith"]), uq_unfaith=at(raw["unfaith"]),
         p_true_raw=at(raw["p_true"]),
@@ -79,7 +84,9 @@ def claim_score(claim: Claim, k: int, raw: dict, cal, values: dict[str, np.ndarr
         p_true_if_faithful_calibrated=at(cal.p_true_if_faithful) if cal else None,
         p_true_if_unfaithful_calibrated=at(cal.p_true_if_unfaithful) if cal else None,
         p_faithful_calibrated=at(cal.p_faithful) if cal else None,
-        signals={name: float(v[k]) for name, v in values.items()}, verdict=verdict(p_true, threshold))
+        signals={name: float(v[k]) for name, v in values.items()}, verdict=verdict(p_true, threshold),
+        p_supported=at(raw["p_f"]), p_true_if_contradicted_calibrated=at(getattr(cal, "p_true_if_contradicted", None)),
+        **three)
 
 
 def whole_answer_claim(answer: str) -> Claim:

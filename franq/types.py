@@ -37,6 +37,17 @@ class Passage:
     title: str = ""
 
 
+@dataclass(frozen=True)
+class EvidenceWindow:
+    """The passage window a verifier read its verdict from: ``passages[passage].text[start:end]
+    == text`` (character offsets in that passage's text, its title not included)."""
+
+    passage: int
+    start: int
+    end: int
+    text: str
+
+
 @dataclass(frozen=True, eq=False)
 class Stack(Mapping):
     """What produced a result's raw values, and so what a calibrator fitted on them is
@@ -129,10 +140,19 @@ class ClaimScore:
         ``p_true_raw``   the uncalibrated mix p_faithful * uq_faith + (1 - p_faithful) * uq_unfaith
         ``signals``      every declared raw signal of every scorer, by name (log values,
                          uncertainties: see each scorer's ``signals``)
+    With a faithfulness backend that tells the three conditions apart (the ``verifier``;
+    ``None`` with the others, where ``p_supported`` is ``p_faithful``):
+        ``p_supported``       P(the passages support the claim) = ``p_faithful``
+        ``p_contradicted``    P(the passages contradict it)
+        ``p_not_mentioned``   P(the passages do not speak about it); the three sum to 1
+        ``evidence_window``   the passage window they were read from (:class:`EvidenceWindow`)
     Calibrated (``None`` without a calibrator):
         ``p_true_calibrated``                 calibrated P(true): the number to threshold
         ``p_true_if_faithful_calibrated``     calibrated UQ_faith: P(true | faithful)
-        ``p_true_if_unfaithful_calibrated``   calibrated UQ_unfaith: P(true | unfaithful)
+        ``p_true_if_unfaithful_calibrated``   calibrated UQ_unfaith: P(true | unfaithful); with a
+                                              three-condition calibrator, P(true | not mentioned)
+        ``p_true_if_contradicted_calibrated`` three-condition calibrators only: P(true | contradicted),
+                                              UQ_faith mapped on contradicted claims
         ``p_faithful_calibrated``             only when the calibrator also calibrates P_faithful
     Decision (only with a threshold, ``calibration.threshold`` / ``--threshold``):
         ``verdict``      ``"likely_true"`` when P(true) (calibrated when a calibrator ran, else
@@ -151,6 +171,11 @@ class ClaimScore:
     p_faithful_calibrated: float | None = None
     signals: dict[str, float] = field(default_factory=dict)
     verdict: Verdict | None = None
+    p_supported: float | None = None
+    p_contradicted: float | None = None
+    p_not_mentioned: float | None = None
+    p_true_if_contradicted_calibrated: float | None = None
+    evidence_window: EvidenceWindow | None = None
 
 
 def verdict(p_true: float | None, threshold: float | None) -> Verdict | None:

@@ -42,13 +42,13 @@ def example():
 
 @pytest.fixture(scope="module")
 def encoders(tmp_path_factory):
-    """Settings that point alignscore and nli at tiny local encoders (harmless for the others)."""
-    from tiny_encoders import build_alignscore, build_nli
+    """Settings that point alignscore, nli and verifier at tiny local encoders (harmless for the others)."""
+    from tiny_encoders import build_alignscore, build_nli, build_verifier
 
     d = tmp_path_factory.mktemp("encoders")
     ckpt, base = build_alignscore(d / "align")
     return {"alignscore": {"checkpoint": str(ckpt), "base_model": str(base)},
-            "nli": {"model": str(build_nli(d / "nli"))}}
+            "nli": {"model": str(build_nli(d / "nli"))}, "verifier": {"model": str(build_verifier(d / "verifier"))}}
 
 
 @pytest.fixture(scope="module")

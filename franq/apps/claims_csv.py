@@ -20,7 +20,8 @@ from collections.abc import Iterable
 from franq.apps.render import as_lines, claim_p_true
 
 VALUES = ("p_true_calibrated", "p_true_raw", "p_faithful", "uq_faith", "uq_unfaith", "p_true_if_faithful_calibrated",
-          "p_true_if_unfaithful_calibrated", "p_faithful_calibrated")
+          "p_true_if_unfaithful_calibrated", "p_faithful_calibrated", "p_supported", "p_contradicted",
+          "p_not_mentioned", "p_true_if_contradicted_calibrated")
 """A claim's numbers, as ``ClaimScore`` names them."""
 LABELS = ("is_true", "is_faithful")
 """The claim labels the input carried (empty when it had none)."""

@@ -40,9 +40,12 @@ def fit() -> None:
               help="Hold this fraction of the answers apart (e.g. 0.2), fit on the rest and report ECE, Brier "
                    "and AUROC on the held-apart claims; the calibrator written is the one fitted on the rest.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Random seed of the --holdout split.")
+@click.option("--three-condition", is_flag=True,
+              help="Fit three-condition FRANQ (P_s*T_s + P_c*T_c + P_n*T_n; variant condition, soft or none) on "
+                   "claims scored with the 'verifier' faithfulness backend.")
 @stack
 def calibrator(input_path, output, variant, calibrate_faithfulness, xgb_features, min_per_condition,
-               report_path, scored_path, holdout, seed, stack: StackFlags):
+               report_path, scored_path, holdout, seed, three_condition, stack: StackFlags):
     """Fit a calibrator on labelled claims.
 
     INPUT_PATH is JSONL: either `franq score` output whose claims carry `is_true` (and
@@ -61,7 +64,7 @@ def calibrator(input_path, output, variant, calibrate_faithfulness, xgb_features
             input_path, output, config=stack.config(calibrator="none"), variant=variant,
             calibrate_faithfulness=calibrate_faithfulness, xgb_features=xgb_features,
             min_per_condition=min_per_condition, report_path=report_path, scored_path=scored_path,
-            holdout=holdout, seed=seed, echo=lambda msg: click.echo(msg, err=True))
+            holdout=holdout, seed=seed, three_condition=three_condition, echo=lambda msg: click.echo(msg, err=True))
     except (FranqError, ValueError) as exc:
         raise fail(exc) from None
     click.echo("\n".join(printable(line) for line in format_fit_report(report, output, report_path).split("\n")),

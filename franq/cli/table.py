@@ -42,14 +42,17 @@ def format_table(result: AnswerScore, width: int = 100, *, threshold: float | No
     s = result.stack
     verdicts = threshold is not None or any(c.verdict is not None for c in result.claims)
     vhead = (f"  {'verdict':<12}", f"  {'':<12}") if verdicts else ("", "")
+    three = any(c.p_contradicted is not None for c in result.claims)  # the verifier backend: P_contradicted too
     lines = [
         f"Question: {printable(result.question)}",
         printable(f"Model: {result.model} | preset: {preset_name(result)} | faithfulness: {result.faithfulness} | "
                   f"UQ_faith: {s.get('uq_faith', '?')} | UQ_unfaith: {s.get('uq_unfaith', '?')}"),
         f"Calibration: {printable(source)}",
         "",
-        f"{'#':>2}  {'P(true)':>8}  {'P(true)':>8}  {'P_faith':>8}  {'UQ_faith':>8}  {'UQ_unf.':>8}{vhead[0]}  claim",
-        f"{'':>2}  {'calib.':>8}  {'raw':>8}  {'raw':>8}  {'raw':>8}  {'raw':>8}{vhead[1]}",
+        f"{'#':>2}  {'P(true)':>8}  {'P(true)':>8}  {'P_faith':>8}  "
+        + (f"{'P_contr.':>8}  " if three else "") + f"{'UQ_faith':>8}  {'UQ_unf.':>8}{vhead[0]}  claim",
+        f"{'':>2}  {'calib.':>8}  {'raw':>8}  {'raw':>8}  " + (f"{'raw':>8}  " if three else "")
+        + f"{'raw':>8}  {'raw':>8}{vhead[1]}",
     ]
     for i, c in enumerate(result.claims, 1):
         text = printable(c.claim.text if c.status == "scored" else f"[{c.status}: {c.claim.note}] {c.claim.text}")
@@ -57,8 +60,8 @@ def format_table(result: AnswerScore, width: int = 100, *, threshold: float | No
             text = text[: width - 1] + "…"
         verdict = f"  {c.verdict or '-':<12}" if verdicts else ""
         lines.append(f"{i:>2}  {_fmt(c.p_true_calibrated):>8}  {_fmt(c.p_true_raw, True):>8}  "
-                     f"{_fmt(c.p_faithful):>8}  {_fmt(c.uq_faith, True):>8}  {_fmt(c.uq_unfaith, True):>8}"
-                     f"{verdict}  {text}")
+                     f"{_fmt(c.p_faithful):>8}  " + (f"{_fmt(c.p_contradicted):>8}  " if three else "")
+                     + f"{_fmt(c.uq_faith, True):>8}  {_fmt(c.uq_unfaith, True):>8}{verdict}  {text}")
     lines += ["", printable(provenance(result))]
     if verdicts:
         at = "the threshold" if threshold is None else f"{threshold:g}"
@@ -86,14 +89,15 @@ def format_fit_report(report: dict, output: str, report_path: str) -> str:
     lines = [f"fitted {name} on {report['n_claims']} labelled claims ({report['n_true']} true, "
              f"{report['n_false']} false; skipped {report['skipped']}) in {report['fit_seconds']:.3f} s",
              f"stack: {report['fitted_for']}"]
-    for cond in ("faithful", "unfaithful"):
+    for cond in ("faithful", "unfaithful", "supported", "contradicted", "not_mentioned"):
         c = report.get("counts", {}).get(cond)
         if c:
             lines.append(f"  {cond:>10}: {c['n']} claims, weight {c['weight']:g} "
                          f"({c['true']:g} true, {c['false']:g} false)")
     if "split" in report.get("counts", {}):
         s = report["counts"]["split"]
-        lines.append(f"  split by gold label: {s['gold']}, by P_faithful > 0.5: {s['threshold']}")
+        lines.append(f"  split by gold label: {s['gold']}, " + (f"by P_faithful > 0.5: {s['threshold']}" if "threshold"
+                     in s else f"by the verifier's likeliest condition: {s.get('argmax')}"))
     ece = report["train_ece"]
     lines.append("train ECE: " + ", ".join(f"{k} {v:.4f}" for k, v in ece.items()))
     h = report.get("holdout")

@@ -62,6 +62,9 @@ class ClaimEvidence:
     closed_samples: object | None = None
     internals: object | None = None
     closed_internals: object | None = None
+    passages: tuple = ()
+    """The example's :class:`~franq.types.Passage` objects (``context`` joins them): for
+    backends that read each passage on its own (the verifier's windows never cross passages)."""
 
     @property
     def pair(self) -> tuple[str, str]:

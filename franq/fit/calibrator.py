@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from calibration.franq import FranqCalibrator
+from calibration.three_condition import ThreeConditionCalibrator
 from calibration.metrics import brier_score, expected_calibration_error
 from franq import registry
 from franq.errors import InputError
@@ -37,6 +38,10 @@ class TrainingClaims:
     skipped: dict[str, int] = field(default_factory=dict)
     groups: np.ndarray | None = None
     """Per claim, the index of its answer (record) in the input: for grouped splits."""
+    p_contradicted: np.ndarray | None = None
+    p_not_mentioned: np.ndarray | None = None
+    """P_c and P_n of a faithfulness backend that gives them (the verifier; None otherwise):
+    what a three-condition calibrator fits on, with ``p_faithful`` as P_s."""
 
     def __len__(self) -> int:
         return len(self.is_true)
@@ -48,7 +53,23 @@ class TrainingClaims:
             self, p_faithful=self.p_faithful[idx], uq_faith=self.uq_faith[idx], uq_unfaith=self.uq_unfaith[idx],
             is_true=self.is_true[idx], is_faithful=tuple(self.is_faithful[i] for i in idx),
             signals={k: v[idx] for k, v in self.signals.items()},
-            groups=None if self.groups is None else self.groups[idx])
+            groups=None if self.groups is None else self.groups[idx],
+            p_contradicted=None if self.p_contradicted is None else self.p_contradicted[idx],
+            p_not_mentioned=None if self.p_not_mentioned is None else self.p_not_mentioned[idx])
+
+    def conditions(self) -> list[str | None]:
+        """Per claim, the gold condition a three-condition fit reads: ``supported`` where
+        ``is_faithful`` is true; where it is false, whichever of contradicted / not
+        mentioned the verifier finds likelier; None (the verifier's argmax) where unknown."""
+        out: list[str | None] = []
+        for k, g in enumerate(self.is_faithful):
+            if g is None:
+                out.append(None)
+            elif g:
+                out.append("supported")
+            else:
+                out.append("contradicted" if self.p_contradicted[k] > self.p_not_mentioned[k] else "not_mentioned")
+        return out
 
     def franq_features(self) -> list[str]:
         """XGBoost on the FRANQ features: P_faithful and the two scorers' primary signals
@@ -74,7 +95,7 @@ def training_claims(records: Iterable[ResultLine]) -> TrainingClaims:
     (:func:`read_scored`, or ``franq.read_results(..., with_input=True)``). Only raw values
     are read: ``p_faithful`` and the signals the stack's scorers declare (their primary
     signals give ``uq_faith`` / ``uq_unfaith``)."""
-    p_f, y, gold, groups = [], [], [], []
+    p_f, y, gold, groups, p_c, p_n = [], [], [], [], [], []
     sigs: list[dict[str, float]] = []
     stack = scorers = None
     skipped = {"not_scored": 0, "unlabelled": 0}
@@ -105,6 +126,8 @@ def training_claims(records: Iterable[ResultLine]) -> TrainingClaims:
             if c.p_faithful is None:
                 raise InputError(f"{where}: claims[{i}]: 'p_faithful' must be a number, got null")
             p_f.append(c.p_faithful)
+            p_c.append(c.p_contradicted)
+            p_n.append(c.p_not_mentioned)
             y.append(float(label["is_true"]))
             gold.append(label.get("is_faithful"))
             groups.append(n_rec)
@@ -115,8 +138,10 @@ def training_claims(records: Iterable[ResultLine]) -> TrainingClaims:
     common = set.intersection(*(set(c) for c in sigs))
     signals = {k: np.array([c[k] for c in sigs]) for k in sorted(common)}
     faith, unfaith = (s().probability(signals[primary(s).name]) for s in scorers)
+    three = all(v is not None for v in (*p_c, *p_n))
     return TrainingClaims(np.array(p_f), faith, unfaith, np.array(y), tuple(gold), signals, stack, skipped,
-                          np.array(groups))
+                          np.array(groups), np.array(p_c, dtype=np.float64) if three else None,
+                          np.array(p_n, dtype=np.float64) if three else None)
 
 
 def read_scored(path: str | Path) -> Iterator[ResultLine]:
@@ -147,6 +172,28 @@ def fit_franq_calibrator(data: TrainingClaims, *, variant: str = "condition",
               "n_false": int(len(data) - data.is_true.sum()), "skipped": data.skipped,
               "counts": cal.counts_, "train_ece": {k: round(v, 4) for k, v in cal.train_ece_.items()},
               "fit_seconds": round(seconds, 4), "warnings": list(cal.warnings_)}
+    return cal, report
+
+
+def fit_three_condition_calibrator(data: TrainingClaims, *, variant: str = "condition", min_per_condition: int = 30,
+                                   description: str = "", conditions=None) -> tuple[ThreeConditionCalibrator, dict]:
+    """Fit three-condition FRANQ (P_s * T_s + P_c * T_c + P_n * T_n) on claims scored by a
+    backend that gives P_contradicted (the verifier). ``conditions``: gold three-way labels
+    per claim (default: from ``is_faithful``, :meth:`TrainingClaims.conditions`)."""
+    if data.p_contradicted is None:
+        raise InputError(f"three-condition calibration needs claims scored with P_contradicted and "
+                         f"P_not_mentioned; these were scored by {data.stack.get('faithfulness')!r}, which gives "
+                         f"P_faithful only: score them with the 'verifier' faithfulness backend")
+    cal = ThreeConditionCalibrator(variant=variant, min_per_condition=min_per_condition, fitted_for=data.stack,
+                                   description=description)
+    t0 = time.perf_counter()
+    cal.fit(data.p_faithful, data.p_contradicted, data.p_not_mentioned, data.uq_faith, data.uq_unfaith,
+            data.is_true, condition=data.conditions() if conditions is None else conditions)
+    report = {"kind": "franq-three-condition", "variant": cal.name, "fitted_for": data.stack,
+              "n_claims": len(data), "n_true": int(data.is_true.sum()),
+              "n_false": int(len(data) - data.is_true.sum()), "skipped": data.skipped,
+              "counts": cal.counts_, "train_ece": {k: round(v, 4) for k, v in cal.train_ece_.items()},
+              "fit_seconds": round(time.perf_counter() - t0, 4), "warnings": list(cal.warnings_)}
     return cal, report
 
 
@@ -193,8 +240,13 @@ def holdout_metrics(cal, data: TrainingClaims, *, features: list[str] | None = N
     from franq.evaluation.metrics import auroc
 
     raw = data.p_faithful * data.uq_faith + (1.0 - data.p_faithful) * data.uq_unfaith
-    fitted = cal.predict(data.features(features)) if features is not None else cal.predict(
-        data.p_faithful, data.uq_faith, data.uq_unfaith)
+    if features is not None:
+        fitted = cal.predict(data.features(features))
+    elif isinstance(cal, ThreeConditionCalibrator):
+        fitted = cal.predict(data.p_faithful, data.p_contradicted, data.p_not_mentioned, data.uq_faith,
+                             data.uq_unfaith)
+    else:
+        fitted = cal.predict(data.p_faithful, data.uq_faith, data.uq_unfaith)
     out = {"n_claims": len(data), "n_answers": int(len(np.unique(data.groups))) if data.groups is not None else None,
            "n_true": int(data.is_true.sum())}
     for name, p in (("raw", raw), ("calibrated", fitted)):
@@ -208,13 +260,15 @@ def holdout_metrics(cal, data: TrainingClaims, *, features: list[str] | None = N
 def fit_calibrator_file(input_path: str, output: str, *, config=None, variant: str = "condition",
                         calibrate_faithfulness: bool = False, xgb_features: str | None = None,
                         min_per_condition: int = 30, report_path: str | None = None, scored_path: str | None = None,
-                        holdout: float | None = None, seed: int = 0, echo=print) -> tuple[dict, str]:
+                        holdout: float | None = None, seed: int = 0, three_condition: bool = False,
+                        echo=print) -> tuple[dict, str]:
     """``franq fit calibrator``: fit on ``input_path`` and write the calibrator to ``output``
     and its fit report (returned, with the report's path). The input is ``franq score``
     output whose claims carry labels, or raw examples with labelled claims, which are
     scored first with ``config`` (its calibrator ignored: raw values are fitted) into
     ``scored_path``. ``holdout``: fit on the rest of the answers and report ECE, Brier and
-    AUROC on the held-apart ones."""
+    AUROC on the held-apart ones. ``three_condition``: fit :class:`ThreeConditionCalibrator`
+    (claims scored with the verifier backend; ``variant`` condition, soft or none)."""
     from franq.runners.local import score_file
     from franq.runners.paths import check_distinct
 
@@ -230,6 +284,9 @@ def fit_calibrator_file(input_path: str, output: str, *, config=None, variant: s
         first_obj = json.loads(first)
     except ValueError as exc:
         raise InputError(f"{input_path} line 1: not valid JSON ({exc})") from None
+    if three_condition and (xgb_features or calibrate_faithfulness or variant == "calibrated"):
+        raise InputError("--three-condition fits variant condition, soft or none, without --xgboost or "
+                         "--calibrate-faithfulness")
     if xgb_features:  # fail before scoring anything when xgboost is missing
         from calibration.boosted import require_xgboost
 
@@ -250,6 +307,8 @@ def fit_calibrator_file(input_path: str, output: str, *, config=None, variant: s
         if not output.endswith(".json"):
             raise InputError(f"--output: XGBoost models are saved as JSON, the name must end in .json: {output}")
         cal, report = fit_xgboost(data, features=xgb_features)
+    elif three_condition:
+        cal, report = fit_three_condition_calibrator(data, variant=variant, min_per_condition=min_per_condition)
     else:
         cal, report = fit_franq_calibrator(data, variant=variant, calibrate_faithfulness=calibrate_faithfulness,
                                            min_per_condition=min_per_condition)

@@ -17,6 +17,7 @@ from pathlib import Path
 from franq.errors import InputError
 from franq.fit import shipped_calibrators as cals
 from franq.fit import shipped_probes as probes
+from franq.fit import shipped_verifier as verifier
 
 
 @dataclass(frozen=True)
@@ -32,7 +33,7 @@ class Shipped:
 
 
 _CAL = "SmolLM2-135M-Instruct.Q4-1-combined-v1.json"
-SHIPPED: tuple[Shipped, ...] = (
+BASE: tuple[Shipped, ...] = (
     Shipped("faithfulness-combined.json", cals.combined_map,
             "text features of the 2,269 support-labelled ExpertQA train claims (datasets/expertqa/train.jsonl)"),
     Shipped("faithfulness-context-pmi.json", cals.context_pmi_map,
@@ -65,14 +66,30 @@ def data_dir() -> Path:
     return Path(str(resources.files("franq").joinpath("data")))
 
 
+WITH_VERIFIER: tuple[Shipped, ...] = (
+    Shipped(verifier.LONG_NAME, verifier.long_verifier_calibrator,
+            "three-condition (condition variant) on the is_true-labelled claims of the 120-answer ExpertQA sample; "
+            "UQ values from datasets/generations/long-expertqa.*, P_s/P_c/P_n from the shipped verifier",
+            model_passes="the verifier over every claim's passage windows (no causal-LM pass)"),
+    Shipped(verifier.SHORT_NAME, verifier.short_verifier_calibrator,
+            "three-condition (soft variant) on the attempted greedy answers of 300 nq-open train questions; the short "
+            "preset on the samples in datasets/generations/short-nq-open.*, the shipped verifier",
+            model_passes="the verifier over (question + answer) and each answer's passage windows"),
+)
+"""The three-condition calibrators of the shipped verifier (``franq/data/verifier``): listed
+with the other fitted files once that verifier is shipped."""
+SHIPPED: tuple[Shipped, ...] = BASE + (WITH_VERIFIER if (data_dir() / "verifier" / "card.json").is_file() else ())
+
+
 def lookup(names) -> list[Shipped]:
     """The entries named (all when none), in table order; an error lists the known names."""
-    known = {s.name: s for s in SHIPPED}
+    known = {s.name: s for s in (*SHIPPED, *WITH_VERIFIER)}
     for n in names:
         if n not in known:
             why = f" ({NOT_FITTED[n]})" if n in NOT_FITTED else ""
             raise InputError(f"{n!r} is not a fitted shipped file{why}; known: {', '.join(known)}")
-    return [s for s in SHIPPED if not names or s.name in names]
+    return [s for s in SHIPPED if not names or s.name in names] + [
+        s for s in WITH_VERIFIER if s.name in names and s not in SHIPPED]
 
 
 def _numbers(a, b, path: str = "") -> tuple[float, list[str]]:

@@ -86,7 +86,16 @@ def pre_answer_verifier(franq, mode, settings):
 
 
 def nli_verifier(franq, mode, settings):
-    return NLIVerifier(franq.faithfulness)
+    """000's post-answering NLI with the pipeline's faithfulness backend, or the one named
+    by ``[verifiers.nli] backend`` (``"verifier"``: franq's own three-way verifier)."""
+    name = settings["backend"]
+    if not name or franq.faithfulness.name.split(":")[0] == name:
+        return NLIVerifier(franq.faithfulness)
+    return NLIVerifier(registry.build("faithfulness", name, franq.config, franq.lm))
+
+
+nli_verifier.settings = (registry.Setting(
+    "backend", str, None, "the faithfulness backend that checks the answer, e.g. 'verifier' (unset: the pipeline's)"),)
 
 
 def nli_prompt_verifier(franq, mode, settings):

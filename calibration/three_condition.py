@@ -1,0 +1,243 @@
+"""FRANQ with three conditions (issue 25): the passages support the claim, contradict it,
+or do not mention it::
+
+    P(true) = P_s * T_s + P_c * T_c + P_n * T_n
+
+The binary FRANQ (:mod:`calibration.franq`, paper section 2.3) cannot tell "the passages
+say otherwise" (strong evidence of a false claim) from "the passages do not say" (the
+model's own knowledge decides). Here each condition has its own isotonic map:
+
+``T_s``  UQ_faith (p(c|x,r)) fitted on supported claims: P(true | supported)
+``T_c``  UQ_faith fitted on contradicted claims: P(true | contradicted), the model reading
+         passages that contradict what it wrote; mostly low
+``T_n``  UQ_unfaith (p(c|x)) fitted on not-mentioned claims: P(true | not mentioned)
+
+Variants:
+
+``none``       raw: T_s = T_c = UQ_faith, T_n = UQ_unfaith (no fitted map)
+``condition``  each claim is assigned to one condition: its gold three-way label where
+               present (``condition``), else the argmax of the verifier's P_s, P_c, P_n
+``soft``       every claim is used for all three fits, weighted by P_s, P_c and P_n
+
+As in the binary calibrator the UQ maps are fitted on ``log(max(p, 1e-300))``. With
+P_c = 0 this is the binary mix with P_faithful = P_s (:func:`calibration.mix.franq_mix3`).
+A leaf module: it never imports ``franq``. The file's format is ``franq-calibrator-3``.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from calibration.base import (CalibratorFileError, NotFittedError, as_labels, as_probabilities, as_weights,
+                              check_header, read_json, write_json)
+from calibration.franq import (MIN_PER_CONDITION, collapse_warning, log_scores, prediction_spread,
+                               stack_mismatches)
+from calibration.isotonic import IsotonicCalibrator
+from calibration.metrics import expected_calibration_error
+from calibration.mix import franq_mix3
+
+FORMAT = "franq-calibrator-3"
+VERSION = 1
+VARIANTS = ("none", "condition", "soft")
+CONDITIONS = ("supported", "contradicted", "not_mentioned")
+MAPS = (("supported", "uq_supported", "faith"), ("contradicted", "uq_contradicted", "faith"),
+        ("not_mentioned", "uq_not_mentioned", "unfaith"))
+"""(condition, attribute / JSON key, which UQ score it maps)."""
+
+
+def as_conditions(p_s: Any, p_c: Any, p_n: Any, *, n: int | None = None) -> np.ndarray:
+    """``(n, 3)`` rows of P_s, P_c, P_n, each in [0, 1], renormalised to sum to 1 (a row of
+    zeros is "not mentioned")."""
+    cols = [as_probabilities(v, f, n=n) for v, f in ((p_s, "p_supported"), (p_c, "p_contradicted"),
+                                                     (p_n, "p_not_mentioned"))]
+    k = len(cols[0])
+    for col, f in zip(cols[1:], ("p_contradicted", "p_not_mentioned")):
+        if len(col) != k:
+            raise ValueError(f"'{f}' has {len(col)} values, expected {k} (one per claim)")
+    p = np.column_stack(cols) if k else np.zeros((0, 3))
+    total = p.sum(axis=1, keepdims=True)
+    zero = total[:, 0] <= 0
+    p[zero] = (0.0, 0.0, 1.0)
+    total[zero] = 1.0
+    return p / total
+
+
+def as_condition_labels(values: Any, n: int) -> list[str | None]:
+    if values is None:
+        return [None] * n
+    out = list(values)
+    if len(out) != n:
+        raise ValueError(f"'condition' has {len(out)} values, expected {n} (one per claim)")
+    bad = [v for v in out if v is not None and v not in CONDITIONS]
+    if bad:
+        raise ValueError(f"'condition' must be one of {list(CONDITIONS)} or null; got {bad[:3]}")
+    return out
+
+
+class ThreeConditionCalibrator:
+    """Scikit-learn-style calibrator of three-condition FRANQ.
+
+    >>> cal = ThreeConditionCalibrator(variant="condition", fitted_for={...})
+    >>> cal.fit(p_s, p_c, p_n, uq_faith, uq_unfaith, is_true, condition=gold_or_none)
+    >>> p_true = cal.predict(p_s, p_c, p_n, uq_faith, uq_unfaith)
+    >>> cal.to_json("calibrator.json")
+    """
+
+    def __init__(self, *, variant: str = "condition", min_per_condition: int = MIN_PER_CONDITION,
+                 fitted_for: dict[str, str] | None = None, description: str = ""):
+        self.variant = variant
+        self.min_per_condition = min_per_condition
+        self.fitted_for = fitted_for
+        self.description = description
+
+    def _validate_options(self) -> None:
+        if self.variant not in VARIANTS:
+            raise ValueError(f"'variant' must be one of {list(VARIANTS)}, got {self.variant!r}")
+        if self.fitted_for is not None and not (isinstance(self.fitted_for, dict) and all(
+                isinstance(k, str) and isinstance(v, str) for k, v in self.fitted_for.items())):
+            raise ValueError(f"'fitted_for' must map strings to strings, got {self.fitted_for!r}")
+
+    # ------------------------------------------------------------------ fitting
+    def fit(self, p_supported: Any, p_contradicted: Any, p_not_mentioned: Any, uq_faith: Any, uq_unfaith: Any,
+            is_true: Any, *, condition: Any = None, sample_weight: Any = None) -> ThreeConditionCalibrator:
+        """Fit on scored training claims. ``condition`` (optional): the gold three-way label
+        per claim (``supported`` / ``contradicted`` / ``not_mentioned``, None where unknown)."""
+        self._validate_options()
+        p = as_conditions(p_supported, p_contradicted, p_not_mentioned)
+        n = len(p)
+        if n == 0:
+            raise ValueError("no training claims: 'p_supported' is empty")
+        scores = {"faith": as_probabilities(uq_faith, "uq_faith", n=n),
+                  "unfaith": as_probabilities(uq_unfaith, "uq_unfaith", n=n)}
+        y = as_labels(is_true, "is_true", n=n)
+        gold = as_condition_labels(condition, n)
+        w = as_weights(sample_weight, "sample_weight", n=n)
+        assigned = np.array([CONDITIONS.index(g) if g is not None else int(np.argmax(p[i]))
+                             for i, g in enumerate(gold)])
+        if self.variant == "soft":
+            weights = [w * p[:, k] for k in range(3)]
+        else:
+            weights = [w * (assigned == k) for k in range(3)]
+        counts: dict[str, dict] = {}
+        warnings: list[str] = []
+        for name, wc in zip(CONDITIONS, weights):
+            counts[name] = {"n": int((wc > 0).sum()), "weight": round(float(wc.sum()), 3),
+                            "true": round(float((wc * y).sum()), 3), "false": round(float((wc * (1 - y)).sum()), 3)}
+        counts["split"] = {"gold": sum(g is not None for g in gold), "argmax": sum(g is None for g in gold)}
+        self.counts_ = counts
+        for name, attr, _ in MAPS:
+            setattr(self, attr + "_", None)
+        if self.variant != "none":
+            for (name, attr, score), wc in zip(MAPS, weights):
+                c = counts[name]
+                if c["n"] == 0 or c["weight"] <= 0:
+                    raise ValueError(f"variant {self.variant!r}: no {name} training claims to fit P(true | {name}); "
+                                     "give training data with such claims (gold 'condition' labels or a verifier "
+                                     "that finds them)")
+                if c["weight"] < self.min_per_condition:
+                    warnings.append(f"{name} condition: only {c['weight']:g} (weighted) training claims, fewer "
+                                    f"than {self.min_per_condition}; its map may be unreliable")
+                if min(c["true"], c["false"]) == 0:
+                    warnings.append(f"{name} condition: all training claims are "
+                                    f"{'true' if c['false'] == 0 else 'false'}; its map is constant")
+                setattr(self, attr + "_", IsotonicCalibrator().fit(log_scores(scores[score]), y, wc))
+        self.n_samples_ = n
+        fitted = self._predict(p, scores["faith"], scores["unfaith"])[3]
+        raw = franq_mix3(p[:, 0], p[:, 1], p[:, 2], scores["faith"], scores["faith"], scores["unfaith"])
+        self.fit_spread_ = prediction_spread(fitted)
+        collapsed = collapse_warning(self.fit_spread_, "on its training claims")
+        if collapsed:
+            warnings.append(collapsed)
+        self.warnings_ = tuple(warnings)
+        self.train_ece_ = {"before": expected_calibration_error(raw, y), "after": expected_calibration_error(fitted, y)}
+        return self
+
+    # ------------------------------------------------------------------ prediction
+    def _check_fitted(self) -> None:
+        if not hasattr(self, "n_samples_"):
+            raise NotFittedError("this ThreeConditionCalibrator is not fitted yet: fit one with `franq fit calibrator "
+                                 "TRAIN.jsonl --three-condition -o calibrator.json` (or "
+                                 "ThreeConditionCalibrator(...).fit(...)) and load it with from_json")
+
+    def _predict(self, p: np.ndarray, a: np.ndarray, b: np.ndarray):
+        maps = []
+        for _, attr, score in MAPS:
+            m, x = getattr(self, attr + "_"), a if score == "faith" else b
+            maps.append(x if m is None else m.predict(log_scores(x)))
+        return (*maps, franq_mix3(p[:, 0], p[:, 1], p[:, 2], *maps))
+
+    def predict_components(self, p_supported: Any, p_contradicted: Any, p_not_mentioned: Any, uq_faith: Any,
+                           uq_unfaith: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """``(T_s, T_c, T_n, p_true)``: P(true | supported / contradicted / not mentioned) and the mix."""
+        self._check_fitted()
+        p = as_conditions(p_supported, p_contradicted, p_not_mentioned)
+        n = len(p)
+        return self._predict(p, as_probabilities(uq_faith, "uq_faith", n=n),
+                             as_probabilities(uq_unfaith, "uq_unfaith", n=n))
+
+    def predict(self, p_supported: Any, p_contradicted: Any, p_not_mentioned: Any, uq_faith: Any,
+                uq_unfaith: Any) -> np.ndarray:
+        """Calibrated three-condition P(true) per claim."""
+        return self.predict_components(p_supported, p_contradicted, p_not_mentioned, uq_faith, uq_unfaith)[3]
+
+    def output_range_warning(self) -> str | None:
+        self._check_fitted()
+        return None if self.fit_spread_ is None else collapse_warning(self.fit_spread_, "on its training claims")
+
+    def mismatches(self, stack: dict[str, str]) -> list[str]:
+        return stack_mismatches(self.fitted_for or {}, stack)
+
+    # ------------------------------------------------------------------ persistence
+    def to_dict(self) -> dict:
+        self._check_fitted()
+        out = {"format": FORMAT, "version": VERSION, "variant": self.variant, "fitted_for": self.fitted_for or {},
+               "description": self.description, "uq_transform": "log",
+               "formula": "p_supported * uq_supported(uq_faith) + p_contradicted * uq_contradicted(uq_faith) "
+                          "+ p_not_mentioned * uq_not_mentioned(uq_unfaith)"}
+        for _, attr, _ in MAPS:
+            m = getattr(self, attr + "_")
+            out[attr] = None if m is None else m.to_dict()
+        out.update(n_samples=self.n_samples_, counts=self.counts_, fit_spread=self.fit_spread_)
+        return out
+
+    @classmethod
+    def from_dict(cls, obj: Any, *, where: str = "calibrator") -> ThreeConditionCalibrator:
+        check_header(obj, FORMAT, VERSION, where)
+        if obj.get("uq_transform") != "log":
+            raise CalibratorFileError(f"{where}: 'uq_transform' must be 'log', got {obj.get('uq_transform')!r}")
+        fitted_for = obj.get("fitted_for")
+        if not isinstance(fitted_for, dict) or not all(isinstance(v, str) for v in fitted_for.values()):
+            raise CalibratorFileError(f"{where}: 'fitted_for' must be an object of strings")
+        cal = cls(variant=obj.get("variant"), fitted_for=fitted_for, description=str(obj.get("description", "")))
+        try:
+            cal._validate_options()
+        except ValueError as exc:
+            raise CalibratorFileError(f"{where}: {exc}") from None
+        for _, attr, _ in MAPS:
+            part = obj.get(attr)
+            if part is None and cal.variant != "none":
+                raise CalibratorFileError(f"{where}: variant {cal.variant!r} needs '{attr}'")
+            setattr(cal, attr + "_",
+                    None if part is None else IsotonicCalibrator.from_dict(part, where=f"{where}: '{attr}'"))
+        cal.n_samples_ = int(obj.get("n_samples", 0))
+        cal.counts_ = obj.get("counts", {})
+        spread = obj.get("fit_spread")
+        if spread is not None and not (isinstance(spread, dict) and {"distinct", "min", "max"} <= set(spread)):
+            raise CalibratorFileError(f"{where}: 'fit_spread' must be an object with 'distinct', 'min', 'max'")
+        cal.fit_spread_ = spread
+        cal.warnings_ = ()
+        return cal
+
+    def to_json(self, path: str | Path) -> None:
+        write_json(self.to_dict(), path)
+
+    @classmethod
+    def from_json(cls, path: str | Path) -> ThreeConditionCalibrator:
+        return cls.from_dict(read_json(path), where=f"calibrator {path}")
+
+    @property
+    def name(self) -> str:
+        """The label for ``AnswerScore.calibration``: ``three-condition``, ``three-soft``, ``three-none``."""
+        return {"condition": "three-condition", "soft": "three-soft", "none": "three-none"}[self.variant]

@@ -1,0 +1,71 @@
+"""The verifier as the faithfulness backend: P_faithful = P_supported of franq's own
+three-way cross-encoder (:mod:`franq.verifier`), read over sentence-aligned windows of
+every passage; it also gives P_contradicted and P_not_mentioned and the evidence window
+(:meth:`VerifierFaithfulness.predict_conditions`), which three-condition FRANQ mixes and
+the report shows. Higher = more likely supported.
+
+``[faithfulness.verifier]``: ``model`` (a verifier directory; unset: the shipped one in
+franq/data/verifier), ``aggregation`` (the window rule, :mod:`franq.verifier.aggregate`;
+unset: the model card's), ``window_words`` (unset: the card's), ``batch_tokens`` (padded
+tokens per batch) and ``device`` (unset: the model's device).
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from franq.faithfulness.base import Conditions
+from franq.settings import Setting
+from franq.verifier.aggregate import RULES
+
+
+class VerifierFaithfulness:
+    """P(supported) from franq's verifier, with P(contradicted) and P(not mentioned)."""
+
+    needs = frozenset()
+    settings = (
+        Setting("model", str, None, "a franq verifier directory (unset: the shipped franq/data/verifier)"),
+        Setting("aggregation", str, None, f"how windows combine per claim: one of {sorted(RULES)} (unset: the card's)"),
+        Setting("window_words", int, None, "words per passage window (unset: the model card's)"),
+        Setting("batch_tokens", int, 8192, "padded tokens per forward batch (bounds memory)"),
+        Setting("device", str, None, "cpu, cuda, ... (unset: the model's device)"),
+    )
+
+    @classmethod
+    def from_config(cls, config, lm=None) -> VerifierFaithfulness:
+        s = config.settings_for("faithfulness", "verifier")
+        return cls(s["model"], aggregation=s["aggregation"], window_words=s["window_words"],
+                   max_batch_tokens=s["batch_tokens"], device=s["device"] or config.model.device)
+
+    def __init__(self, model=None, *, aggregation: str | None = None, window_words: int | None = None,
+                 max_batch_tokens: int = 8192, device: str | None = None, verifier=None):
+        from franq.verifier.model import Verifier
+
+        self.verifier = verifier if verifier is not None else Verifier(
+            model, device=device, max_batch_tokens=max_batch_tokens, window_words=window_words,
+            aggregation=aggregation)
+        v = self.verifier
+        self.name = f"{v.name}:{v.aggregation}" + (f":w{v.window_words}" if window_words else "")
+
+    def predict_conditions(self, pairs: Sequence[tuple[str, str]], evidence: Sequence | None = None) -> Conditions:
+        items, titles = [], []
+        for k, (context, statement) in enumerate(pairs):
+            passages = getattr(evidence[k], "passages", ()) if evidence is not None else ()
+            if passages:
+                items.append(([p.text for p in passages], statement))
+                titles.append([p.title for p in passages])
+            else:  # text only: the context is one passage
+                items.append(([context], statement))
+                titles.append([""])
+        verdicts = self.verifier.verify(items, titles=titles)
+        return Conditions(np.array([v.p_supported for v in verdicts], dtype=np.float64),
+                          np.array([v.p_contradicted for v in verdicts], dtype=np.float64),
+                          np.array([v.p_not_mentioned for v in verdicts], dtype=np.float64),
+                          tuple(v.evidence for v in verdicts))
+
+    def predict(self, pairs: Sequence[tuple[str, str]], evidence: Sequence | None = None) -> np.ndarray:
+        """P(supported) for each ``(context, claim)``."""
+        if not pairs:
+            return np.zeros(0, dtype=np.float64)
+        return self.predict_conditions(pairs, evidence).p_supported

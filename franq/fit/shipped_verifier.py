@@ -1,0 +1,146 @@
+"""The shipped three-condition calibrators (issue 25): FRANQ with the verifier as the
+faithfulness backend, P(true) = P_s * T_s + P_c * T_c + P_n * T_n, fitted from the
+committed data (:mod:`franq.fit.generations`) and the verifier shipped in
+``franq/data/verifier`` (or the one given). :mod:`franq.fit.shipped` lists them once the
+verifier is shipped.
+
+    long    the 120-answer ExpertQA calibration sample: UQ values from the committed
+            long-form snapshot (they do not depend on the faithfulness backend), P_s, P_c,
+            P_n from the verifier over each answer's passages; gold condition: supported
+            where ``is_faithful`` is true, else the verifier's likelier of contradicted /
+            not mentioned (condition variant; soft, said in the file's description, when
+            that split leaves a condition without claims)
+    short   the attempted greedy answers of the 300 committed nq-open train questions
+            (clean and corrupted passage lists): the short preset on the committed samples,
+            the verifier on (question + answer) against the passages; soft variant (no gold
+            condition labels)
+
+Each file's description states its sources and their shares. Only text is read by the
+verifier: no causal-LM pass runs.
+"""
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+from franq.fit.shipped_calibrators import LONG_STACK, SHORT_TRAIN, calibration_sample
+from franq.lm.load import EMBEDDED_NAME
+
+LONG_NAME = "calibrator-long-embedded-SmolLM2-135M-Instruct.Q4-1-verifier.json"
+SHORT_NAME = "calibrator-short-embedded-SmolLM2-135M-Instruct.Q4-1-verifier.json"
+
+
+def verifier_backend(verifier: str | Path | None = None):
+    """The verifier faithfulness backend on ``verifier`` (default: the shipped one)."""
+    from franq.faithfulness.verifier import VerifierFaithfulness
+
+    return VerifierFaithfulness(verifier)
+
+
+def verifier_installed() -> bool:
+    from franq.verifier.model import shipped_verifier_dir
+
+    return (shipped_verifier_dir() / "card.json").is_file()
+
+
+def long_verifier_lines(datasets: Path, backend, records: list[dict] | None = None) -> list:
+    """The committed long-form results of ``records`` (default: the calibration sample)
+    with P_s, P_c, P_n and the evidence window of ``backend`` in place of combined-v1's
+    P_faithful, under the stack of that backend."""
+    from franq.evidence import ClaimEvidence
+    from franq.fit.generations import long_scored
+    from franq.io import parse_passages
+    from franq.lm.prompts import passages_context
+    from franq.results import ResultLine
+    from franq.types import Stack
+
+    records = calibration_sample(datasets) if records is None else records
+    lines = long_scored(datasets, records, LONG_STACK)
+    stack = Stack.from_dict({**LONG_STACK, "faithfulness": backend.name})
+    evidence = []
+    for rec, line in zip(records, lines):
+        passages = parse_passages(rec["passages"])
+        context = passages_context(passages)
+        for c in line.result.claims:
+            if c.status == "scored":
+                evidence.append(ClaimEvidence(c.claim, rec["question"], context, c.claim.text, passages=passages))
+    cond = backend.predict_conditions([e.pair for e in evidence], evidence)
+    k, out = 0, []
+    for line in lines:
+        claims = []
+        for c in line.result.claims:
+            if c.status == "scored":
+                p_s = float(cond.p_supported[k])
+                c = dataclasses.replace(c, p_faithful=p_s, p_supported=p_s,
+                                        p_contradicted=float(cond.p_contradicted[k]),
+                                        p_not_mentioned=float(cond.p_not_mentioned[k]), evidence_window=cond.windows[k])
+                k += 1
+            claims.append(c)
+        result = dataclasses.replace(line.result, claims=tuple(claims), faithfulness=backend.name, stack=stack)
+        out.append(ResultLine(line.where, line.id, result, line.example))
+    return out
+
+
+def long_verifier_calibrator(datasets: Path, out: Path, raw=None, *, verifier: str | Path | None = None) -> Path:
+    from franq.fit.calibrator import fit_three_condition_calibrator, training_claims
+
+    backend = verifier_backend(verifier)
+    data = training_claims(long_verifier_lines(datasets, backend))
+    about = (f"ExpertQA train calibration sample ({len(data)} labelled claims, 100% of the data; condition "
+             f"{report_split(data)}); UQ values from datasets/generations/long-expertqa.*, P_s/P_c/P_n from "
+             f"{backend.name}")
+    try:
+        cal, _ = fit_three_condition_calibrator(data, variant="condition", description=(
+            f"three-condition long-form calibrator (condition variant): {about}"))
+    except ValueError as exc:  # a condition with no claim at all: every claim weighted by P_s, P_c, P_n instead
+        cal, _ = fit_three_condition_calibrator(data, variant="soft", description=(
+            f"three-condition long-form calibrator (soft variant: the condition split failed: {exc}): {about}"))
+    path = out / LONG_NAME
+    cal.to_json(path)
+    return path
+
+
+def report_split(data) -> str:
+    conds = data.conditions()
+    return ", ".join(f"{name} {sum(c == name for c in conds)}" for name in ("supported", "contradicted",
+                                                                            "not_mentioned")) + \
+        f", unknown {sum(c is None for c in conds)}"
+
+
+def short_verifier_results(datasets: Path, backend, n: int = SHORT_TRAIN):
+    """The short preset with ``backend`` on the committed nq-open train samples: per
+    attempted greedy answer, ``(variant, AnswerScore, is_true)``."""
+    from franq.config import FranqConfig
+    from franq.evaluation.observe import cached_sample_set
+    from franq.evaluation.units import _NamedModel, attempted, is_correct
+    from franq.fit.generations import short_observed
+    from franq.io import Example
+    from franq.pipeline import Franq
+
+    config = FranqConfig.from_dict({"mode": "short", "calibration": {"calibrator": "none"}})
+    fr = Franq(config, _NamedModel(EMBEDDED_NAME), faithfulness=backend)
+    rows, _ = short_observed(datasets, EMBEDDED_NAME, "train", n)
+    kept = [(it, rec, v) for it, rec, v in rows if attempted(rec["greedy"]["text"]) and "p_true_logprobs" in rec]
+    scores = fr.score_many([Example(it.question, it.passages, rec["greedy"]["text"]) for it, rec, _ in kept],
+                           sample_sets=[cached_sample_set(rec) for _, rec, _ in kept], generated=True)
+    return fr.preset("short").stack, [(v, s, bool(is_correct(rec["greedy"]["text"], it.answers)))
+                                      for (it, rec, v), s in zip(kept, scores)]
+
+
+def short_verifier_calibrator(datasets: Path, out: Path, raw=None, *, verifier: str | Path | None = None,
+                              n: int = SHORT_TRAIN) -> Path:
+    from calibration.three_condition import ThreeConditionCalibrator
+
+    stack, rows = short_verifier_results(datasets, verifier_backend(verifier), n)
+    claims = [(v, s.claims[0], y) for v, s, y in rows if s.claims and s.claims[0].status == "scored"]
+    shares = {v: sum(x[0] == v for x in claims) for v in ("clean", "corrupted")}
+    cal = ThreeConditionCalibrator(variant="soft", fitted_for=dict(stack), description=(
+        f"three-condition short-form calibrator: {len(claims)} attempted greedy answers of {n} nq-open train "
+        f"questions (clean passage lists {shares['clean']}, corrupted {shares['corrupted']}); labels: normalized "
+        "match; the short preset on datasets/generations/short-nq-open.*"))
+    cal.fit([c.p_supported for _, c, _ in claims], [c.p_contradicted for _, c, _ in claims],
+            [c.p_not_mentioned for _, c, _ in claims], [c.uq_faith for _, c, _ in claims],
+            [c.uq_unfaith for _, c, _ in claims], [y for _, _, y in claims])
+    path = out / SHORT_NAME
+    cal.to_json(path)
+    return path

@@ -1,0 +1,51 @@
+"""`franq fit shipped` fits the three-condition calibrators of the shipped verifier
+(issue 25) end to end, here with a tiny random verifier standing in for the shipped one
+and a few answers of the committed data."""
+from __future__ import annotations
+
+import pytest
+import torch
+from click.testing import CliRunner
+
+from calibration.three_condition import ThreeConditionCalibrator
+from franq.calibrate import load_calibrator
+from franq.cli import main
+from franq.fit import shipped as table
+from franq.fit import shipped_verifier as sv
+from franq.fit.generations import datasets_dir
+from tiny_encoders import build_verifier
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    torch.set_num_threads(1)
+    return build_verifier(tmp_path_factory.mktemp("shipped") / "verifier", max_length=160, window_words=100)
+
+
+def test_fit_shipped_writes_the_long_three_condition_calibrator(tiny, tmp_path, monkeypatch):
+    import franq.verifier.model as model
+
+    monkeypatch.setattr(model, "shipped_verifier_dir", lambda: tiny)
+    sample = sv.calibration_sample(datasets_dir())[:6]
+    monkeypatch.setattr(sv, "calibration_sample", lambda datasets: sample)
+    res = CliRunner().invoke(main, ["fit", "shipped", sv.LONG_NAME, "--out", str(tmp_path)])
+    assert res.exit_code == 0, res.output
+    cal = load_calibrator(tmp_path / sv.LONG_NAME)
+    assert isinstance(cal, ThreeConditionCalibrator) and cal.variant in ("condition", "soft")
+    assert cal.fitted_for["faithfulness"].startswith("verifier:tiny-verifier") and cal.fitted_for["mode"] == "long"
+    assert "ExpertQA" in cal.description and "contradicted" in cal.description
+    assert cal.n_samples_ > 10
+
+
+def test_short_three_condition_calibrator_from_the_committed_samples(tiny, tmp_path):
+    path = sv.short_verifier_calibrator(datasets_dir(), tmp_path, verifier=tiny, n=12)
+    cal = ThreeConditionCalibrator.from_json(path)
+    assert cal.variant == "soft" and cal.fitted_for["mode"] == "short"
+    assert cal.fitted_for["faithfulness"].startswith("verifier:tiny-verifier") and "nq-open" in cal.description
+
+
+def test_verifier_calibrators_are_listed_once_the_verifier_ships():
+    shipped = (table.data_dir() / "verifier" / "card.json").is_file()
+    names = {s.name for s in table.SHIPPED}
+    assert (sv.LONG_NAME in names) == shipped and (sv.SHORT_NAME in names) == shipped
+    assert [s.name for s in table.lookup([sv.LONG_NAME])] == [sv.LONG_NAME]  # nameable either way

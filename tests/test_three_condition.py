@@ -1,0 +1,132 @@
+"""Three-condition FRANQ (issue 25): P(true) = P_s * T_s + P_c * T_c + P_n * T_n, its
+calibrator (fit / predict / JSON), its reduction to the binary mix, and the binary variants
+unchanged."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from calibration.base import CalibratorFileError, NotFittedError
+from calibration.franq import FranqCalibrator
+from calibration.mix import franq_mix, franq_mix3
+from calibration.three_condition import ThreeConditionCalibrator
+from franq.calibrate import load_calibrator
+from franq.mix import mix, mix3
+
+STACK = {"model": "m", "faithfulness": "verifier:tiny", "uq_faith": "claim_prob", "uq_unfaith": "parametric",
+         "prompt_version": "1", "mode": "long"}
+
+
+def synthetic(n=600, seed=0):
+    """Claims whose truth depends on the condition: supported ones follow UQ_faith,
+    contradicted ones are mostly false, not-mentioned ones follow UQ_unfaith."""
+    rng = np.random.default_rng(seed)
+    p3 = rng.dirichlet([0.4, 0.4, 0.4], size=n)
+    cond = p3.argmax(axis=1)
+    a, b = rng.random(n), rng.random(n)
+    truth_p = np.where(cond == 0, a, np.where(cond == 1, 0.1 * a, b))
+    y = (rng.random(n) < truth_p).astype(float)
+    return p3, a, b, y, cond
+
+
+def test_mix3_with_no_contradiction_is_the_binary_mix():
+    rng = np.random.default_rng(1)
+    p_s, a, b = rng.random(50), rng.random(50), rng.random(50)
+    assert np.array_equal(franq_mix3(p_s, np.zeros(50), 1 - p_s, a, rng.random(50), b), franq_mix(p_s, a, b))
+    assert np.allclose(mix3(p_s, np.zeros(50), 1 - p_s, a, a, b), mix(p_s, a, b))
+    with pytest.raises(ValueError, match="must be 1"):
+        mix3([0.5], [0.5], [0.5], [1], [1], [1])
+
+
+def test_binary_mix_and_variants_reproduce_exactly():
+    """The paper's variants by name, on fixed inputs, give what the formula gives."""
+    rng = np.random.default_rng(3)
+    p_f, a, b = rng.random(300), rng.random(300), rng.random(300)
+    y = (rng.random(300) < p_f * a + (1 - p_f) * b).astype(float)
+    assert np.array_equal(mix(p_f, a, b), p_f * a + (1.0 - p_f) * b)
+    for variant in ("none", "calibrated", "condition", "soft"):
+        cal = FranqCalibrator(variant=variant).fit(p_f, a, b, y)
+        _, ta, tb, p = cal.predict_components(p_f, a, b)
+        assert np.array_equal(p, p_f * ta + (1.0 - p_f) * tb)
+        if variant == "none":
+            assert np.array_equal(p, p_f * a + (1.0 - p_f) * b)
+
+
+@pytest.mark.parametrize("variant", ["condition", "soft"])
+def test_fit_predict_json_round_trip(variant, tmp_path):
+    p3, a, b, y, cond = synthetic()
+    cal = ThreeConditionCalibrator(variant=variant, fitted_for=STACK).fit(*p3.T, a, b, y)
+    t_s, t_c, t_n, p = cal.predict_components(*p3.T, a, b)
+    assert np.allclose(p, p3[:, 0] * t_s + p3[:, 1] * t_c + p3[:, 2] * t_n)
+    assert t_c.mean() < t_s.mean()  # contradicted claims are mostly false
+    assert cal.train_ece_["after"] < cal.train_ece_["before"]
+    cal.to_json(tmp_path / "c3.json")
+    back = load_calibrator(tmp_path / "c3.json")
+    assert isinstance(back, ThreeConditionCalibrator) and back.fitted_for == STACK and back.name == f"three-{variant}"
+    assert np.array_equal(back.predict(*p3.T, a, b), p)
+
+
+def test_contradicted_claims_fall_below_half_and_ranking_beats_the_binary_fit():
+    from franq.evaluation.metrics import auroc
+
+    p3, a, b, y, cond = synthetic(n=2000, seed=5)
+    three = ThreeConditionCalibrator(variant="condition").fit(*p3.T, a, b, y)
+    binary = FranqCalibrator(variant="condition").fit(p3[:, 0], a, b, y)
+    test = synthetic(n=2000, seed=6)
+    p3t, at, bt, yt, ct = test
+    p_three = three.predict(*p3t.T, at, bt)
+    p_binary = binary.predict(p3t[:, 0], at, bt)
+    assert np.median(p_three[ct == 1]) < 0.5
+    assert auroc(p_three, yt) > auroc(p_binary, yt)
+
+
+def test_gold_conditions_take_precedence_over_the_argmax():
+    p3, a, b, y, cond = synthetic()
+    gold = ["contradicted"] * len(y)
+    gold[:300] = [None] * 300
+    cal = ThreeConditionCalibrator().fit(*p3.T, a, b, y, condition=gold)
+    assert cal.counts_["split"] == {"gold": 300, "argmax": 300}
+    assert cal.counts_["contradicted"]["n"] == 300 + int((cond[:300] == 1).sum())
+    with pytest.raises(ValueError, match="'condition' must be one of"):
+        ThreeConditionCalibrator().fit(*p3.T, a, b, y, condition=["faithful"] * len(y))
+
+
+def test_reduces_to_the_binary_condition_calibrator_without_contradictions():
+    """Fitted on the same supported / not-mentioned claims, T_s and T_n are the binary
+    calibrator's maps, so with P_c = 0 both give the same P(true)."""
+    p3, a, b, y, cond = synthetic()
+    keep = cond != 1
+    p_s = p3[keep, 0] / (p3[keep, 0] + p3[keep, 2])
+    gold = np.where(cond[keep] == 0, "supported", "not_mentioned")
+    extra = 40  # a few contradicted claims so that T_c can be fitted; they touch neither T_s nor T_n
+    rng = np.random.default_rng(9)
+    cal3 = ThreeConditionCalibrator().fit(
+        np.r_[p_s, np.zeros(extra)], np.r_[np.zeros(len(p_s)), np.ones(extra)], np.r_[1 - p_s, np.zeros(extra)],
+        np.r_[a[keep], rng.random(extra)], np.r_[b[keep], rng.random(extra)], np.r_[y[keep], np.zeros(extra)],
+        condition=[*gold, *["contradicted"] * extra])
+    cal2 = FranqCalibrator(variant="condition").fit(p_s, a[keep], b[keep], y[keep], is_faithful=gold == "supported")
+    q = np.random.default_rng(2).random(100)
+    x, z = np.random.default_rng(3).random(100), np.random.default_rng(4).random(100)
+    assert np.allclose(cal3.predict(q, np.zeros(100), 1 - q, x, z), cal2.predict(q, x, z))
+
+
+def test_raw_variant_uses_uq_faith_for_contradicted_claims():
+    p3, a, b, y, cond = synthetic()
+    cal = ThreeConditionCalibrator(variant="none").fit(*p3.T, a, b, y)
+    t_s, t_c, t_n, p = cal.predict_components(*p3.T, a, b)
+    assert np.array_equal(t_c, a) and np.array_equal(t_s, a) and np.array_equal(t_n, b)
+
+
+def test_errors_name_what_is_wrong(tmp_path):
+    p3, a, b, y, cond = synthetic()
+    with pytest.raises(NotFittedError, match="franq fit calibrator"):
+        ThreeConditionCalibrator().predict(*p3.T, a, b)
+    no_c = p3.copy()
+    no_c[:, 1] = 0
+    with pytest.raises(ValueError, match="no contradicted training claims"):
+        ThreeConditionCalibrator().fit(*no_c.T, a, b, y)
+    cal = ThreeConditionCalibrator().fit(*p3.T, a, b, y)
+    d = cal.to_dict()
+    d.pop("uq_contradicted")
+    with pytest.raises(CalibratorFileError, match="uq_contradicted"):
+        ThreeConditionCalibrator.from_dict(d)
