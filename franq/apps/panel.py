@@ -45,11 +45,12 @@ def conditions_bar(c: franq.ClaimScore) -> str:
             + "".join(f'<span class="{cls}" style="width:{100 * p:.1f}%"></span>' for cls, p, _ in parts) + "</div>")
 
 
-def evidence_html(c: franq.ClaimScore, passages: Sequence[franq.Passage]) -> str | None:
+def evidence_html(c: franq.ClaimScore, passages: Sequence[franq.Passage] | None) -> str | None:
     """The verifier's evidence window with the claim's words in bold (None without one)."""
     w = c.evidence_window
     if w is None:
         return None
+    passages = passages or ()
     title = passages[w.passage].title if w.passage < len(passages) else ""
     words = {t.lower() for t in WORD_RE.findall(c.claim.text)}
     text = "".join(f"<b>{_e(tok)}</b>" if tok.lower() in words else _e(tok) for tok in WORD_RE.split(w.text))
