@@ -86,6 +86,7 @@ BUILTIN: dict[str, dict[str, str]] = {
         "lm": "franq.equivalence.lm_judge:LMJudge",
         "jaccard": "franq.equivalence.jaccard:JaccardJudge",
         "nli": "franq.equivalence.nli:NLIJudge",
+        "nli_argmax": "franq.equivalence.nli:NLIArgmaxJudge",
     },
 }
 _LABEL = {"scorers": "scorer", "faithfulness": "faithfulness backend", "decomposers": "decomposer",
