@@ -37,7 +37,8 @@ from franq.io import Example, as_examples, parse_claims, parse_passages, parse_t
 from franq.lm.capture import CaptureSpec
 from franq.lm.prompts import passages_context
 from franq.mix import mix
-from franq.presets import PRESETS, Preset, check_preset, is_short_answer, presets_for, scorer_names, short_preset
+from franq.presets import (PRESETS, Preset, check_preset, is_short_answer, preset_notes, presets_for, scorer_names,
+                           short_preset)
 from franq.scorers.base import check_output, primary
 from franq.stages import AnswerWork, PresetPipeline, capture_spec, claim_score, scorable, whole_answer_claim
 from franq.types import AnswerScore, ClaimScore, Passage, Stack
@@ -113,6 +114,7 @@ class Franq:
                             uq_unfaith=uq_unfaith.name, mode=preset.name, **more)
         calibrator, warnings = resolve_calibrator(c.calibration.calibrator, stack.to_dict(),
                                                   on_mismatch=c.calibration.on_mismatch)
+        warnings = (*warnings, *preset_notes(c, preset, calibrated=calibrator is not None))
         return PresetPipeline(preset, evidence, uq_faith, uq_unfaith, extra, stack.to_dict(), stack, calibrator,
                               warnings)
 

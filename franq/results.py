@@ -20,8 +20,8 @@ from typing import Any, Literal, overload
 from claims.types import Claim
 from franq.errors import InputError, redact
 from franq.io import CLAIM_LABELS, NUMERIC_LABELS, Example, parse_answer_labels
-from franq.types import (ACTIONS, FORMS, SOURCES, STATUSES, VERDICTS, AnswerScore, CalibratorInfo, ClaimScore,
-                         Decision, Passage, Stack)
+from franq.types import (ACTIONS, FORMS, SOURCES, STATUSES, VERDICT_BASES, VERDICTS, AnswerScore, CalibratorInfo,
+                         ClaimScore, Decision, Passage, Stack)
 
 NUMBERS = ("p_faithful", "uq_faith", "uq_unfaith", "p_true_raw", "p_true_calibrated", "p_true_if_faithful_calibrated",
            "p_true_if_unfaithful_calibrated", "p_faithful_calibrated")
@@ -184,7 +184,8 @@ def _claim_score(c: _Fields) -> tuple[ClaimScore, dict]:
               token_positions=tuple(claim.ints("token_positions")), token_ids=tuple(claim.ints("token_ids")),
               sentence=claim.int("sentence", default=0), check_worthy=claim.flag("check_worthy", default=True),
               note=claim.text("note", default=None, null=True, empty=True)),
-        status, **values, signals=signals, verdict=c.choice("verdict", VERDICTS, null=True)), labels
+        status, **values, signals=signals, verdict=c.choice("verdict", VERDICTS, null=True),
+        verdict_basis=c.choice("verdict_basis", VERDICT_BASES, null=True)), labels
 
 
 def _stack(f: _Fields, mode: str) -> Stack:

@@ -79,7 +79,8 @@ def claim_score(claim: Claim, k: int, raw: dict, cal, values: dict[str, np.ndarr
         p_true_if_faithful_calibrated=at(cal.p_true_if_faithful) if cal else None,
         p_true_if_unfaithful_calibrated=at(cal.p_true_if_unfaithful) if cal else None,
         p_faithful_calibrated=at(cal.p_faithful) if cal else None,
-        signals={name: float(v[k]) for name, v in values.items()}, verdict=verdict(p_true, threshold))
+        signals={name: float(v[k]) for name, v in values.items()}, verdict=verdict(p_true, threshold),
+        verdict_basis=None if threshold is None else ("calibrated" if cal else "uncalibrated"))
 
 
 def whole_answer_claim(answer: str) -> Claim:

@@ -123,3 +123,15 @@ def test_the_issue_case_no_longer_runs_backwards():
     se = registry.lookup("scorers", "semantic_entropy")().score(ev)["u_semantic_entropy"][0]
     assert np.exp(-se) < 1e-5  # the paper's raw value, kept as a signal, is no probability
     assert mix(0.9, a, b) >= mix(0.1, a, b)
+
+
+def test_distinct_long_samples_give_one_over_the_number_of_meanings_not_zero():
+    """Ten different 16-token answers whose likelihoods differ by tens of nats (a small
+    model's samples): both branches say about one meaning in ten."""
+    rng = np.random.default_rng(3)
+    for _ in range(20):
+        s = SampleContext(tuple(f"sample {k}" for k in range(10)), -rng.uniform(20.0, 60.0, 10), np.eye(10),
+                          lengths=np.full(10, 16))
+        ev = [ClaimEvidence(Claim("a", ((0, 1),)), "q", "ctx", "q a", samples=s)]
+        a, b = _probabilities("semantic_entropy", ev)[0], _probabilities("eigval", ev)[0]
+        assert b == pytest.approx(0.1) and 0.1 / 3 < a <= 0.1 + 1e-12, a

@@ -6,18 +6,23 @@ log-probability is the log-sum-exp of the likelihoods of its *unique* responses 
 sampled twice counts once). Two values:
 
 ``p_semantic_entropy`` (primary, a probability)
-    ``exp(-SE_norm)`` with ``SE_norm = -mean_j log p(class(j))`` over the samples and the
-    class masses renormalized over the classes seen: the geometric mean, over the samples,
-    of the probability of their meaning. 1 when every sample means the same, ``1 / K``
-    for K equally likely meanings: one over the effective number of meanings, the scale
-    of ``1 / sum of eigenvalues`` (:mod:`~franq.scorers.eigval`), so the FRANQ mix of the
-    two is flat in P_faithful when they read the same evidence and never runs backwards.
+    ``exp(-SE_norm)``, ``SE_norm = -mean_j log p(class(j))`` over the samples, with each
+    class's mass from length-normalized likelihoods (the geometric mean of its responses'
+    token probabilities, Malinin & Gales 2021) renormalized over the classes seen
+    (:func:`~franq.scorers.diversity.class_distribution`): the geometric mean, over the
+    samples, of the probability of their meaning. 1 when every sample means the same,
+    ``1 / K`` for K equally likely meanings: one over the effective number of meanings, the
+    scale of ``1 / sum of eigenvalues`` (:mod:`~franq.scorers.eigval`), so the FRANQ mix of
+    the two is flat in P_faithful when they read the same evidence and never runs
+    backwards. (Renormalizing raw sequence likelihoods is not enough: 16-token samples of
+    a small model differ by tens of nats, the most likely class takes all the mass and the
+    value is still ~0.)
 ``u_semantic_entropy`` (the paper's raw value, nats)
     the same Monte Carlo estimate without renormalizing: equals LM-Polygraph's
     ``SemanticEntropy(use_unique_responses=True)``. Its ``exp(-SE)`` is the geometric mean
     of sequence likelihoods, ~0 for any multi-token sample (tens of nats for 16 tokens of
     a small model), so it is no probability; the benchmark's "Semantic Entropy" row and the
-    paper-scale FRANQ row read it. ``SE = SE_norm - log sum_k p(class k)``.
+    paper-scale FRANQ row read it.
 
 Higher ``p_semantic_entropy`` = more likely true.
 """
@@ -29,7 +34,7 @@ import numpy as np
 
 from franq.evidence import SAMPLES
 from franq.scorers.base import Signal
-from franq.scorers.diversity import SampleContext, semantic_classes
+from franq.scorers.diversity import SampleContext, class_distribution, semantic_classes
 
 
 def class_logprobs(s: SampleContext) -> tuple[np.ndarray, np.ndarray]:
@@ -47,30 +52,39 @@ def class_logprobs(s: SampleContext) -> tuple[np.ndarray, np.ndarray]:
     return class_lp, sample_class
 
 
-def semantic_entropy(s: SampleContext, *, normalized: bool) -> float:
-    """The Monte Carlo semantic entropy (nats); ``normalized``: class masses renormalized."""
+def semantic_entropy(s: SampleContext) -> float:
+    """The paper's Monte Carlo semantic entropy (nats): raw class masses, not renormalized."""
     class_lp, sample_class = class_logprobs(s)
-    if normalized:
-        class_lp = class_lp - np.logaddexp.reduce(class_lp)
     return float(-np.mean(class_lp[sample_class]))
+
+
+def normalized_semantic_entropy(s: SampleContext) -> float:
+    """The same estimate over the length-normalized, renormalized class distribution
+    (nats, <= log of the number of classes)."""
+    classes = semantic_classes(s.equivalent)
+    p = class_distribution(s, classes, per_token=True)
+    sample_class = np.empty(len(s.texts), dtype=int)
+    for k, members in enumerate(classes):
+        sample_class[members] = k
+    return float(-np.mean(np.log(p[sample_class])))
 
 
 class SemanticEntropyScorer:
     name = "semantic_entropy"
     needs = frozenset({SAMPLES})
     signals = (Signal("p_semantic_entropy", "prob", True,
-                      "exp(-semantic entropy) with the class masses renormalized: one over the effective number "
-                      "of meanings"),
+                      "exp(-semantic entropy) over length-normalized, renormalized class masses: one over the "
+                      "effective number of meanings"),
                Signal("u_semantic_entropy", "uncertainty", False,
                       "semantic entropy of the samples (nats), the paper's / LM-Polygraph's raw value"))
 
     def uncertainty(self, batch: Sequence[SampleContext]) -> np.ndarray:
         """The paper's raw semantic entropy (LM-Polygraph's value)."""
-        return np.array([semantic_entropy(s, normalized=False) for s in batch], dtype=np.float64)
+        return np.array([semantic_entropy(s) for s in batch], dtype=np.float64)
 
     def score(self, batch: Sequence) -> dict[str, np.ndarray]:
         samples = [e.samples for e in batch]
-        return {"p_semantic_entropy": np.exp(-np.array([semantic_entropy(s, normalized=True) for s in samples])),
+        return {"p_semantic_entropy": np.exp(-np.array([normalized_semantic_entropy(s) for s in samples])),
                 "u_semantic_entropy": self.uncertainty(samples)}
 
     def probability(self, primary: np.ndarray) -> np.ndarray:
