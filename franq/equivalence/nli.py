@@ -100,7 +100,7 @@ class NLIArgmaxJudge(NLIJudge):
             return np.zeros((0, len(b.model.config.id2label)))
         with torch.inference_mode():
             enc = b.tokenizer([p for p, _ in pairs], [h for _, h in pairs], padding=True, truncation=True,
-                              return_tensors="pt")
+                              max_length=getattr(b, "max_length", None), return_tensors="pt")
             logits = b.model(**{k: v.to(b.device) for k, v in enc.items()}).logits.float()
             return torch.softmax(logits, dim=-1).double().cpu().numpy()
 
