@@ -200,7 +200,8 @@ def test_result_fields_are_the_documented_ones():
     from franq.types import AnswerScore, ClaimScore
 
     assert [f.name for f in dataclasses.fields(ClaimScore)] == [
-        "claim", "status", "p_faithful", "uq_faith", "uq_unfaith", "p_true_raw", *CALIBRATED, "signals", "verdict"]
+        "claim", "status", "p_faithful", "uq_faith", "uq_unfaith", "p_true_raw", *CALIBRATED, "signals", "verdict",
+        "verdict_basis"]
     assert [f.name for f in dataclasses.fields(AnswerScore)] == [
         "question", "answer", "claims", "mode", "model", "faithfulness", "stack", "calibration", "calibrator",
         "warnings", "decision"]
