@@ -12,7 +12,7 @@ import pytest
 from claims.types import Claim
 from franq import registry
 from franq.config import FranqConfig
-from franq.evidence import ANSWER_SAMPLES, INTERNALS, PASSES, SAMPLES, ClaimEvidence
+from franq.evidence import ANSWER_SAMPLES, INTERNALS, SAMPLES, ClaimEvidence
 from franq.mix import mix
 from franq.presets import PRESETS, scorer_names
 from franq.scorers.base import primary
