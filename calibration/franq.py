@@ -19,6 +19,12 @@ claims labelled true/false:
 ``calibrate_faithfulness=True`` also fits P_faithful itself on the gold faithfulness
 labels (paper table 14; off by default because it lowered PRR there).
 
+``p_faithful_threshold=T`` is the thresholded variant of any of them (paper appendix D.1,
+table 13, ``T = 0.5``): P_faithful is replaced by ``1(P_faithful > T)`` before the mix, so
+each claim takes exactly one (calibrated) UQ branch; the condition split of training
+claims without gold labels uses the same cut. Off (``None``) by default: the paper's
+continuous versions did better.
+
 Inputs are probabilities ("higher = more likely true"). The UQ calibrators are fitted on
 ``log(max(p, 1e-300))``: isotonic regression depends only on the order of the scores,
 but interpolation between breakpoints is more sensible in log space for claim
@@ -102,8 +108,10 @@ class FranqCalibrator:
 
     def __init__(self, *, variant: str = "condition", calibrate_faithfulness: bool = False,
                  faithful_threshold: float = 0.5, min_per_condition: int = MIN_PER_CONDITION,
-                 fitted_for: dict[str, str] | None = None, description: str = ""):
+                 fitted_for: dict[str, str] | None = None, description: str = "",
+                 p_faithful_threshold: float | None = None):
         self.variant = variant
+        self.p_faithful_threshold = p_faithful_threshold
         self.calibrate_faithfulness = calibrate_faithfulness
         self.faithful_threshold = faithful_threshold
         self.min_per_condition = min_per_condition
@@ -119,6 +127,9 @@ class FranqCalibrator:
             raise ValueError(f"'calibrate_faithfulness' must be True or False, got {self.calibrate_faithfulness!r}")
         if not 0.0 < self.faithful_threshold < 1.0:
             raise ValueError(f"'faithful_threshold' must lie in (0, 1), got {self.faithful_threshold!r}")
+        t = self.p_faithful_threshold
+        if t is not None and (isinstance(t, bool) or not isinstance(t, (int, float)) or not 0.0 <= t < 1.0):
+            raise ValueError(f"'p_faithful_threshold' must be null or lie in [0, 1), got {t!r}")
         if self.fitted_for is not None and not (isinstance(self.fitted_for, dict) and all(
                 isinstance(k, str) and isinstance(v, str) for k, v in self.fitted_for.items())):
             raise ValueError(f"'fitted_for' must map strings to strings, got {self.fitted_for!r}")
@@ -147,6 +158,7 @@ class FranqCalibrator:
                                  f"{n} training claims has one")
             self.faithfulness_ = IsotonicCalibrator().fit(p_f[known], gold[known], w[known])
             p_f = self.faithfulness_.predict(p_f)
+        p_f = self._cut(p_f)
 
         has_gold = ~np.isnan(gold)
         faithful = np.where(has_gold, gold == 1, p_f > self.faithful_threshold)
@@ -200,9 +212,16 @@ class FranqCalibrator:
                 "this FranqCalibrator is not fitted yet: fit one with `franq calibrate TRAIN.jsonl -o "
                 "calibrator.json` (or FranqCalibrator(...).fit(...)) and load it with FranqCalibrator.from_json")
 
+    def _cut(self, p_f: np.ndarray) -> np.ndarray:
+        """``1(P_faithful > T)`` for the thresholded variant, else P_faithful itself."""
+        if self.p_faithful_threshold is None:
+            return p_f
+        return (np.asarray(p_f) > self.p_faithful_threshold).astype(np.float64)
+
     def _predict(self, p_f, a, b):
         if self.faithfulness_ is not None:
             p_f = self.faithfulness_.predict(p_f)
+        p_f = self._cut(p_f)
         if self.uq_faith_ is not None:
             a = self.uq_faith_.predict(log_scores(a))
         if self.uq_unfaith_ is not None:
@@ -248,6 +267,7 @@ class FranqCalibrator:
             "format": FORMAT, "version": VERSION, "variant": self.variant,
             "fitted_for": self.fitted_for or {}, "description": self.description,
             "faithful_threshold": self.faithful_threshold,
+            **({} if self.p_faithful_threshold is None else {"p_faithful_threshold": self.p_faithful_threshold}),
             "uq_transform": "log",
             "faithfulness": self.faithfulness_.to_dict() if self.faithfulness_ is not None else None,
             "uq_faith": self.uq_faith_.to_dict() if self.uq_faith_ is not None else None,
@@ -267,7 +287,9 @@ class FranqCalibrator:
         if not isinstance(description, str):
             raise CalibratorFileError(f"{where}: 'description' must be a string, got {type(description).__name__}")
         cal = cls(variant=obj.get("variant"), faithful_threshold=number(obj, "faithful_threshold", where, 0.5),
-                  fitted_for=fitted_for, description=description)
+                  fitted_for=fitted_for, description=description,
+                  p_faithful_threshold=None if obj.get("p_faithful_threshold") is None
+                  else number(obj, "p_faithful_threshold", where, None))
         try:
             cal._validate_options()
         except ValueError as exc:
@@ -301,5 +323,7 @@ class FranqCalibrator:
 
     @property
     def name(self) -> str:
-        """The label for ``AnswerScore.calibration``, e.g. ``"condition"`` or ``"condition+faithfulness"``."""
-        return self.variant + ("+faithfulness" if self.calibrate_faithfulness else "")
+        """The label for ``AnswerScore.calibration``, e.g. ``"condition"``, ``"condition+faithfulness"``
+        or ``"condition+T=0.5"`` (the thresholded variant)."""
+        return (self.variant + ("+faithfulness" if self.calibrate_faithfulness else "")
+                + ("" if self.p_faithful_threshold is None else f"+T={self.p_faithful_threshold:g}"))

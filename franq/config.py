@@ -143,7 +143,8 @@ class UQConfig:
     ``probe`` (no samples: semantic entropy probes, needs a probe file with them)."""
     equivalence: str = "normalized"
     """Short form: the judge that decides whether two sampled answers mean the same (normalized, lm,
-    jaccard, nli: ``[equivalence.nli] model``, else ``[faithfulness.nli] model``)."""
+    jaccard, nli: ``[equivalence.nli] model``, else ``[faithfulness.nli] model``; nli_argmax: the paper's
+    setting, LM-Polygraph's NLI argmax entailment, ``[equivalence.nli_argmax] model``)."""
     n_samples: int = 10
     unfaith_samples: str = "rag"
     """Short-form UQ_unfaith samples: ``rag`` (with the passages, as the paper) or ``closed`` (without)."""

@@ -38,7 +38,8 @@ from franq.limits import check, check_inputs
 from franq.lm.capture import CaptureSpec
 from franq.lm.prompts import answer_prompt_version, passages_context
 from franq.mix import mix
-from franq.presets import PRESETS, Preset, check_preset, is_short_answer, presets_for, scorer_names, short_preset
+from franq.presets import (PRESETS, Preset, check_preset, is_short_answer, preset_notes, presets_for, scorer_names,
+                           short_preset)
 from franq.scorers.base import check_output, primary
 from franq.stages import AnswerWork, PresetPipeline, capture_spec, claim_score, scorable, whole_answer_claim
 from franq.types import AnswerScore, ClaimScore, Passage, Stack
@@ -119,6 +120,7 @@ class Franq:
         if calibrator is not None and calibrator.is_three and not has_conditions(self.faithfulness):
             raise InputError(f"calibrator {calibrator.info.path} is a three-condition calibrator; the faithfulness "
                              f"backend {self.faithfulness.name!r} gives no P_contradicted (use 'verifier')")
+        warnings = (*warnings, *preset_notes(c, preset, calibrated=calibrator is not None))
         return PresetPipeline(preset, evidence, uq_faith, uq_unfaith, extra, stack.to_dict(), stack, calibrator,
                               warnings)
 

@@ -62,6 +62,7 @@ BUILTIN: dict[str, dict[str, str]] = {
         "answer_consistency": "franq.scorers.answer_consistency:AnswerConsistencyScorer",
         "answer_likelihood": "franq.scorers.answer_likelihood:AnswerLikelihoodScorer",
         "rauq": "franq.scorers.rauq:RAUQScorer",
+        "ccp": "franq.scorers.ccp:ClaimConditionedProbabilityScorer",
         "truth_probe": "franq.scorers.truth_probe:TruthProbeScorer",
         "se_probe": "franq.scorers.se_probe:SemanticEntropyProbeScorer",
         "se_probe_closed": "franq.scorers.se_probe:ClosedBookSemanticEntropyProbeScorer",
@@ -88,6 +89,7 @@ BUILTIN: dict[str, dict[str, str]] = {
         "jaccard": "franq.equivalence.jaccard:JaccardJudge",
         "nli": "franq.equivalence.nli:NLIJudge",
         "verifier": "franq.equivalence.verifier:VerifierJudge",
+        "nli_argmax": "franq.equivalence.nli:NLIArgmaxJudge",
     },
 }
 _LABEL = {"scorers": "scorer", "faithfulness": "faithfulness backend", "decomposers": "decomposer",

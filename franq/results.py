@@ -20,8 +20,8 @@ from claims.types import Claim
 from franq import files
 from franq.errors import InputError, redact
 from franq.io import CLAIM_LABELS, NUMERIC_LABELS, Example, parse_answer_labels
-from franq.types import (ACTIONS, FORMS, SOURCES, STATUSES, VERDICTS, AnswerScore, CalibratorInfo, ClaimScore,
-                         Decision, EvidenceWindow, Passage, Stack)
+from franq.types import (ACTIONS, FORMS, SOURCES, STATUSES, VERDICT_BASES, VERDICTS, AnswerScore, CalibratorInfo,
+                         ClaimScore, Decision, EvidenceWindow, Passage, Stack)
 
 NUMBERS = ("p_faithful", "uq_faith", "uq_unfaith", "p_true_raw", "p_true_calibrated", "p_true_if_faithful_calibrated",
            "p_true_if_unfaithful_calibrated", "p_faithful_calibrated", "p_supported", "p_contradicted",
@@ -192,7 +192,8 @@ def _claim_score(c: _Fields) -> tuple[ClaimScore, dict]:
               sentence=claim.int("sentence", default=0), check_worthy=claim.flag("check_worthy", default=True),
               note=claim.text("note", default=None, null=True, empty=True)),
         status, **values, signals=signals, verdict=c.choice("verdict", VERDICTS, null=True),
-        evidence_window=_window(c.nested("evidence_window"))), labels
+        evidence_window=_window(c.nested("evidence_window")),
+        verdict_basis=c.choice("verdict_basis", VERDICT_BASES, null=True)), labels
 
 
 def _window(w: _Fields | None) -> EvidenceWindow | None:

@@ -86,7 +86,8 @@ def claim_score(claim: Claim, k: int, raw: dict, cal, values: dict[str, np.ndarr
         p_faithful_calibrated=at(cal.p_faithful) if cal else None,
         signals={name: float(v[k]) for name, v in values.items()}, verdict=verdict(p_true, threshold),
         p_supported=at(raw["p_f"]), p_true_if_contradicted_calibrated=at(getattr(cal, "p_true_if_contradicted", None)),
-        **three)
+        **three,
+        verdict_basis=None if threshold is None else ("calibrated" if cal else "uncalibrated"))
 
 
 def whole_answer_claim(answer: str) -> Claim:

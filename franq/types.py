@@ -18,6 +18,8 @@ from claims.types import Claim
 Status = Literal["scored", "not_check_worthy", "unaligned"]
 """What became of a claim: scored, kept but not scored (a heading), or not aligned to the answer's tokens."""
 Verdict = Literal["likely_true", "likely_false"]
+VerdictBasis = Literal["calibrated", "uncalibrated"]
+"""What a verdict was taken from: calibrated P(true), or the raw mix when no calibrator applies."""
 Action = Literal["answer", "fallback", "abstain"]
 """What an answering app does with a generated answer."""
 Form = Literal["long", "short"]
@@ -26,6 +28,7 @@ Source = Literal["shipped", "user"]
 """Where a calibrator file comes from: shipped with franq or given by the user."""
 STATUSES: tuple[Status, ...] = ("scored", "not_check_worthy", "unaligned")
 VERDICTS: tuple[Verdict, ...] = ("likely_true", "likely_false")
+VERDICT_BASES: tuple[VerdictBasis, ...] = ("calibrated", "uncalibrated")
 ACTIONS: tuple[Action, ...] = ("answer", "fallback", "abstain")
 FORMS: tuple[Form, ...] = ("long", "short")
 SOURCES: tuple[Source, ...] = ("shipped", "user")
@@ -157,6 +160,12 @@ class ClaimScore:
     Decision (only with a threshold, ``calibration.threshold`` / ``--threshold``):
         ``verdict``      ``"likely_true"`` when P(true) (calibrated when a calibrator ran, else
                          the raw mix) >= the threshold, else ``"likely_false"``
+        ``verdict_basis`` ``"calibrated"`` or ``"uncalibrated"``: which P(true) the verdict read.
+                         Without a calibrator for the stack (every model but the embedded one,
+                         unless you fit one) the verdict is taken from the raw mix, on the
+                         scorers' own scales: marked, not refused, and the answer's warnings
+                         say so (the raw mix ranks claims; its level is not a probability of
+                         being true until calibrated, so a threshold on it is a ranking cut)
     """
 
     claim: Claim
@@ -176,6 +185,7 @@ class ClaimScore:
     p_not_mentioned: float | None = None
     p_true_if_contradicted_calibrated: float | None = None
     evidence_window: EvidenceWindow | None = None
+    verdict_basis: VerdictBasis | None = None
 
 
 def verdict(p_true: float | None, threshold: float | None) -> Verdict | None:

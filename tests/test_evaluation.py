@@ -5,6 +5,7 @@ import math
 import numpy as np
 import pytest
 
+from calibration.franq import FranqCalibrator
 from franq.evaluation.data import load_nq_open
 from franq.evaluation.methods import FRANQ, GENERAL, LONG, RAG, SHORT, XGB, run_methods
 from franq.evaluation.units import Units, attempted, is_correct, long_units, merge_near_ties, short_units
@@ -107,7 +108,15 @@ def test_run_methods_long_covers_every_group():
     for name in ("FRANQ no calibration", "FRANQ calibrated", "FRANQ condition-calibrated", "FRANQ soft-calibrated"):
         assert by_name[name].test.shape == (150,)
         assert np.all((by_name[name].test >= 0) & (by_name[name].test <= 1))
-    assert set(reports) == {"calibrated", "condition", "soft"}
+    assert set(reports) == {"calibrated", "condition", "soft", "calibrated+T=0.5", "condition+T=0.5"}
+    # the thresholded variants (paper table 13): one branch per claim, by P_faithful > 0.5
+    p_f, a, b = LONG.franq_inputs(test)
+    np.testing.assert_allclose(by_name["FRANQ no calibration T=0.5"].test, np.where(p_f > 0.5, a, b))
+    for variant, label in (("calibrated", "FRANQ calibrated T=0.5"), ("condition", "FRANQ condition-calibrated T=0.5")):
+        cal = FranqCalibrator(variant=variant, p_faithful_threshold=0.5)
+        cal.fit(*LONG.franq_inputs(train), train.is_true, is_faithful=train.is_faithful)
+        _, c_a, c_b, _ = cal.predict_components(p_f, a, b)
+        np.testing.assert_allclose(by_name[label].test, np.where(p_f > 0.5, c_a, c_b))
     # the signal is in the claim probability: calibrated FRANQ ranks better than chance
     from franq.evaluation.metrics import auroc
 
@@ -122,7 +131,7 @@ def test_supervised_methods_report_one_class_train():
     train = Units(train.ids, np.ones(len(train), dtype=np.int64), train.is_faithful, train.signals)
     scores, _ = run_methods(LONG, train, _synthetic_long(20, 1))
     for s in scores:
-        if s.group == XGB or s.name.startswith("FRANQ ") and s.name != "FRANQ no calibration":
+        if s.group == XGB or s.name.startswith("FRANQ ") and not s.name.startswith("FRANQ no calibration"):
             assert s.test is None and "both classes" in s.note
 
 
@@ -156,11 +165,57 @@ def test_short_units_from_cached_samples():
     assert units["u_semantic_entropy"][0] < units["u_semantic_entropy"][1]
     assert units["u_eigval"][0] < units["u_eigval"][1]
     franq_none = SHORT.franq_none(units)  # the raw mix, from the short scorers' declared signals
-    np.testing.assert_allclose(franq_none, units["p_faithful"] * np.exp(-units["u_semantic_entropy"])
+    np.testing.assert_allclose(franq_none, units["p_faithful"] * units["p_semantic_entropy"]
                                + (1 - units["p_faithful"]) / units["u_eigval"])
     assert ((0 <= franq_none) & (franq_none <= 1)).all()
+    # both branches on one scale: a certain meaning reads 1 in each
+    assert units["p_semantic_entropy"][0] > units["p_semantic_entropy"][1]
     scores, _ = run_methods(SHORT, units, units)
-    assert {s.name for s in scores} >= {"Semantic Entropy", "SentenceSAR", "Sum of Eigenvalues", "FRANQ no calibration"}
+    by_name = {s.name: s for s in scores}
+    assert set(by_name) >= {"Semantic Entropy", "SentenceSAR", "Sum of Eigenvalues", "FRANQ no calibration"}
+    # the Semantic Entropy baseline and the paper-scale row read the paper's raw value
+    np.testing.assert_allclose(by_name["Semantic Entropy"].test, -units["u_semantic_entropy"])
+    np.testing.assert_allclose(by_name["FRANQ no calibration, paper's raw scales"].test,
+                               units["p_faithful"] * np.exp(-units["u_semantic_entropy"])
+                               + (1 - units["p_faithful"]) / units["u_eigval"])
+
+
+def test_ccp_row_is_scored_when_the_units_carry_it_and_says_why_not_otherwise():
+    train, test = _synthetic_long(120, 0), _synthetic_long(80, 1)
+    by_name = {s.name: s for s in run_methods(LONG, train, test)[0]}
+    assert by_name["CCP"].test is None and "`ccp` scorer" in by_name["CCP"].note
+    ccp = np.random.default_rng(2).random(len(test))
+    test = Units(test.ids, test.is_true, test.is_faithful, {**test.signals, "p_ccp": ccp})
+    row = {s.name: s for s in run_methods(LONG, train, test)[0]}["CCP"]
+    assert row.group == GENERAL and row.probabilities and row.note == ""
+    np.testing.assert_allclose(row.test, ccp)
+
+
+@pytest.mark.parametrize("setting, words", [
+    (LONG, ("teacher-forced", "not decomposed", "Unsure left out", "not AlignScore")),
+    (SHORT, ("BM25", "gold match", "`nli_argmax`", "p_semantic_entropy"))])
+def test_each_paper_table_states_its_settings_beside_the_numbers(setting, words):
+    from franq.evaluation.tables import MethodResult, render_markdown
+
+    assert all(w in setting.described for w in words)
+    md = render_markdown([MethodResult("A", "g", {"PRR": 0.5}, None, 10)], title="T", columns=("PRR",),
+                         settings=setting.described)
+    lines = md.splitlines()
+    assert lines[2] == f"Settings: {setting.described}." and lines[4].startswith("| Method |")
+
+
+@pytest.mark.parametrize("setting, what", [
+    (LONG, {"model", "answers", "claims", "truth labels", "P_faithful", "CCP row"}),
+    (SHORT, {"model", "passages", "corrupted retrieval", "correct answer", "sample equivalence", "UQ_faith scale",
+             "CCP row"})])
+def test_each_paper_table_has_its_differences_from_the_paper(setting, what):
+    from franq.evaluation.tables import render_differences
+
+    assert {row[0] for row in setting.differences} == what
+    assert all(len(row) == 4 and all(row) for row in setting.differences)  # each says why it stays
+    lines = render_differences(setting.differences).splitlines()
+    assert lines[0] == "Differences from the paper:" and lines[2] == "| | paper | here | why it stays |"
+    assert len(lines) == 4 + len(setting.differences) and render_differences(()) == ""
 
 
 def test_run_cached_observes_each_key_once(tmp_path):

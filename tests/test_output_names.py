@@ -201,7 +201,8 @@ def test_result_fields_are_the_documented_ones():
 
     assert [f.name for f in dataclasses.fields(ClaimScore)] == [
         "claim", "status", "p_faithful", "uq_faith", "uq_unfaith", "p_true_raw", *CALIBRATED, "signals", "verdict",
-        "p_supported", "p_contradicted", "p_not_mentioned", "p_true_if_contradicted_calibrated", "evidence_window"]
+        "p_supported", "p_contradicted", "p_not_mentioned", "p_true_if_contradicted_calibrated", "evidence_window",
+        "verdict_basis"]
     assert [f.name for f in dataclasses.fields(AnswerScore)] == [
         "question", "answer", "claims", "mode", "model", "faithfulness", "stack", "calibration", "calibrator",
         "warnings", "decision"]

@@ -24,7 +24,7 @@ REFUSED = {  # (kind, built-in name) -> the presets that cannot run it
     ("scorers", "claim_prob"): {"short", "observer"},
     ("scorers", "parametric"): {"short", "observer"},
     **{("faithfulness", name): {"short", "observer"} for name in ("lookback", "probe")},
-    **{("scorers", name): {"short", "observer"} for name in ("rauq", "truth_probe")},
+    **{("scorers", name): {"short", "observer"} for name in ("rauq", "truth_probe", "ccp")},
     **{("scorers", name): {"long", "probe"} for name in SAMPLE_SCORERS},
     **{("scorers", name): {"long", "short", "probe"} for name in ANSWER_SCORERS},
     **{("scorers", name): {"short", "observer"} for name in ("se_probe", "se_probe_closed")},
@@ -121,9 +121,11 @@ def test_every_faithfulness_backend_runs_or_is_refused_at_config_time(name, pres
 @pytest.mark.parametrize("role", ROLES)
 @pytest.mark.parametrize("name", registry.names("scorers"))
 def test_every_scorer_runs_or_is_refused_at_config_time_in_every_role(name, role, preset, tiny_lm, tiny_lm_path,
-                                                                      tiny_probe, example):
+                                                                      tiny_probe, encoders, example):
     scorers = {role: [name] if role == "extra" else name}
-    data = _config(tiny_lm_path, tiny_probe, preset, faithfulness={"name": "lexical"}, uq={preset: scorers})
+    settings = {"scorers": {"ccp": encoders["nli"]}} if name == "ccp" else {}  # CCP's three-way NLI model
+    data = _config(tiny_lm_path, tiny_probe, preset, faithfulness={"name": "lexical"}, uq={preset: scorers},
+                   **settings)
     result = _runs_or_is_refused(data, "scorers", name, preset, f"uq.{preset}.{role}", tiny_lm, example)
     if result is not None:
         declared = {s.name for s in registry.lookup("scorers", name).signals}

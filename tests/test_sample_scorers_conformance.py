@@ -100,9 +100,14 @@ def test_lexical_similarity_equals_lm_polygraph_rouge_l():
 def test_scores_are_probability_like_and_decrease_with_uncertainty():
     agree = SampleContext(("Paris",) * 5, np.full(5, -0.1), np.ones((5, 5)))
     split = SampleContext(("Paris", "Lyon", "Nice", "Metz", "Caen"), np.full(5, -1.6), np.eye(5))
+    from claims.types import Claim
+    from franq.evidence import ClaimEvidence
+    from franq.scorers.base import primary
+
+    evidence = [ClaimEvidence(Claim("a", ((0, 1),)), "q", "ctx", "q a", samples=c) for c in (agree, split)]
     for scorer in (SemanticEntropyScorer(), SumEigenvaluesScorer(), DegreeMatrixScorer(),
                    EccentricityScorer(), LexicalSimilarityScorer()):
-        s = scorer.probability(scorer.uncertainty([agree, split]))
+        s = scorer.probability(scorer.score(evidence)[primary(scorer).name])
         assert ((0 <= s) & (s <= 1)).all(), scorer.name
         assert s[0] > s[1], scorer.name
     assert SumEigenvaluesScorer().uncertainty([split])[0] == pytest.approx(5.0)
@@ -124,8 +129,11 @@ def test_score_on_evidence_returns_the_declared_uncertainty_signal(scorer):
     evidence = [ClaimEvidence(Claim("a", ((0, 1),)), "q", "ctx", "q a", samples=c) for c in CASES[:3]]
     out = check_output(scorer, scorer.score(evidence), 3)
     assert isinstance(scorer, Scorer) and scorer.needs == {SAMPLES}
-    sig = primary(scorer)
-    assert list(out) == [sig.name] == [f"u_{scorer.name}"]
+    sig = next(s for s in scorer.signals if s.name == f"u_{scorer.name}")
+    if scorer.name == "semantic_entropy":  # a probability first (the mix's scale), then the paper's raw value
+        assert list(out) == [primary(scorer).name, sig.name] == ["p_semantic_entropy", "u_semantic_entropy"]
+    else:
+        assert list(out) == [primary(scorer).name] == [sig.name]
     assert sig.scale == "uncertainty" and not sig.higher_is_true
     np.testing.assert_allclose(out[sig.name], scorer.uncertainty(CASES[:3]))
 

@@ -15,7 +15,8 @@ PASSAGES = ["The Eiffel Tower is in Paris, France.", "Gustave Eiffel designed th
 QUESTION = "Where is the Eiffel Tower?"
 
 
-SHORT_SIGNALS = {"u_semantic_entropy", "u_eigval", "u_degree_matrix", "u_eccentricity", "u_lexical_similarity"}
+SHORT_SIGNALS = {"p_semantic_entropy", "u_semantic_entropy", "u_eigval", "u_degree_matrix", "u_eccentricity",
+                 "u_lexical_similarity"}
 
 
 class RecordingFaithfulness:
@@ -42,7 +43,10 @@ def test_short_mode_scores_whole_answer_as_one_claim(tiny_lm):
     assert c.status == "scored" and c.claim.text == "Paris, France."
     assert c.claim.char_spans == ((1, 15),)
     assert c.p_true_raw == pytest.approx(0.7 * c.uq_faith + 0.3 * c.uq_unfaith)
-    assert c.uq_faith == pytest.approx(np.exp(-c.signals["u_semantic_entropy"]))
+    # UQ_faith on the mix's scale (issue 27): exp(-SE) of length-normalized, renormalized class
+    # masses; the paper's raw SE stays a signal (its exp is ~0 for multi-token samples)
+    assert c.uq_faith == pytest.approx(c.signals["p_semantic_entropy"]) and 0 < c.uq_faith <= 1
+    assert np.exp(-c.signals["u_semantic_entropy"]) < c.uq_faith
     assert c.uq_unfaith == pytest.approx(1 / c.signals["u_eigval"])
     assert set(c.signals) == SHORT_SIGNALS  # every declared signal of the preset's scorers, nothing else
     assert c.p_true_calibrated is None and res.calibration == "none"

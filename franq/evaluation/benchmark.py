@@ -193,8 +193,8 @@ def evaluate_setting(key: str, title: str, setting, train, test, out_dir: Path, 
     """Every method of ``setting`` fitted on ``train``, measured on ``test``: the section's
     table (intervals on the FRANQ rows and the best baseline by PRR), plots and fit reports."""
     from franq.evaluation.methods import FRANQ, GENERAL, RAG, run_methods
-    from franq.evaluation.tables import (evaluate, plot_rejection_curves, plot_reliability, render_markdown,
-                                         render_text, results_to_json, MethodResult)
+    from franq.evaluation.tables import (evaluate, plot_rejection_curves, plot_reliability, render_differences,
+                                         render_markdown, render_text, results_to_json, MethodResult)
 
     if not len(test):
         echo(f"{title}: no observed test units yet; skipped")
@@ -228,7 +228,9 @@ def evaluate_setting(key: str, title: str, setting, train, test, out_dir: Path, 
         prob = {n: v for n, v in series.items() if all(s.probabilities for s in scores if s.name == n)}
         plots["reliability"] = plot_reliability(prob, out_dir / f"{NAME}-{key}-reliability.png",
                                                 title=f"{key}: reliability diagrams").name
-    return {"key": key, "title": title, "markdown": render_markdown(results, title=title),
+    return {"key": key, "title": title,
+            "markdown": "\n\n".join(filter(None, [render_markdown(results, title=title, settings=setting.described),
+                                                   render_differences(setting.differences)])),
             "results": results_to_json(results), "best_baseline": best, "calibrator_fits": reports, "plots": plots,
             "train": describe(train), "test": describe(test)}
 

@@ -86,11 +86,11 @@ def observe_long(franq, ptrue: PTrue, example: Example) -> dict:
 
 def cached_sample_set(record: dict):
     """The samples of an ``observe_short`` record as a :class:`~franq.lm.sampling.SampleSet`
-    the short preset scores (texts and likelihoods; no token ids)."""
+    the short preset scores (texts, likelihoods and token counts; no token ids)."""
     from franq.lm.sampling import Sample, SampleSet
 
-    return SampleSet(tuple(Sample(s["text"], (), (), s["logprob"], "cached") for s in record["samples"]),
-                     record["prompt_tokens"])
+    return SampleSet(tuple(Sample(s["text"], (), (), s["logprob"], "cached", n_tokens=s.get("n_tokens"))
+                           for s in record["samples"]), record["prompt_tokens"])
 
 
 def cache_key(*parts) -> str:

@@ -94,16 +94,18 @@ def _header(c: str) -> str:
 
 
 def render_markdown(results: Sequence[MethodResult], *, title: str,
-                    columns: Sequence[str] = COLUMNS) -> str:
+                    columns: Sequence[str] = COLUMNS, settings: str = "") -> str:
     """A Markdown table like the paper's Table 2: rows grouped by ``group`` (first-seen
     order) under an italic group row; best value per column in bold, second best
-    underlined; CI as '.558 [.51, .60]' when present; '–' where not applicable."""
+    underlined; CI as '.558 [.51, .60]' when present; '–' where not applicable.
+    ``settings``: what produced the numbers where it differs from the paper, printed
+    between the title and the table, so the numbers never travel without it."""
     for c in columns:
         metric_direction(c)
     cells = _cells(results, columns, ("**", "**", "<u>", "</u>"))
     esc = lambda s: s.replace("|", "\\|")  # noqa: E731
-    lines = [f"### {title}", "", "| Method | " + " | ".join(_header(c) for c in columns) + " |",
-             "|---|" + "---:|" * len(columns)]
+    lines = [f"### {title}", "", *([f"Settings: {settings}.", ""] if settings else []),
+             "| Method | " + " | ".join(_header(c) for c in columns) + " |", "|---|" + "---:|" * len(columns)]
     for g in _groups(results):
         lines.append(f"| *{esc(g)}* |" + " |" * len(columns))
         lines += [f"| {esc(r.name)} | " + " | ".join(row) + " |"
@@ -111,6 +113,16 @@ def render_markdown(results: Sequence[MethodResult], *, title: str,
     lines += ["", f"Best per column in **bold**, second best <u>underlined</u>; {MISSING}: not applicable."]
     lines += [f"- {esc(r.name)}: {r.note}" for r in results if r.note]
     return "\n".join(lines) + "\n"
+
+
+def render_differences(rows: Sequence[tuple[str, str, str, str]]) -> str:
+    """The "differences from the paper" table printed under a reproduced table: one row per
+    setting that differs (what, the paper, here, why it stays); '' when there are none."""
+    if not rows:
+        return ""
+    esc = lambda s: s.replace("|", "\\|")  # noqa: E731
+    return "\n".join(["Differences from the paper:", "", "| | paper | here | why it stays |", "|---|---|---|---|",
+                      *(f"| {' | '.join(esc(c) for c in row)} |" for row in rows)])
 
 
 def render_text(results: Sequence[MethodResult], *, title: str, columns: Sequence[str] = COLUMNS) -> str:

@@ -90,12 +90,18 @@ class SampleDraws:
         answer's own token log-probabilities with and without the passages."""
         texts = tuple(sample_set.texts)
         lengths = getattr(sample_set, "lengths", None)
+        relation = getattr(self.judge, "relation", None)  # a judge that decides entailment itself (NLI argmax)
         if answer is None:
-            return SampleContext(texts, sample_set.logprobs, self.judge.entailment(question, texts), lengths)
+            m, d = relation(question, texts) if relation else (self.judge.entailment(question, texts), None)
+            return SampleContext(texts, sample_set.logprobs, m, lengths, entails=d)
         n = len(texts)
-        m = np.asarray(self.judge.entailment(question, texts + (answer,)), dtype=np.float64)
+        both = texts + (answer,)
+        m, d = relation(question, both) if relation else (self.judge.entailment(question, both), None)
+        m = np.asarray(m, dtype=np.float64)
         return SampleContext(texts, sample_set.logprobs, m[:n, :n], lengths, np.stack([m[n, :n], m[:n, n]]),
-                             answer_logprobs, answer_closed_logprobs, answer)
+                             answer_logprobs, answer_closed_logprobs, answer,
+                             entails=None if d is None else d[:n, :n],
+                             answer_entails=None if d is None else np.stack([d[n, :n], d[:n, n]]))
 
     def greedy_answer(self, question: str, passages):
         """The greedy one-line answer, the prompt's warnings and the N samples with the

@@ -67,8 +67,9 @@ class NLIFaithfulness:
         if positions and getattr(self.model.config, "model_type", "") in ("roberta", "xlm-roberta", "camembert"):
             positions -= 2  # positions start after padding_idx
         self.name = f"nli:{Path(str(model)).name}"
-        self._pairs = ChunkedPairScorer(self.tokenizer, self._forward,
-                                        max_length=min(max_length, limit, positions or max_length),
+        self.max_length = min(max_length, limit, positions or max_length)
+        """The most tokens one (premise, hypothesis) pair may take (the model's positions)."""
+        self._pairs = ChunkedPairScorer(self.tokenizer, self._forward, max_length=self.max_length,
                                         max_batch_tokens=max_batch_tokens, chunk_words=chunk_words,
                                         split_claim=False)
         log.info("loaded %s on %s (entailment = label %d)", self.name, self.device, self.entail)

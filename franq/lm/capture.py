@@ -48,14 +48,17 @@ class CaptureSpec:
     attention: bool = True
     hidden_layers: tuple[int, ...] = ()
     closed_hidden_layers: tuple[int, ...] = ()
+    top_k: int = 0
+    """Keep, per answer token of the with-passages pass, the ``top_k`` most likely tokens and
+    their log-probabilities (``TokenInternals.alternatives``; CCP reads them)."""
 
     def __bool__(self) -> bool:
-        return self.attention or bool(self.hidden_layers) or bool(self.closed_hidden_layers)
+        return self.attention or bool(self.hidden_layers) or bool(self.closed_hidden_layers) or self.top_k > 0
 
     @property
     def rag(self) -> CaptureSpec:
         """What the with-passages pass keeps."""
-        return CaptureSpec(self.attention, self.hidden_layers)
+        return CaptureSpec(self.attention, self.hidden_layers, top_k=self.top_k)
 
     @property
     def closed(self) -> CaptureSpec | None:
@@ -67,7 +70,8 @@ class CaptureSpec:
             return self
         return CaptureSpec(self.attention or other.attention,
                            tuple(sorted(set(self.hidden_layers) | set(other.hidden_layers))),
-                           tuple(sorted(set(self.closed_hidden_layers) | set(other.closed_hidden_layers))))
+                           tuple(sorted(set(self.closed_hidden_layers) | set(other.closed_hidden_layers))),
+                           max(self.top_k, other.top_k))
 
 
 @dataclass
@@ -77,6 +81,9 @@ class TokenInternals:
     lookback: np.ndarray | None = None
     prev_attn: np.ndarray | None = None
     hidden: dict[int, np.ndarray] = field(default_factory=dict)
+    alternatives: tuple[np.ndarray, np.ndarray] | None = None
+    """``(ids, logprobs)``, each ``(T, k)``: the k most likely tokens at each answer position
+    (with ``CaptureSpec.top_k``), most likely first."""
 
     def pooled(self, positions, what: str, layers=None) -> np.ndarray:
         """The mean over token ``positions`` of ``lookback`` / ``prev_attn`` (flattened

@@ -80,6 +80,8 @@ class Sample:
     logprob: float
     stop: str  # "eos", "newline" or "length"
     token_entropies: tuple[float, ...] = ()
+    n_tokens: int | None = None
+    """The number of tokens when ``token_ids`` are not kept (a cached sample); else ``len(token_ids)``."""
 
 
 @dataclass
@@ -110,7 +112,8 @@ class SampleSet:
     @property
     def lengths(self) -> np.ndarray:
         """Each sample's number of tokens (0 where the tokens are not recorded)."""
-        return np.array([len(s.token_ids) for s in self.samples], dtype=np.int64)
+        return np.array([len(s.token_ids) if s.n_tokens is None else s.n_tokens for s in self.samples],
+                        dtype=np.int64)
 
 
 class Sampler:

@@ -264,10 +264,20 @@ def _score_batch(lm: CausalLM, pairs, index, results, spec=None, internals=None)
             internals[i] = got
     logits = logits[0] if selected else logits[rows_t, cols_t]  # (answer tokens, vocabulary)
     picked = logits.gather(1, ids[rows_t, cols_t + 1][:, None])[:, 0].float()
+    top_k = min(getattr(spec, "top_k", 0) or 0, logits.shape[-1])
+    top_ids, top_lp = [], []
     for k in range(0, len(rows), LSE_CHUNK):  # float32 in cache-sized pieces
-        picked[k:k + LSE_CHUNK] -= torch.logsumexp(logits[k:k + LSE_CHUNK].float(), dim=-1)
+        lse = torch.logsumexp(logits[k:k + LSE_CHUNK].float(), dim=-1)
+        picked[k:k + LSE_CHUNK] -= lse
+        if top_k:
+            v, i = logits[k:k + LSE_CHUNK].float().topk(top_k, dim=-1)
+            top_ids.append(i.cpu().numpy())
+            top_lp.append((v - lse[:, None]).double().cpu().numpy())
     picked = picked.double().cpu().numpy()
     start = 0
     for i, (_, c) in zip(index, pairs):
         results[i] = picked[start:start + len(c)]
+        if top_k:
+            internals[i].alternatives = (np.concatenate(top_ids)[start:start + len(c)],
+                                         np.concatenate(top_lp)[start:start + len(c)])
         start += len(c)

@@ -27,6 +27,13 @@ class SampleContext:
     ``answer_logprobs`` / ``answer_closed_logprobs``, the scored answer's token
     log-probabilities under the sampling prompt (with the passages) and without them;
     ``answer``, its text.
+
+    ``entails`` / ``answer_entails`` (optional, same shapes as ``entailment`` /
+    ``answer_entailment``): the judge's own decision that one text entails the other, for a
+    judge that decides by something other than ``P >= 0.5`` (the NLI argmax of
+    LM-Polygraph and the paper, :class:`~franq.equivalence.nli.NLIArgmaxJudge`); unset, a
+    pair entails when its probability is >= 0.5. Graph scorers always read the
+    probabilities (:meth:`similarity`), as LM-Polygraph does.
     """
 
     texts: tuple[str, ...]
@@ -37,6 +44,8 @@ class SampleContext:
     answer_logprobs: np.ndarray | None = None
     answer_closed_logprobs: np.ndarray | None = None
     answer: str | None = None
+    entails: np.ndarray | None = None
+    answer_entails: np.ndarray | None = None
 
     def __post_init__(self):
         n = len(self.texts)
@@ -50,6 +59,10 @@ class SampleContext:
             raise ValueError(f"lengths: expected shape ({n},), got {np.shape(self.lengths)}")
         if self.answer_entailment is not None and np.shape(self.answer_entailment) != (2, n):
             raise ValueError(f"answer_entailment: expected shape (2, {n}), got {np.shape(self.answer_entailment)}")
+        if self.entails is not None and np.shape(self.entails) != (n, n):
+            raise ValueError(f"entails: expected shape ({n}, {n}), got {np.shape(self.entails)}")
+        if self.answer_entails is not None and np.shape(self.answer_entails) != (2, n):
+            raise ValueError(f"answer_entails: expected shape (2, {n}), got {np.shape(self.answer_entails)}")
 
     def answer_relation(self) -> np.ndarray:
         """``answer_entailment``, or a clear error for a scorer that needs it without it."""
@@ -68,13 +81,29 @@ class SampleContext:
         n = len(self.texts)
         e = np.ones((n + 1, n + 1))
         e[:n, :n], e[n, :n], e[:n, n] = self.entailment, rel[0], rel[1]
+        decided = None
+        if self.entails is not None or self.answer_entails is not None:
+            own, with_answer = self._entails(), self._answer_entails()
+            decided = np.ones((n + 1, n + 1), dtype=bool)
+            decided[:n, :n], decided[n, :n], decided[:n, n] = own, with_answer[0], with_answer[1]
         lengths = None if self.lengths is None else np.append(self.lengths, len(self.answer_logprobs))
         return SampleContext((*self.texts, self.answer or ""), np.append(self.logprobs, np.sum(self.answer_logprobs)),
-                             e, lengths)
+                             e, lengths, entails=decided)
+
+    def _entails(self) -> np.ndarray:
+        if self.entails is not None:
+            return np.asarray(self.entails, dtype=bool)
+        return np.asarray(self.entailment) >= EQUIVALENCE_THRESHOLD
+
+    def _answer_entails(self) -> np.ndarray:
+        if self.answer_entails is not None:
+            return np.asarray(self.answer_entails, dtype=bool)
+        return self.answer_relation() >= EQUIVALENCE_THRESHOLD
 
     def answer_equivalent(self) -> np.ndarray:
-        """Which samples mean the same as the scored answer (both directions >= 0.5)."""
-        a = self.answer_relation() >= EQUIVALENCE_THRESHOLD
+        """Which samples mean the same as the scored answer (both directions entail)."""
+        self.answer_relation()
+        a = self._answer_entails()
         return a[0] & a[1]
 
     def answer_similarity(self) -> np.ndarray:
@@ -92,7 +121,8 @@ class SampleContext:
 
     @property
     def equivalent(self) -> np.ndarray:
-        e = np.asarray(self.entailment) >= EQUIVALENCE_THRESHOLD
+        """Bidirectional entailment: the judge's decisions (``entails``), else both P >= 0.5."""
+        e = self._entails()
         return e & e.T
 
     def similarity(self) -> np.ndarray:
