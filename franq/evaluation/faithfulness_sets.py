@@ -86,9 +86,13 @@ def _bacc(y: np.ndarray, p: np.ndarray) -> float:
 
 
 def text_scores(name: str, rows: list[dict], config) -> tuple[np.ndarray, float]:
+    from franq.lm.load import EMBEDDED_NAME
     from franq.registry import build
 
-    backend = build("faithfulness", name, config, None)
+    class Named:  # the text backends read only the model's name (combined's map is fitted per model)
+        name = EMBEDDED_NAME
+
+    backend = build("faithfulness", name, config, Named())
     pairs = [(r["context"], r["claim"]) for r in rows]
     t = time.perf_counter()
     p = np.asarray(backend.predict(pairs), dtype=float)

@@ -23,6 +23,8 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
+import numpy as np
+
 from franq.fit.shipped_calibrators import LONG_STACK, SHORT_TRAIN, calibration_sample
 from franq.lm.load import EMBEDDED_NAME
 
@@ -47,23 +49,29 @@ def long_verifier_lines(datasets: Path, backend, records: list[dict] | None = No
     """The committed long-form results of ``records`` (default: the calibration sample)
     with P_s, P_c, P_n and the evidence window of ``backend`` in place of combined-v1's
     P_faithful, under the stack of that backend."""
-    from franq.evidence import ClaimEvidence
     from franq.fit.generations import long_scored
     from franq.io import parse_passages
+
+    records = calibration_sample(datasets) if records is None else records
+    lines = long_scored(datasets, records, LONG_STACK)
+    return with_conditions(lines, [parse_passages(rec["passages"]) for rec in records], backend)
+
+
+def with_conditions(lines: list, passages: list, backend) -> list:
+    """``lines`` (ResultLines) with ``backend``'s P_s, P_c, P_n and evidence window in place
+    of their P_faithful, under the long stack of that backend."""
+    from franq.evidence import ClaimEvidence
     from franq.lm.prompts import passages_context
     from franq.results import ResultLine
     from franq.types import Stack
 
-    records = calibration_sample(datasets) if records is None else records
-    lines = long_scored(datasets, records, LONG_STACK)
     stack = Stack.from_dict({**LONG_STACK, "faithfulness": backend.name})
     evidence = []
-    for rec, line in zip(records, lines):
-        passages = parse_passages(rec["passages"])
-        context = passages_context(passages)
+    for ps, line in zip(passages, lines):
+        context = passages_context(ps)
         for c in line.result.claims:
             if c.status == "scored":
-                evidence.append(ClaimEvidence(c.claim, rec["question"], context, c.claim.text, passages=passages))
+                evidence.append(ClaimEvidence(c.claim, line.result.question, context, c.claim.text, passages=ps))
     cond = backend.predict_conditions([e.pair for e in evidence], evidence)
     k, out = 0, []
     for line in lines:
@@ -71,8 +79,7 @@ def long_verifier_lines(datasets: Path, backend, records: list[dict] | None = No
         for c in line.result.claims:
             if c.status == "scored":
                 p_s = float(cond.p_supported[k])
-                c = dataclasses.replace(c, p_faithful=p_s, p_supported=p_s,
-                                        p_contradicted=float(cond.p_contradicted[k]),
+                c = dataclasses.replace(c, p_faithful=p_s, p_supported=p_s, p_contradicted=float(cond.p_contradicted[k]),
                                         p_not_mentioned=float(cond.p_not_mentioned[k]), evidence_window=cond.windows[k])
                 k += 1
             claims.append(c)
@@ -81,16 +88,39 @@ def long_verifier_lines(datasets: Path, backend, records: list[dict] | None = No
     return out
 
 
+CONTRADICTED = "long-expertqa-contradicted.embedded-SmolLM2-135M-Instruct.Q4-1.jsonl.gz"
+"""The calibration sample's answers with one true claim contradicted (franq.fit.shipped_contradictions),
+scored by ``franq score`` with the embedded model (committed in datasets/generations)."""
+
+
+def contradicted_lines(datasets: Path, backend) -> list:
+    """The committed scored contradicted answers with ``backend``'s conditions."""
+    import gzip
+
+    from franq.results import read_results
+
+    with gzip.open(datasets / "generations" / CONTRADICTED, "rt", encoding="utf-8") as f:
+        lines = list(read_results(f, with_input=True))
+    return with_conditions(lines, [line.example.passages for line in lines], backend)
+
+
 def long_verifier_calibrator(datasets: Path, out: Path, raw=None, *, verifier: str | Path | None = None) -> Path:
     from franq.fit.calibrator import fit_three_condition_calibrator, training_claims
 
     backend = verifier_backend(verifier)
-    data = training_claims(long_verifier_lines(datasets, backend))
-    about = (f"ExpertQA train calibration sample ({len(data)} labelled claims, 100% of the data; condition "
-             f"{report_split(data)}); UQ values from datasets/generations/long-expertqa.*, P_s/P_c/P_n from "
+    real = long_verifier_lines(datasets, backend)
+    n_real = len(training_claims(real))
+    contra = contradicted_lines(datasets, backend)
+    data = training_claims(real + contra)
+    conditions = data.conditions()
+    conditions = [*conditions[:n_real], *(["contradicted"] * (len(data) - n_real))]
+    about = (f"ExpertQA train calibration sample: {n_real} labelled claims ({n_real / len(data):.0%}; condition "
+             f"{report_split(data.subset(np.arange(len(data)) < n_real))}) and {len(data) - n_real} of its true claims "
+             f"contradicted by a typed substitution in the answer ({(len(data) - n_real) / len(data):.0%}; false, "
+             f"contradicted); UQ values from datasets/generations/long-expertqa.* and {CONTRADICTED}, P_s/P_c/P_n from "
              f"{backend.name}")
     try:
-        cal, _ = fit_three_condition_calibrator(data, variant="condition", description=(
+        cal, _ = fit_three_condition_calibrator(data, variant="condition", conditions=conditions, description=(
             f"three-condition long-form calibrator (condition variant): {about}"))
     except ValueError as exc:  # a condition with no claim at all: every claim weighted by P_s, P_c, P_n instead
         cal, _ = fit_three_condition_calibrator(data, variant="soft", description=(
@@ -107,8 +137,8 @@ def report_split(data) -> str:
         f", unknown {sum(c is None for c in conds)}"
 
 
-def short_verifier_results(datasets: Path, backend, n: int = SHORT_TRAIN):
-    """The short preset with ``backend`` on the committed nq-open train samples: per
+def short_verifier_results(datasets: Path, backend, n: int = SHORT_TRAIN, *, split: str = "train"):
+    """The short preset with ``backend`` on the committed nq-open samples of ``split``: per
     attempted greedy answer, ``(variant, AnswerScore, is_true)``."""
     from franq.config import FranqConfig
     from franq.evaluation.observe import cached_sample_set
@@ -119,7 +149,7 @@ def short_verifier_results(datasets: Path, backend, n: int = SHORT_TRAIN):
 
     config = FranqConfig.from_dict({"mode": "short", "calibration": {"calibrator": "none"}})
     fr = Franq(config, _NamedModel(EMBEDDED_NAME), faithfulness=backend)
-    rows, _ = short_observed(datasets, EMBEDDED_NAME, "train", n)
+    rows, _ = short_observed(datasets, EMBEDDED_NAME, split, n)
     kept = [(it, rec, v) for it, rec, v in rows if attempted(rec["greedy"]["text"]) and "p_true_logprobs" in rec]
     scores = fr.score_many([Example(it.question, it.passages, rec["greedy"]["text"]) for it, rec, _ in kept],
                            sample_sets=[cached_sample_set(rec) for _, rec, _ in kept], generated=True)
