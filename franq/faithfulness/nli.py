@@ -50,6 +50,9 @@ class NLIFaithfulness:
         if model is None:
             raise ModelNotFoundError("nli_model: not set; give a local NLI model directory")
         check_model_dir(str(model), "nli_model")
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()  # transformers' "Loading weights" bar: franq logs its own line
         try:
             self.tokenizer = AutoTokenizer.from_pretrained(model, local_files_only=True)
             self.model = AutoModelForSequenceClassification.from_pretrained(model, local_files_only=True)

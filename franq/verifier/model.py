@@ -107,6 +107,9 @@ class Verifier:
                                      "directory: config.json, model.safetensors, tokenizer files, card.json)")
         self.card = read_card(directory)
         self.device = resolve_device(device)
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()  # transformers' "Loading weights" bar: franq logs its own line
         try:
             self.tokenizer = AutoTokenizer.from_pretrained(directory, local_files_only=True)
             self.model = AutoModelForSequenceClassification.from_pretrained(directory, local_files_only=True)
