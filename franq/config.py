@@ -111,8 +111,8 @@ class DecomposerConfig:
 
 @dataclass(frozen=True)
 class FaithfulnessConfig:
-    name: str = "combined"
-    """combined (offline default), lexical, context_pmi, alignscore, nli, judge; plugins add more."""
+    name: str = "verifier"
+    """verifier (default: franq's three-way model), combined, lexical, context_pmi, alignscore, nli, judge, ..."""
     map: str | None = None
     """JSON logistic map for combined / context_pmi (``None`` = the packaged one)."""
 

@@ -47,7 +47,7 @@ def fitted(tmp_path_factory, tiny_lm_path):
     raw = _raw_examples(d / "train.jsonl")
     out = d / "cal.json"
     res = CliRunner().invoke(main, ["calibrate", str(raw), "-o", str(out), "--model", str(tiny_lm_path),
-                                    "--min-per-condition", "5"])
+                                    "--faithfulness", "combined", "--min-per-condition", "5"])
     assert res.exit_code == 0, res.output
     return d, out, res
 
@@ -103,7 +103,7 @@ def test_mismatched_calibrator_warns_and_is_not_applied_or_refuses(fitted, tiny_
     other = tmp_path / "other.json"
     other.write_text(json.dumps(obj))
     args = ["score", "-q", FACTS[0][0], "-p", PASSAGE, "-a", FACTS[0][1], "--model", str(tiny_lm_path),
-            "--format", "json", "--calibrator", str(other)]
+            "--faithfulness", "combined", "--format", "json", "--calibrator", str(other)]
     rec = json.loads(CliRunner().invoke(main, args).output)
     assert rec["calibration"] == "none" and rec["calibrator"] is None
     assert all(c["p_true_calibrated"] is None for c in rec["claims"])
@@ -208,7 +208,7 @@ def test_direct_franq_construction_is_uncalibrated_unless_asked(tiny_lm, make_fr
     plain = Franq(FranqConfig(), tiny_lm, faithfulness=constant_faithfulness(0.7))
     assert plain.config.calibration.calibrator == "default" and plain.preset("long").calibrator is None
     assert plain.components["long"]["calibrator"] == "none"
-    # fitted for combined-v1 (the default): with another backend it is not applied, and the results say so
+    # fitted for combined-v1: with another backend it is not applied, and the results say so
     other = make_franq(tiny_lm, {"calibration": {"calibrator": str(out)}}, faithfulness=constant_faithfulness(0.7))
     res = other.score(FACTS[0][0], [PASSAGE], FACTS[0][1])
     assert res.calibration == "none" and res.calibrator is None

@@ -118,7 +118,7 @@ def test_the_table_says_which_scorers_backend_and_calibrator_produced_p_true(tin
                 "--model", str(tiny_lm_path), "--quiet").output
     footer = next(line for line in table.splitlines() if line.startswith("scored by:"))
     assert "UQ_faith claim_prob / UQ_unfaith parametric" in footer
-    assert "faithfulness combined" in footer and "calibrator: uncalibrated" in footer
+    assert "faithfulness verifier" in footer and "calibrator: uncalibrated" in footer
 
 
 def test_the_decision_line_of_answer_says_what_produced_p_true(tiny_lm_path):

@@ -18,7 +18,9 @@ def short_franq():
     from franq.config import FranqConfig
     from franq.pipeline import Franq
 
-    return Franq.from_config(FranqConfig.from_dict({"mode": "short", "model": {"device": "cpu"}}))
+    # the combined-v1 short-form calibrators (the verifier's short calibrator has no observer twin)
+    return Franq.from_config(FranqConfig.from_dict({"mode": "short", "model": {"device": "cpu"},
+                                                    "faithfulness": {"name": "combined"}}))
 
 
 @pytest.fixture(scope="module")

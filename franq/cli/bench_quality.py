@@ -64,11 +64,12 @@ def faithfulness(test, test_scores, judge_claims, speed_claims, repeats, out, ro
               "run through the pipeline on the first --lm-pairs of each set.")
 @click.option("--lm-pairs", type=int, default=100, show_default=True)
 @click.option("--limit", type=int, default=None, help="At most this many pairs per set.")
+@click.option("--sets", default="", help="Only these dev sets (comma-separated names).")
 @click.option("--build", is_flag=True, help="(Re)build datasets/verifier/dev from the raw files first.")
 @click.option("--out", type=PATH, default=None, help="Default: ROOT/benchmarks/results/faithfulness-sets.md.")
 @ROOT_OPTION
 @RAW_OPTION
-def faithfulness_sets(backends, lm_backends, lm_pairs, limit, build, out, root, raw):
+def faithfulness_sets(backends, lm_backends, lm_pairs, limit, sets, build, out, root, raw):
     """Every faithfulness backend on every held-apart dev set: BAcc at 0.5, AUROC, ms/pair."""
     from franq.evaluation import faithfulness_sets as fs
     from franq.evaluation.data import raw_data_dir
@@ -79,7 +80,8 @@ def faithfulness_sets(backends, lm_backends, lm_pairs, limit, build, out, root, 
                           dev_dir)
     fs.run(root / "datasets", dev_dir, backends=tuple(b for b in backends.split(",") if b),
            lm_backends=tuple(b for b in lm_backends.split(",") if b), lm_pairs=lm_pairs, limit=limit,
-           out=_under(root, out, "benchmarks/results/faithfulness-sets.md"), command=_command("faithfulness-sets"))
+           only=tuple(s for s in sets.split(",") if s), out=_under(root, out, "benchmarks/results/faithfulness-sets.md"),
+           command=_command("faithfulness-sets"))
 
 
 @bench.command("calibration")

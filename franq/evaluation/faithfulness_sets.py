@@ -113,13 +113,16 @@ def lm_scores(name: str, rows: list[dict], config) -> tuple[np.ndarray, float]:
 
 
 def run(datasets: Path, dev_dir: Path, *, backends=TEXT_BACKENDS, lm_backends=(), lm_pairs: int = 100,
-        limit: int | None = None, out: Path | None = None, command: str = "franq bench faithfulness-sets") -> str:
+        limit: int | None = None, only: tuple[str, ...] = (), out: Path | None = None,
+        command: str = "franq bench faithfulness-sets") -> str:
     import torch
 
     import franq
 
     torch.set_num_threads(1)
     sets = load_sets(datasets, dev_dir, limit=limit)
+    if only:
+        sets = {k: v for k, v in sets.items() if k in only}
     config = franq.FranqConfig()
     rows, means = [], {}
     for b in (*backends, *lm_backends):
