@@ -76,7 +76,7 @@ def test_calibrate_accepts_scored_output_and_gives_same_calibrator(fitted, tmp_p
 def test_score_with_calibrator_applies_it_and_keeps_raw_values(fitted, tiny_lm_path):
     _, out, _ = fitted
     args = ["score", "-q", FACTS[0][0], "-p", PASSAGE, "-a", FACTS[0][1], "--model", str(tiny_lm_path),
-            "--format", "json"]
+            "--faithfulness", "combined", "--format", "json"]
     raw = json.loads(CliRunner().invoke(main, args).output)
     res = CliRunner().invoke(main, args + ["--calibrator", str(out)])
     assert res.exit_code == 0, res.output
@@ -163,7 +163,7 @@ def test_calibrate_xgboost_baseline_writes_xgboost_json_usable_by_score(fitted, 
     assert "learner" in json.loads(out.read_text())
     rec = json.loads(CliRunner().invoke(main, [
         "score", "-q", FACTS[0][0], "-p", PASSAGE, "-a", FACTS[0][1], "--model", str(tiny_lm_path),
-        "--format", "json", "--calibrator", str(out)]).output)
+        "--faithfulness", "combined", "--format", "json", "--calibrator", str(out)]).output)
     assert rec["calibration"] == "xgboost" and rec["calibrator"]["variant"] == "xgboost"
     assert all(0 <= c["p_true_calibrated"] <= 1 for c in rec["claims"] if c["status"] == "scored")
 
@@ -223,9 +223,9 @@ def test_embedded_stack_prints_calibrated_probabilities_out_of_the_box():
         pytest.skip("no franq/data/calibrator-*.json shipped yet: run franq fit shipped --in-place")
     res = CliRunner().invoke(main, ["score", "--example"])
     assert res.exit_code == 0, res.output
-    assert "Calibration: condition, shipped file franq/data/calibrator-" in res.output
+    assert "shipped file franq/data/calibrator-" in res.output
     rec = json.loads(CliRunner().invoke(main, ["score", "--example", "--format", "json"]).output)
-    assert rec["calibration"] == "condition" and rec["calibrator"]["source"] == "shipped"
+    assert rec["calibration"] == "three-condition" and rec["calibrator"]["source"] == "shipped"
     assert rec["calibrator"]["fitted_for"] == rec["stack"]
     scored = [c for c in rec["claims"] if c["status"] == "scored"]
     assert scored and all(c["p_true_raw"] is not None and c["p_true_calibrated"] is not None for c in scored)

@@ -34,7 +34,8 @@ BATCH = 16
               help="sufficient_pred = p >= this (default: the rater's: 0.05 for nli_gold as in 003, else 0.5).")
 @click.option("--chunk-tokens", type=int, default=1600, show_default=True, help="label rater: tokens per chunk.")
 @click.option("--model", help="Local causal LM for label / autorater (default: the embedded model).")
-@click.option("--faithfulness", help="nli_gold: the faithfulness backend (default: the config's, combined).")
+@click.option("--faithfulness", help="nli_gold: the faithfulness backend (default: the config's, "
+              f"{franq.FranqConfig().faithfulness.name}).")
 @click.option("--base-url", help="An OpenAI-compatible server for label / autorater instead of a local model.")
 @click.option("--server-model", help="The model name to ask the server for (with --base-url).")
 @click.option("--pass-through", is_flag=True, help="Copy unknown input fields to the output instead of rejecting them.")
