@@ -181,3 +181,12 @@ def check_header(obj: Any, fmt: str, version: int, where: str) -> None:
     if obj.get("version") != version:
         raise CalibratorFileError(f"{where}: 'version' {obj.get('version')!r} is not supported "
                                   f"(this franq reads version {version})")
+
+
+def fit_spread(obj: dict, where: str) -> dict | None:
+    """A calibrator file's ``fit_spread`` (the spread of its predictions on its training
+    claims), checked: None or an object with ``distinct``, ``min``, ``max``."""
+    spread = obj.get("fit_spread")
+    if spread is not None and not (isinstance(spread, dict) and {"distinct", "min", "max"} <= set(spread)):
+        raise CalibratorFileError(f"{where}: 'fit_spread' must be an object with 'distinct', 'min', 'max'")
+    return spread

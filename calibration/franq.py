@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 
 from calibration.base import (CalibratorFileError, NotFittedError, as_labels, as_probabilities, as_weights,
-                              check_header, number, read_json, write_json)
+                              check_header, fit_spread, number, read_json, write_json)
 from calibration.isotonic import IsotonicCalibrator
 from calibration.metrics import expected_calibration_error
 from calibration.mix import franq_mix
@@ -307,10 +307,7 @@ class FranqCalibrator:
         cal.counts_ = obj.get("counts", {})
         if not isinstance(cal.counts_, dict):
             raise CalibratorFileError(f"{where}: 'counts' must be an object, got {type(cal.counts_).__name__}")
-        spread = obj.get("fit_spread")
-        if spread is not None and not (isinstance(spread, dict) and {"distinct", "min", "max"} <= set(spread)):
-            raise CalibratorFileError(f"{where}: 'fit_spread' must be an object with 'distinct', 'min', 'max'")
-        cal.fit_spread_ = spread
+        cal.fit_spread_ = fit_spread(obj, where)
         cal.warnings_ = ()
         return cal
 

@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from calibration.base import (CalibratorFileError, NotFittedError, as_labels, as_probabilities, as_weights,
-                              check_header, read_json, write_json)
+                              check_header, fit_spread, read_json, write_json)
 from calibration.franq import (MIN_PER_CONDITION, collapse_warning, log_scores, prediction_spread,
                                stack_mismatches)
 from calibration.isotonic import IsotonicCalibrator
@@ -223,10 +223,7 @@ class ThreeConditionCalibrator:
                     None if part is None else IsotonicCalibrator.from_dict(part, where=f"{where}: '{attr}'"))
         cal.n_samples_ = int(obj.get("n_samples", 0))
         cal.counts_ = obj.get("counts", {})
-        spread = obj.get("fit_spread")
-        if spread is not None and not (isinstance(spread, dict) and {"distinct", "min", "max"} <= set(spread)):
-            raise CalibratorFileError(f"{where}: 'fit_spread' must be an object with 'distinct', 'min', 'max'")
-        cal.fit_spread_ = spread
+        cal.fit_spread_ = fit_spread(obj, where)
         cal.warnings_ = ()
         return cal
 
