@@ -88,5 +88,5 @@ def test_three_condition_fit_needs_claims_scored_by_the_verifier(tmp_path, tiny_
 
     raw = _raw_examples(tmp_path / "train.jsonl", n_repeat=1)
     res = CliRunner().invoke(main, ["fit", "calibrator", str(raw), "-o", str(tmp_path / "c.json"),
-                                    "--three-condition", "--model", str(tiny_lm_path)])
+                                    "--three-condition", "--model", str(tiny_lm_path), "--faithfulness", "combined"])
     assert res.exit_code != 0 and "verifier" in res.output and "Traceback" not in res.output
