@@ -114,7 +114,10 @@ def observe(layout: Layout, setting: str, split: str, *, variant: str = "clean",
         from franq.config import FranqConfig
         from franq.pipeline import Franq
 
-        franq = Franq(FranqConfig.from_dict({"calibration": {"calibrator": "none"}}), lm)
+        # the paper-style tables' stack: combined-v1, the backend of the committed generations
+        # (the report reads them under that name), not the library's default
+        franq = Franq(FranqConfig.from_dict({"calibration": {"calibrator": "none"},
+                                             "faithfulness": {"name": "combined"}}), lm)
         path = cache / f"long-expertqa.{slug(lm.name)}.{slug(franq.faithfulness.name)}.jsonl"
         items = [(long_key(ident, franq.preset("long").stack), ex) for ident, ex, _ in long_items(layout, split, n)]
         known = snapshot(layout, path, fresh=fresh)
