@@ -183,10 +183,32 @@ def check_header(obj: Any, fmt: str, version: int, where: str) -> None:
                                   f"(this franq reads version {version})")
 
 
-def fit_spread(obj: dict, where: str) -> dict | None:
-    """A calibrator file's ``fit_spread`` (the spread of its predictions on its training
-    claims), checked: None or an object with ``distinct``, ``min``, ``max``."""
+
+def calibrator_header(obj: Any, fmt: str, version: int, where: str) -> tuple[dict[str, str], str]:
+    """The fields every FRANQ calibrator file (binary or three-condition) starts with, checked:
+    format and version, ``uq_transform`` "log", ``fitted_for`` (an object of strings) and
+    ``description`` (a string); returns ``(fitted_for, description)``."""
+    check_header(obj, fmt, version, where)
+    if obj.get("uq_transform") != "log":
+        raise CalibratorFileError(f"{where}: 'uq_transform' must be 'log', got {obj.get('uq_transform')!r}")
+    fitted_for = obj.get("fitted_for")
+    if not isinstance(fitted_for, dict) or not all(isinstance(v, str) for v in fitted_for.values()):
+        raise CalibratorFileError(f"{where}: 'fitted_for' must be an object of strings")
+    description = obj.get("description", "")
+    if not isinstance(description, str):
+        raise CalibratorFileError(f"{where}: 'description' must be a string, got {type(description).__name__}")
+    return fitted_for, description
+
+
+def fit_record(obj: dict, where: str) -> tuple[int, dict, dict | None]:
+    """What a calibrator file records of its fit, checked: ``n_samples`` (an integer >= 0),
+    ``counts`` (an object) and ``fit_spread`` (None or an object with ``distinct``, ``min``,
+    ``max``: the spread of its predictions on its training claims)."""
+    n_samples = number(obj, "n_samples", where, 0, integer=True, low=0)
+    counts = obj.get("counts", {})
+    if not isinstance(counts, dict):
+        raise CalibratorFileError(f"{where}: 'counts' must be an object, got {type(counts).__name__}")
     spread = obj.get("fit_spread")
     if spread is not None and not (isinstance(spread, dict) and {"distinct", "min", "max"} <= set(spread)):
         raise CalibratorFileError(f"{where}: 'fit_spread' must be an object with 'distinct', 'min', 'max'")
-    return spread
+    return n_samples, counts, spread

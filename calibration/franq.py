@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 
 from calibration.base import (CalibratorFileError, NotFittedError, as_labels, as_probabilities, as_weights,
-                              check_header, fit_spread, number, read_json, write_json)
+                              calibrator_header, fit_record, number, read_json, write_json)
 from calibration.isotonic import IsotonicCalibrator
 from calibration.metrics import expected_calibration_error
 from calibration.mix import franq_mix
@@ -277,15 +277,7 @@ class FranqCalibrator:
 
     @classmethod
     def from_dict(cls, obj: Any, *, where: str = "calibrator") -> FranqCalibrator:
-        check_header(obj, FORMAT, VERSION, where)
-        if obj.get("uq_transform") != "log":
-            raise CalibratorFileError(f"{where}: 'uq_transform' must be 'log', got {obj.get('uq_transform')!r}")
-        fitted_for = obj.get("fitted_for")
-        if not isinstance(fitted_for, dict) or not all(isinstance(v, str) for v in fitted_for.values()):
-            raise CalibratorFileError(f"{where}: 'fitted_for' must be an object of strings")
-        description = obj.get("description", "")
-        if not isinstance(description, str):
-            raise CalibratorFileError(f"{where}: 'description' must be a string, got {type(description).__name__}")
+        fitted_for, description = calibrator_header(obj, FORMAT, VERSION, where)
         cal = cls(variant=obj.get("variant"), faithful_threshold=number(obj, "faithful_threshold", where, 0.5),
                   fitted_for=fitted_for, description=description,
                   p_faithful_threshold=None if obj.get("p_faithful_threshold") is None
@@ -303,11 +295,7 @@ class FranqCalibrator:
         cal.calibrate_faithfulness = parts["faithfulness"] is not None
         cal.faithfulness_, cal.uq_faith_, cal.uq_unfaith_ = (parts["faithfulness"], parts["uq_faith"],
                                                               parts["uq_unfaith"])
-        cal.n_samples_ = number(obj, "n_samples", where, 0, integer=True, low=0)
-        cal.counts_ = obj.get("counts", {})
-        if not isinstance(cal.counts_, dict):
-            raise CalibratorFileError(f"{where}: 'counts' must be an object, got {type(cal.counts_).__name__}")
-        cal.fit_spread_ = fit_spread(obj, where)
+        cal.n_samples_, cal.counts_, cal.fit_spread_ = fit_record(obj, where)
         cal.warnings_ = ()
         return cal
 

@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from calibration.base import (CalibratorFileError, NotFittedError, as_labels, as_probabilities, as_weights,
-                              check_header, fit_spread, read_json, write_json)
+                              calibrator_header, fit_record, read_json, write_json)
 from calibration.franq import (MIN_PER_CONDITION, collapse_warning, log_scores, prediction_spread,
                                stack_mismatches)
 from calibration.isotonic import IsotonicCalibrator
@@ -204,13 +204,8 @@ class ThreeConditionCalibrator:
 
     @classmethod
     def from_dict(cls, obj: Any, *, where: str = "calibrator") -> ThreeConditionCalibrator:
-        check_header(obj, FORMAT, VERSION, where)
-        if obj.get("uq_transform") != "log":
-            raise CalibratorFileError(f"{where}: 'uq_transform' must be 'log', got {obj.get('uq_transform')!r}")
-        fitted_for = obj.get("fitted_for")
-        if not isinstance(fitted_for, dict) or not all(isinstance(v, str) for v in fitted_for.values()):
-            raise CalibratorFileError(f"{where}: 'fitted_for' must be an object of strings")
-        cal = cls(variant=obj.get("variant"), fitted_for=fitted_for, description=str(obj.get("description", "")))
+        fitted_for, description = calibrator_header(obj, FORMAT, VERSION, where)
+        cal = cls(variant=obj.get("variant"), fitted_for=fitted_for, description=description)
         try:
             cal._validate_options()
         except ValueError as exc:
@@ -221,9 +216,7 @@ class ThreeConditionCalibrator:
                 raise CalibratorFileError(f"{where}: variant {cal.variant!r} needs '{attr}'")
             setattr(cal, attr + "_",
                     None if part is None else IsotonicCalibrator.from_dict(part, where=f"{where}: '{attr}'"))
-        cal.n_samples_ = int(obj.get("n_samples", 0))
-        cal.counts_ = obj.get("counts", {})
-        cal.fit_spread_ = fit_spread(obj, where)
+        cal.n_samples_, cal.counts_, cal.fit_spread_ = fit_record(obj, where)
         cal.warnings_ = ()
         return cal
 

@@ -130,3 +130,24 @@ def test_errors_name_what_is_wrong(tmp_path):
     d.pop("uq_contradicted")
     with pytest.raises(CalibratorFileError, match="uq_contradicted"):
         ThreeConditionCalibrator.from_dict(d)
+
+
+@pytest.mark.parametrize("field, value, message", [
+    ("n_samples", [1, 2], "'n_samples'"),
+    ("n_samples", -3, "'n_samples'"),
+    ("description", {"a": 1}, "'description' must be a string"),
+    ("counts", [1], "'counts' must be an object"),
+    ("fit_spread", "wide", "'fit_spread' must be an object"),
+    ("fitted_for", {"model": 3}, "'fitted_for' must be an object of strings"),
+])
+def test_a_damaged_three_condition_file_is_refused_as_a_binary_one_is(field, value, message):
+    """Both calibrator formats read their shared fields through one checked reader
+    (calibration.base.calibrator_header / fit_record): a hand-edited file is refused, naming
+    the field, never a traceback."""
+    p3, a, b, y, _ = synthetic(200)
+    for cal in (ThreeConditionCalibrator(fitted_for=STACK).fit(*p3.T, a, b, y),
+                FranqCalibrator(fitted_for=STACK).fit(p3[:, 0], a, b, y)):
+        obj = cal.to_dict()
+        obj[field] = value
+        with pytest.raises(CalibratorFileError, match=message):
+            type(cal).from_dict(obj)
