@@ -1,7 +1,7 @@
 """Scoring with a served model (issue 26), against a real llama-cpp-python server on the
 embedded GGUF, on this machine (no GPU here).
 
-    python scripts/bench_served.py --llama-python /work/venv-llama/bin/python \
+    python scripts/bench_served.py --llama-python .venv-llama/bin/python \
         [--input datasets/expertqa-batch50/answers.jsonl] [--agree 20] [--out benchmarks/results/served.md]
 
 1. Agreement: p(c|x,r) and p(c|x) token by token, from the server and from franq's local
