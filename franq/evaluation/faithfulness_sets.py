@@ -85,7 +85,8 @@ def _bacc(y: np.ndarray, p: np.ndarray) -> float:
     return float(np.mean([np.mean(hat[y] == 1), np.mean(hat[~y] == 0)])) if y.any() and (~y).any() else float("nan")
 
 
-def text_scores(name: str, rows: list[dict], config) -> tuple[np.ndarray, float]:
+def text_scorer(name: str, config):
+    """``rows -> (P_faithful, ms per pair)`` of text backend ``name``, built (loaded) once."""
     from franq.lm.load import EMBEDDED_NAME
     from franq.registry import build
 
@@ -93,23 +94,29 @@ def text_scores(name: str, rows: list[dict], config) -> tuple[np.ndarray, float]
         name = EMBEDDED_NAME
 
     backend = build("faithfulness", name, config, Named())
-    pairs = [(r["context"], r["claim"]) for r in rows]
-    t = time.perf_counter()
-    p = np.asarray(backend.predict(pairs), dtype=float)
-    return p, 1000 * (time.perf_counter() - t) / max(1, len(pairs))
+
+    def score(rows: list[dict]) -> tuple[np.ndarray, float]:
+        pairs = [(r["context"], r["claim"]) for r in rows]
+        t = time.perf_counter()
+        p = np.asarray(backend.predict(pairs), dtype=float)
+        return p, 1000 * (time.perf_counter() - t) / max(1, len(pairs))
+    return score
 
 
-def lm_scores(name: str, rows: list[dict], config) -> tuple[np.ndarray, float]:
-    """P_faithful from the pipeline with backend ``name`` (its LM passes included in the time)."""
+def lm_scorer(name: str, config):
+    """``rows -> (P_faithful, ms per pair)`` from the pipeline with backend ``name`` (its LM
+    passes included in the time), the pipeline built once."""
     import franq
 
-    config = config.with_overrides({"faithfulness.name": name}) if hasattr(config, "with_overrides") else config
-    scorer = franq.Franq.from_config(config)
-    examples = [{"question": r["question"] or "Is this true?", "passages": [r["context"][:6000]],
-                 "answer": r["claim"], "claims": [r["claim"]]} for r in rows]
-    t = time.perf_counter()
-    out = [a.claims[0].p_faithful for a in scorer.score_many(examples)]
-    return np.asarray(out, dtype=float), 1000 * (time.perf_counter() - t) / max(1, len(rows))
+    pipeline = franq.Franq.from_config(config.with_overrides({"faithfulness.name": name}))
+
+    def score(rows: list[dict]) -> tuple[np.ndarray, float]:
+        examples = [{"question": r["question"] or "Is this true?", "passages": [r["context"][:6000]],
+                     "answer": r["claim"], "claims": [r["claim"]]} for r in rows]
+        t = time.perf_counter()
+        out = [a.claims[0].p_faithful for a in pipeline.score_many(examples)]
+        return np.asarray(out, dtype=float), 1000 * (time.perf_counter() - t) / max(1, len(rows))
+    return score
 
 
 def run(datasets: Path, dev_dir: Path, *, backends=TEXT_BACKENDS, lm_backends=(), lm_pairs: int = 100,
@@ -126,12 +133,17 @@ def run(datasets: Path, dev_dir: Path, *, backends=TEXT_BACKENDS, lm_backends=()
     config = franq.FranqConfig()
     rows, means = [], {}
     for b in (*backends, *lm_backends):
+        try:
+            score = (text_scorer if b in backends else lm_scorer)(b, config)
+        except Exception as exc:  # noqa: BLE001 - a backend that cannot run here is reported, not fatal
+            rows += [f"| {b} | {s} | - | not run | | | {str(exc).splitlines()[0][:90]} |" for s in sets]
+            continue
         for s, data in sets.items():
             sub = data if b in backends else data[:lm_pairs]
             y = np.array([r["supported"] for r in sub])
             try:
-                p, ms = (text_scores if b in backends else lm_scores)(b, sub, config)
-            except Exception as exc:  # noqa: BLE001 - a backend that cannot run here is reported, not fatal
+                p, ms = score(sub)
+            except Exception as exc:  # noqa: BLE001 - as above, per set
                 rows.append(f"| {b} | {s} | {len(sub)} | not run | | | {str(exc).splitlines()[0][:90]} |")
                 continue
             bacc, auc = _bacc(y, p), float(auroc(p, y.astype(int)))
