@@ -54,3 +54,19 @@ def test_answering_nli_check_can_use_the_verifier(tiny_lm, verifier_dir):
                                     threshold=0.5, mode="short")
     assert result.decision.verify.startswith("nli:verifier:tiny-verifier")
     assert 0.0 <= result.decision.score <= 1.0
+
+
+def test_the_judge_and_the_faithfulness_backend_share_one_copy_of_the_weights(tiny_lm, verifier_dir):
+    config = {"mode": "short", "uq": {"equivalence": "verifier", "n_samples": 3, "max_sample_tokens": 4,
+                                      "short_scoring": "in_policy"},
+              "faithfulness": {"name": "verifier", "verifier": {"model": str(verifier_dir)}},
+              "calibration": {"calibrator": "none"}}
+    franq = make_franq(tiny_lm, config)
+    franq.score("Where is the tower?", PASSAGES, "Paris")  # builds the judge
+    judges = [s for s in vars(franq).values() if isinstance(s, VerifierJudge)]
+    judge = judges[0] if judges else registry.build("equivalence", "verifier", franq.config, franq.lm)
+    assert judge.verifier.model is franq.faithfulness.verifier.model
+    assert judge.verifier.tokenizer is franq.faithfulness.verifier.tokenizer
+    other = Verifier(verifier_dir, dtype=torch.float64)  # another dtype: its own copy
+    assert other.model is not judge.verifier.model
+    assert other.predict([("a b", "a")]).shape == (1, 3)

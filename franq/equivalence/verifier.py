@@ -5,8 +5,9 @@ verifier's entailment probability, the quantity LM-Polygraph takes from DeBERTa-
 paper's judge). Semantic entropy clusters two answers together when they entail each other
 both ways (bidirectional entailment, read from ``[i, j]`` and ``[j, i]``). One model serves
 the faithfulness backend and this judge: the model is ``[equivalence.verifier] model``,
-else ``[faithfulness.verifier] model``, else the shipped one (loaded once for the judge;
-pass a loaded :class:`~franq.verifier.Verifier` to share one with the faithfulness backend).
+else ``[faithfulness.verifier] model``, else the shipped one; when that is the faithfulness
+backend's model, the two share one copy of the weights (:class:`~franq.verifier.Verifier`
+instances of the same files, device and dtype do).
 """
 from __future__ import annotations
 

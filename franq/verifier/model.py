@@ -14,13 +14,15 @@ The format (what ``franq fit verifier`` writes and :class:`Verifier` reads) is a
     CARD.md              the same for people
 
 Input order: ``tokenizer(premise_window, claim)``. Loaded once (local files only, never a
-download), run on CPU or CUDA, pairs de-duplicated, sorted by length and batched under a
+download; every Verifier of the same files, device and dtype in a process shares one copy
+of the weights: the faithfulness backend and the equivalence judge), run on CPU or CUDA, pairs de-duplicated, sorted by length and batched under a
 padded-token budget, so memory is bounded however long the passages are.
 """
 from __future__ import annotations
 
 import json
 import logging
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import resources
@@ -79,6 +81,38 @@ def read_card(directory: Path) -> dict:
     return card
 
 
+class _Loaded:
+    """A tokenizer and model, shared by every :class:`Verifier` of the same files, device and
+    dtype in this process (the faithfulness backend and the equivalence judge: one copy)."""
+
+    def __init__(self, tokenizer, model):
+        self.tokenizer, self.model = tokenizer, model
+
+
+_LOADED: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+
+
+def _load(directory: Path, device: torch.device, dtype: torch.dtype) -> _Loaded:
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    weights = next((directory / f for f in ("model.safetensors", "pytorch_model.bin") if (directory / f).is_file()))
+    stat = weights.stat()
+    key = (str(directory.resolve()), stat.st_mtime_ns, stat.st_size, str(device), str(dtype))
+    loaded = _LOADED.get(key)
+    if loaded is not None:
+        return loaded
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(directory, local_files_only=True)
+        model = AutoModelForSequenceClassification.from_pretrained(directory, local_files_only=True)
+    except OSError as exc:
+        raise ModelNotFoundError(f"verifier: cannot load {directory}: {first_line(exc)}") from None
+    except Exception as exc:  # noqa: BLE001 - transformers raises many types for a broken directory
+        raise checkpoint_error("verifier", directory, exc) from None
+    model.to(device, dtype=dtype).eval()
+    loaded = _LOADED[key] = _Loaded(tokenizer, model)
+    return loaded
+
+
 class Verifier:
     """Load once from a local directory (default: the shipped one); :meth:`predict` scores
     ``(premise, claim)`` pairs, :meth:`verify` scores claims against whole passages.
@@ -89,8 +123,6 @@ class Verifier:
     def __init__(self, path: str | Path | None = None, *, device: str | None = None,
                  max_batch_tokens: int = 8192, window_words: int | None = None,
                  aggregation: str | None = None, relevance: float | None = None, dtype: torch.dtype | None = None):
-        from transformers import AutoModelForSequenceClassification, AutoTokenizer
-
         directory = Path(path) if path is not None else shipped_verifier_dir()
         if not directory.is_dir():
             raise ModelNotFoundError(f"verifier: no directory at {directory}"
@@ -110,19 +142,13 @@ class Verifier:
         from transformers.utils import logging as hf_logging
 
         hf_logging.disable_progress_bar()  # transformers' "Loading weights" bar: franq logs its own line
-        try:
-            self.tokenizer = AutoTokenizer.from_pretrained(directory, local_files_only=True)
-            self.model = AutoModelForSequenceClassification.from_pretrained(directory, local_files_only=True)
-        except OSError as exc:
-            raise ModelNotFoundError(f"verifier: cannot load {directory}: {first_line(exc)}") from None
-        except Exception as exc:  # noqa: BLE001 - transformers raises many types for a broken directory
-            raise checkpoint_error("verifier", directory, exc) from None
+        dtype = dtype or (torch.float16 if self.device.type == "cuda" else torch.float32)
+        self._loaded = _load(directory, self.device, dtype)
+        self.tokenizer, self.model = self._loaded.tokenizer, self._loaded.model
         id2label = {int(k): str(v).lower() for k, v in self.model.config.id2label.items()}
         if sorted(id2label.values()) != sorted(LABELS):
             raise InputError(f"verifier: {directory}/config.json: id2label must name {list(LABELS)}, got {id2label}")
         self.order = [next(i for i, lab in id2label.items() if lab == want) for want in LABELS]
-        dtype = dtype or (torch.float16 if self.device.type == "cuda" else torch.float32)
-        self.model.to(self.device, dtype=dtype).eval()
         positions = int(getattr(self.model.config, "max_position_embeddings", 512))
         self.max_length = min(int(self.card["max_length"]), positions)
         self.max_batch_tokens = max(int(max_batch_tokens), self.max_length)
