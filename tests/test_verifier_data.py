@@ -1,8 +1,10 @@
 """The verifier's training data: windows, SNLI detokenizing, typed corruptions."""
 import random
 
-from franq.fit.verifier_corrupt import Corruptor
-from franq.fit.verifier_data import detok, sentences, window_around, windows
+import pytest
+
+from franq.fit.verifier_corrupt import Corruptor, shorten_subject
+from franq.fit.verifier_data import detok, sentences, synthetic_pairs, window_around, windows
 
 
 def test_windows_cover_every_sentence_with_overlap():
@@ -33,3 +35,70 @@ def test_corruptions_change_one_fact():
     number = c._number("It is 330 metres tall.", None)
     assert number != "It is 330 metres tall." and number.endswith(" metres tall.")
     assert c._number("No digits here.", None) is None
+
+
+class _Doc(list):
+    ents = ()
+
+
+def _nlp(text):
+    return _Doc()
+
+
+def _docs():
+    return [[f"The Garabit Viaduct was built in {1880 + d}.", f"Item {d} is a passage about bridges and rails.",
+             "It spans a deep valley of the Truyere river.", f"Filler sentence number {d} says nothing else.",
+             f"Trains crossed it for {d + 10} years.", "The engineer designed many other bridges too."]
+            for d in range(12)]
+
+
+def test_synthetic_pairs_walk_the_passages_again_until_n_and_add_far_windows():
+    kw = dict(window_words=12, nlp=_nlp, decomposer=None, source="t")
+    one = synthetic_pairs(_docs(), n=1000, corruptor=Corruptor(_nlp, None, random.Random(0)), rng=random.Random(0),
+                          **kw)
+    two = synthetic_pairs(_docs(), n=1000, corruptor=Corruptor(_nlp, None, random.Random(0)), rng=random.Random(0),
+                          passes=2, **kw)
+    assert sum(p["how"] == "sentence" for p in two) > sum(p["how"] == "sentence" for p in one) > 0
+    far = synthetic_pairs(_docs(), n=1000, corruptor=Corruptor(_nlp, None, random.Random(0)), rng=random.Random(1),
+                          far=1.0, **kw)
+    faraway = [p for p in far if p["how"] == "far"]
+    assert faraway and all(p["label"] == 2 and p["claim"] not in p["premise"] for p in faraway)
+    assert not any(p["how"] == "far" for p in one)  # off unless asked
+
+
+def test_shorten_subject_names_the_subject_as_answers_refer_back_to_it():
+    from franq.lm.resources import wordnet_reader
+
+    wn = wordnet_reader()
+    if wn is None:
+        pytest.skip("no WordNet (the wn package)")
+    assert shorten_subject("The Eiffel Tower is a wrought-iron lattice tower.", wn) == \
+        "The tower is a wrought-iron lattice tower."
+    assert shorten_subject("The Garabit Viaduct was built by Eiffel.", wn) == "The viaduct was built by Eiffel."
+    assert shorten_subject("Gustave Eiffel was a French engineer.", wn) is None  # a name, not a noun
+    assert shorten_subject("The tower was built in 1889.", wn) is None  # already short
+    assert shorten_subject("The Eiffel Tower is tall.", None) is None
+
+
+def test_cohyponym_swaps_a_concrete_noun_of_the_predicate_never_the_subject():
+    import spacy
+
+    from claims.atomic import PIPELINES
+    from franq.lm.resources import wordnet_reader
+
+    wn = wordnet_reader()
+    nlp = None
+    for name in PIPELINES:
+        try:
+            nlp = spacy.load(name, exclude=["parser", "lemmatizer"])
+            break
+        except (OSError, ImportError):
+            continue
+    if wn is None or nlp is None:
+        pytest.skip("no WordNet or spaCy pipeline")
+    c = Corruptor(nlp, wn, random.Random(0), cohyponym=True)
+    text = "The tower is made of iron."
+    out = c._cohyponym(text, nlp(text))
+    assert out and out.startswith("The tower is made of ") and out != text
+    assert c._cohyponym("The tower is made of interest.", nlp("The tower is made of interest.")) is None  # abstract
+    assert "cohyponym" in c.kinds and "cohyponym" not in Corruptor(nlp, wn, random.Random(0)).kinds

@@ -215,7 +215,9 @@ def shipped(names, out_dir, in_place, datasets_dir, raw, check, evaluate, list_o
 @click.option("--threads", type=int, default=1, show_default=True, help="CPU threads for torch.")
 @click.option("--base", type=click.Path(exists=True, file_okay=False),
               help="Encoder to start from. Default: all-MiniLM-L6-v2 from its registry package.")
-def verifier(out_dir, manifest, raw, datasets_dir, seed, epochs, batch_size, lr, threads, base):
+@click.option("--name", default="franq-verifier", show_default=True,
+              help="The model's name in its card (results name it verifier:NAME).")
+def verifier(out_dir, manifest, raw, datasets_dir, seed, epochs, batch_size, lr, threads, base, name):
     """Train franq's three-way verifier (supported / contradicted / not mentioned).
 
     Builds the training and dev pairs from the manifest's sources (SNLI, synthetic claims
@@ -232,7 +234,7 @@ def verifier(out_dir, manifest, raw, datasets_dir, seed, epochs, batch_size, lr,
     try:
         card = fit_verifier(raw=raw_data_dir(raw), datasets=Path(datasets_dir), manifest_path=Path(manifest),
                             out=Path(out_dir), seed=seed, epochs=epochs, batch_size=batch_size, lr=lr,
-                            threads=threads, base=base)
+                            threads=threads, base=base, name=name)
     except FranqError as exc:
         fail(exc)
     click.echo((Path(out_dir) / "CARD.md").read_text(encoding="utf-8"))

@@ -96,8 +96,9 @@ def evaluate(model, tokenizer, dev: dict[str, list[dict]], *, max_length: int, w
 
 def fit_verifier(*, raw: Path, datasets: Path, manifest_path: Path, out: Path, seed: int = 0,
                  epochs: float = 1.0, batch_size: int = 32, lr: float = 4e-5, warmup: float = 0.06,
-                 threads: int = 1, base: str | None = None, log_every: int = 50) -> dict:
-    """Train and write the verifier directory ``out``; returns the card."""
+                 threads: int = 1, base: str | None = None, log_every: int = 50, name: str = "franq-verifier") -> dict:
+    """Train and write the verifier directory ``out``; returns the card (``name``: the
+    model's name in it, which results carry as ``verifier:<name>``)."""
     import torch
     from safetensors.torch import save_file
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
@@ -140,7 +141,7 @@ def fit_verifier(*, raw: Path, datasets: Path, manifest_path: Path, out: Path, s
         sched.step()
         opt.zero_grad()
         seen += len(pairs)
-        running.append(float(loss))
+        running.append(float(loss.detach()))
         if (step + 1) % log_every == 0 or step + 1 == steps:
             log.info("step %d/%d loss %.4f  %.1f pairs/s", step + 1, steps, np.mean(running[-log_every:]),
                      seen / (time.time() - t_train))
@@ -152,7 +153,7 @@ def fit_verifier(*, raw: Path, datasets: Path, manifest_path: Path, out: Path, s
               str(out / "model.safetensors"), metadata={"format": "pt"})
     metrics = evaluate(model, tokenizer, data["dev"], max_length=max_length, window_words=window_words)
     card = {
-        "format": "franq-verifier", "version": 1, "labels": list(LABELS),
+        "format": "franq-verifier", "version": 1, "name": name, "labels": list(LABELS),
         "max_length": max_length, "window_words": window_words, "window_overlap_sentences": 1,
         "base_model": manifest.get("base_model", str(base_dir)), "dtype": "float16",
         "data": [{"file": f, "licence": lic, "sha256": sha256(raw / f)} for f, lic in manifest["sources"].items()],

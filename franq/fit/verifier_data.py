@@ -34,7 +34,7 @@ import re
 from collections import defaultdict
 from pathlib import Path
 
-from franq.fit.verifier_corrupt import Corruptor
+from franq.fit.verifier_corrupt import Corruptor, shorten_subject
 
 LABELS = ("supported", "contradicted", "not_mentioned")
 SNLI_LABELS = {"entailment": 0, "contradiction": 1, "neutral": 2}
@@ -106,8 +106,15 @@ def window_around(sents: list[str], k: int, window_words: int, rng: random.Rando
 
 # ----------------------------------------------------------------- builders
 def synthetic_pairs(docs: list[list[str]], *, n: int, window_words: int, nlp, decomposer, corruptor: Corruptor,
-                    rng: random.Random, source: str) -> list[dict]:
-    """``n`` (about) balanced pairs from passages given as lists of sentences."""
+                    rng: random.Random, source: str, shorten: float = 0.0, far: float = 0.0, passes: int = 1) -> list[dict]:
+    """``n`` (about) balanced pairs from passages given as lists of sentences.
+
+    ``shorten``: the share of claims whose capitalised subject is named as answers refer
+    back to it ("The tower is ..."; the claim's supported, contradicted and not-mentioned
+    pairs alike, so the form is no cue). ``far``: the share of not-mentioned pairs read
+    against another window of the same passage (same topic, not this fact: the window that
+    speaks of the engineer, not of the tower's dates). ``passes``: how many times the
+    passages are walked (a sentence each time) before ``n`` is reached."""
     out: list[dict] = []
     by_word = defaultdict(list)
     for d, sents in enumerate(docs):
@@ -115,7 +122,8 @@ def synthetic_pairs(docs: list[list[str]], *, n: int, window_words: int, nlp, de
             by_word[w].append(d)
     order = [d for d, s in enumerate(docs) if s]
     rng.shuffle(order)
-    for d in order:
+    passes = max(1, int(passes))
+    for d in order * passes:  # each pass another random sentence of each passage
         if len(out) >= n:
             break
         sents = docs[d]
@@ -127,6 +135,8 @@ def synthetic_pairs(docs: list[list[str]], *, n: int, window_words: int, nlp, de
         if decomposer is not None and rng.random() < 0.5:
             parts = [c.text for c in decomposer.decompose(sent) if len(c.text.split()) >= 4]
             claim = rng.choice(parts) if parts else sent
+        if shorten and rng.random() < shorten:
+            claim = shorten_subject(claim, corruptor.wn) or claim
         i, j = window_around(sents, k, window_words, rng)
         premise = " ".join(sents[i:j])
         out.append({"premise": premise, "claim": claim, "label": 0, "source": source, "how": "sentence"})
@@ -135,6 +145,13 @@ def synthetic_pairs(docs: list[list[str]], *, n: int, window_words: int, nlp, de
         if bad:
             out.append({"premise": premise, "claim": bad[0], "label": 1, "source": source, "how": bad[1]})
         rest = [s for x, s in enumerate(sents[i:j], i) if x != k and overlap(words(s), words(claim)) < 0.5]
+        away = [x for x in range(len(sents)) if (x < i - 1 or x > j) and overlap(words(sents[x]), words(claim)) < 0.5]
+        if far and away and rng.random() < far:
+            a, b = window_around(sents, rng.choice(away), window_words, rng)
+            if not a <= k < b:
+                out.append({"premise": " ".join(sents[a:b]), "claim": claim, "label": 2, "source": source,
+                            "how": "far"})
+                continue
         if rng.random() < 0.5 and len(rest) >= 1:
             out.append({"premise": " ".join(rest), "claim": claim, "label": 2, "source": source, "how": "removed"})
         else:
@@ -277,7 +294,8 @@ def build(raw: Path, datasets: Path, manifest: dict, *, seed: int = 0) -> dict[s
         except (OSError, ImportError):
             continue
     decomposer = AtomicDecomposer()
-    corruptor = Corruptor(nlp, wordnet_reader(), rng)
+    augment = manifest.get("augment", {})
+    corruptor = Corruptor(nlp, wordnet_reader(), rng, cohyponym=bool(augment.get("cohyponym", False)))
     train: dict[str, list[dict]] = {}
     dev: dict[str, list[dict]] = {}
 
@@ -304,13 +322,23 @@ def build(raw: Path, datasets: Path, manifest: dict, *, seed: int = 0) -> dict[s
                          + [p["text"] for rec in wice_fit for p in rec["passages"]])
     dev_nq_docs = docs_of([r["passage"] for r in nq_dev])
     dev_eqa_docs = docs_of([p["text"] for rec in eqa_test for p in rec["passages"]])
-    kw = dict(window_words=ww, nlp=nlp, decomposer=decomposer, corruptor=corruptor, rng=rng)
-    train["synthetic"] = synthetic_pairs(train_docs, n=caps["synthetic"], source="synthetic", **kw)
-    dev["synthetic-nq"] = synthetic_pairs(dev_nq_docs, n=manifest["dev_pairs"], source="synthetic-nq", **kw)
-    dev["synthetic-expertqa"] = synthetic_pairs(dev_eqa_docs, n=manifest["dev_pairs"],
-                                                source="synthetic-expertqa", **kw)
-    train["nq-qa"] = nq_qa_pairs(nq_train, nlp=nlp, rng=rng, window_words=ww)
-    dev["nq-qa"] = nq_qa_pairs(nq_dev, nlp=nlp, rng=rng, window_words=ww)[: manifest["dev_pairs"]]
+    kw = dict(window_words=ww, nlp=nlp, decomposer=decomposer, corruptor=corruptor)
+
+    shared = manifest.get("rng", "shared") == "shared"  # "shared": one stream for all (how v1 was built)
+
+    def own(name: str) -> random.Random:  # "own": each set its own stream, so a change to one never moves another
+        corruptor.rng = rng if shared else random.Random(f"{seed}:{name}")
+        return corruptor.rng
+    train["synthetic"] = synthetic_pairs(train_docs, n=caps["synthetic"], source="synthetic", rng=own("synthetic"),
+                                         shorten=float(augment.get("shorten_subject", 0.0)),
+                                         far=float(augment.get("far_window", 0.0)),
+                                         passes=int(augment.get("passes", 1)), **kw)
+    dev["synthetic-nq"] = synthetic_pairs(dev_nq_docs, n=manifest["dev_pairs"], source="synthetic-nq",
+                                          rng=own("synthetic-nq"), **kw)
+    dev["synthetic-expertqa"] = synthetic_pairs(dev_eqa_docs, n=manifest["dev_pairs"], source="synthetic-expertqa",
+                                                rng=own("synthetic-expertqa"), **kw)
+    train["nq-qa"] = nq_qa_pairs(nq_train, nlp=nlp, rng=own("nq-qa"), window_words=ww)
+    dev["nq-qa"] = nq_qa_pairs(nq_dev, nlp=nlp, rng=own("nq-qa-dev"), window_words=ww)[: manifest["dev_pairs"]]
     train["expertqa"] = labelled_claims(datasets / "expertqa" / "train.jsonl", "expertqa", ww)
     eqa_dev = labelled_claims(datasets / "expertqa" / "test.jsonl", "expertqa", ww)
     dev["expertqa"] = random.Random(seed).sample(eqa_dev, min(len(eqa_dev), manifest.get("dev_expertqa", 500)))
