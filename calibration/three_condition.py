@@ -19,6 +19,11 @@ Variants:
                present (``condition``), else the argmax of the verifier's P_s, P_c, P_n
 ``soft``       every claim is used for all three fits, weighted by P_s, P_c and P_n
 
+``flat``: conditions whose map ignores the UQ score: the weighted share of true claims of
+that condition (a one-level map). For T_c on few contradicted claims, where the UQ score
+(a claim's summed log-probability) mostly measures the claim's length: an isotonic map on
+long training claims sends every short claim to its top level.
+
 As in the binary calibrator the UQ maps are fitted on ``log(max(p, 1e-300))``. With
 P_c = 0 this is the binary mix with P_faithful = P_s (:func:`calibration.mix.franq_mix3`).
 A leaf module: it never imports ``franq``. The file's format is ``franq-calibrator-3``.
@@ -86,8 +91,9 @@ class ThreeConditionCalibrator:
     """
 
     def __init__(self, *, variant: str = "condition", min_per_condition: int = MIN_PER_CONDITION,
-                 fitted_for: dict[str, str] | None = None, description: str = ""):
+                 fitted_for: dict[str, str] | None = None, description: str = "", flat: tuple[str, ...] = ()):
         self.variant = variant
+        self.flat = tuple(flat)
         self.min_per_condition = min_per_condition
         self.fitted_for = fitted_for
         self.description = description
@@ -95,6 +101,8 @@ class ThreeConditionCalibrator:
     def _validate_options(self) -> None:
         if self.variant not in VARIANTS:
             raise ValueError(f"'variant' must be one of {list(VARIANTS)}, got {self.variant!r}")
+        if any(c not in CONDITIONS for c in self.flat):
+            raise ValueError(f"'flat' must name conditions among {list(CONDITIONS)}, got {list(self.flat)!r}")
         if self.fitted_for is not None and not (isinstance(self.fitted_for, dict) and all(
                 isinstance(k, str) and isinstance(v, str) for k, v in self.fitted_for.items())):
             raise ValueError(f"'fitted_for' must map strings to strings, got {self.fitted_for!r}")
@@ -142,7 +150,8 @@ class ThreeConditionCalibrator:
                 if min(c["true"], c["false"]) == 0:
                     warnings.append(f"{name} condition: all training claims are "
                                     f"{'true' if c['false'] == 0 else 'false'}; its map is constant")
-                setattr(self, attr + "_", IsotonicCalibrator().fit(log_scores(scores[score]), y, wc))
+                x = np.zeros(n) if name in self.flat else log_scores(scores[score])
+                setattr(self, attr + "_", IsotonicCalibrator().fit(x, y, wc))
         self.n_samples_ = n
         fitted = self._predict(p, scores["faith"], scores["unfaith"])[3]
         raw = franq_mix3(p[:, 0], p[:, 1], p[:, 2], scores["faith"], scores["faith"], scores["unfaith"])
@@ -193,7 +202,7 @@ class ThreeConditionCalibrator:
     def to_dict(self) -> dict:
         self._check_fitted()
         out = {"format": FORMAT, "version": VERSION, "variant": self.variant, "fitted_for": self.fitted_for or {},
-               "description": self.description, "uq_transform": "log",
+               "description": self.description, "uq_transform": "log", "flat": list(self.flat),
                "formula": "p_supported * uq_supported(uq_faith) + p_contradicted * uq_contradicted(uq_faith) "
                           "+ p_not_mentioned * uq_not_mentioned(uq_unfaith)"}
         for _, attr, _ in MAPS:
@@ -205,7 +214,10 @@ class ThreeConditionCalibrator:
     @classmethod
     def from_dict(cls, obj: Any, *, where: str = "calibrator") -> ThreeConditionCalibrator:
         fitted_for, description = calibrator_header(obj, FORMAT, VERSION, where)
-        cal = cls(variant=obj.get("variant"), fitted_for=fitted_for, description=description)
+        flat = obj.get("flat", [])
+        if not isinstance(flat, list) or not all(isinstance(c, str) for c in flat):
+            raise CalibratorFileError(f"{where}: 'flat' must be a list of condition names, got {flat!r}")
+        cal = cls(variant=obj.get("variant"), fitted_for=fitted_for, description=description, flat=tuple(flat))
         try:
             cal._validate_options()
         except ValueError as exc:

@@ -151,3 +151,26 @@ def test_a_damaged_three_condition_file_is_refused_as_a_binary_one_is(field, val
         obj[field] = value
         with pytest.raises(CalibratorFileError, match=message):
             type(cal).from_dict(obj)
+
+
+def test_a_flat_condition_map_is_its_share_of_true_claims_whatever_the_score(tmp_path):
+    p3, a, b, y, cond = synthetic()
+    cal = ThreeConditionCalibrator(variant="condition", fitted_for=STACK, flat=("contradicted",)).fit(
+        *p3.T, a, b, y, condition=[("supported", "contradicted", "not_mentioned")[k] for k in cond])
+    share = y[cond == 1].mean()
+    _, t_c, t_n, _ = cal.predict_components(*p3.T, a, b)
+    assert np.allclose(t_c, share) and 0.0 < share < 0.2  # contradicted ones are mostly false
+    assert len(np.unique(t_n)) > 1  # the others still follow their score
+    cal.to_json(tmp_path / "c.json")
+    back = ThreeConditionCalibrator.from_json(tmp_path / "c.json")
+    assert back.flat == ("contradicted",)
+    assert np.array_equal(back.predict(*p3.T, a, b), cal.predict(*p3.T, a, b))
+    with pytest.raises(ValueError, match="'flat'"):
+        ThreeConditionCalibrator(flat=("faithful",)).fit(*p3.T, a, b, y)
+    import json
+
+    obj = json.loads((tmp_path / "c.json").read_text())
+    obj["flat"] = "contradicted"
+    (tmp_path / "bad.json").write_text(json.dumps(obj))
+    with pytest.raises(CalibratorFileError, match="'flat'"):
+        ThreeConditionCalibrator.from_json(tmp_path / "bad.json")

@@ -90,3 +90,17 @@ def test_three_condition_fit_needs_claims_scored_by_the_verifier(tmp_path, tiny_
     res = CliRunner().invoke(main, ["fit", "calibrator", str(raw), "-o", str(tmp_path / "c.json"),
                                     "--three-condition", "--model", str(tiny_lm_path), "--faithfulness", "combined"])
     assert res.exit_code != 0 and "verifier" in res.output and "Traceback" not in res.output
+
+
+def test_fit_calibrator_flat_contradicted_map_from_the_scored_claims(fitted, tmp_path):
+    d, _ = fitted
+    res = CliRunner().invoke(main, ["fit", "calibrator", str(d / "c3.scored.jsonl"), "-o", str(tmp_path / "flat.json"),
+                                    "--three-condition", "--variant", "soft", "--min-per-condition", "2",
+                                    "--flat", "contradicted"])
+    assert res.exit_code == 0, res.output
+    cal = ThreeConditionCalibrator.from_json(tmp_path / "flat.json")
+    assert cal.flat == ("contradicted",) and len(cal.uq_contradicted_.y_thresholds_) == 1
+    assert len(ThreeConditionCalibrator.from_json(d / "c3.json").flat) == 0
+    res = CliRunner().invoke(main, ["fit", "calibrator", str(d / "c3.scored.jsonl"), "-o", str(tmp_path / "b.json"),
+                                    "--flat", "contradicted"])
+    assert res.exit_code != 0 and "--three-condition" in res.output and "Traceback" not in res.output

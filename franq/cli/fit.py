@@ -43,9 +43,12 @@ def fit() -> None:
 @click.option("--three-condition", is_flag=True,
               help="Fit three-condition FRANQ (P_s*T_s + P_c*T_c + P_n*T_n; variant condition, soft or none) on "
                    "claims scored with the 'verifier' faithfulness backend.")
+@click.option("--flat", multiple=True, type=click.Choice(["supported", "contradicted", "not_mentioned"]),
+              help="Three-condition: this condition's map is its share of true claims, whatever the UQ score "
+                   "(repeatable; the shipped long-form calibrator flattens 'contradicted').")
 @stack
 def calibrator(input_path, output, variant, calibrate_faithfulness, xgb_features, min_per_condition,
-               report_path, scored_path, holdout, seed, three_condition, stack: StackFlags):
+               report_path, scored_path, holdout, seed, three_condition, flat, stack: StackFlags):
     """Fit a calibrator on labelled claims.
 
     INPUT_PATH is JSONL: either `franq score` output whose claims carry `is_true` (and
@@ -64,7 +67,8 @@ def calibrator(input_path, output, variant, calibrate_faithfulness, xgb_features
             input_path, output, config=stack.config(calibrator="none"), variant=variant,
             calibrate_faithfulness=calibrate_faithfulness, xgb_features=xgb_features,
             min_per_condition=min_per_condition, report_path=report_path, scored_path=scored_path,
-            holdout=holdout, seed=seed, three_condition=three_condition, echo=lambda msg: click.echo(msg, err=True))
+            holdout=holdout, seed=seed, three_condition=three_condition, flat=tuple(flat),
+            echo=lambda msg: click.echo(msg, err=True))
     except (FranqError, ValueError) as exc:
         raise fail(exc) from None
     click.echo("\n".join(printable(line) for line in format_fit_report(report, output, report_path).split("\n")),

@@ -176,16 +176,18 @@ def fit_franq_calibrator(data: TrainingClaims, *, variant: str = "condition",
 
 
 def fit_three_condition_calibrator(data: TrainingClaims, *, variant: str = "condition", min_per_condition: int = 30,
-                                   description: str = "", conditions=None) -> tuple[ThreeConditionCalibrator, dict]:
+                                   description: str = "", conditions=None, flat: tuple[str, ...] = ()
+                                   ) -> tuple[ThreeConditionCalibrator, dict]:
     """Fit three-condition FRANQ (P_s * T_s + P_c * T_c + P_n * T_n) on claims scored by a
     backend that gives P_contradicted (the verifier). ``conditions``: gold three-way labels
-    per claim (default: from ``is_faithful``, :meth:`TrainingClaims.conditions`)."""
+    per claim (default: from ``is_faithful``, :meth:`TrainingClaims.conditions`); ``flat``:
+    conditions whose map is their share of true claims (no UQ dependence)."""
     if data.p_contradicted is None:
         raise InputError(f"three-condition calibration needs claims scored with P_contradicted and "
                          f"P_not_mentioned; these were scored by {data.stack.get('faithfulness')!r}, which gives "
                          f"P_faithful only: score them with the 'verifier' faithfulness backend")
     cal = ThreeConditionCalibrator(variant=variant, min_per_condition=min_per_condition, fitted_for=data.stack,
-                                   description=description)
+                                   description=description, flat=flat)
     t0 = time.perf_counter()
     cal.fit(data.p_faithful, data.p_contradicted, data.p_not_mentioned, data.uq_faith, data.uq_unfaith,
             data.is_true, condition=data.conditions() if conditions is None else conditions)
@@ -261,6 +263,7 @@ def fit_calibrator_file(input_path: str, output: str, *, config=None, variant: s
                         calibrate_faithfulness: bool = False, xgb_features: str | None = None,
                         min_per_condition: int = 30, report_path: str | None = None, scored_path: str | None = None,
                         holdout: float | None = None, seed: int = 0, three_condition: bool = False,
+                        flat: tuple[str, ...] = (),
                         echo=print) -> tuple[dict, str]:
     """``franq fit calibrator``: fit on ``input_path`` and write the calibrator to ``output``
     and its fit report (returned, with the report's path). The input is ``franq score``
@@ -284,6 +287,8 @@ def fit_calibrator_file(input_path: str, output: str, *, config=None, variant: s
         first_obj = json.loads(first)
     except ValueError as exc:
         raise InputError(f"{input_path} line 1: not valid JSON ({exc})") from None
+    if flat and not three_condition:
+        raise InputError("--flat applies to three-condition calibrators: add --three-condition")
     if three_condition and (xgb_features or calibrate_faithfulness or variant == "calibrated"):
         raise InputError("--three-condition fits variant condition, soft or none, without --xgboost or "
                          "--calibrate-faithfulness")
@@ -308,7 +313,8 @@ def fit_calibrator_file(input_path: str, output: str, *, config=None, variant: s
             raise InputError(f"--output: XGBoost models are saved as JSON, the name must end in .json: {output}")
         cal, report = fit_xgboost(data, features=xgb_features)
     elif three_condition:
-        cal, report = fit_three_condition_calibrator(data, variant=variant, min_per_condition=min_per_condition)
+        cal, report = fit_three_condition_calibrator(data, variant=variant, min_per_condition=min_per_condition,
+                                                     flat=flat)
     else:
         cal, report = fit_franq_calibrator(data, variant=variant, calibrate_faithfulness=calibrate_faithfulness,
                                            min_per_condition=min_per_condition)

@@ -18,6 +18,7 @@ from franq.errors import InputError
 from franq.fit import shipped_calibrators as cals
 from franq.fit import shipped_probes as probes
 from franq.fit import shipped_verifier as verifier
+from franq.fit import verifier_eval
 
 
 @dataclass(frozen=True)
@@ -70,11 +71,13 @@ WITH_VERIFIER: tuple[Shipped, ...] = (
     Shipped(verifier.LONG_NAME, verifier.long_verifier_calibrator,
             "three-condition (condition variant) on the is_true-labelled claims of the 120-answer ExpertQA sample; "
             "UQ values from datasets/generations/long-expertqa.*, P_s/P_c/P_n from the shipped verifier",
-            model_passes="the verifier over every claim's passage windows (no causal-LM pass)"),
+            model_passes="the verifier over every claim's passage windows (no causal-LM pass)",
+            evaluate=lambda datasets, path: verifier_eval.evaluate_long(datasets, path)),
     Shipped(verifier.SHORT_NAME, verifier.short_verifier_calibrator,
             "three-condition (soft variant) on the attempted greedy answers of 300 nq-open train questions; the short "
             "preset on the samples in datasets/generations/short-nq-open.*, the shipped verifier",
-            model_passes="the verifier over (question + answer) and each answer's passage windows"),
+            model_passes="the verifier over (question + answer) and each answer's passage windows",
+            evaluate=lambda datasets, path: verifier_eval.evaluate_short(datasets, path)),
 )
 """The three-condition calibrators of the shipped verifier (``franq/data/verifier``): listed
 with the other fitted files once that verifier is shipped."""

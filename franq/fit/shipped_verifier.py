@@ -93,18 +93,31 @@ CONTRADICTED = "long-expertqa-contradicted.embedded-SmolLM2-135M-Instruct.Q4-1.j
 scored by ``franq score`` with the embedded model (committed in datasets/generations)."""
 
 
-def contradicted_lines(datasets: Path, backend) -> list:
-    """The committed scored contradicted answers with ``backend``'s conditions."""
+TEST_CONTRADICTED = "long-expertqa-test-contradicted.embedded-SmolLM2-135M-Instruct.Q4-1.jsonl.gz"
+"""The same for the ExpertQA rand_test answers (held out: the calibrators' check, never fitted on)."""
+
+
+def contradicted_lines(datasets: Path, backend, name: str = CONTRADICTED) -> list:
+    """The committed scored contradicted answers (``name`` in datasets/generations) with
+    ``backend``'s conditions."""
     import gzip
 
     from franq.results import read_results
 
-    with gzip.open(datasets / "generations" / CONTRADICTED, "rt", encoding="utf-8") as f:
+    with gzip.open(datasets / "generations" / name, "rt", encoding="utf-8") as f:
         lines = list(read_results(f, with_input=True))
     return with_conditions(lines, [line.example.passages for line in lines], backend)
 
 
-def long_verifier_calibrator(datasets: Path, out: Path, raw=None, *, verifier: str | Path | None = None) -> Path:
+LONG_FLAT = ("contradicted",)
+"""The long calibrator's T_c is the share of true contradicted claims, not a map of UQ_faith:
+on the training claims UQ_faith (a summed log-probability) mostly measures length, and an
+isotonic map of long ExpertQA claims sent every short contradicted claim to its top level
+(benchmarks/results/verdicts.md)."""
+
+
+def long_verifier_calibrator(datasets: Path, out: Path, raw=None, *, verifier: str | Path | None = None,
+                             flat: tuple[str, ...] = LONG_FLAT) -> Path:
     from franq.fit.calibrator import fit_three_condition_calibrator, training_claims
 
     backend = verifier_backend(verifier)
@@ -120,14 +133,20 @@ def long_verifier_calibrator(datasets: Path, out: Path, raw=None, *, verifier: s
              f"contradicted); UQ values from datasets/generations/long-expertqa.* and {CONTRADICTED}, P_s/P_c/P_n from "
              f"{backend.name}")
     try:
-        cal, _ = fit_three_condition_calibrator(data, variant="condition", conditions=conditions, description=(
-            f"three-condition long-form calibrator (condition variant): {about}"))
+        cal, _ = fit_three_condition_calibrator(data, variant="condition", conditions=conditions, flat=flat,
+                                                description=f"three-condition long-form calibrator (condition "
+                                                            f"variant{_flat(flat)}): {about}")
     except ValueError as exc:  # a condition with no claim at all: every claim weighted by P_s, P_c, P_n instead
-        cal, _ = fit_three_condition_calibrator(data, variant="soft", description=(
-            f"three-condition long-form calibrator (soft variant: the condition split failed: {exc}): {about}"))
+        cal, _ = fit_three_condition_calibrator(data, variant="soft", flat=flat, description=(
+            f"three-condition long-form calibrator (soft variant{_flat(flat)}: the condition split failed: {exc}): "
+            f"{about}"))
     path = out / LONG_NAME
     cal.to_json(path)
     return path
+
+
+def _flat(flat) -> str:
+    return f"; flat map (share of true claims) for {', '.join(flat)}" if flat else ""
 
 
 def report_split(data) -> str:

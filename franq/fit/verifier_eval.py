@@ -33,27 +33,47 @@ def map_floors(cal) -> dict[str, float]:
     return out
 
 
-def evaluate_long(datasets: Path, path: Path, verifier=None) -> str:
+def evaluate_long(datasets: Path, path: Path, verifier=None, *, backend=None) -> str:
+    """AUROCs on the ExpertQA rand_test claims, alone and with the held-out contradicted
+    test answers (:data:`~franq.fit.shipped_verifier.TEST_CONTRADICTED`, when committed):
+    how many contradicted claims get P(true) < 0.5 and true claims >= 0.5."""
     from calibration.three_condition import ThreeConditionCalibrator
     from franq.fit.calibrator import training_claims
-    from franq.fit.shipped_verifier import long_verifier_lines, verifier_backend
+    from franq.fit.shipped_verifier import (TEST_CONTRADICTED, contradicted_lines, long_verifier_lines,
+                                            verifier_backend)
 
+    backend = backend or verifier_backend(verifier)
     test = [json.loads(x) for x in open(datasets / "expertqa" / "test.jsonl", encoding="utf-8")]
-    data = training_claims(long_verifier_lines(datasets, verifier_backend(verifier), test))
+    real = training_claims(long_verifier_lines(datasets, backend, test))
+    sets = [("ExpertQA rand_test claims", real)]
+    if (datasets / "generations" / TEST_CONTRADICTED).is_file():
+        contra = training_claims(contradicted_lines(datasets, backend, TEST_CONTRADICTED))
+        sets.append(("the same + its contradicted answers", training_claims(
+            long_verifier_lines(datasets, backend, test) + contradicted_lines(datasets, backend, TEST_CONTRADICTED))))
+    else:
+        contra = None
     cal = ThreeConditionCalibrator.from_json(path)
-    p_s, p_c, p_n, a, b, y = (data.p_faithful, data.p_contradicted, data.p_not_mentioned, data.uq_faith,
-                              data.uq_unfaith, data.is_true)
-    calibrated = cal.predict(p_s, p_c, p_n, a, b)
-    raw3 = p_s * a + p_c * a + p_n * b
-    raw2 = p_s * a + (1 - p_s) * b
+    lines = [f"{path.name}; verifier {backend.name}", "",
+             "| claims | n (false) | calibrated | raw 3-cond. mix | raw binary mix | P_s alone | 1 - P_c alone | "
+             "true with P(true) >= 0.5 | false with P(true) < 0.5 |", "|---|---|---|---|---|---|---|---|---|"]
+    for name, data in sets:
+        p_s, p_c, p_n, a, b, y = (data.p_faithful, data.p_contradicted, data.p_not_mentioned, data.uq_faith,
+                                  data.uq_unfaith, data.is_true)
+        calibrated = cal.predict(p_s, p_c, p_n, a, b)
+        raw3 = p_s * a + p_c * a + p_n * b
+        raw2 = p_s * a + (1 - p_s) * b
+        lines.append(f"| {name} | {len(y)} ({int((1 - y).sum())}) | {_auc(calibrated, y)} | {_auc(raw3, y)} | "
+                     f"{_auc(raw2, y)} | {_auc(p_s, y)} | {_auc(1 - p_c, y)} | "
+                     f"{int((calibrated[y == 1] >= 0.5).sum())} of {int(y.sum())} | "
+                     f"{int((calibrated[y == 0] < 0.5).sum())} of {int((1 - y).sum())} |")
+    if contra is not None:
+        c = cal.predict(contra.p_faithful, contra.p_contradicted, contra.p_not_mentioned, contra.uq_faith,
+                        contra.uq_unfaith)
+        lines += ["", f"The {len(c)} contradicted claims alone: P(true) < 0.5 for {int((c < 0.5).sum())}; "
+                  f"median P(true) {np.median(c):.3f}; the verifier's P_c is the largest of the three for "
+                  f"{int((contra.p_contradicted > np.maximum(contra.p_faithful, contra.p_not_mentioned)).sum())}."]
     floors = ", ".join(f"{k} {v:.3f}" for k, v in map_floors(cal).items())
-    return "\n".join([
-        f"ExpertQA rand_test, {len(y)} claims labelled is_true ({int((1 - y).sum())} false); {path.name}",
-        "", "| P(true) | AUROC |", "|---|---|",
-        f"| calibrated (three conditions) | {_auc(calibrated, y)} |",
-        f"| raw three-condition mix | {_auc(raw3, y)} |", f"| raw binary mix (P_faithful = P_s) | {_auc(raw2, y)} |",
-        f"| P_s alone | {_auc(p_s, y)} |", f"| 1 - P_c alone | {_auc(1 - p_c, y)} |",
-        "", f"Map floors (lowest calibrated value): {floors}.", ""])
+    return "\n".join([*lines, "", f"Map floors (lowest calibrated value): {floors}.", ""])
 
 
 def evaluate_short(datasets: Path, path: Path, verifier=None, *, n: int = 200) -> str:
