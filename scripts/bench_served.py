@@ -14,6 +14,11 @@ embedded GGUF, on this machine (no GPU here).
 3. Overhead per answer beyond the server's compute: franq's wall time minus the time it
    was blocked on the server (1 in flight), and the HTTP round trip of an empty request.
 One torch thread; the server has one thread too. The CPU is shared: read the ratios.
+
+    python scripts/bench_served.py --llama-python .venv-llama/bin/python --record tests/fixtures/served/llama-cpp-python.json
+
+records the real server's replies to franq's requests (trimmed) as the fixture the fake
+llama-cpp-python server of tests/test_served.py is checked against.
 """
 from __future__ import annotations
 
@@ -60,6 +65,83 @@ def agreement(served, local, examples) -> dict:
             "spearman_answer_means": float(spearmanr(g_mean, w_mean).statistic)}
 
 
+def record_fixture(url: str, local, path: str, version: str) -> None:
+    """The real server's replies to the requests franq sends, trimmed, as a test fixture."""
+    import httpx
+
+    tok = local.tokenizer
+
+    def post(route, payload):
+        r = httpx.post(url + route, json=payload, timeout=600)
+        r.raise_for_status()
+        return r.json()
+
+    def trim(body):
+        body = {**body, "id": "cmpl-" + body["id"][-4:], "created": 1, "model": Path(body["model"]).name}
+        return body
+
+    def decode(ids):
+        return tok.decode(ids, skip_special_tokens=False)
+
+    def item(prompt_ids, answer_ids):
+        return {"prompt_ids": prompt_ids, "answer_ids": answer_ids, "prompt_text": decode(prompt_ids),
+                "answer_text": decode(answer_ids)}
+
+    def echo(text):
+        return {"prompt": text, "echo": True, "logprobs": 1, "max_tokens": 1, "temperature": 0.0}
+
+    def lp_local(prompt_ids, answer_ids):
+        return [round(float(x), 4) for x in local.continuation_logprobs([(prompt_ids, answer_ids)])[0]]
+
+    models = httpx.get(url + "/v1/models").json()
+    models["data"][0]["id"] = Path(models["data"][0]["id"]).name
+    probe = "Paris is the capital"
+    fx = {"source": f"recorded from llama-cpp-python {version}'s server (python -m llama_cpp.server --model "
+                    f"SmolLM2-135M-Instruct.Q4_1.gguf --logits_all true --n_threads 1) by scripts/bench_served.py "
+                    f"--record; ids and pieces are the embedded tokenizer's; reply ids shortened, the model path "
+                    f"cut to its name",
+          "info": {"/v1/models": models},
+          "setup": {"bos_token": tok.bos_token, "bos_token_id": tok.bos_token_id,
+                    "tokenize": {"request": {"method": "POST", "path": "/extras/tokenize", "payload": {"input": probe}},
+                                 "response": post("/extras/tokenize", {"input": probe})},
+                    "encode": {probe: tok.encode(probe, add_special_tokens=False)}}}
+    chat = tok.apply_chat_template([{"role": "user", "content": "What is the capital of France?"}],
+                                   add_generation_prompt=True, tokenize=False)
+    it = item(tok.encode(chat, add_special_tokens=False), tok.encode("Paris is the capital.", add_special_tokens=False))
+    payload = echo(it["prompt_text"] + it["answer_text"])
+    resp = trim(post("/v1/completions", payload))
+    lp, n = resp["choices"][0]["logprobs"], len(it["answer_ids"])
+    end = len(lp["tokens"]) - resp["usage"]["completion_tokens"]
+    fx["score"] = {"item": it, "request": {"method": "POST", "path": "/v1/completions", "payload": payload},
+                   "response": resp, "logprobs": lp["token_logprobs"][end - n:end],
+                   "local_float32_logprobs": lp_local(it["prompt_ids"], it["answer_ids"])}
+    bare = item(tok.encode("Paris is", add_special_tokens=False), tok.encode(" the capital", add_special_tokens=False))
+    text = bare["prompt_text"] + bare["answer_text"]
+    fx["no_bos"] = {
+        "note": "a prompt that does not start with BOS: entry i carries the scores at position i (the distribution "
+                "of token i + 1) and the generated token is dropped; with the BOS text in front (what franq sends) "
+                "the entries are the tokens' own log-probabilities",
+        "item": bare,
+        "unaligned": {"payload": echo(text), "response": trim(post("/v1/completions", echo(text)))},
+        "aligned": {"payload": echo(tok.bos_token + text), "response": trim(post("/v1/completions",
+                                                                                 echo(tok.bos_token + text)))},
+        "local_float32_logprobs": lp_local([tok.bos_token_id, *bare["prompt_ids"]], bare["answer_ids"])}
+    params = {"n": 2, "temperature": 1.0, "top_p": 1.0, "top_k": 0, "max_tokens": 4, "seed": 7}
+    reqs = [{"method": "POST", "path": "/v1/completions",
+             "payload": {"prompt": it["prompt_text"], "max_tokens": 4, "temperature": 1.0, "top_p": 1.0, "top_k": 0,
+                         "min_p": 0.0, "repeat_penalty": 1.0, "logprobs": 1, "seed": 7 + i}} for i in range(2)]
+    resps = [trim(post(r["path"], r["payload"])) for r in reqs]
+    fx["sample"] = {"params": params, "requests": reqs, "responses": resps,
+                    "draws": [{"text": c["text"], "logprobs": c["logprobs"]["token_logprobs"], "ids": None,
+                               "finish": "length" if c["finish_reason"] == "length" else "eos"}
+                              for c in (r["choices"][0] for r in resps)]}
+    answer_ids = sorted({i for blk in (it, bare) for i in blk["answer_ids"]})
+    fx["setup"]["pieces"] = {str(i): tok.decode([i], skip_special_tokens=False, clean_up_tokenization_spaces=False)
+                             for i in answer_ids}
+    Path(path).write_text(json.dumps(fx, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    print("wrote", path)
+
+
 def timed(franq, path: Path, tmp: Path, tag: str) -> float:
     out = tmp / f"{tag}-{time.monotonic_ns()}.jsonl"
     t = time.perf_counter()
@@ -75,8 +157,17 @@ def main() -> None:
     ap.add_argument("--n", type=int, default=50)
     ap.add_argument("--agree", type=int, default=20)
     ap.add_argument("--out", default="benchmarks/results/served.md")
+    ap.add_argument("--record", metavar="FIXTURE", help="record the real replies as a test fixture, then stop")
     a = ap.parse_args()
     configure_threads(1)
+    if a.record:
+        import subprocess
+
+        version = subprocess.run([a.llama_python, "-c", "import llama_cpp; print(llama_cpp.__version__)"],
+                                 capture_output=True, text=True, check=True).stdout.strip()
+        with LlamaServer(a.llama_python, embedded_gguf_path()) as url:
+            record_fixture(url, CausalLM.load(device="cpu"), a.record, version)
+        return
     lines = Path(a.input).read_text(encoding="utf-8").splitlines()[:a.n]
     tmp = Path(tempfile.mkdtemp(prefix="bench-served-"))
     src = tmp / "in.jsonl"

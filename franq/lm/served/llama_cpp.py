@@ -48,26 +48,27 @@ class LlamaCpp(Engine):
         self._piece = None
 
     def setup(self, client, tokenizer) -> None:
-        """Learn the BOS token (the local tokenizer's) and whether the server adds it itself."""
+        """Learn the BOS token (the local tokenizer's) and whether the server adds one itself
+        (``/extras/tokenize`` of a short text: the local tokens with one more in front)."""
         self.bos_id = tokenizer.bos_token_id
         self.bos_text = tokenizer.bos_token if self.bos_id is not None else None
         self._piece = lambda i: tokenizer.decode([i], skip_special_tokens=False, clean_up_tokenization_spaces=False)
         reply, _ = client.try_post(Request("POST", "/extras/tokenize", {**self._model(), "input": PROBE_TEXT}))
         got = reply.get("tokens") if isinstance(reply, dict) else None
         local = tokenizer.encode(PROBE_TEXT, add_special_tokens=False)
-        self.adds_bos = bool(got) and self.bos_id is not None and list(got) == [self.bos_id, *local]
+        self.adds_bos = isinstance(got, list) and len(got) == len(local) + 1 and got[1:] == local
         if self.bos_text is None and not self.adds_bos:
             self.no_bos = ("the tokenizer names no BOS token and the server adds none, so its echo log-probabilities "
                            "would be one token off (llama-cpp-python reads token i's from position i of a prompt "
-                           "that starts with BOS)")
+                           "that starts with BOS); set [model] tokenizer to one that names the model's BOS token")
 
     def _prompt(self, text: str) -> tuple[str, int]:
-        """The text to send, and the tokens it gains (+1) or loses (-1) against the local ids."""
+        """The text to send, and the tokens the server reads more (+1) than the local ids."""
         bos = self.bos_text
+        if self.adds_bos:
+            return (text[len(bos):], 0) if bos and text.startswith(bos) else (text, 1)
         if bos is None:
             return text, 0
-        if self.adds_bos:
-            return (text[len(bos):], 0) if text.startswith(bos) else (text, 1)
         return (text, 0) if text.startswith(bos) else (bos + text, 1)
 
     def score_request(self, item: ScoreItem) -> Request:
