@@ -53,7 +53,7 @@ BASE = {"faithfulness": {"name": "lexical"}, "calibration": {"calibrator": "none
 def agreement(served, local, examples) -> dict:
     from scipy.stats import spearmanr
 
-    from franq.lm.served.client import ServedModelError
+    from franq.lm.served.client import ServedModelError, ServerUnavailable
 
     diffs, g_all, w_all, g_mean, w_mean, refused = [], [], [], [], [], []
     for k, ex in enumerate(examples):
@@ -62,6 +62,8 @@ def agreement(served, local, examples) -> dict:
                  (local.closed_book_prompt(ex.question).ids, ids)]
         try:
             got = served.continuation_logprobs(items)
+        except ServerUnavailable:
+            raise
         except ServedModelError as exc:  # the server's tokenizer splits the answer otherwise: say so, count it
             refused.append(f"{'the bundled example' if k == 0 else f'answer on line {k}'}: {exc}")
             print("refused:", exc, flush=True)
@@ -215,7 +217,8 @@ def main() -> None:
     started = time.perf_counter()
 
     def served_franq(url, in_flight):
-        cfg = FranqConfig.from_dict({**BASE, "model": {"server": url, "tokenizer": "embedded", "in_flight": in_flight}})
+        cfg = FranqConfig.from_dict({**BASE, "model": {"server": url, "tokenizer": "embedded", "in_flight": in_flight,
+                                                       "timeout": 1800}})
         return Franq(cfg, connect(cfg.model))
 
     control = None
