@@ -4,7 +4,10 @@ served pass can be compared with the local one exactly). They run as an
 :class:`httpx.MockTransport`: no socket, no network. ``die_after`` makes the server go
 away (connection refused) after that many POSTs; ``fail_first`` answers that many
 requests with ``fail_status`` first; ``no_prompt_logprobs`` refuses the prompt
-log-probability parameter as a server without it does."""
+log-probability parameter as a server without it does.
+
+:class:`PinnedTokenizer` and :class:`PinnedClient` replay the recorded start-up of a real
+server (its ``setup`` block) for the adapter tests, without the real tokenizer."""
 from __future__ import annotations
 
 import asyncio
@@ -23,8 +26,12 @@ def fixture(kind: str) -> dict:
 
 class FakeServer:
     def __init__(self, kind: str, lm, *, die_after: int | None = None, fail_first: int = 0, fail_status: int = 503,
-                 no_prompt_logprobs: bool = False):
+                 no_prompt_logprobs: bool = False, adds_bos: bool = False):
         self.kind, self.lm = kind, lm
+        self.bos_id = lm.tokenizer.convert_tokens_to_ids("<|im_start|>")
+        """llama-cpp-python: the GGUF's BOS token (SmolLM2's is <|im_start|>, which starts its chat prompts)."""
+        self.adds_bos = adds_bos
+        """llama-cpp-python: the GGUF says add_bos_token (the server puts BOS before every prompt)."""
         self.die_after, self.fail_first, self.fail_status = die_after, fail_first, fail_status
         self.no_prompt_logprobs = no_prompt_logprobs
         self.info = fixture(kind).get("info", {})
@@ -137,26 +144,74 @@ class FakeServer:
             "tokens": [{"id": i, "text": self._piece(i), "logprob": lp, "special": False} for i, lp in zip(tok, lps)]}}
 
     def _llama_cpp_python(self, path, body):
+        """As llama-cpp-python 0.3's server answers (llama.py ``_create_completion``; the real
+        replies are pinned in the fixture): the echo entries are the prompt's tokens with a
+        leading BOS dropped and every other BOS skipped, then the generated one; entry i's
+        log-probability is read at position i of the prompt *with* its BOS, so without a
+        leading BOS every entry is one token off and the generated token falls out."""
+        bos = self.bos_id
+        if path == "/extras/tokenize":
+            return {"tokens": ([bos] if self.adds_bos else []) + self.lm.encode(body["input"])}
         prompt = body["prompt"]
-        ids = self.lm.encode(prompt)
+        ids = ([bos] if self.adds_bos else []) + self.lm.encode(prompt)
         if body.get("echo"):
             if self.no_prompt_logprobs:
                 raise _Reply(500, {"error": "logits_all must be True to return prompt logprobs"})
-            nxt = int(self.lm.next_token_logprobs([ids], list(range(len(self.lm.tokenizer))))[0].argmax())
-            full = ids + [nxt]
-            lps = [None] + self._lps(full, 1)
-            pieces = [self._piece(i) for i in full]
-            offsets = [sum(len(x) for x in pieces[:t]) for t in range(len(full))]
-            return {"id": "cmpl-1", "object": "text_completion", "model": "m.gguf", "choices": [
-                {"index": 0, "text": prompt + pieces[-1], "finish_reason": "length", "logprobs": {
-                    "tokens": pieces, "text_offset": offsets, "token_logprobs": lps,
-                    "top_logprobs": [None] + [{pieces[t]: lps[t]} for t in range(1, len(full))]}}]}
+            eos = self.lm.tokenizer.eos_token_id
+            gen = int(self.lm.next_token_logprobs([ids], list(range(len(self.lm.tokenizer))))[0].argmax())
+            made = [] if gen == eos else [gen]
+            if ids[0] == bos:  # entry i = token i + 1, read at position i: its own log-probability
+                tokens = ids[1:] + made
+                lps = self._lps(ids + made, 1)
+            else:  # entry i = token i, read at position i (the next token's distribution)
+                tokens = ids
+                lps = [float(self.lm.next_token_logprobs([ids[:t + 1]], [ids[t]])[0, 0]) for t in range(len(ids))]
+            keep = [t for t, i in enumerate(tokens) if i != bos]
+            pieces = [self._piece(tokens[t]) for t in keep]
+            offsets = [len(self.lm.tokenizer.decode(tokens[:t], skip_special_tokens=True)) for t in keep]
+            lps = [None] + [lps[t] for t in keep[1:]]
+            return {"id": "cmpl-1", "object": "text_completion", "created": 1, "model": "m.gguf", "choices": [
+                {"text": prompt + "".join(self._piece(i) for i in made), "index": 0, "logprobs": {
+                    "text_offset": offsets, "token_logprobs": lps, "tokens": pieces,
+                    "top_logprobs": [None] + [{p: lp} for p, lp in zip(pieces[1:], lps[1:])]},
+                 "finish_reason": "length" if made else "stop"}],
+                "usage": {"prompt_tokens": len(ids), "completion_tokens": len(made), "total_tokens": len(ids) + len(made)}}
         tok, lps, text, stop = self._draws(ids, 1, body["temperature"], body["max_tokens"], body.get("seed"))[0]
         pieces = [self._piece(i) for i in tok]
-        return {"id": "cmpl-2", "object": "text_completion", "model": "m.gguf", "choices": [
-            {"index": 0, "text": text, "finish_reason": "length" if stop == "length" else "stop",
-             "logprobs": {"tokens": pieces, "text_offset": [sum(len(x) for x in pieces[:t]) for t in range(len(tok))],
-                          "token_logprobs": list(lps), "top_logprobs": [{x: lp} for x, lp in zip(pieces, lps)]}}]}
+        return {"id": "cmpl-2", "object": "text_completion", "created": 1, "model": "m.gguf", "choices": [
+            {"text": text, "index": 0, "logprobs": {
+                "text_offset": [len(prompt) + sum(len(x) for x in pieces[:t]) for t in range(len(tok))],
+                "token_logprobs": list(lps), "tokens": pieces, "top_logprobs": [{x: lp} for x, lp in zip(pieces, lps)]},
+             "finish_reason": "length" if stop == "length" else "stop"}],
+            "usage": {"prompt_tokens": len(ids), "completion_tokens": len(tok), "total_tokens": len(ids) + len(tok)}}
+
+
+class PinnedTokenizer:
+    """The few tokenizer answers an adapter's ``setup`` and checks ask, from a fixture's ``setup`` block."""
+
+    def __init__(self, setup: dict):
+        self.bos_token, self.bos_token_id = setup["bos_token"], setup["bos_token_id"]
+        self._encode, self._pieces = setup["encode"], setup["pieces"]
+
+    def encode(self, text, add_special_tokens=False):
+        return list(self._encode[text])
+
+    def decode(self, ids, **_):
+        return "".join(self._pieces[str(i)] for i in ids)
+
+
+class PinnedClient:
+    """Answers the fixture's pinned requests with its pinned replies."""
+
+    def __init__(self, *pinned: dict):
+        self.pinned = pinned
+
+    def try_post(self, request):
+        for p in self.pinned:
+            if (request.method, request.path, request.payload) == (p["request"]["method"], p["request"]["path"],
+                                                                   p["request"]["payload"]):
+                return p["response"], None
+        return None, f"no pinned reply to {request.path}"
 
 
 class _Reply(Exception):

@@ -1,7 +1,8 @@
 """Scoring with a served model (franq.lm.served), without network: the engine adapters
 against the request / response shapes pinned in tests/fixtures/served, and the whole
 pipeline against a fake server per protocol whose numbers come from the in-process tiny
-model (so the served passes must equal the local ones)."""
+model (so the served passes must equal the local ones). The tiny model's tokenizer names
+<|im_start|> its BOS token, as SmolLM2's GGUF does (llama-cpp-python's echo needs one)."""
 from __future__ import annotations
 
 import json
@@ -15,11 +16,32 @@ from franq.lm.served.base import ScoreItem, SampleParams
 from franq.lm.served.client import Request, ServerClient, ServerUnavailable
 from franq.lm.served.model import WhiteBoxError
 from tests.conftest import franq_config, make_franq
-from tests.served_fakes import KINDS, FakeServer, fixture
+from tests.served_fakes import KINDS, FakeServer, PinnedClient, PinnedTokenizer, fixture
 
 QUESTION = "What is the capital of France?"
 PASSAGES = ["Paris is the capital of France.", "The Eiffel Tower is in Paris."]
 ANSWER = "Paris is the capital of France. The tower was built by Gustave Eiffel."
+
+
+@pytest.fixture(scope="module")
+def bos_lm_path(tiny_lm_path, tmp_path_factory):
+    import shutil
+
+    from transformers import AutoTokenizer
+
+    path = tmp_path_factory.mktemp("tiny-bos") / "lm"
+    shutil.copytree(tiny_lm_path, path)
+    tok = AutoTokenizer.from_pretrained(path)
+    tok.add_special_tokens({"bos_token": "<|im_start|>"})  # named, not added by encode: SmolLM2's setup
+    tok.save_pretrained(path)
+    return path
+
+
+@pytest.fixture(scope="module")
+def bos_lm(bos_lm_path):
+    from franq.lm import CausalLM
+
+    return CausalLM.load(str(bos_lm_path), device="cpu")
 
 
 def served_config(path, kind, **more):
@@ -36,6 +58,8 @@ def served_lm(path, server, kind, *, engine=None, needs_passes=True, **model):
 @pytest.mark.parametrize("kind", KINDS)
 def test_adapter_builds_the_pinned_request_and_reads_the_pinned_reply(kind):
     fx, engine = fixture(kind), engines()[kind]()
+    if "setup" in fx:  # the start-up requests, replayed as the real server answered them
+        engine.setup(PinnedClient(fx["setup"]["tokenize"]), PinnedTokenizer(fx["setup"]))
     item = ScoreItem(**{k: tuple(v) if k.endswith("ids") else v for k, v in fx["score"]["item"].items()})
     req = engine.score_request(item)
     assert {"method": req.method, "path": req.path, "payload": req.payload} == fx["score"]["request"]
@@ -46,6 +70,87 @@ def test_adapter_builds_the_pinned_request_and_reads_the_pinned_reply(kind):
     draws = engine.read_samples(fx["sample"]["responses"])
     assert [{"text": d.text, "logprobs": list(d.logprobs), "ids": None if d.ids is None else list(d.ids),
              "finish": d.finish} for d in draws] == fx["sample"]["draws"]
+
+
+def _pinned_llama_cpp():
+    fx = fixture("llama-cpp-python")
+    engine = engines()["llama-cpp-python"]()
+    engine.setup(PinnedClient(fx["setup"]["tokenize"]), PinnedTokenizer(fx["setup"]))
+    return fx, engine
+
+
+def _item(block):
+    return ScoreItem(**{k: tuple(v) if k.endswith("ids") else v for k, v in block.items()})
+
+
+def test_llama_cpp_echo_is_read_as_the_real_server_writes_it():
+    """Recorded from llama-cpp-python 0.3.36 on the embedded GGUF: entry i of the echo is read
+    at position i of the prompt with its BOS, so a prompt without a leading BOS comes back one
+    token off (and without the generated token). The adapter sends the BOS in front, and its
+    reading is the local float32 pass's up to the quantisation (Q4_1 weights, 8-bit activations)."""
+    fx, engine = _pinned_llama_cpp()
+    assert not engine.adds_bos and engine.bos_text == "<|im_start|>"  # SmolLM2's GGUF: add_bos_token false
+    nb = fx["no_bos"]
+    item = _item(nb["item"])
+    assert engine.score_request(item).payload == nb["aligned"]["payload"]  # "<|im_start|>Paris is the capital"
+    got = engine.read_score(nb["aligned"]["response"], item)
+    assert np.max(np.abs(np.array(got) - nb["local_float32_logprobs"])) < 0.5
+    unaligned = nb["unaligned"]["response"]
+    lp = unaligned["choices"][0]["logprobs"]
+    assert len(lp["tokens"]) == unaligned["usage"]["prompt_tokens"]  # the generated token fell out
+    off = np.array(lp["token_logprobs"][-2:], dtype=float)  # what the adapter read before: ' the', ' capital'
+    assert np.max(np.abs(off - nb["local_float32_logprobs"])) > 4  # one token off: not the tokens' own
+    with pytest.raises(Exception, match="read the prompt as 4 tokens, the local tokenizer as 5"):
+        engine.read_score(unaligned, item)
+    score = fx["score"]
+    assert score["item"]["prompt_ids"][0] == engine.bos_id  # a chat prompt starts with BOS: sent unchanged
+    got = engine.read_score(score["response"], _item(score["item"]))
+    assert score["response"]["usage"]["completion_tokens"] == 0  # the model stopped at once: no generated entry
+    assert np.max(np.abs(np.array(got) - score["local_float32_logprobs"])) < 0.5
+
+
+def test_llama_cpp_refuses_an_answer_tokenised_otherwise():
+    fx, engine = _pinned_llama_cpp()
+    score = fx["score"]
+    a = score["item"]["answer_ids"]
+    item = _item({**score["item"], "answer_ids": [a[0], a[1], a[3], a[2], a[4]]})  # 'Paris is capital the.'
+    with pytest.raises(Exception, match="tokens of the answer are not the local tokenizer's from answer token 2 .*server \\[' the'"):
+        engine.read_score(score["response"], item)
+
+
+@pytest.mark.parametrize("adds_bos", [False, True])
+def test_fake_llama_cpp_server_is_off_by_one_as_the_real_one(adds_bos, bos_lm, bos_lm_path):
+    """The fake answers as the pinned real replies do: without a leading BOS, one entry per
+    prompt token (none for the generated one); with it, the BOS dropped and the generated
+    token last. Served passes equal the local ones whether or not the server adds BOS itself."""
+    fx = fixture("llama-cpp-python")["no_bos"]
+    server = FakeServer("llama-cpp-python", bos_lm)
+    client = ServerClient("http://x", transport=server.transport)
+    for key, entries in (("unaligned", lambda u: u["prompt_tokens"]),
+                         ("aligned", lambda u: u["prompt_tokens"] - 1 + u["completion_tokens"])):
+        real = fx[key]["response"]
+        assert len(real["choices"][0]["logprobs"]["tokens"]) == entries(real["usage"])
+        fake = client.post(Request("POST", "/v1/completions",
+                                   {**fx[key]["payload"], "prompt": fx[key]["payload"]["prompt"].replace("Paris", "Q")}))
+        assert len(fake["choices"][0]["logprobs"]["tokens"]) == entries(fake["usage"])
+    server = FakeServer("llama-cpp-python", bos_lm, adds_bos=adds_bos)
+    lm = served_lm(bos_lm_path, server, "llama-cpp-python")
+    assert lm.engine.adds_bos is adds_bos
+    items = [(bos_lm.encode("Paris is"), bos_lm.encode(" the capital")),
+             (bos_lm.closed_book_prompt(QUESTION).ids, bos_lm.encode("Paris."))]
+    got = lm.continuation_logprobs(items)
+    bos = bos_lm.tokenizer.bos_token_id
+    want = bos_lm.continuation_logprobs([([bos, *items[0][0]], items[0][1]), items[1]])  # BOS put before the first
+    assert all(np.allclose(a, b, atol=1e-6) for a, b in zip(got, want))
+
+
+def test_llama_cpp_without_a_bos_token_is_refused_for_the_passes(tiny_lm, tiny_lm_path):
+    server = FakeServer("llama-cpp-python", tiny_lm)
+    with pytest.raises(InputError, match="names no BOS token and the server adds none"):
+        connect(served_config(tiny_lm_path, "llama-cpp-python").model, transport=server.transport, backoff=0)
+    lm = connect(served_config(tiny_lm_path, "llama-cpp-python").model,
+                 transport=FakeServer("llama-cpp-python", tiny_lm, adds_bos=True).transport, backoff=0)
+    assert lm.capabilities.prompt_logprobs is None  # the server's own BOS keeps the entries aligned
 
 
 def _covers(fake, pinned, where="reply"):
@@ -65,26 +170,28 @@ def _covers(fake, pinned, where="reply"):
 
 
 @pytest.mark.parametrize("kind", KINDS)
-def test_fake_server_answers_in_the_pinned_shapes(kind, tiny_lm, tiny_lm_path):
-    server = FakeServer(kind, tiny_lm)
-    lm = served_lm(tiny_lm_path, server, kind)
-    item_ids = tiny_lm.encode("Paris is"), tiny_lm.encode(" the capital")
+def test_fake_server_answers_in_the_pinned_shapes(kind, bos_lm, bos_lm_path):
+    server = FakeServer(kind, bos_lm)
+    lm = served_lm(bos_lm_path, server, kind)
+    item_ids = bos_lm.encode("Paris is"), bos_lm.encode(" the capital")
     req = lm.engine.score_request(lm._item(*item_ids))
     got = ServerClient("http://x", transport=server.transport).post(req)
     _covers(got, fixture(kind)["score"]["response"])
-    reqs = lm.engine.sample_requests(item_ids[0], tiny_lm.tokenizer.decode(item_ids[0]), SampleParams(2, 1.0, max_tokens=3))
+    if kind == "llama-cpp-python":  # franq reads its usage too
+        assert set(got["usage"]) >= {"prompt_tokens", "completion_tokens"}
+    reqs = lm.engine.sample_requests(item_ids[0], bos_lm.tokenizer.decode(item_ids[0]), SampleParams(2, 1.0, max_tokens=3))
     got = ServerClient("http://x", transport=server.transport).post_all(reqs)
     _covers(got, fixture(kind)["sample"]["responses"])
 
 
 # ---------------------------------------------------------------------------- the pipeline
 @pytest.mark.parametrize("kind", KINDS)
-def test_served_passes_equal_the_local_ones(kind, tiny_lm, tiny_lm_path):
-    server = FakeServer(kind, tiny_lm)
-    lm = served_lm(tiny_lm_path, server, "auto")  # the engine is detected
+def test_served_passes_equal_the_local_ones(kind, bos_lm, bos_lm_path):
+    server = FakeServer(kind, bos_lm)
+    lm = served_lm(bos_lm_path, server, "auto")  # the engine is detected
     assert lm.engine.name == kind and lm.capabilities.prompt_logprobs is None
     server.posts = 0
-    local = make_franq(tiny_lm).score(QUESTION, PASSAGES, ANSWER)
+    local = make_franq(bos_lm).score(QUESTION, PASSAGES, ANSWER)
     served = make_franq(lm).score(QUESTION, PASSAGES, ANSWER)
     assert server.posts == 2  # one request per condition per answer, all claims together
     assert [c.claim.text for c in served.claims] == [c.claim.text for c in local.claims]
@@ -97,9 +204,9 @@ def test_served_passes_equal_the_local_ones(kind, tiny_lm, tiny_lm_path):
 
 
 @pytest.mark.parametrize("kind", KINDS)
-def test_short_form_samples_in_one_request_where_the_engine_takes_n(kind, tiny_lm, tiny_lm_path):
-    server = FakeServer(kind, tiny_lm)
-    fr = make_franq(served_lm(tiny_lm_path, server, kind), {"mode": "short", "uq": {"n_samples": 4,
+def test_short_form_samples_in_one_request_where_the_engine_takes_n(kind, bos_lm, bos_lm_path):
+    server = FakeServer(kind, bos_lm)
+    fr = make_franq(served_lm(bos_lm_path, server, kind), {"mode": "short", "uq": {"n_samples": 4,
                                                                                      "short_scoring": "in_policy"}})
     server.posts, server.seen = 0, []
     res = fr.score(QUESTION, PASSAGES, "Paris")
@@ -109,31 +216,31 @@ def test_short_form_samples_in_one_request_where_the_engine_takes_n(kind, tiny_l
 
 
 @pytest.mark.parametrize("kind", KINDS)
-def test_answer_generates_on_the_server_and_scores_it(kind, tiny_lm, tiny_lm_path):
-    server = FakeServer(kind, tiny_lm)
-    lm = served_lm(tiny_lm_path, server, kind)
-    prompt = tiny_lm.rag_prompt(QUESTION, [], reserve=8)
-    want = tiny_lm.generate(prompt.ids, max_new_tokens=8)
+def test_answer_generates_on_the_server_and_scores_it(kind, bos_lm, bos_lm_path):
+    server = FakeServer(kind, bos_lm)
+    lm = served_lm(bos_lm_path, server, kind)
+    prompt = bos_lm.rag_prompt(QUESTION, [], reserve=8)
+    want = bos_lm.generate(prompt.ids, max_new_tokens=8)
     if kind == "llama-cpp-python":  # text out, no ids: the random byte-level model's text does not re-encode
         s = lm.sample(prompt.ids, 1, temperature=0.0, max_new_tokens=8, stop_at_newline=False, greedy_first=True)
         assert s.samples[0].text == want.text.strip()
         return
     got = lm.generate(prompt.ids, max_new_tokens=8)
     assert got.text == want.text
-    assert np.allclose(got.token_logprobs, tiny_lm.continuation_logprobs([(prompt.ids, got.token_ids)])[0])
+    assert np.allclose(got.token_logprobs, bos_lm.continuation_logprobs([(prompt.ids, got.token_ids)])[0])
     if lm.engine.name in ("tgi", "llama-cpp-python"):
         return  # text in: the random byte-level model's answer (broken UTF-8) cannot round-trip through text
-    res, local = (make_franq(x).answer(QUESTION, PASSAGES, max_new_tokens=8) for x in (lm, tiny_lm))
+    res, local = (make_franq(x).answer(QUESTION, PASSAGES, max_new_tokens=8) for x in (lm, bos_lm))
     assert res.answer == local.answer  # the engine's token ids are the answer's: the same numbers
     assert [c.uq_faith for c in res.claims] == pytest.approx([c.uq_faith for c in local.claims], abs=1e-9)
 
 
 # ---------------------------------------------------------------------------- probe and refusals
-def test_server_without_prompt_logprobs_is_refused_for_passes_only(tiny_lm, tiny_lm_path):
-    server = FakeServer("vllm", tiny_lm, no_prompt_logprobs=True)
+def test_server_without_prompt_logprobs_is_refused_for_passes_only(bos_lm, bos_lm_path):
+    server = FakeServer("vllm", bos_lm, no_prompt_logprobs=True)
     with pytest.raises(InputError, match=r"vllm server .* lacks prompt_logprobs"):
-        served_lm(tiny_lm_path, server, "vllm")
-    lm = served_lm(tiny_lm_path, server, "vllm", needs_passes=False)
+        served_lm(bos_lm_path, server, "vllm")
+    lm = served_lm(bos_lm_path, server, "vllm", needs_passes=False)
     assert "prompt log-probabilities no" in lm.capabilities.describe()
     fr = make_franq(lm, {"mode": "short", "uq": {"short_scoring": "in_policy", "n_samples": 3}})
     assert fr.score(QUESTION, PASSAGES, "Paris").claims[0].status == "scored"
@@ -141,70 +248,70 @@ def test_server_without_prompt_logprobs_is_refused_for_passes_only(tiny_lm, tiny
         lm.continuation_logprobs([([1, 2], [3])])
 
 
-def test_config_refuses_white_box_components_and_a_missing_tokenizer(tiny_lm_path):
+def test_config_refuses_white_box_components_and_a_missing_tokenizer(bos_lm_path):
     with pytest.raises(InputError, match="faithfulness.name.*lookback.*internals"):
-        served_config(tiny_lm_path, "vllm", faithfulness={"name": "lookback"})
+        served_config(bos_lm_path, "vllm", faithfulness={"name": "lookback"})
     with pytest.raises(InputError, match="uq.long.extra.*rauq.*internals"):
-        served_config(tiny_lm_path, "vllm", uq={"long": {"extra": ["rauq"]}})
+        served_config(bos_lm_path, "vllm", uq={"long": {"extra": ["rauq"]}})
     with pytest.raises(InputError, match="model.tokenizer"):
         franq_config({"model": {"server": "http://127.0.0.1:8000"}})
     with pytest.raises(InputError, match="model.engine"):
-        served_config(tiny_lm_path, "ollama")
+        served_config(bos_lm_path, "ollama")
     with pytest.raises(InputError, match="model.server"):
         franq_config({"model": {"server": "127.0.0.1:8000", "tokenizer": "embedded"}})
     with pytest.raises(InputError, match="in_flight"):
-        served_config(tiny_lm_path, "vllm", model={"in_flight": 10_000})
+        served_config(bos_lm_path, "vllm", model={"in_flight": 10_000})
 
 
-def test_white_box_calls_say_why(tiny_lm, tiny_lm_path):
-    lm = served_lm(tiny_lm_path, FakeServer("sglang", tiny_lm), "sglang")
+def test_white_box_calls_say_why(bos_lm, bos_lm_path):
+    lm = served_lm(bos_lm_path, FakeServer("sglang", bos_lm), "sglang")
     with pytest.raises(WhiteBoxError, match="internals"):
         lm.answer_pass([1], [2])
 
 
-def test_auto_detect_names_the_engines_when_it_cannot_tell(tiny_lm, tiny_lm_path):
-    server = FakeServer("vllm", tiny_lm)
+def test_auto_detect_names_the_engines_when_it_cannot_tell(bos_lm, bos_lm_path):
+    server = FakeServer("vllm", bos_lm)
     server.info = {"/v1/models": {"object": "list", "data": [{"id": "m", "owned_by": "ollama"}]}}
     with pytest.raises(InputError, match="set \\[model\\] engine"):
-        served_lm(tiny_lm_path, server, "auto")
+        served_lm(bos_lm_path, server, "auto")
 
 
 # ---------------------------------------------------------------------------- throughput and failure
-def test_requests_in_flight_are_bounded(tiny_lm, tiny_lm_path):
-    server = FakeServer("vllm", tiny_lm)
-    lm = served_lm(tiny_lm_path, server, "vllm", in_flight=3)
+def test_requests_in_flight_are_bounded(bos_lm, bos_lm_path):
+    server = FakeServer("vllm", bos_lm)
+    lm = served_lm(bos_lm_path, server, "vllm", in_flight=3)
     server.max_open = 0
-    items = [(tiny_lm.encode(f"Question {i}"), tiny_lm.encode(" answer")) for i in range(12)]
+    items = [(bos_lm.encode(f"Question {i}"), bos_lm.encode(" answer")) for i in range(12)]
     lps = lm.continuation_logprobs(items)
     assert server.max_open == 3
-    want = tiny_lm.continuation_logprobs(items)
+    want = bos_lm.continuation_logprobs(items)
     assert all(np.allclose(a, b) for a, b in zip(lps, want))
 
 
-def test_retries_on_503_and_429_then_a_clear_error(tiny_lm, tiny_lm_path):
-    server = FakeServer("tgi", tiny_lm)
-    lm = served_lm(tiny_lm_path, server, "tgi", max_retries=2)
+def test_retries_on_503_and_429_then_a_clear_error(bos_lm, bos_lm_path):
+    server = FakeServer("tgi", bos_lm)
+    lm = served_lm(bos_lm_path, server, "tgi", max_retries=2)
     server.posts, server.fail_first, server.fail_status = 0, 2, 429
-    item = (tiny_lm.encode("Q"), tiny_lm.encode(" a b"))
-    assert np.allclose(lm.continuation_logprobs([item])[0], tiny_lm.continuation_logprobs([item])[0])
+    item = (bos_lm.encode("Q"), bos_lm.encode(" a b"))
+    assert np.allclose(lm.continuation_logprobs([item])[0], bos_lm.continuation_logprobs([item])[0])
     assert server.posts == 3
     server.posts, server.fail_first, server.fail_status = 0, 99, 503
     with pytest.raises(ServerUnavailable, match=r"/generate: no answer after 3 tries \(HTTP 503"):
         lm.continuation_logprobs([item])
-    client = ServerClient("http://127.0.0.1:9", max_retries=0, transport=FakeServer("tgi", tiny_lm, die_after=0).transport)
+    client = ServerClient("http://127.0.0.1:9", max_retries=0, transport=FakeServer("tgi", bos_lm, die_after=0).transport)
     with pytest.raises(ServerUnavailable, match="ConnectError"):
         client.post(Request("POST", "/generate", {}))
 
 
-def test_batch_run_stops_when_the_server_goes_away_and_the_rerun_resumes(tiny_lm, tiny_lm_path, tmp_path):
+def test_batch_run_stops_when_the_server_goes_away_and_the_rerun_resumes(bos_lm, bos_lm_path, tmp_path):
     from franq.runners.local import LocalEngine, run_jsonl
 
     records = [{"id": f"r{i}", "question": f"{QUESTION} ({i})", "passages": PASSAGES,
                 "answer": f"Paris is the capital. It has {i} towers."} for i in range(6)]
     src = tmp_path / "in.jsonl"
     src.write_text("".join(json.dumps(r) + "\n" for r in records))
-    server = FakeServer("llama-cpp-python", tiny_lm)
-    fr = make_franq(served_lm(tiny_lm_path, server, "llama-cpp-python", max_retries=1))
+    server = FakeServer("llama-cpp-python", bos_lm)
+    fr = make_franq(served_lm(bos_lm_path, server, "llama-cpp-python", max_retries=1))
     server.posts, server.die_after = 0, 5  # two answers per batch, two requests per answer: dies in batch 2
 
     def factory():
@@ -221,7 +328,7 @@ def test_batch_run_stops_when_the_server_goes_away_and_the_rerun_resumes(tiny_lm
     lines = [json.loads(x) for x in out.read_text().splitlines()]
     assert sorted(x["id"] for x in lines) == [r["id"] for r in records]  # nothing lost, nothing twice
     clean = tmp_path / "clean.jsonl"
-    run_jsonl(lambda: LocalEngine(make_franq(tiny_lm), batch_tokens=1, max_answers=2), str(src), str(clean),
+    run_jsonl(lambda: LocalEngine(make_franq(bos_lm), batch_tokens=1, max_answers=2), str(src), str(clean),
               progress=False)
     want = {json.loads(x)["id"]: json.loads(x) for x in clean.read_text().splitlines()}
     for x in lines:

@@ -6,6 +6,7 @@
     probe.py     the capability probe at start-up (and ``engine = "auto"``)
     model.py     ServedLM: the CausalLM interface, inference on the server
     checks.py    config-time checks of the [model] keys and refusals of white-box components
+    launch.py    LlamaServer (llama-cpp-python's server on a GGUF, a free port) and f32_gguf
 
 Connect with :func:`connect` (``Franq.from_config`` does, when ``[model] server`` is set).
 """

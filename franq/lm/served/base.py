@@ -61,6 +61,9 @@ class Engine:
     def __init__(self, model: str | None = None):
         self.model = model
 
+    def setup(self, client, tokenizer) -> None:
+        """Learn, at start-up, what the adapter needs to know of this server (the probe calls it)."""
+
     def score_request(self, item: ScoreItem) -> Request:
         raise NotImplementedError
 

@@ -1,7 +1,9 @@
 """Start llama-cpp-python's server on a GGUF file, on a free loopback port (what the
 real-server test and ``scripts/bench_served.py`` use; handy to try the served backend
 on one machine). The interpreter must have ``llama_cpp`` (``pip install
-'llama-cpp-python[server]'``); it need not be franq's own.
+'llama-cpp-python[server]'``); it need not be franq's own. :func:`f32_gguf` writes an F32
+copy of a GGUF, so the server computes in float32 as franq's local pass does: the control
+that tells a wrong token offset from quantisation.
 """
 from __future__ import annotations
 
@@ -20,6 +22,35 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def f32_gguf(src: str | Path, dst: str | Path) -> Path:
+    """``src`` with every tensor de-quantised to F32 and its metadata kept (gguf-py, which
+    transformers' GGUF loading already needs)."""
+    import gguf
+    import numpy as np
+
+    r = gguf.GGUFReader(str(src))
+    w = gguf.GGUFWriter(str(dst), r.fields["general.architecture"].contents())
+    for name, f in r.fields.items():
+        if name.startswith("GGUF.") or name == "general.architecture":
+            continue
+        kind = f.types[0]
+        if name == "general.file_type":
+            w.add_uint32(name, 0)  # all F32
+        elif kind == gguf.GGUFValueType.ARRAY:
+            w.add_array(name, f.contents())
+        elif kind == gguf.GGUFValueType.STRING:
+            w.add_string(name, f.contents())
+        else:
+            w.add_key_value(name, f.contents(), kind)
+    for t in r.tensors:
+        w.add_tensor(t.name, gguf.quants.dequantize(t.data, t.tensor_type).astype(np.float32))
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+    return Path(dst)
 
 
 class LlamaServer:

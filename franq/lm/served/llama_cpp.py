@@ -1,17 +1,40 @@
-"""llama-cpp-python's server (``python -m llama_cpp.server --model M.gguf``; its
-``logits_all`` setting, on by default, must stay on).
+"""llama-cpp-python's server (``python -m llama_cpp.server --model M.gguf --logits_all true``).
 
 Passes: ``POST /v1/completions`` takes text (its ``prompt`` is a string): the prompt +
-answer as the local tokenizer decodes them, with ``echo=true, logprobs=1, max_tokens=1``:
-``choices[0].logprobs`` has ``tokens`` (each token's text), ``token_logprobs`` (the first
-null) and ``text_offset`` for the prompt and the one generated token. The answer is the
-run of tokens before the generated one whose texts join to the answer text (checked).
-Samples: the server ignores ``n``, so ``n`` requests with seeds ``seed + i``.
+answer as the local tokenizer decodes them, with ``echo=true, logprobs=1, max_tokens=1``.
+What its reply holds (read in llama_cpp/llama.py ``_create_completion``, 0.3.x, and
+pinned from a real server in tests/fixtures/served/llama-cpp-python-real.json):
+
+- ``choices[0].logprobs.tokens`` / ``token_logprobs``: one entry per prompt token, then
+  the generated one when there is one (``usage.completion_tokens``: 0 when the model
+  stops at once), with a leading BOS token dropped and every other BOS token skipped;
+  the first entry's log-probability is null. ``text_offset`` counts characters of the
+  text without special tokens, so franq does not use it.
+- The log-probability of entry ``i`` is read from the model's scores at position ``i``
+  of the prompt *with* its BOS: so they are the token's own (given what precedes it)
+  only when the prompt starts with the BOS token; otherwise each is one token off (the
+  score of token ``i`` under the distribution that predicts token ``i + 1``). The adapter
+  therefore sends every prompt starting with exactly one BOS: it adds the BOS text where
+  the prompt lacks it and the server does not add one itself (chat prompts of templates
+  that start with BOS, SmolLM2's and Llama 3's, are sent unchanged), and drops it where
+  the server adds its own (``/extras/tokenize`` says which, at start-up).
+- The answer's entries must be the local tokenizer's tokens, text for text, or the reply is
+  refused, naming the first that differs (another tokenizer would move the claims'
+  character offsets). The prompt may be split otherwise (the model reads the same text).
+  llama.cpp's pre-tokenizer is not always transformers' reading of the same GGUF: for
+  SmolLM2, "\n\n" before a digit is one token on the server and two locally, so an answer
+  with "\n\n1." is refused (2 of 20 ExpertQA answers).
+
+Samples: the server ignores ``n``, so ``n`` requests with seeds ``seed + i``, with its
+sampling extras (``min_p`` 0.05, ``repeat_penalty`` 1.1 by default) set to neutral, so a
+sample is drawn from the model's distribution as the in-process sampler draws it.
 """
 from __future__ import annotations
 
 from franq.lm.served.base import Draw, Engine, ScoreItem, field, finish, logprob
 from franq.lm.served.client import Request
+
+PROBE_TEXT = "Paris is the capital"
 
 
 class LlamaCpp(Engine):
@@ -19,31 +42,87 @@ class LlamaCpp(Engine):
     prompt_param = "echo with logprobs (logits_all)"
     n_per_request = False
 
+    def __init__(self, model: str | None = None):
+        super().__init__(model)
+        self.bos_text: str | None = None
+        self.bos_id: int | None = None
+        self.adds_bos = False
+        self.no_bos: str | None = None
+        self._piece = None
+
+    def setup(self, client, tokenizer) -> None:
+        """Learn the BOS token (the local tokenizer's) and whether the server adds one itself
+        (``/extras/tokenize`` of a short text: the local tokens with one more in front)."""
+        self.bos_id = tokenizer.bos_token_id
+        self.bos_text = tokenizer.bos_token if self.bos_id is not None else None
+        self._piece = lambda i: tokenizer.decode([i], skip_special_tokens=False, clean_up_tokenization_spaces=False)
+        reply, _ = client.try_post(Request("POST", "/extras/tokenize", {**self._model(), "input": PROBE_TEXT}))
+        got = reply.get("tokens") if isinstance(reply, dict) else None
+        local = tokenizer.encode(PROBE_TEXT, add_special_tokens=False)
+        self.adds_bos = isinstance(got, list) and len(got) == len(local) + 1 and got[1:] == local
+        if self.bos_text is None and not self.adds_bos:
+            self.no_bos = ("the tokenizer names no BOS token and the server adds none, so its echo log-probabilities "
+                           "would be one token off (llama-cpp-python reads token i's from position i of a prompt "
+                           "that starts with BOS); set [model] tokenizer to one that names the model's BOS token")
+
+    def _prompt(self, text: str) -> tuple[str, int]:
+        """The text to send, and the tokens the server reads more (+1) than the local ids."""
+        bos = self.bos_text
+        if self.adds_bos:
+            return (text[len(bos):], 0) if bos and text.startswith(bos) else (text, 1)
+        if bos is None:
+            return text, 0
+        return (text, 0) if text.startswith(bos) else (bos + text, 1)
+
     def score_request(self, item: ScoreItem) -> Request:
-        return Request("POST", "/v1/completions", {**self._model(), "prompt": item.prompt_text + item.answer_text,
-                                                   "echo": True, "logprobs": 1, "max_tokens": 1,
-                                                   "temperature": 0.0})
+        if self.no_bos:
+            raise self.fail(self.no_bos)
+        prompt, _ = self._prompt(item.prompt_text + item.answer_text)
+        return Request("POST", "/v1/completions", {**self._model(), "prompt": prompt, "echo": True, "logprobs": 1,
+                                                   "max_tokens": 1, "temperature": 0.0})
 
     def read_score(self, body, item: ScoreItem) -> list[float]:
         lp = field(body, "choices", 0, "logprobs", engine=self)
         if not isinstance(lp, dict):
-            raise self.fail("choices[0].logprobs is null: start the server with logits_all on")
+            raise self.fail("choices[0].logprobs is null: start the server with --logits_all true")
         tokens, lps = field(lp, "tokens", engine=self), field(lp, "token_logprobs", engine=self)
+        if len(tokens) != len(lps):
+            raise self.fail(f"choices[0].logprobs: {len(tokens)} tokens but {len(lps)} token_logprobs")
+        usage = body.get("usage") if isinstance(body.get("usage"), dict) else {}
+        generated = usage.get("completion_tokens")
+        if not isinstance(generated, int) or isinstance(generated, bool):  # no usage: judge by the echoed text
+            generated = int(len(field(body, "choices", 0, "text", engine=self)) > len(item.prompt_text + item.answer_text))
         n = len(item.answer_ids)
-        end = len(tokens) - (1 if len(tokens) > 1 else 0)  # the one generated token comes last
-        if len(field(body, "choices", 0, "text", engine=self)) <= len(item.prompt_text + item.answer_text):
-            end = len(tokens)  # nothing was generated (EOS straight away)
-        if end - n < 1 or "".join(tokens[end - n:end]) != item.answer_text:
-            raise self.fail(f"the server's tokens of the answer ({''.join(tokens[max(end - n, 0):end])!r}) are not "
-                            f"the local tokenizer's; set [model] tokenizer to the served model's tokenizer")
+        end = len(tokens) - min(generated, 1)
+        got = [str(t).replace("\ufffd", "") for t in tokens[max(end - n, 0):end]]
+        want = self._answer_pieces(item)
+        if end - n < 1 or got != want:
+            k = next((t for t, (g, w) in enumerate(zip(got, want)) if g != w), min(len(got), len(want)))
+            _, added = self._prompt(item.prompt_text + item.answer_text)
+            sent = usage.get("prompt_tokens")
+            counts = (f"; the server read the prompt as {sent} tokens, the local tokenizer as "
+                      f"{len(item.prompt_ids) + n + added}" if isinstance(sent, int) else "")
+            raise self.fail(f"the server's tokens of the answer are not the local tokenizer's from answer token {k} "
+                            f"(server {got[k:k + 3]}, local {want[k:k + 3]}){counts}: where the server's tokenizer "
+                            f"(llama.cpp's reading of the GGUF) splits this text otherwise, the answer cannot be "
+                            f"scored token by token on it; otherwise set [model] tokenizer to the served model's")
         return [logprob(x, self, f"choices[0].logprobs.token_logprobs[{end - n + t}]")
                 for t, x in enumerate(lps[end - n:end])]
 
+    def _answer_pieces(self, item: ScoreItem) -> list[str]:
+        """The answer's tokens as the server spells them: each decoded alone, a piece of a
+        character split across tokens dropped (the server decodes with errors='ignore')."""
+        if self._piece is None:
+            raise self.fail("no tokenizer: the adapter was not set up (the capability probe does it)")
+        return [self._piece(i).replace("\ufffd", "") for i in item.answer_ids]
+
     def sample_requests(self, prompt_ids, prompt_text, p) -> list[Request]:
+        prompt, _ = self._prompt(prompt_text)
         out = []
         for i in range(p.n):
-            payload = {**self._model(), "prompt": prompt_text, "max_tokens": p.max_tokens,
-                       "temperature": p.temperature, "top_p": p.top_p, "top_k": p.top_k, "logprobs": 1}
+            payload = {**self._model(), "prompt": prompt, "max_tokens": p.max_tokens,
+                       "temperature": p.temperature, "top_p": p.top_p, "top_k": p.top_k, "min_p": 0.0,
+                       "repeat_penalty": 1.0, "logprobs": 1}
             if p.seed is not None:
                 payload["seed"] = p.seed + i
             out.append(Request("POST", "/v1/completions", payload))

@@ -67,6 +67,7 @@ def probe(client: ServerClient, engine, tokenizer) -> Capabilities:
 
     prompt, answer = tokenizer.encode("Paris is", add_special_tokens=False), \
         tokenizer.encode(" the capital", add_special_tokens=False)
+    engine.setup(client, tokenizer)
     item = ScoreItem(tuple(prompt), tuple(answer), tokenizer.decode(prompt), tokenizer.decode(answer))
     no_prompt = _try(lambda: _check_score(engine.read_score(client.post(engine.score_request(item)), item), answer))
     p = SampleParams(2, 1.0, max_tokens=2, seed=0)
