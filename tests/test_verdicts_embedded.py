@@ -27,7 +27,7 @@ def test_bundled_example_contradicted_claims_below_half_the_others_at_or_above()
     supported = [c for c in scored if c not in contradicted]
     assert len(contradicted) == 2 and len(supported) >= 3, [c.claim.text for c in scored]
     for c in contradicted:
-        assert c.p_true < 0.5, (c.claim.text, c.p_true, c.p_contradicted)
+        assert c.p_true_calibrated < 0.5, (c.claim.text, c.p_true_calibrated, c.p_contradicted)
         assert c.p_contradicted > c.p_supported, (c.claim.text, c.p_contradicted, c.p_supported)
     for c in supported:
-        assert c.p_true >= 0.5, (c.claim.text, c.p_true)
+        assert c.p_true_calibrated >= 0.5, (c.claim.text, c.p_true_calibrated)
