@@ -207,6 +207,22 @@ def labelled_claims(path: Path, source: str, window_words: int) -> list[dict]:
     return out
 
 
+def paraphrased_contradictions(pairs: list[dict], corruptor: Corruptor) -> list[dict]:
+    """Contradicted pairs whose claim is not a copy of the premise: each human-labelled
+    supported claim (an answer's paraphrase of its passage) with one typed substitution,
+    against the same window. Synthetic substitutions into passage sentences teach a
+    near-copy with one change; these teach the same fact said in other words."""
+    out = []
+    for p in pairs:
+        if p["label"] != 0:
+            continue
+        bad = corruptor.corrupt(p["claim"])
+        if bad:
+            out.append({"premise": p["premise"], "claim": bad[0], "label": 1, "source": "expertqa-contradicted",
+                        "how": bad[1]})
+    return out
+
+
 def wice_supported_windows(raw: Path, ids: set[str], window_words: int) -> list[dict]:
     """WiCE fit items with their supporting sentences as the premise (supported) and the
     best window for partially / not supported ones (not mentioned)."""
@@ -340,6 +356,9 @@ def build(raw: Path, datasets: Path, manifest: dict, *, seed: int = 0) -> dict[s
     train["nq-qa"] = nq_qa_pairs(nq_train, nlp=nlp, rng=own("nq-qa"), window_words=ww)
     dev["nq-qa"] = nq_qa_pairs(nq_dev, nlp=nlp, rng=own("nq-qa-dev"), window_words=ww)[: manifest["dev_pairs"]]
     train["expertqa"] = labelled_claims(datasets / "expertqa" / "train.jsonl", "expertqa", ww)
+    if augment.get("paraphrased_contradictions"):
+        own("expertqa-contradicted")
+        train["expertqa-contradicted"] = paraphrased_contradictions(train["expertqa"], corruptor)
     eqa_dev = labelled_claims(datasets / "expertqa" / "test.jsonl", "expertqa", ww)
     dev["expertqa"] = random.Random(seed).sample(eqa_dev, min(len(eqa_dev), manifest.get("dev_expertqa", 500)))
     train["wice"] = wice_supported_windows(raw, {r["id"] for r in wice_fit}, ww)
