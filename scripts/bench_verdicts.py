@@ -6,7 +6,7 @@ command, to benchmarks/results/verdicts.md.
 
     OMP_NUM_THREADS=1 python scripts/bench_verdicts.py [--out benchmarks/results/verdicts.md]
 
-The cases are written here for this check (general knowledge, stated in their passages);
+The cases are franq.evaluation.obvious_cases (general knowledge, stated in their passages);
 nothing is fitted on them.
 """
 from __future__ import annotations
@@ -17,44 +17,9 @@ import sys
 from importlib import resources
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from franq.evaluation.obvious_cases import CASES
 
-# (question, passage, supported answer, contradicted answer)
-CASES = [
-    ("What is the capital of Australia?",
-     "Canberra is the capital city of Australia. Founded following the federation of the colonies of Australia as "
-     "the seat of government for the new nation, it is the country's largest inland city.",
-     "The capital of Australia is Canberra.", "The capital of Australia is Sydney."),
-    ("When did the Berlin Wall fall?",
-     "The Berlin Wall was a guarded concrete barrier that encircled West Berlin from 1961 to 1989. The wall fell on "
-     "9 November 1989, when the East German government announced that citizens could cross the border.",
-     "The Berlin Wall fell in 1989.", "The Berlin Wall fell in 1975."),
-    ("Who wrote Pride and Prejudice?",
-     "Pride and Prejudice is an 1813 novel of manners by the English author Jane Austen. It follows the character "
-     "development of Elizabeth Bennet.",
-     "Pride and Prejudice was written by Jane Austen.", "Pride and Prejudice was written by Charles Dickens."),
-    ("How tall is Mount Everest?",
-     "Mount Everest is Earth's highest mountain above sea level, located in the Himalayas. Its elevation of "
-     "8,849 metres was most recently established in 2020 by Chinese and Nepali authorities.",
-     "Mount Everest is 8,849 metres tall.", "Mount Everest is 3,200 metres tall."),
-    ("What is the Statue of Liberty made of?",
-     "The Statue of Liberty is a colossal neoclassical sculpture on Liberty Island in New York Harbor. The copper "
-     "statue, a gift from the people of France, was designed by Frederic Auguste Bartholdi.",
-     "The Statue of Liberty is made of copper.", "The Statue of Liberty is made of marble."),
-    ("Is the Great Wall of China visible from the Moon with the naked eye?",
-     "The Great Wall of China is a series of fortifications in northern China. Contrary to a popular myth, the wall "
-     "is not visible from the Moon with the naked eye.",
-     "The Great Wall of China is not visible from the Moon with the naked eye.",
-     "The Great Wall of China is visible from the Moon with the naked eye."),
-    ("Where is the Colosseum?",
-     "The Colosseum is an elliptical amphitheatre in the centre of the city of Rome, Italy. Construction began "
-     "under the emperor Vespasian in AD 72.",
-     "The Colosseum is in Rome, Italy.", "The Colosseum is in Athens, Greece."),
-    ("Who painted the Mona Lisa?",
-     "The Mona Lisa is a half-length portrait painting by the Italian artist Leonardo da Vinci. It has been "
-     "described as the best known work of art in the world.",
-     "The Mona Lisa was painted by Leonardo da Vinci.", "The Mona Lisa was painted by Vincent van Gogh."),
-]
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def _p(c) -> float:

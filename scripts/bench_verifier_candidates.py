@@ -21,7 +21,6 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "scripts"))
 
 
 def main() -> int:
@@ -32,9 +31,8 @@ def main() -> int:
     import torch
 
     torch.set_num_threads(1)
-    from bench_verdicts import CASES
-
     from franq.evaluation.metrics import auroc
+    from franq.evaluation.obvious_cases import CASES
     from franq.verifier.model import Verifier, shipped_verifier_dir
 
     sets = {p.stem: [json.loads(x) for x in open(p, encoding="utf-8")]

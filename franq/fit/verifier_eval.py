@@ -33,10 +33,12 @@ def map_floors(cal) -> dict[str, float]:
     return out
 
 
-def evaluate_long(datasets: Path, path: Path, verifier=None, *, backend=None) -> str:
+def evaluate_long(datasets: Path, path, verifier=None, *, backend=None) -> str:
     """AUROCs on the ExpertQA rand_test claims, alone and with the held-out contradicted
     test answers (:data:`~franq.fit.shipped_verifier.TEST_CONTRADICTED`, when committed):
-    how many contradicted claims get P(true) < 0.5 and true claims >= 0.5."""
+    how many contradicted claims get P(true) < 0.5 and true claims >= 0.5. ``path``: a
+    calibrator file, or a list of them (the verifier runs once; one table each)."""
+    paths = [Path(x) for x in path] if isinstance(path, (list, tuple)) else [Path(path)]
     from calibration.three_condition import ThreeConditionCalibrator
     from franq.fit.calibrator import training_claims
     from franq.fit.shipped_verifier import (TEST_CONTRADICTED, contradicted_lines, long_verifier_lines,
@@ -44,16 +46,18 @@ def evaluate_long(datasets: Path, path: Path, verifier=None, *, backend=None) ->
 
     backend = backend or verifier_backend(verifier)
     test = [json.loads(x) for x in open(datasets / "expertqa" / "test.jsonl", encoding="utf-8")]
-    real = training_claims(long_verifier_lines(datasets, backend, test))
-    sets = [("ExpertQA rand_test claims", real)]
+    real_lines = long_verifier_lines(datasets, backend, test)
+    sets = [("ExpertQA rand_test claims", training_claims(real_lines))]
+    contra = None
     if (datasets / "generations" / TEST_CONTRADICTED).is_file():
-        contra = training_claims(contradicted_lines(datasets, backend, TEST_CONTRADICTED))
-        sets.append(("the same + its contradicted answers", training_claims(
-            long_verifier_lines(datasets, backend, test) + contradicted_lines(datasets, backend, TEST_CONTRADICTED))))
-    else:
-        contra = None
-    cal = ThreeConditionCalibrator.from_json(path)
-    lines = [f"{path.name}; verifier {backend.name}", "",
+        contra_lines = contradicted_lines(datasets, backend, TEST_CONTRADICTED)
+        contra = training_claims(contra_lines)
+        sets.append(("the same + its contradicted answers", training_claims(real_lines + contra_lines)))
+    return "\n".join(_long_table(ThreeConditionCalibrator.from_json(p), p, backend.name, sets, contra) for p in paths)
+
+
+def _long_table(cal, path: Path, backend_name: str, sets, contra) -> str:
+    lines = [f"{path}; verifier {backend_name}", "",
              "| claims | n (false) | calibrated | raw 3-cond. mix | raw binary mix | P_s alone | 1 - P_c alone | "
              "true with P(true) >= 0.5 | false with P(true) < 0.5 |", "|---|---|---|---|---|---|---|---|---|"]
     for name, data in sets:
