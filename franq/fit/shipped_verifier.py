@@ -109,11 +109,11 @@ def contradicted_lines(datasets: Path, backend, name: str = CONTRADICTED) -> lis
     return with_conditions(lines, [line.example.passages for line in lines], backend)
 
 
-LONG_FLAT = ("contradicted",)
-"""The long calibrator's T_c is the share of true contradicted claims, not a map of UQ_faith:
-on the training claims UQ_faith (a summed log-probability) mostly measures length, and an
-isotonic map of long ExpertQA claims sent every short contradicted claim to its top level
-(benchmarks/results/verdicts.md)."""
+LONG_FLAT: tuple[str, ...] = ()
+"""Conditions whose map the shipped long calibrator flattens (their share of true claims):
+none. A flat T_c was measured (benchmarks/results/three-condition-long.md): it turns one
+more obvious contradiction false and lifts ExpertQA rand_test AUROC .523 -> .536, but
+loses .617 -> .590 once the held-out contradicted answers are added: not shipped."""
 
 
 def long_verifier_calibrator(datasets: Path, out: Path, raw=None, *, verifier: str | Path | None = None,
