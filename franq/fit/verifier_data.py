@@ -345,6 +345,7 @@ def build(raw: Path, datasets: Path, manifest: dict, *, seed: int = 0) -> dict[s
     def own(name: str) -> random.Random:  # "own": each set its own stream, so a change to one never moves another
         corruptor.rng = rng if shared else random.Random(f"{seed}:{name}")
         return corruptor.rng
+
     train["synthetic"] = synthetic_pairs(train_docs, n=caps["synthetic"], source="synthetic", rng=own("synthetic"),
                                          shorten=float(augment.get("shorten_subject", 0.0)),
                                          far=float(augment.get("far_window", 0.0)),

@@ -15,8 +15,9 @@ The format (what ``franq fit verifier`` writes and :class:`Verifier` reads) is a
 
 Input order: ``tokenizer(premise_window, claim)``. Loaded once (local files only, never a
 download; every Verifier of the same files, device and dtype in a process shares one copy
-of the weights: the faithfulness backend and the equivalence judge), run on CPU or CUDA, pairs de-duplicated, sorted by length and batched under a
-padded-token budget, so memory is bounded however long the passages are.
+of the weights: the faithfulness backend and the equivalence judge), run on CPU or CUDA,
+pairs de-duplicated, sorted by length and batched under a padded-token budget, so memory
+is bounded however long the passages are.
 """
 from __future__ import annotations
 
