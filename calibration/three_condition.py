@@ -202,9 +202,11 @@ class ThreeConditionCalibrator:
     def to_dict(self) -> dict:
         self._check_fitted()
         out = {"format": FORMAT, "version": VERSION, "variant": self.variant, "fitted_for": self.fitted_for or {},
-               "description": self.description, "uq_transform": "log", "flat": list(self.flat),
+               "description": self.description, "uq_transform": "log",
                "formula": "p_supported * uq_supported(uq_faith) + p_contradicted * uq_contradicted(uq_faith) "
                           "+ p_not_mentioned * uq_not_mentioned(uq_unfaith)"}
+        if self.flat:  # only when used: files fitted before the option read back unchanged
+            out["flat"] = list(self.flat)
         for _, attr, _ in MAPS:
             m = getattr(self, attr + "_")
             out[attr] = None if m is None else m.to_dict()

@@ -174,3 +174,8 @@ def test_a_flat_condition_map_is_its_share_of_true_claims_whatever_the_score(tmp
     (tmp_path / "bad.json").write_text(json.dumps(obj))
     with pytest.raises(CalibratorFileError, match="'flat'"):
         ThreeConditionCalibrator.from_json(tmp_path / "bad.json")
+
+
+def test_a_calibrator_without_flat_maps_writes_no_flat_key():
+    p3, a, b, y, _ = synthetic()
+    assert "flat" not in ThreeConditionCalibrator(fitted_for=STACK).fit(*p3.T, a, b, y).to_dict()
