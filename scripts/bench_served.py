@@ -263,7 +263,10 @@ def main() -> None:
         return (f"| {label} | {g['answers']} | {g['tokens']} | {g['max_abs_diff']:.3f} | {g['mean_abs_diff']:.4f} | "
                 f"{g['spearman_tokens']:.4f} | {g['spearman_answer_means']:.4f} |")
 
-    command = (f"nice -n 5 python scripts/bench_served.py --llama-python {a.llama_python} --input {a.input} "
+    llama = Path(a.llama_python).absolute()  # the command names the interpreter as this checkout sees it
+    here = Path(__file__).resolve().parents[1]
+    llama = llama.relative_to(here) if llama.is_relative_to(here) else a.llama_python
+    command = (f"nice -n 5 python scripts/bench_served.py --llama-python {llama} --input {a.input} "
                f"--n {a.n} --agree {a.agree} --f32-agree {a.f32_agree}")
     rows = [
         "# Scoring with a served model (llama-cpp-python server, embedded SmolLM2 GGUF, CPU)",
