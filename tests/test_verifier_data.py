@@ -3,7 +3,7 @@ import random
 
 import pytest
 
-from franq.fit.verifier_corrupt import Corruptor, shorten_subject
+from franq.fit.verifier_corrupt import Corruptor, shorten_subject, tagger
 from franq.fit.verifier_data import detok, sentences, synthetic_pairs, window_around, windows
 
 
@@ -81,19 +81,10 @@ def test_shorten_subject_names_the_subject_as_answers_refer_back_to_it():
 
 
 def test_cohyponym_swaps_a_concrete_noun_of_the_predicate_never_the_subject():
-    import spacy
-
-    from claims.atomic import PIPELINES
     from franq.lm.resources import wordnet_reader
 
     wn = wordnet_reader()
-    nlp = None
-    for name in PIPELINES:
-        try:
-            nlp = spacy.load(name, exclude=["parser", "lemmatizer"])
-            break
-        except (OSError, ImportError):
-            continue
+    nlp = tagger()
     if wn is None or nlp is None:
         pytest.skip("no WordNet or spaCy pipeline")
     c = Corruptor(nlp, wn, random.Random(0), cohyponym=True)

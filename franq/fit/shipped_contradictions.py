@@ -16,19 +16,10 @@ def corrupted_records(records: list[dict], *, seed: int = 0) -> list[dict]:
     """One record per answer that has a true claim found verbatim in its answer text: that
     claim corrupted in the answer and in the claim list (``is_true`` false, ``is_faithful``
     false, ``condition`` contradicted); the other claims left unlabelled (not fitted on)."""
-    import spacy
-
-    from claims.atomic import PIPELINES
-    from franq.fit.verifier_corrupt import Corruptor
+    from franq.fit.verifier_corrupt import Corruptor, tagger
     from franq.lm.resources import wordnet_reader
 
-    nlp = None
-    for name in PIPELINES:
-        try:
-            nlp = spacy.load(name, exclude=["parser", "lemmatizer"])
-            break
-        except (OSError, ImportError):
-            continue
+    nlp = tagger()
     rng = random.Random(seed)
     corruptor = Corruptor(nlp, wordnet_reader(), rng)
     sentences = [s for rec in records for p in rec["passages"] for s in p["text"].split(". ")[:6]]

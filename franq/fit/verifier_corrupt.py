@@ -19,6 +19,21 @@ CONCRETE = {"noun.substance", "noun.artifact", "noun.location", "noun.object", "
 SWAP_TYPES = ("PERSON", "GPE", "ORG", "NORP", "LOC", "FAC", "EVENT", "WORK_OF_ART", "LANGUAGE", "DATE", "PRODUCT")
 
 
+def tagger():
+    """spaCy's tagger + NER (no parser, no lemmatizer) from the first installed pipeline of
+    :data:`claims.atomic.PIPELINES`, what the corruptions read; None when none is installed."""
+    import spacy
+
+    from claims.atomic import PIPELINES
+
+    for name in PIPELINES:
+        try:
+            return spacy.load(name, exclude=["parser", "lemmatizer"])
+        except (OSError, ImportError):
+            continue
+    return None
+
+
 class Corruptor:
     """One typed substitution per claim: same-type entity, number, year, negation, antonym."""
 

@@ -34,7 +34,7 @@ import re
 from collections import defaultdict
 from pathlib import Path
 
-from franq.fit.verifier_corrupt import Corruptor, shorten_subject
+from franq.fit.verifier_corrupt import Corruptor, shorten_subject, tagger
 
 LABELS = ("supported", "contradicted", "not_mentioned")
 SNLI_LABELS = {"entailment": 0, "contradiction": 1, "neutral": 2}
@@ -294,21 +294,13 @@ def nq_qa_pairs(rows: list[dict], *, nlp, rng: random.Random, window_words: int)
 def build(raw: Path, datasets: Path, manifest: dict, *, seed: int = 0) -> dict[str, dict[str, list[dict]]]:
     """{"train": {source: pairs}, "dev": {source: pairs}} as ``manifest`` asks (per-source caps,
     window size); deterministic for a seed."""
-    import spacy
-
-    from claims.atomic import PIPELINES, AtomicDecomposer
+    from claims.atomic import AtomicDecomposer
     from franq.lm.resources import wordnet_reader
 
     rng = random.Random(seed)
     ww = int(manifest["window_words"])
     caps = manifest["train_pairs"]
-    nlp = None
-    for name in PIPELINES:  # tagger + NER (the decomposer loads its own parser)
-        try:
-            nlp = spacy.load(name, exclude=["parser", "lemmatizer"])
-            break
-        except (OSError, ImportError):
-            continue
+    nlp = tagger()  # tagger + NER (the decomposer loads its own parser)
     decomposer = AtomicDecomposer()
     augment = manifest.get("augment", {})
     corruptor = Corruptor(nlp, wordnet_reader(), rng, cohyponym=bool(augment.get("cohyponym", False)))
