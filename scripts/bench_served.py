@@ -51,33 +51,51 @@ BASE = {"faithfulness": {"name": "lexical"}, "calibration": {"calibrator": "none
 
 
 def agreement(served, local, examples) -> dict:
+    """Served vs local log-probabilities over ``examples``: the summary over all answers
+    scored, and (``alike``) over those the server's tokenizer splits as the local one does
+    (the others are read by stretches: ``realigned``, their answer numbers)."""
     from scipy.stats import spearmanr
 
     from franq.lm.served.client import ServedModelError, ServerUnavailable
 
-    diffs, g_all, w_all, g_mean, w_mean, refused = [], [], [], [], [], []
+    per, refused, realigned = [], [], []
+    engine = served.engine
     for k, ex in enumerate(examples):
         ids, _ = local.encode_answer(ex.answer)
         items = [(local.rag_prompt(ex.question, ex.passages, reserve=len(ids)).ids, ids),
                  (local.closed_book_prompt(ex.question).ids, ids)]
+        before = getattr(engine, "realigned", 0)
         try:
             got = served.continuation_logprobs(items)
         except ServerUnavailable:
             raise
-        except ServedModelError as exc:  # the server's tokenizer splits the answer otherwise: say so, count it
-            refused.append(f"{'the bundled example' if k == 0 else f'answer on line {k}'}: {exc}")
+        except ServedModelError as exc:  # the server echoes another text: say so, count it
+            refused.append(f"{'the bundled example' if k == 0 else f'answer on line {k - 1}'}: {exc}")
             print("refused:", exc, flush=True)
             continue
+        odd = getattr(engine, "realigned", 0) != before
+        if odd:
+            realigned.append(k)
         for g, w in zip(got, local.continuation_logprobs(items)):
-            diffs.append(np.abs(g - w))
-            g_all += list(g)
-            w_all += list(w)
-            g_mean.append(float(np.mean(g)))
-            w_mean.append(float(np.mean(w)))
-    d = np.concatenate(diffs)
-    return {"answers": len(examples) - len(refused), "refused": refused, "tokens": int(d.size), "max_abs_diff": float(d.max()),
-            "mean_abs_diff": float(d.mean()), "spearman_tokens": float(spearmanr(g_all, w_all).statistic),
-            "spearman_answer_means": float(spearmanr(g_mean, w_mean).statistic)}
+            per.append((k, odd, g, w))
+            if odd:
+                print(f"realigned answer {k}: max |diff| {np.max(np.abs(g - w)):.3f} at token "
+                      f"{int(np.argmax(np.abs(g - w)))} of {len(g)}; sums {g.sum():.2f} vs {w.sum():.2f}", flush=True)
+
+    def summary(rows):
+        d = np.concatenate([np.abs(g - w) for _, _, g, w in rows])
+        g_all = np.concatenate([g for _, _, g, _ in rows])
+        w_all = np.concatenate([w for _, _, _, w in rows])
+        return {"answers": len({k for k, *_ in rows}), "tokens": int(d.size), "max_abs_diff": float(d.max()),
+                "mean_abs_diff": float(d.mean()), "spearman_tokens": float(spearmanr(g_all, w_all).statistic),
+                "spearman_answer_means": float(spearmanr([np.mean(g) for *_, g, _ in rows],
+                                                         [np.mean(w) for *_, w in rows]).statistic),
+                "sum_abs_diff_max": float(max(abs(g.sum() - w.sum()) for *_, g, w in rows))}
+
+    out = {**summary(per), "refused": refused, "realigned": realigned}
+    if realigned and len(realigned) < len({k for k, *_ in per}):
+        out["alike"] = summary([r for r in per if not r[1]])
+    return out
 
 
 def record_fixture(url: str, local, path: str, version: str) -> None:
@@ -196,6 +214,8 @@ def main() -> None:
     ap.add_argument("--agree", type=int, default=20)
     ap.add_argument("--f32-agree", type=int, default=2, help="answers for the F32 control (0: none)")
     ap.add_argument("--out", default="benchmarks/results/served.md")
+    ap.add_argument("--agreement-only", action="store_true", help="the agreement checks only (printed as JSON)")
+    ap.add_argument("--once", action="store_true", help="each throughput variant once (A B C), not twice (A B C C B A)")
     ap.add_argument("--record", metavar="FIXTURE", help="record the real replies as a test fixture, then stop")
     a = ap.parse_args()
     configure_threads(1)
@@ -233,13 +253,16 @@ def main() -> None:
         f4, f1 = served_franq(url, 4), served_franq(url, 1)
         agree = agreement(f1.lm, local_lm, examples)
         print("q4_1", json.dumps(agree), flush=True)
+        if a.agreement_only:
+            return
         cost = pass_cost(url, local_lm, parse_example(json.loads(lines[0]), "line 0"))
         print("cost", json.dumps(cost), flush=True)
         local = Franq(FranqConfig.from_dict(BASE), local_lm)
         runs = {"served-4": f4, "served-1": f1, "local": local}
         times = {k: [] for k in runs}
         blocked, sent = [], []
-        for tag in ["served-4", "served-1", "local", "local", "served-1", "served-4"]:
+        order = ["served-4", "served-1", "local"]
+        for tag in order if a.once else order + order[::-1]:
             fr = runs[tag]
             client = getattr(fr.lm, "client", None)
             before = (client.blocked_seconds, client.requests_sent) if client else (0.0, 0)
@@ -261,13 +284,13 @@ def main() -> None:
 
     def agree_row(label, g):
         return (f"| {label} | {g['answers']} | {g['tokens']} | {g['max_abs_diff']:.3f} | {g['mean_abs_diff']:.4f} | "
-                f"{g['spearman_tokens']:.4f} | {g['spearman_answer_means']:.4f} |")
+                f"{g['spearman_tokens']:.4f} | {g['spearman_answer_means']:.4f} | {g['sum_abs_diff_max']:.2f} |")
 
     llama = Path(a.llama_python).absolute()  # the command names the interpreter as this checkout sees it
     here = Path(__file__).resolve().parents[1]
     llama = llama.relative_to(here) if llama.is_relative_to(here) else a.llama_python
     command = (f"nice -n 5 python scripts/bench_served.py --llama-python {llama} --input {a.input} "
-               f"--n {a.n} --agree {a.agree} --f32-agree {a.f32_agree}")
+               f"--n {a.n} --agree {a.agree} --f32-agree {a.f32_agree}" + (" --once" if a.once else ""))
     rows = [
         "# Scoring with a served model (llama-cpp-python server, embedded SmolLM2 GGUF, CPU)",
         "",
@@ -285,18 +308,25 @@ def main() -> None:
         "weights and 8-bit activations.",
         "",
         "| server's GGUF | answers | tokens | max abs diff | mean abs diff | Spearman (tokens) | "
-        "Spearman (answer means) |",
-        "| --- | --- | --- | --- | --- | --- | --- |",
+        "Spearman (answer means) | max abs diff of an answer's sum |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
         agree_row("Q4_1 (the embedded one)", agree),
     ]
+    if agree.get("alike"):
+        rows.append(agree_row("Q4_1, answers tokenized alike", agree["alike"]))
     if control:
         rows.append(agree_row("F32 copy (control)", control))
+    if agree["realigned"]:
+        rows += ["", f"Split otherwise by the server's tokenizer, read by stretches (franq/lm/served/llama_cpp.py): "
+                     f"{len(agree['realigned'])} of {agree['answers']} answers (numbers {agree['realigned']}; "
+                     f"0 is the bundled example)."]
     for label, g in (("Q4_1", agree), ("F32", control or {"refused": []})):
         for why in g["refused"]:
             rows += ["", f"Refused on the {label} server (not in its row): {why}"]
     rows += [
         "",
-        f"## Throughput, `franq score` over {n} ExpertQA answers (A B C C B A: each variant twice)",
+        f"## Throughput, `franq score` over {n} ExpertQA answers "
+        f"({'A B C: each variant once' if a.once else 'A B C C B A: each variant twice'})",
         "",
         "| variant | seconds (runs) | answers/s | vs served, 1 in flight |",
         "| --- | --- | --- | --- |",
@@ -304,7 +334,7 @@ def main() -> None:
     for k, label in (("served-4", "served, 4 in flight"), ("served-1", "served, 1 in flight"),
                      ("local", "in-process model")):
         rows.append(f"| {label} | {tot[k]:.1f} ({', '.join(f'{x:.1f}' for x in times[k])}) | "
-                    f"{2 * n / tot[k]:.3f} | {tot['served-1'] / tot[k]:.2f}x |")
+                    f"{len(times[k]) * n / tot[k]:.3f} | {tot['served-1'] / tot[k]:.2f}x |")
     rows += [
         "",
         f"4 vs 1 in flight: {tot['served-1'] / tot['served-4']:.2f}x; served (4 in flight) vs in-process: "

@@ -118,6 +118,47 @@ def test_llama_cpp_refuses_an_answer_tokenised_otherwise():
         engine.read_score(score["response"], item)
 
 
+def _retokenised(response, merge: tuple[int, int] | None = None, split: tuple[int, str, str] | None = None):
+    """The pinned reply as a server whose tokenizer merges two echo entries (``merge``: the
+    first's index from the end) or splits one (``split``: index from the end, its two pieces)."""
+    body = json.loads(json.dumps(response))
+    lp = body["choices"][0]["logprobs"]
+    toks, lps = lp["tokens"], lp["token_logprobs"]
+    if merge:
+        k = len(toks) + merge[0]
+        toks[k:k + 2] = [toks[k] + toks[k + 1]]
+        lps[k:k + 2] = [lps[k] + lps[k + 1]]
+    if split:
+        k = len(toks) + split[0]
+        toks[k:k + 1] = list(split[1:])
+        lps[k:k + 1] = [lps[k] * 0.25, lps[k] * 0.75]
+    return body
+
+
+def test_llama_cpp_answer_split_otherwise_shares_each_stretch_log_probability():
+    """llama.cpp's pre-tokenizer may split the answer otherwise than the local tokenizer
+    (SmolLM2: "\n\n" before a digit, one token there and two here). Each stretch between
+    boundaries both share gets the server's log-probability of that stretch, spread evenly
+    over the local tokens in it; everywhere else the entries are read one to one."""
+    fx, engine = _pinned_llama_cpp()
+    score = fx["score"]
+    item = _item(score["item"])  # 'Paris', ' is', ' the', ' capital', '.'
+    want = engine.read_score(score["response"], item)
+    merged = engine.read_score(_retokenised(score["response"], merge=(-3,)), item)  # ' the capital' one token
+    assert merged[:2] == want[:2] and merged[4] == want[4]
+    assert merged[2] == merged[3] == pytest.approx((want[2] + want[3]) / 2)
+    split = engine.read_score(_retokenised(score["response"], split=(-2, " cap", "ital")), item)
+    assert split[:3] == want[:3] and split[4] == want[4]
+    assert split[3] == pytest.approx(want[3])  # two server tokens for one local: their sum
+    both = engine.read_score(_retokenised(_retokenised(score["response"], merge=(-5,)), split=(-2, " cap", "ital")),
+                             item)  # 'Paris is' one token, ' capital' two
+    assert both[0] == both[1] == pytest.approx((want[0] + want[1]) / 2)
+    assert sum(both) == pytest.approx(sum(want))
+    into_prompt = _retokenised(score["response"], merge=(-6,))  # '\nParis': the answer's first token in the prompt's
+    with pytest.raises(Exception, match="from answer token 0 .*and the texts differ"):
+        engine.read_score(into_prompt, item)
+
+
 @pytest.mark.parametrize("adds_bos", [False, True])
 def test_fake_llama_cpp_server_is_off_by_one_as_the_real_one(adds_bos, bos_lm, bos_lm_path):
     """The fake answers as the pinned real replies do: without a leading BOS, one entry per

@@ -18,12 +18,16 @@ pinned from a real server in tests/fixtures/served/llama-cpp-python-real.json):
   the prompt lacks it and the server does not add one itself (chat prompts of templates
   that start with BOS, SmolLM2's and Llama 3's, are sent unchanged), and drops it where
   the server adds its own (``/extras/tokenize`` says which, at start-up).
-- The answer's entries must be the local tokenizer's tokens, text for text, or the reply is
-  refused, naming the first that differs (another tokenizer would move the claims'
-  character offsets). The prompt may be split otherwise (the model reads the same text).
-  llama.cpp's pre-tokenizer is not always transformers' reading of the same GGUF: for
-  SmolLM2, "\n\n" before a digit is one token on the server and two locally, so an answer
-  with "\n\n1." is refused (2 of 20 ExpertQA answers).
+- The answer's entries are matched to the local tokenizer's tokens by their text. The
+  prompt may be split otherwise (the model reads the same text), and so may the answer:
+  llama.cpp's pre-tokenizer is not always transformers' reading of the same GGUF (for
+  SmolLM2, "\n\n" before a digit is one token on the server and two locally, in 2 of 20
+  ExpertQA answers). Where they differ, each stretch of the answer between character
+  boundaries both tokenizations share gets the server's log-probability of that stretch
+  (the sum over its tokens), spread evenly over the local tokens in it: a claim's sum is
+  exact whenever its ends are shared boundaries (for SmolLM2 the stretches are the
+  whitespace between list items, outside every claim). An answer whose text the server echoes otherwise, or whose first token
+  the server merges into the prompt's last, is refused, naming the first token that differs.
 
 Samples: the server ignores ``n``, so ``n`` requests with seeds ``seed + i``, with its
 sampling extras (``min_p`` 0.05, ``repeat_penalty`` 1.1 by default) set to neutral, so a
@@ -49,6 +53,7 @@ class LlamaCpp(Engine):
         self.adds_bos = False
         self.no_bos: str | None = None
         self._piece = None
+        self.realigned = 0  # answers whose tokens the server split otherwise (read by stretches)
 
     def setup(self, client, tokenizer) -> None:
         """Learn the BOS token (the local tokenizer's) and whether the server adds one itself
@@ -92,22 +97,30 @@ class LlamaCpp(Engine):
         generated = usage.get("completion_tokens")
         if not isinstance(generated, int) or isinstance(generated, bool):  # no usage: judge by the echoed text
             generated = int(len(field(body, "choices", 0, "text", engine=self)) > len(item.prompt_text + item.answer_text))
-        n = len(item.answer_ids)
         end = len(tokens) - min(generated, 1)
-        got = [str(t).replace("\ufffd", "") for t in tokens[max(end - n, 0):end]]
         want = self._answer_pieces(item)
-        if end - n < 1 or got != want:
+        pieces = [str(t).replace("\ufffd", "") for t in tokens[:end]]
+        start, groups = _align(pieces, want)
+        if groups is None or start < 1:
+            n = len(want)
+            got = pieces[max(end - n, 0):]
             k = next((t for t, (g, w) in enumerate(zip(got, want)) if g != w), min(len(got), len(want)))
             _, added = self._prompt(item.prompt_text + item.answer_text)
             sent = usage.get("prompt_tokens")
             counts = (f"; the server read the prompt as {sent} tokens, the local tokenizer as "
                       f"{len(item.prompt_ids) + n + added}" if isinstance(sent, int) else "")
             raise self.fail(f"the server's tokens of the answer are not the local tokenizer's from answer token {k} "
-                            f"(server {got[k:k + 3]}, local {want[k:k + 3]}){counts}: where the server's tokenizer "
-                            f"(llama.cpp's reading of the GGUF) splits this text otherwise, the answer cannot be "
-                            f"scored token by token on it; otherwise set [model] tokenizer to the served model's")
-        return [logprob(x, self, f"choices[0].logprobs.token_logprobs[{end - n + t}]")
-                for t, x in enumerate(lps[end - n:end])]
+                            f"(server {got[k:k + 3]}, local {want[k:k + 3]}){counts}, and the texts differ: "
+                            f"set [model] tokenizer to the served model's")
+        served = [logprob(x, self, f"choices[0].logprobs.token_logprobs[{start + t}]")
+                  for t, x in enumerate(lps[start:end])]
+        if any(n_local != 1 or span.stop - span.start != 1 for n_local, span in groups):
+            self.realigned += 1
+        out: list[float] = []
+        for n_local, span in groups:  # a stretch both tokenizers end at: its log-probability, shared evenly
+            total = sum(served[span])
+            out += [total / n_local] * n_local
+        return out
 
     def _answer_pieces(self, item: ScoreItem) -> list[str]:
         """The answer's tokens as the server spells them: each decoded alone, a piece of a
@@ -137,3 +150,38 @@ class LlamaCpp(Engine):
             out.append(Draw(str(field(choice, "text", engine=self)), tuple(map(str, lp.get("tokens") or [])),
                             tuple(lps), None, finish(choice.get("finish_reason"))))
         return out
+
+
+def _align(server: list[str], local: list[str]) -> tuple[int, list[tuple[int, slice]] | None]:
+    """Where the answer starts among the server's token pieces, and the stretches between
+    the character boundaries both tokenizations share: ``(local tokens, server tokens)``
+    per stretch, one to one wherever the two agree. ``(start, None)`` when the server's
+    pieces do not end with the answer's text at a token boundary."""
+    text = "".join(local)
+    size, start = 0, len(server)
+    while start > 0 and size < len(text):
+        start -= 1
+        size += len(server[start])
+    if size != len(text) or "".join(server[start:]) != text:
+        return start, None
+    groups: list[tuple[int, slice]] = []
+    i = j = 0
+    at_i = at_j = 0  # characters covered by local[:i], server[start:start + j]
+    n_server = len(server) - start
+    while i < len(local) and j < n_server:
+        i0, j0 = i, j
+        at_i += len(local[i])
+        at_j += len(server[start + j])
+        i, j = i + 1, j + 1
+        while at_i != at_j:
+            if at_i < at_j:
+                at_i += len(local[i])
+                i += 1
+            else:
+                at_j += len(server[start + j])
+                j += 1
+        groups.append((i - i0, slice(j0, j)))
+    if i < len(local) or j < n_server:  # empty pieces left over (a character split across tokens)
+        n, span = groups[-1]
+        groups[-1] = (n + len(local) - i, slice(span.start, n_server))
+    return start, groups
