@@ -30,7 +30,7 @@ import numpy as np
 
 from franq.evaluation.metrics import auroc
 
-PAIR_SETS = ("synthetic-nq", "synthetic-expertqa", "nq-qa", "snli")
+PAIR_SETS = ("synthetic-nq", "synthetic-expertqa", "nq-qa", "nq-declarative", "snli")
 TEXT_BACKENDS = ("lexical", "combined", "verifier")
 LM_BACKENDS = ("context_pmi", "lookback", "probe")
 

@@ -117,7 +117,8 @@ def fit_verifier(*, raw: Path, datasets: Path, manifest_path: Path, out: Path, s
     base_dir = Path(base) if base else minilm_path()
     tokenizer = AutoTokenizer.from_pretrained(base_dir)
     model = AutoModelForSequenceClassification.from_pretrained(
-        base_dir, num_labels=3, id2label=dict(enumerate(LABELS)), label2id={k: i for i, k in enumerate(LABELS)})
+        base_dir, num_labels=3, id2label=dict(enumerate(LABELS)), label2id={k: i for i, k in enumerate(LABELS)},
+        dtype=torch.float32)  # trained in float32 whatever the base is stored in (a shipped verifier: float16)
     rng = random.Random(seed)
     batches: list[list[int]] = []
     for e in range(math.ceil(epochs)):

@@ -254,8 +254,9 @@ def nq_rows(raw: Path) -> list[dict]:
     return rows
 
 
-def nq_qa_pairs(rows: list[dict], *, nlp, rng: random.Random, window_words: int) -> list[dict]:
-    """Short-form statements "question answer" against the gold passage's window with the answer."""
+def answer_types(rows: list[dict], nlp) -> tuple[dict[str, list[dict]], dict[str, str]]:
+    """Each question's gold answer typed (spaCy's entity label, else NUM / CAP / LOW):
+    ``(rows by type, type by row id)``, where a wrong answer of the same type is drawn from."""
     typed = defaultdict(list)
     kinds = {}
     for r, doc in zip(rows, nlp.pipe([r["answers"][0] for r in rows], batch_size=128)):
@@ -264,30 +265,50 @@ def nq_qa_pairs(rows: list[dict], *, nlp, rng: random.Random, window_words: int)
         kinds[r["id"]] = (ents[0].label_ if len(ents) == 1 and len(ents[0].text) >= len(a) - 2
                           else "NUM" if any(ch.isdigit() for ch in a) else "CAP" if a[:1].isupper() else "LOW")
         typed[kinds[r["id"]]].append(r)
+    return typed, kinds
+
+
+def nq_qa_pairs(rows: list[dict], *, nlp, rng: random.Random, window_words: int) -> list[dict]:
+    """Short-form statements "question answer" against the gold passage's window with the answer."""
+    typed, kinds = answer_types(rows, nlp)
+    return qa_pairs(rows, lambda r, answer: f"{r['question']} {answer}", rng=rng, window_words=window_words,
+                    typed=typed, kinds=kinds, source="nq-qa")
+
+
+def qa_pairs(rows: list[dict], say, *, rng: random.Random, window_words: int, typed: dict, kinds: dict,
+             source: str) -> list[dict]:
+    """Per question, ``say(row, answer)`` (a claim, or None to leave the question out) with the
+    gold answer against the gold passage's window that names it (supported), with another
+    question's answer of the same type (contradicted), and the gold claim against another
+    question's passage (not mentioned)."""
     out = []
     for r in rows:
+        answer = r["answers"][0]
+        claim = say(r, answer)
+        if claim is None:
+            continue
         sents = sentences(r["passage"])
         hit = [k for k, s in enumerate(sents) if any(a.lower() in s.lower() for a in r["answers"])]
         if not hit:
             continue
         i, j = window_around(sents, hit[0], window_words, rng)
         premise = " ".join(sents[i:j])
-        answer = r["answers"][0]
-        out.append({"premise": premise, "claim": f"{r['question']} {answer}", "label": 0, "source": "nq-qa",
-                    "how": "gold"})
+        out.append({"premise": premise, "claim": claim, "label": 0, "source": source, "how": "gold"})
         pool = [x for x in typed[kinds[r["id"]]] if x is not r]
         for _ in range(5):
             other = rng.choice(pool)["answers"][0] if pool else None
             if other and other.lower() not in premise.lower() and answer.lower() not in other.lower():
-                out.append({"premise": premise, "claim": f"{r['question']} {other}", "label": 1,
-                            "source": "nq-qa", "how": "wrong-answer"})
+                bad = say(r, other)
+                if bad:
+                    out.append({"premise": premise, "claim": bad, "label": 1, "source": source,
+                                "how": "wrong-answer"})
                 break
         unrelated = rng.choice(rows)
         if unrelated is not r and not any(a.lower() in unrelated["passage"].lower() for a in r["answers"]):
             us = sentences(unrelated["passage"])
             a, b = window_around(us, rng.randrange(len(us)), window_words, rng)
-            out.append({"premise": " ".join(us[a:b]), "claim": f"{r['question']} {answer}", "label": 2,
-                        "source": "nq-qa", "how": "other-passage"})
+            out.append({"premise": " ".join(us[a:b]), "claim": claim, "label": 2, "source": source,
+                        "how": "other-passage"})
     return out
 
 
@@ -295,6 +316,7 @@ def build(raw: Path, datasets: Path, manifest: dict, *, seed: int = 0) -> dict[s
     """{"train": {source: pairs}, "dev": {source: pairs}} as ``manifest`` asks (per-source caps,
     window size); deterministic for a seed."""
     from claims.atomic import AtomicDecomposer
+    from franq.fit.verifier_declarative import declarative_pairs
     from franq.lm.resources import wordnet_reader
 
     rng = random.Random(seed)
@@ -348,6 +370,15 @@ def build(raw: Path, datasets: Path, manifest: dict, *, seed: int = 0) -> dict[s
                                                 rng=own("synthetic-expertqa"), **kw)
     train["nq-qa"] = nq_qa_pairs(nq_train, nlp=nlp, rng=own("nq-qa"), window_words=ww)
     dev["nq-qa"] = nq_qa_pairs(nq_dev, nlp=nlp, rng=own("nq-qa-dev"), window_words=ww)[: manifest["dev_pairs"]]
+    # questions said as statements: contradictions worded otherwise than the passage. The dev
+    # set is always built, on its own random stream (the other sets stay as they were).
+    typed, kinds = answer_types(nq_dev, nlp)
+    dev["nq-declarative"] = declarative_pairs(nq_dev, nlp=nlp, rng=random.Random(f"{seed}:nq-declarative-dev"),
+                                              window_words=ww, typed=typed, kinds=kinds)[: manifest["dev_pairs"]]
+    if augment.get("declarative_qa"):
+        typed, kinds = answer_types(nq_train, nlp)
+        train["nq-declarative"] = declarative_pairs(nq_train, nlp=nlp, rng=own("nq-declarative"), window_words=ww,
+                                                    typed=typed, kinds=kinds)
     train["expertqa"] = labelled_claims(datasets / "expertqa" / "train.jsonl", "expertqa", ww)
     if augment.get("paraphrased_contradictions"):
         own("expertqa-contradicted")
