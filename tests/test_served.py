@@ -159,6 +159,20 @@ def test_llama_cpp_answer_split_otherwise_shares_each_stretch_log_probability():
         engine.read_score(into_prompt, item)
 
 
+def test_llama_cpp_alignment_keeps_empty_pieces_and_refuses_what_it_cannot_read():
+    """Pieces of a character split across tokens decode to nothing on both sides: they join
+    the stretch beside them; an answer of nothing but such pieces, or a text the server's
+    pieces do not end with, has no stretches to read."""
+    from franq.lm.served.llama_cpp import _align
+
+    assert _align(["x", "a", "b"], ["a", "b"]) == (1, [(1, slice(0, 1)), (1, slice(1, 2))])
+    assert _align(["x", "ab", "c"], ["a", "b", "c"]) == (1, [(2, slice(0, 1)), (1, slice(1, 2))])
+    assert _align(["x", "a", "", "b"], ["a", "b", ""]) == (1, [(1, slice(0, 1)), (2, slice(1, 3))])
+    assert _align(["a", "b"], [""])[1] is None
+    assert _align(["xa", "b"], ["a", "b"])[1] is None  # the answer's first character inside a prompt token
+    assert _align(["x", "a", "c"], ["a", "b"])[1] is None
+
+
 @pytest.mark.parametrize("adds_bos", [False, True])
 def test_fake_llama_cpp_server_is_off_by_one_as_the_real_one(adds_bos, bos_lm, bos_lm_path):
     """The fake answers as the pinned real replies do: without a leading BOS, one entry per

@@ -26,8 +26,9 @@ pinned from a real server in tests/fixtures/served/llama-cpp-python-real.json):
   boundaries both tokenizations share gets the server's log-probability of that stretch
   (the sum over its tokens), spread evenly over the local tokens in it: a claim's sum is
   exact whenever its ends are shared boundaries (for SmolLM2 the stretches are the
-  whitespace between list items, outside every claim). An answer whose text the server echoes otherwise, or whose first token
-  the server merges into the prompt's last, is refused, naming the first token that differs.
+  whitespace between list items, outside every claim). An answer whose text the server
+  echoes otherwise, or whose first token the server merges into the prompt's last, is
+  refused, naming the first token that differs.
 
 Samples: the server ignores ``n``, so ``n`` requests with seeds ``seed + i``, with its
 sampling extras (``min_p`` 0.05, ``repeat_penalty`` 1.1 by default) set to neutral, so a
@@ -181,6 +182,8 @@ def _align(server: list[str], local: list[str]) -> tuple[int, list[tuple[int, sl
                 at_j += len(server[start + j])
                 j += 1
         groups.append((i - i0, slice(j0, j)))
+    if (i < len(local) or j < n_server) and not groups:  # only empty pieces: nothing to read them by
+        return start, None
     if i < len(local) or j < n_server:  # empty pieces left over (a character split across tokens)
         n, span = groups[-1]
         groups[-1] = (n + len(local) - i, slice(span.start, n_server))
