@@ -298,7 +298,7 @@ def main() -> None:
         "",
         "No GPU was lent to this task, so the \"bigger model on a GPU\" target was not run. The server",
         "(llama-cpp-python 0.3.36, one thread) and franq (one torch thread) shared a 2-core CPU with",
-        "another job (a model being trained) running at the same time: read the ratios, not the seconds.",
+        "other jobs running at the same time: read the ratios, not the seconds.",
         "",
         "## Agreement with the local pass of the same GGUF",
         "",
