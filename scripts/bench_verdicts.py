@@ -27,6 +27,11 @@ def _p(c) -> float:
     return c.p_true_calibrated if c.p_true_calibrated is not None else c.p_true_raw
 
 
+def _right(c, want: str) -> bool:
+    """The verdict is on the right side of 0.5 for a claim whose truth is ``want``."""
+    return (_p(c) >= 0.5) == (want == "true")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "verdicts.md"))
@@ -54,16 +59,15 @@ def main() -> int:
         for answer, want in ((good, "true"), (bad, "false")):
             for c in fr.score(q, [passage], answer).scored:
                 rows.append(("hand-written", c.claim.text, want, c))
-    right = sum((_p(c) >= 0.5) == (want == "true") for _, _, want, c in rows)
+    right = sum(_right(c, want) for _, _, want, c in rows)
     lines = [f"Stack: {res.model}, faithfulness {res.faithfulness}, calibration {res.calibration}.", "",
              "| set | claim | truth | P(true) | P_s | P_c | P_n | verdict right |", "|---|---|---|---|---|---|---|---|"]
     for where, text, want, c in rows:
-        ok = (_p(c) >= 0.5) == (want == "true")
         lines.append(f"| {where} | {text} | {want} | {_p(c):.3f} | {c.p_supported:.3f} | {c.p_contradicted:.3f} | "
-                     f"{c.p_not_mentioned:.3f} | {'yes' if ok else '**no**'} |")
+                     f"{c.p_not_mentioned:.3f} | {'yes' if _right(c, want) else '**no**'} |")
     for name, sel in (("true claims", "true"), ("false claims", "false")):
         sub = [c for _, _, w, c in rows if w == sel]
-        good = sum((_p(c) >= 0.5) == (sel == "true") for c in sub)
+        good = sum(_right(c, sel) for c in sub)
         lines.append(f"\n{name}: {good} of {len(sub)} on the right side of 0.5.")
     lines.append(f"\nAll: {right} of {len(rows)} verdicts right.")
     table = "\n".join(lines)

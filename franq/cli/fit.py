@@ -45,7 +45,7 @@ def fit() -> None:
                    "claims scored with the 'verifier' faithfulness backend.")
 @click.option("--flat", multiple=True, type=click.Choice(["supported", "contradicted", "not_mentioned"]),
               help="Three-condition: this condition's map is its share of true claims, whatever the UQ score "
-                   "(repeatable; the shipped long-form calibrator flattens 'contradicted').")
+                   "(repeatable; e.g. 'contradicted', whose UQ score on few short claims mostly measures length).")
 @stack
 def calibrator(input_path, output, variant, calibrate_faithfulness, xgb_features, min_per_condition,
                report_path, scored_path, holdout, seed, three_condition, flat, stack: StackFlags):
