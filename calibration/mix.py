@@ -22,6 +22,7 @@ def franq_mix3(p_supported: np.ndarray, p_contradicted: np.ndarray, p_not_mentio
 
         P(true) = P_s * T_s + P_c * T_c + P_n * T_n
 
-    (P_s + P_c + P_n = 1). With P_c = 0 it is :func:`franq_mix` with P_faithful = P_s."""
-    return p_supported * p_true_if_supported + p_contradicted * p_true_if_contradicted \
-        + p_not_mentioned * p_true_if_not_mentioned
+    (P_s + P_c + P_n = 1). With P_c = 0 it is :func:`franq_mix` with P_faithful = P_s. Clipped
+    to [0, 1]: three products summed can pass 1 by a rounding error (1.0000000000000002)."""
+    return np.clip(p_supported * p_true_if_supported + p_contradicted * p_true_if_contradicted
+                   + p_not_mentioned * p_true_if_not_mentioned, 0.0, 1.0)

@@ -38,6 +38,13 @@ def test_mix3_with_no_contradiction_is_the_binary_mix():
         mix3([0.5], [0.5], [0.5], [1], [1], [1])
 
 
+def test_mix3_never_passes_one_by_a_rounding_error():
+    # renormalised conditions whose sum is 1.0000000000000002; every map at 1: the mix is 1, not more
+    p = [0.46335848984461653, 0.3373961461805628, 0.1992453639748208]
+    assert sum(p) > 1
+    assert franq_mix3(*(np.array([x]) for x in p), *(np.ones(1),) * 3)[0] == 1.0
+
+
 def test_binary_mix_and_variants_reproduce_exactly():
     """The paper's variants by name, on fixed inputs, give what the formula gives."""
     rng = np.random.default_rng(3)
