@@ -161,7 +161,8 @@ def fit_verifier(*, raw: Path, datasets: Path, manifest_path: Path, out: Path, s
         "data_derived": {name: sha256(datasets / name) for name in
                          ("expertqa/train.jsonl", "expertqa/test.jsonl", "wice/fit.jsonl", "wice/heldout.jsonl",
                           "nq-open/test.jsonl")},
-        "manifest_sha256": sha256(manifest_path),
+        "manifest": _shown(manifest_path), "manifest_sha256": sha256(manifest_path),
+        **({"continued_from": _base(base_dir)} if base else {}),
         "train_pairs": {k: {"n": len(v), "by_label": {LABELS[c]: sum(p["label"] == c for p in v) for c in range(3)}}
                         for k, v in data["train"].items()},
         "training": {"seed": seed, "epochs": epochs, "batch_size": batch_size, "lr": lr, "warmup": warmup,
@@ -175,13 +176,34 @@ def fit_verifier(*, raw: Path, datasets: Path, manifest_path: Path, out: Path, s
     return card
 
 
+def _shown(path: Path) -> str:
+    """``path`` as the card names it: relative to the working directory where it lies under it."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return path.name
+
+
+def _base(base_dir: Path) -> dict:
+    """The verifier training went on from: its card's name and its weights' sha256."""
+    card = base_dir / "card.json"
+    name = json.loads(card.read_text(encoding="utf-8")).get("name") if card.is_file() else base_dir.name
+    return {"name": name, "sha256": sha256(base_dir / "model.safetensors")}
+
+
+def _continued(card: dict) -> str:
+    c = card.get("continued_from")
+    return f", training on from {c['name']} (weights sha256 {c['sha256'][:12]})" if c else ""
+
+
 def card_markdown(card: dict) -> str:
     lines = ["# franq verifier", "",
              "A three-way cross-encoder (supported / contradicted / not mentioned) fine-tuned from "
              f"{card['base_model']}; input: (passage window of about {card['window_words']} words, claim), "
              f"at most {card['max_length']} tokens; weights {card['dtype']}.", "",
-             "Built by `franq fit verifier` (franq/fit/verifier.py) from datasets/verifier/manifest.json "
-             f"(sha256 {card['manifest_sha256'][:12]}), seed {card['training']['seed']}.", "",
+             "Built by `franq fit verifier` (franq/fit/verifier.py) from "
+             f"{card.get('manifest', 'datasets/verifier/manifest.json')} (sha256 {card['manifest_sha256'][:12]}), "
+             f"seed {card['training']['seed']}{_continued(card)}.", "",
              "## Data (only shared/data/SOURCES.md files and synthetic claims built from them)", "",
              "| file | licence | sha256 |", "|---|---|---|"]
     lines += [f"| {d['file']} | {d['licence']} | {d['sha256'][:16]} |" for d in card["data"]]
