@@ -5,7 +5,8 @@
 Scores the bundled example with the default (embedded) stack, as `franq score --example
 --format json` does, unless --record gives that JSON record; renders the report, opens it
 in headless Chromium (Debian's chromium and chromium-driver, selenium), clicks the fifth
-claim ("The tower is made of solid gold.") to open its panel and saves a 256-colour PNG.
+claim ("It is located in Berlin, Germany.", read as "The tower is ...") to open its panel and
+saves a 256-colour PNG.
 """
 from __future__ import annotations
 

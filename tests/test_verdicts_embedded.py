@@ -13,8 +13,6 @@ pytestmark = [pytest.mark.embedded, pytest.mark.slow]
 CONTRADICTED = ("solid gold", "Berlin")
 
 
-@pytest.mark.xfail(strict=True, reason="issue 25's first target, missed by this verifier: the two contradicted claims "
-                   "get P_contradicted .23 / .36 (the rest 'not mentioned') and P(true) .78 / .81 (were .91 / .89)")
 def test_bundled_example_contradicted_claims_below_half_the_others_at_or_above():
     import franq
 

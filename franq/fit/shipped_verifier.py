@@ -4,12 +4,11 @@ committed data (:mod:`franq.fit.generations`) and the verifier shipped in
 ``franq/data/verifier`` (or the one given). :mod:`franq.fit.shipped` lists them once the
 verifier is shipped.
 
-    long    the 120-answer ExpertQA calibration sample: UQ values from the committed
-            long-form snapshot (they do not depend on the faithfulness backend), P_s, P_c,
-            P_n from the verifier over each answer's passages; gold condition: supported
-            where ``is_faithful`` is true, else the verifier's likelier of contradicted /
-            not mentioned (condition variant; soft, said in the file's description, when
-            that split leaves a condition without claims)
+    long    the 120-answer ExpertQA calibration sample and its answers with one true claim
+            contradicted: UQ values from the committed long-form snapshots (they do not
+            depend on the faithfulness backend), P_s, P_c, P_n from the verifier over each
+            answer's passages; gold conditions from the data, never from the verifier
+            (:func:`long_conditions`); condition variant, T_n flat (:data:`LONG_FLAT`)
     short   the attempted greedy answers of the 300 committed nq-open train questions
             (clean and corrupted passage lists): the short preset on the committed samples,
             the verifier on (question + answer) against the passages; soft variant (no gold
@@ -22,8 +21,6 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
-
-import numpy as np
 
 from franq.fit.shipped_calibrators import LONG_STACK, SHORT_TRAIN, calibration_sample
 from franq.lm.load import EMBEDDED_NAME
@@ -109,11 +106,25 @@ def contradicted_lines(datasets: Path, backend, name: str = CONTRADICTED) -> lis
     return with_conditions(lines, [line.example.passages for line in lines], backend)
 
 
-LONG_FLAT: tuple[str, ...] = ()
+LONG_FLAT: tuple[str, ...] = ("not_mentioned",)
 """Conditions whose map the shipped long calibrator flattens (their share of true claims):
-none. A flat T_c was measured (benchmarks/results/three-condition-long.md): it turns one
-more obvious contradiction false and lifts ExpertQA rand_test AUROC .523 -> .536, but
-loses .617 -> .590 once the held-out contradicted answers are added: not shipped."""
+"not mentioned". Isotonic on a claim's summed log-probability, T_n reads length as
+confidence: the calibration claims are long (28 tokens on average), so a short claim lands
+at the map's top level (.9-1.0) whatever the model believes. Flat, it is the share of true
+not-mentioned claims (.79); the held-out ranking is the same (benchmarks/results/three-condition-long.md).
+T_c is fitted on the corrupted claims alone, all false: constant 0."""
+
+
+def long_conditions(real, n_contradicted: int) -> list[str]:
+    """The gold condition of each long calibration claim, from the data: ``supported``
+    where ExpertQA's annotators found the claim supported by its passages, ``not_mentioned``
+    where they did not (ExpertQA labels support, not contradiction: a true unsupported claim
+    is one its passages do not state), ``contradicted`` for the ``n_contradicted`` claims
+    corrupted by a typed substitution (their passages state the original). Never the
+    verifier's own call: a T_c fitted on the claims the verifier calls contradicted learns
+    the verifier's mistakes (on ExpertQA, half of them true claims) and keeps real
+    contradictions "likely true"."""
+    return ["supported" if g else "not_mentioned" for g in real.is_faithful] + ["contradicted"] * n_contradicted
 
 
 def long_verifier_calibrator(datasets: Path, out: Path, raw=None, *, verifier: str | Path | None = None,
@@ -122,24 +133,20 @@ def long_verifier_calibrator(datasets: Path, out: Path, raw=None, *, verifier: s
 
     backend = verifier_backend(verifier)
     real = long_verifier_lines(datasets, backend)
-    n_real = len(training_claims(real))
+    real_claims = training_claims(real)
+    n_real = len(real_claims)
     contra = contradicted_lines(datasets, backend)
     data = training_claims(real + contra)
-    conditions = data.conditions()
-    conditions = [*conditions[:n_real], *(["contradicted"] * (len(data) - n_real))]
-    about = (f"ExpertQA train calibration sample: {n_real} labelled claims ({n_real / len(data):.0%}; condition "
-             f"{report_split(data.subset(np.arange(len(data)) < n_real))}) and {len(data) - n_real} of its true claims "
-             f"contradicted by a typed substitution in the answer ({(len(data) - n_real) / len(data):.0%}; false, "
-             f"contradicted); UQ values from datasets/generations/long-expertqa.* and {CONTRADICTED}, P_s/P_c/P_n from "
-             f"{backend.name}")
-    try:
-        cal, _ = fit_three_condition_calibrator(data, variant="condition", conditions=conditions, flat=flat,
-                                                description=f"three-condition long-form calibrator (condition "
-                                                            f"variant{_flat(flat)}): {about}")
-    except ValueError as exc:  # a condition with no claim at all: every claim weighted by P_s, P_c, P_n instead
-        cal, _ = fit_three_condition_calibrator(data, variant="soft", flat=flat, description=(
-            f"three-condition long-form calibrator (soft variant{_flat(flat)}: the condition split failed: {exc}): "
-            f"{about}"))
+    conditions = long_conditions(real_claims, len(data) - n_real)
+    n_supported = conditions.count("supported")
+    about = (f"ExpertQA train calibration sample: {n_real} labelled claims ({n_real / len(data):.0%}; condition from "
+             f"the annotators' support label: supported {n_supported}, not mentioned {n_real - n_supported}) and "
+             f"{len(data) - n_real} of its true claims contradicted by a typed substitution in the answer "
+             f"({(len(data) - n_real) / len(data):.0%}; false, contradicted); UQ values from "
+             f"datasets/generations/long-expertqa.* and {CONTRADICTED}, P_s/P_c/P_n from {backend.name}")
+    cal, _ = fit_three_condition_calibrator(data, variant="condition", conditions=conditions, flat=flat,
+                                            description=f"three-condition long-form calibrator (condition "
+                                                        f"variant{_flat(flat)}): {about}")
     path = out / LONG_NAME
     cal.to_json(path)
     return path
@@ -147,13 +154,6 @@ def long_verifier_calibrator(datasets: Path, out: Path, raw=None, *, verifier: s
 
 def _flat(flat) -> str:
     return f"; flat map (share of true claims) for {', '.join(flat)}" if flat else ""
-
-
-def report_split(data) -> str:
-    conds = data.conditions()
-    return ", ".join(f"{name} {sum(c == name for c in conds)}" for name in ("supported", "contradicted",
-                                                                            "not_mentioned")) + \
-        f", unknown {sum(c is None for c in conds)}"
 
 
 def short_verifier_results(datasets: Path, backend, n: int = SHORT_TRAIN, *, split: str = "train"):
