@@ -8,7 +8,7 @@ verifier is shipped.
             contradicted: UQ values from the committed long-form snapshots (they do not
             depend on the faithfulness backend), P_s, P_c, P_n from the verifier over each
             answer's passages; gold conditions from the data, never from the verifier
-            (:func:`long_conditions`); condition variant, T_n flat (:data:`LONG_FLAT`)
+            (:func:`long_conditions`); condition variant, isotonic maps
     short   the attempted greedy answers of the 300 committed nq-open train questions
             (clean and corrupted passage lists): the short preset on the committed samples,
             the verifier on (question + answer) against the passages; soft variant (no gold
@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
+
+import numpy as np
 
 from franq.fit.shipped_calibrators import LONG_STACK, SHORT_TRAIN, calibration_sample
 from franq.lm.load import EMBEDDED_NAME
@@ -106,25 +108,24 @@ def contradicted_lines(datasets: Path, backend, name: str = CONTRADICTED) -> lis
     return with_conditions(lines, [line.example.passages for line in lines], backend)
 
 
-LONG_FLAT: tuple[str, ...] = ("not_mentioned",)
+LONG_FLAT: tuple[str, ...] = ()
 """Conditions whose map the shipped long calibrator flattens (their share of true claims):
-"not mentioned". Isotonic on a claim's summed log-probability, T_n reads length as
-confidence: the calibration claims are long (28 tokens on average), so a short claim lands
-at the map's top level (.9-1.0) whatever the model believes. Flat, it is the share of true
-not-mentioned claims (.79); the held-out ranking is the same (benchmarks/results/three-condition-long.md).
-T_c is fitted on the corrupted claims alone, all false: constant 0."""
+none. T_c is fitted on the corrupted claims alone, all false: constant 0. A flat T_n (.84)
+was measured beside the isotonic one and ranks held-out ExpertQA no better (.539 / .618 vs
+.540 / .621; benchmarks/results/three-condition-long.md): not shipped."""
 
 
-def long_conditions(real, n_contradicted: int) -> list[str]:
+def long_conditions(real, n_contradicted: int) -> list[str | None]:
     """The gold condition of each long calibration claim, from the data: ``supported``
     where ExpertQA's annotators found the claim supported by its passages, ``not_mentioned``
     where they did not (ExpertQA labels support, not contradiction: a true unsupported claim
-    is one its passages do not state), ``contradicted`` for the ``n_contradicted`` claims
-    corrupted by a typed substitution (their passages state the original). Never the
-    verifier's own call: a T_c fitted on the claims the verifier calls contradicted learns
-    the verifier's mistakes (on ExpertQA, half of them true claims) and keeps real
-    contradictions "likely true"."""
-    return ["supported" if g else "not_mentioned" for g in real.is_faithful] + ["contradicted"] * n_contradicted
+    is one its passages do not state), None where they gave no support label (left out of
+    the fit), ``contradicted`` for the ``n_contradicted`` claims corrupted by a typed
+    substitution (their passages state the original). Never the verifier's own call: a T_c
+    fitted on the claims the verifier calls contradicted learns the verifier's mistakes (on
+    ExpertQA, half of them true claims) and keeps real contradictions "likely true"."""
+    return [None if g is None else "supported" if g else "not_mentioned" for g in real.is_faithful] + \
+        ["contradicted"] * n_contradicted
 
 
 def long_verifier_calibrator(datasets: Path, out: Path, raw=None, *, verifier: str | Path | None = None,
@@ -138,11 +139,15 @@ def long_verifier_calibrator(datasets: Path, out: Path, raw=None, *, verifier: s
     contra = contradicted_lines(datasets, backend)
     data = training_claims(real + contra)
     conditions = long_conditions(real_claims, len(data) - n_real)
-    n_supported = conditions.count("supported")
-    about = (f"ExpertQA train calibration sample: {n_real} labelled claims ({n_real / len(data):.0%}; condition from "
-             f"the annotators' support label: supported {n_supported}, not mentioned {n_real - n_supported}) and "
-             f"{len(data) - n_real} of its true claims contradicted by a typed substitution in the answer "
-             f"({(len(data) - n_real) / len(data):.0%}; false, contradicted); UQ values from "
+    known = np.array([c is not None for c in conditions])
+    data, conditions = data.subset(known), [c for c in conditions if c is not None]
+    n_supported, n_not = conditions.count("supported"), conditions.count("not_mentioned")
+    n_contra = len(data) - n_supported - n_not
+    about = (f"ExpertQA train calibration sample: {n_supported + n_not} claims with truth and support labels "
+             f"({(n_supported + n_not) / len(data):.0%}; condition from the annotators' support label: supported "
+             f"{n_supported}, not mentioned {n_not}; {n_real - n_supported - n_not} without a support label left out) "
+             f"and {n_contra} of its true claims contradicted by a typed substitution in the answer "
+             f"({n_contra / len(data):.0%}; false, contradicted); UQ values from "
              f"datasets/generations/long-expertqa.* and {CONTRADICTED}, P_s/P_c/P_n from {backend.name}")
     cal, _ = fit_three_condition_calibrator(data, variant="condition", conditions=conditions, flat=flat,
                                             description=f"three-condition long-form calibrator (condition "
