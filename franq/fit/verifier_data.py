@@ -268,9 +268,9 @@ def answer_types(rows: list[dict], nlp) -> tuple[dict[str, list[dict]], dict[str
     return typed, kinds
 
 
-def nq_qa_pairs(rows: list[dict], *, nlp, rng: random.Random, window_words: int) -> list[dict]:
-    """Short-form statements "question answer" against the gold passage's window with the answer."""
-    typed, kinds = answer_types(rows, nlp)
+def nq_qa_pairs(rows: list[dict], *, rng: random.Random, window_words: int, typed: dict, kinds: dict) -> list[dict]:
+    """Short-form statements "question answer" against the gold passage's window with the
+    answer (``typed``, ``kinds``: :func:`answer_types` of ``rows``)."""
     return qa_pairs(rows, lambda r, answer: f"{r['question']} {answer}", rng=rng, window_words=window_words,
                     typed=typed, kinds=kinds, source="nq-qa")
 
@@ -368,17 +368,19 @@ def build(raw: Path, datasets: Path, manifest: dict, *, seed: int = 0) -> dict[s
                                           rng=own("synthetic-nq"), **kw)
     dev["synthetic-expertqa"] = synthetic_pairs(dev_eqa_docs, n=manifest["dev_pairs"], source="synthetic-expertqa",
                                                 rng=own("synthetic-expertqa"), **kw)
-    train["nq-qa"] = nq_qa_pairs(nq_train, nlp=nlp, rng=own("nq-qa"), window_words=ww)
-    dev["nq-qa"] = nq_qa_pairs(nq_dev, nlp=nlp, rng=own("nq-qa-dev"), window_words=ww)[: manifest["dev_pairs"]]
+    types_train, types_dev = answer_types(nq_train, nlp), answer_types(nq_dev, nlp)  # (typed, kinds) each
+    train["nq-qa"] = nq_qa_pairs(nq_train, rng=own("nq-qa"), window_words=ww, typed=types_train[0],
+                                 kinds=types_train[1])
+    dev["nq-qa"] = nq_qa_pairs(nq_dev, rng=own("nq-qa-dev"), window_words=ww, typed=types_dev[0],
+                               kinds=types_dev[1])[: manifest["dev_pairs"]]
     # questions said as statements: contradictions worded otherwise than the passage. The dev
     # set is always built, on its own random stream (the other sets stay as they were).
-    typed, kinds = answer_types(nq_dev, nlp)
     dev["nq-declarative"] = declarative_pairs(nq_dev, nlp=nlp, rng=random.Random(f"{seed}:nq-declarative-dev"),
-                                              window_words=ww, typed=typed, kinds=kinds)[: manifest["dev_pairs"]]
+                                              window_words=ww, typed=types_dev[0],
+                                              kinds=types_dev[1])[: manifest["dev_pairs"]]
     if augment.get("declarative_qa"):
-        typed, kinds = answer_types(nq_train, nlp)
         train["nq-declarative"] = declarative_pairs(nq_train, nlp=nlp, rng=own("nq-declarative"), window_words=ww,
-                                                    typed=typed, kinds=kinds)
+                                                    typed=types_train[0], kinds=types_train[1])
     train["expertqa"] = labelled_claims(datasets / "expertqa" / "train.jsonl", "expertqa", ww)
     if augment.get("paraphrased_contradictions"):
         own("expertqa-contradicted")

@@ -26,7 +26,7 @@ IRREGULAR = dict(pair.split(":") for pair in (
     "run:ran say:said see:saw sell:sold send:sent set:set shake:shook shoot:shot shut:shut sing:sang "
     "sink:sank sit:sat sleep:slept speak:spoke spend:spent stand:stood steal:stole strike:struck "
     "swim:swam take:took teach:taught tear:tore tell:told think:thought throw:threw understand:understood "
-    "wake:woke wear:wore win:won write:wrote split:split hit:hit cut:cut let:let sink:sank").split())
+    "wake:woke wear:wore win:won write:wrote split:split hit:hit cut:cut let:let").split())
 WH_VERB = re.compile(r"^(who|what|which)\s+(is|was|are|were|has|had|does|did|do)?\s*", re.I)
 AUX = {"is", "was", "are", "were"}
 PREPOSITION = re.compile(r"^(in|on|at|from|near|beneath|under|above|below|between|during|by|within|inside|outside|"
