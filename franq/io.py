@@ -115,6 +115,10 @@ def parse_passages(value: Any, where: str = "") -> tuple[Passage, ...]:
 
 
 CLAIM_LABELS = ("is_true", "is_faithful")
+CONDITIONS = ("supported", "contradicted", "not_mentioned")
+"""A claim's optional ``condition`` label: what its passages do with it (what a
+three-condition calibrator fits each map on). It agrees with ``is_faithful`` where both are
+given: supported is faithful, contradicted and not mentioned are not."""
 NUMERIC_LABELS = ("semantic_entropy",)
 """A claim's numeric labels: ``semantic_entropy`` (>= 0) of a whole short answer, what
 ``franq fit-probe`` fits a semantic entropy probe on."""
@@ -122,7 +126,7 @@ NUMERIC_LABELS = ("semantic_entropy",)
 
 def parse_claims(value: Any, where: str = "", *, limits: Mapping[str, int] | None = None
                  ) -> tuple[tuple[str, ...], tuple[dict, ...]] | None:
-    """Claims given with an example: strings, or ``{"text", "is_true"?, "is_faithful"?}``
+    """Claims given with an example: strings, or ``{"text", "is_true"?, "is_faithful"?, "condition"?}``
     objects whose labels (true, false or null) are kept and passed through to the output.
     At most ``limits["claims"]`` claims of ``limits["claim_chars"]`` characters (:mod:`franq.limits`)."""
     if value is None:
@@ -135,16 +139,17 @@ def parse_claims(value: Any, where: str = "", *, limits: Mapping[str, int] | Non
     for i, c in enumerate(value):
         field = f"claims[{i}]"
         if isinstance(c, Mapping):
-            extra = set(c) - {"text", *CLAIM_LABELS, *NUMERIC_LABELS}
+            extra = set(c) - {"text", *CLAIM_LABELS, "condition", *NUMERIC_LABELS}
             if extra:
                 raise InputError(f"{_prefix(where)}'{field}' has unknown keys {sorted(extra)}; "
-                                 f"expected 'text', 'is_true', 'is_faithful', 'semantic_entropy'")
+                                 f"expected 'text', 'is_true', 'is_faithful', 'condition', 'semantic_entropy'")
             if "text" not in c:
                 raise InputError(f"{_prefix(where)}'{field}' has no 'text'")
             for key in CLAIM_LABELS:
                 if c.get(key) is not None and not isinstance(c[key], bool):
                     raise InputError(f"{_prefix(where)}'{field}.{key}' must be true, false or null, "
                                      f"got {_type(c[key])}")
+            _check_condition(c, field, where)
             for key in NUMERIC_LABELS:
                 v = c.get(key)
                 if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float))
@@ -152,12 +157,25 @@ def parse_claims(value: Any, where: str = "", *, limits: Mapping[str, int] | Non
                     raise InputError(f"{_prefix(where)}'{field}.{key}' must be a number >= 0 or null, "
                                      f"got {v!r}")
             texts.append(parse_text(c["text"], f"{field}.text", where))
-            labels.append({k: c[k] for k in (*CLAIM_LABELS, *NUMERIC_LABELS) if k in c})
+            labels.append({k: c[k] for k in (*CLAIM_LABELS, "condition", *NUMERIC_LABELS) if k in c})
         else:
             texts.append(parse_text(c, field, where))
             labels.append({})
         check("claim_chars", len(texts[-1]), where=where, subject=f"'{field}'", limits=limits)
     return tuple(texts), tuple(labels)
+
+
+def _check_condition(c: Mapping, field: str, where: str) -> None:
+    cond = c.get("condition")
+    if cond is None:
+        return
+    if cond not in CONDITIONS:
+        raise InputError(f"{_prefix(where)}'{field}.condition' must be one of {', '.join(CONDITIONS)} or null, "
+                         f"got {cond!r}")
+    faithful = c.get("is_faithful")
+    if faithful is not None and faithful != (cond == "supported"):
+        raise InputError(f"{_prefix(where)}'{field}': 'condition' {cond!r} disagrees with 'is_faithful' "
+                         f"{str(faithful).lower()} (supported is faithful; contradicted and not_mentioned are not)")
 
 
 def parse_answer_labels(obj: Mapping, where: str = "") -> dict:

@@ -19,7 +19,7 @@ from typing import Any, Literal, overload
 from claims.types import Claim
 from franq import files
 from franq.errors import InputError, redact
-from franq.io import CLAIM_LABELS, NUMERIC_LABELS, Example, parse_answer_labels
+from franq.io import CLAIM_LABELS, CONDITIONS, NUMERIC_LABELS, Example, parse_answer_labels
 from franq.types import (ACTIONS, FORMS, SOURCES, STATUSES, VERDICT_BASES, VERDICTS, AnswerScore, CalibratorInfo,
                          ClaimScore, Decision, EvidenceWindow, Passage, Stack)
 
@@ -180,6 +180,8 @@ def _claim_score(c: _Fields) -> tuple[ClaimScore, dict]:
     for key in CLAIM_LABELS:
         if key in c.obj:
             labels[key] = c.flag(key)
+    if "condition" in c.obj:
+        labels["condition"] = c.choice("condition", CONDITIONS, null=True)
     for key in NUMERIC_LABELS:
         if key in c.obj:
             v = c.number(key)

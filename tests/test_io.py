@@ -21,6 +21,13 @@ def test_labelled_claims_keep_their_labels():
     assert ex.claim_labels == ({}, {"is_true": False, "is_faithful": None})
 
 
+def test_a_claim_condition_label_is_kept():
+    ex = parse_example(GOOD | {"claims": [{"text": "c", "is_true": False, "is_faithful": False,
+                                           "condition": "contradicted"}, {"text": "d", "condition": None}]})
+    assert ex.claim_labels == ({"is_true": False, "is_faithful": False, "condition": "contradicted"},
+                               {"condition": None})
+
+
 @pytest.mark.parametrize("record, message", [
     ({k: v for k, v in GOOD.items() if k != "answer"}, "missing field 'answer'"),
     (GOOD | {"passages": {"a": 1}}, "'passages' must be a list"),
@@ -30,6 +37,9 @@ def test_labelled_claims_keep_their_labels():
     (GOOD | {"id": 1.5}, "'id' must be a string or an integer"),
     (GOOD | {"extra": 1}, "unknown field"),
     (GOOD | {"claims": [{"text": "c", "is_true": "yes"}]}, "'claims[0].is_true' must be true, false or null"),
+    (GOOD | {"claims": [{"text": "c", "condition": "refuted"}]}, "'claims[0].condition' must be one of supported"),
+    (GOOD | {"claims": [{"text": "c", "is_faithful": True, "condition": "contradicted"}]},
+     "'claims[0]': 'condition' 'contradicted' disagrees with 'is_faithful' true"),
     ([1, 2], "expected a JSON object"),
 ])
 def test_bad_records_name_the_field(record, message):

@@ -104,3 +104,27 @@ def test_fit_calibrator_flat_contradicted_map_from_the_scored_claims(fitted, tmp
     res = CliRunner().invoke(main, ["fit", "calibrator", str(d / "c3.scored.jsonl"), "-o", str(tmp_path / "b.json"),
                                     "--flat", "contradicted"])
     assert res.exit_code != 0 and "--three-condition" in res.output and "Traceback" not in res.output
+
+
+def test_condition_labels_are_the_conditions_a_three_condition_fit_reads(fitted, tmp_path):
+    d, _ = fitted
+    records = [json.loads(line) for line in open(d / "c3.scored.jsonl", encoding="utf-8")]
+    want = {"supported": 0, "contradicted": 0, "not_mentioned": 0}
+    for r in records:
+        for c in r["claims"]:
+            c["condition"] = ("supported" if c.get("is_faithful") else
+                              "contradicted" if c.get("is_true") is False else "not_mentioned")
+            want[c["condition"]] += c.get("is_true") is not None
+    labelled = tmp_path / "labelled.jsonl"
+    labelled.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    res = CliRunner().invoke(main, ["fit", "calibrator", str(labelled), "-o", str(tmp_path / "gold.json"),
+                                    "--three-condition", "--variant", "condition", "--min-per-condition", "2"])
+    assert res.exit_code == 0, res.output
+    counts = ThreeConditionCalibrator.from_json(tmp_path / "gold.json").counts_
+    assert {k: counts[k]["n"] for k in want} == want and want["contradicted"] > 0
+    assert counts["contradicted"]["true"] == 0  # every claim labelled contradicted here is false
+    records[0]["claims"][0]["condition"] = "refuted"
+    labelled.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    res = CliRunner().invoke(main, ["fit", "calibrator", str(labelled), "-o", str(tmp_path / "bad.json"),
+                                    "--three-condition"])
+    assert res.exit_code != 0 and "condition" in res.output and "Traceback" not in res.output

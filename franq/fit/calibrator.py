@@ -42,6 +42,8 @@ class TrainingClaims:
     p_not_mentioned: np.ndarray | None = None
     """P_c and P_n of a faithfulness backend that gives them (the verifier; None otherwise):
     what a three-condition calibrator fits on, with ``p_faithful`` as P_s."""
+    condition: tuple[str | None, ...] | None = None
+    """Per claim, its ``condition`` label (supported / contradicted / not_mentioned, or None)."""
 
     def __len__(self) -> int:
         return len(self.is_true)
@@ -55,15 +57,19 @@ class TrainingClaims:
             signals={k: v[idx] for k, v in self.signals.items()},
             groups=None if self.groups is None else self.groups[idx],
             p_contradicted=None if self.p_contradicted is None else self.p_contradicted[idx],
-            p_not_mentioned=None if self.p_not_mentioned is None else self.p_not_mentioned[idx])
+            p_not_mentioned=None if self.p_not_mentioned is None else self.p_not_mentioned[idx],
+            condition=None if self.condition is None else tuple(self.condition[i] for i in idx))
 
     def conditions(self) -> list[str | None]:
-        """Per claim, the gold condition a three-condition fit reads: ``supported`` where
-        ``is_faithful`` is true; where it is false, whichever of contradicted / not
-        mentioned the verifier finds likelier; None (the verifier's argmax) where unknown."""
+        """Per claim, the gold condition a three-condition fit reads: its ``condition`` label
+        where given; else ``supported`` where ``is_faithful`` is true; where it is false,
+        whichever of contradicted / not mentioned the verifier finds likelier; None (the
+        verifier's argmax) where unknown."""
         out: list[str | None] = []
         for k, g in enumerate(self.is_faithful):
-            if g is None:
+            if self.condition is not None and self.condition[k] is not None:
+                out.append(self.condition[k])
+            elif g is None:
                 out.append(None)
             elif g:
                 out.append("supported")
@@ -95,7 +101,7 @@ def training_claims(records: Iterable[ResultLine]) -> TrainingClaims:
     (:func:`read_scored`, or ``franq.read_results(..., with_input=True)``). Only raw values
     are read: ``p_faithful`` and the signals the stack's scorers declare (their primary
     signals give ``uq_faith`` / ``uq_unfaith``)."""
-    p_f, y, gold, groups, p_c, p_n = [], [], [], [], [], []
+    p_f, y, gold, cond, groups, p_c, p_n = [], [], [], [], [], [], []
     sigs: list[dict[str, float]] = []
     stack = scorers = None
     skipped = {"not_scored": 0, "unlabelled": 0}
@@ -130,6 +136,7 @@ def training_claims(records: Iterable[ResultLine]) -> TrainingClaims:
             p_n.append(c.p_not_mentioned)
             y.append(float(label["is_true"]))
             gold.append(label.get("is_faithful"))
+            cond.append(label.get("condition"))
             groups.append(n_rec)
             sigs.append({k: v for k, v in c.signals.items() if v is not None and k not in OLD_DERIVED})
     if stack is None or not y:
@@ -141,7 +148,8 @@ def training_claims(records: Iterable[ResultLine]) -> TrainingClaims:
     three = all(v is not None for v in (*p_c, *p_n))
     return TrainingClaims(np.array(p_f), faith, unfaith, np.array(y), tuple(gold), signals, stack, skipped,
                           np.array(groups), np.array(p_c, dtype=np.float64) if three else None,
-                          np.array(p_n, dtype=np.float64) if three else None)
+                          np.array(p_n, dtype=np.float64) if three else None,
+                          tuple(cond) if any(c is not None for c in cond) else None)
 
 
 def read_scored(path: str | Path) -> Iterator[ResultLine]:
