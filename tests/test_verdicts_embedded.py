@@ -13,9 +13,6 @@ pytestmark = [pytest.mark.embedded, pytest.mark.slow]
 CONTRADICTED = ("solid gold", "Berlin")
 
 
-@pytest.mark.xfail(strict=True, reason="issue 25's first target, missed by .047: 'located in Berlin' gets .236 but 'made of "
-                   "solid gold' .547 (the verifier v4 gives it P_contradicted .39, P_not_mentioned .58, and a short "
-                   "claim the passages do not mention maps high: most unsupported ExpertQA claims are true)")
 def test_bundled_example_contradicted_claims_below_half_the_others_at_or_above():
     import franq
 

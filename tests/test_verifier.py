@@ -222,6 +222,26 @@ def test_aggregation_names_the_backend(tiny_lm, verifier_dir):
     assert dataclasses.is_dataclass(a.predict_conditions([("x", "y")]))
 
 
+def test_passage_titles_reach_the_verifier_only_when_asked(verifier_dir):
+    from types import SimpleNamespace
+
+    from franq.faithfulness.verifier import VerifierFaithfulness
+    from franq.types import Passage
+
+    ev = [SimpleNamespace(passages=(Passage("Paris is in France.", "https://example.org/page"),))]
+    pairs = [("Paris is in France.", "Paris is in France.")]
+    seen = []
+    off = VerifierFaithfulness(verifier_dir)
+    on = VerifierFaithfulness(verifier_dir, titles=True)
+    for backend in (off, on):
+        real = backend.verifier.predict
+        backend.verifier.predict = lambda ps, real=real: (seen.append([p for p, _ in ps]), real(ps))[1]
+        backend.predict_conditions(pairs, ev)
+    assert off.name == "verifier:tiny-verifier:max_support" and on.name.endswith(":titles")
+    assert not any(p.startswith("https://") for p in seen[0])
+    assert all(p.startswith("https://example.org/page. ") for p in seen[1])
+
+
 def test_report_panel_shows_the_three_conditions_and_the_evidence_window(verifier_franq, tmp_path):
     from click.testing import CliRunner
 

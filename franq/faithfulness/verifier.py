@@ -28,6 +28,8 @@ class VerifierFaithfulness:
         Setting("model", str, None, "a franq verifier directory (unset: the shipped franq/data/verifier)"),
         Setting("aggregation", str, None, f"how windows combine per claim: one of {sorted(RULES)} (unset: the card's)"),
         Setting("window_words", int, None, "words per passage window (unset: the model card's)"),
+        Setting("titles", bool, False, "put each passage's title in front of its windows (the shipped verifier "
+                                       "was trained without)"),
         Setting("batch_tokens", int, 8192, "padded tokens per forward batch (bounds memory)"),
         Setting("device", str, None, "cpu, cuda, ... (unset: the model's device)"),
     )
@@ -36,17 +38,20 @@ class VerifierFaithfulness:
     def from_config(cls, config, lm=None) -> VerifierFaithfulness:
         s = config.settings_for("faithfulness", "verifier")
         return cls(s["model"], aggregation=s["aggregation"], window_words=s["window_words"],
-                   max_batch_tokens=s["batch_tokens"], device=s["device"] or config.model.device)
+                   max_batch_tokens=s["batch_tokens"], device=s["device"] or config.model.device,
+                   titles=s["titles"])
 
     def __init__(self, model=None, *, aggregation: str | None = None, window_words: int | None = None,
-                 max_batch_tokens: int = 8192, device: str | None = None, verifier=None):
+                 max_batch_tokens: int = 8192, device: str | None = None, verifier=None, titles: bool = False):
         from franq.verifier.model import Verifier
 
         self.verifier = verifier if verifier is not None else Verifier(
             model, device=device, max_batch_tokens=max_batch_tokens, window_words=window_words,
             aggregation=aggregation)
         v = self.verifier
-        self.name = f"{v.name}:{v.aggregation}" + (f":w{v.window_words}" if window_words else "")
+        self.titles = bool(titles)
+        self.name = (f"{v.name}:{v.aggregation}" + (f":w{v.window_words}" if window_words else "")
+                     + (":titles" if self.titles else ""))
 
     def predict_conditions(self, pairs: Sequence[tuple[str, str]], evidence: Sequence | None = None) -> Conditions:
         items, titles = [], []
@@ -58,7 +63,7 @@ class VerifierFaithfulness:
             else:  # text only: the context is one passage
                 items.append(([context], statement))
                 titles.append([""])
-        verdicts = self.verifier.verify(items, titles=titles)
+        verdicts = self.verifier.verify(items, titles=titles if self.titles else None)
         return Conditions(np.array([v.p_supported for v in verdicts], dtype=np.float64),
                           np.array([v.p_contradicted for v in verdicts], dtype=np.float64),
                           np.array([v.p_not_mentioned for v in verdicts], dtype=np.float64),
