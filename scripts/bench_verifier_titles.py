@@ -12,23 +12,23 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import re
 import sys
 from pathlib import Path
 
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-CITATION = re.compile(r"\s*\[\d+\]")
 
 
 def claims(n: int = 400, seed: int = 0):
+    from franq.fit.verifier_data import CITATION_RE
+
     items, titles, y = [], [], []
     for line in open(ROOT / "datasets" / "expertqa" / "test.jsonl", encoding="utf-8"):
         rec = json.loads(line)
         for c in rec["claims"]:
             if c.get("is_faithful") is not None:
-                items.append(([p["text"] for p in rec["passages"]], CITATION.sub("", c["text"]).strip()))
+                items.append(([p["text"] for p in rec["passages"]], CITATION_RE.sub("", c["text"]).strip()))
                 titles.append([p.get("title") or "" for p in rec["passages"]])
                 y.append(int(bool(c["is_faithful"])))
     keep = sorted(random.Random(seed).sample(range(len(y)), min(n, len(y))))

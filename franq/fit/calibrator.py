@@ -135,8 +135,9 @@ def training_claims(records: Iterable[ResultLine]) -> TrainingClaims:
             p_c.append(c.p_contradicted)
             p_n.append(c.p_not_mentioned)
             y.append(float(label["is_true"]))
-            gold.append(label.get("is_faithful"))
             cond.append(label.get("condition"))
+            faithful = label.get("is_faithful")  # a condition label says it too
+            gold.append(faithful if faithful is not None or cond[-1] is None else cond[-1] == "supported")
             groups.append(n_rec)
             sigs.append({k: v for k, v in c.signals.items() if v is not None and k not in OLD_DERIVED})
     if stack is None or not y:
