@@ -1,6 +1,6 @@
 """Verifier candidates side by side (issue 25): each verifier directory on the committed pair
-dev sets (datasets/verifier/dev: BAcc of P_supported at 0.5 and AUROC, supported vs not, and
-the three-way accuracy) and on the obvious cases of scripts/bench_verdicts.py (mean
+dev sets (datasets/verifier/dev, and datasets/verifier/stress: hard substitutions; BAcc of
+P_supported at 0.5 and AUROC, supported vs not, and the three-way accuracy) and on the obvious cases of scripts/bench_verdicts.py (mean
 P_contradicted of the contradicted claims, mean P_supported of the supported ones).
 
     OMP_NUM_THREADS=1 python scripts/bench_verifier_candidates.py NAME=DIR [NAME=DIR ...] \
@@ -36,7 +36,7 @@ def main() -> int:
     from franq.verifier.model import Verifier, shipped_verifier_dir
 
     sets = {p.stem: [json.loads(x) for x in open(p, encoding="utf-8")]
-            for p in sorted((ROOT / "datasets" / "verifier" / "dev").glob("*.jsonl"))}
+            for folder in ("dev", "stress") for p in sorted((ROOT / "datasets" / "verifier" / folder).glob("*.jsonl"))}
     header = ["| model | " + " | ".join(f"{s} BAcc / AUROC / acc3" for s in sets)
               + " | obvious: mean P_c of contradicted / P_s of supported |",
               "|---" * (len(sets) + 2) + "|"]

@@ -35,15 +35,16 @@ TEXT_BACKENDS = ("lexical", "combined", "verifier")
 LM_BACKENDS = ("context_pmi", "lookback", "probe")
 
 
-def write_dev_sets(raw: Path, datasets: Path, manifest_path: Path, out: Path, *, seed: int = 0) -> None:
-    """Build the pair dev sets once (the same pairs ``franq fit verifier`` reports on for the
-    same manifest and seed) and keep them in ``out`` (datasets/verifier/dev)."""
+def write_dev_sets(raw: Path, datasets: Path, manifest_path: Path, out: Path, *, seed: int = 0,
+                   names: tuple[str, ...] = PAIR_SETS) -> None:
+    """Build the pair dev sets ``names`` once (the same pairs ``franq fit verifier`` reports on
+    for the same manifest and seed) and keep them in ``out`` (datasets/verifier/dev)."""
     from franq.fit.verifier_data import build
 
     manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
     dev = build(raw, datasets, manifest, seed=seed)["dev"]
     out.mkdir(parents=True, exist_ok=True)
-    for name in PAIR_SETS:
+    for name in names:
         with open(out / f"{name}.jsonl", "w", encoding="utf-8") as f:
             for p in dev[name]:
                 f.write(json.dumps({k: p[k] for k in ("premise", "claim", "label", "how")}, ensure_ascii=False) + "\n")

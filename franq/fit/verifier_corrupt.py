@@ -1,5 +1,6 @@
 """Contradicted claims for the verifier's synthetic data: one typed substitution per claim
-(a same-type entity from spaCy's NER, a number, a year, a negation, a WordNet antonym, a
+(a same-type entity from spaCy's NER, random or, with :meth:`Corruptor.use_near`, one the
+sentence encoder finds close, a number, a year, a negation, a WordNet antonym, a
 WordNet co-hyponym noun: "iron" -> "gold"), and :func:`shorten_subject`, which names a
 claim's subject the way answers refer back to it ("The Eiffel Tower is ..." -> "The tower
 is ...")."""
@@ -41,6 +42,17 @@ class Corruptor:
         self.nlp, self.wn, self.rng = nlp, wordnet, rng
         self.pool: dict[str, list[str]] = defaultdict(list)
         self.kinds = ["entity", "entity", "number", "year", "negation", "antonym"] + (["cohyponym"] if cohyponym else [])
+        self.near = None  # a franq.fit.verifier_near.NearestPool over self.pool, see use_near
+        self.near_share = 0.0
+
+    def use_near(self, near, share: float) -> None:
+        """From now on, ``share`` of the entity substitutions take one of the entity's nearest
+        same-type entities in ``near`` (a NearestPool, given this pool's entities) instead of
+        a random one; ``share`` 0 turns it off."""
+        for label, ents in self.pool.items():
+            if near is not None and label not in near:
+                near.add(label, ents)
+        self.near, self.near_share = near, float(share)
 
     def add_entities(self, doc) -> None:
         for ent in doc.ents:
@@ -62,6 +74,11 @@ class Corruptor:
         if not ents:
             return None
         e = self.rng.choice(ents)
+        if self.near is not None and self.near_share and self.rng.random() < self.near_share:
+            other = self.near.nearest(e.label_, e.text, self.rng,
+                                      lambda o: o.lower() not in text.lower() and e.text not in o)
+            if other:
+                return text[:e.start_char] + other + text[e.end_char:]
         for _ in range(10):
             other = self.rng.choice(self.pool[e.label_])
             if other.lower() != e.text.lower() and other.lower() not in text.lower() and e.text not in other:

@@ -245,78 +245,12 @@ def wice_supported_windows(raw: Path, ids: set[str], window_words: int) -> list[
     return out
 
 
-def nq_rows(raw: Path) -> list[dict]:
-    rows = []
-    for i, line in enumerate(gzip.open(raw / "nq-open-oracle.jsonl.gz", "rt", encoding="utf-8")):
-        r = json.loads(line)
-        gold = next((c for c in r["ctxs"] if c.get("isgold")), r["ctxs"][0])
-        rows.append({"id": f"nq-{i}", "question": r["question"], "answers": r["answers"], "passage": gold["text"]})
-    return rows
-
-
-def answer_types(rows: list[dict], nlp) -> tuple[dict[str, list[dict]], dict[str, str]]:
-    """Each question's gold answer typed (spaCy's entity label, else NUM / CAP / LOW):
-    ``(rows by type, type by row id)``, where a wrong answer of the same type is drawn from."""
-    typed = defaultdict(list)
-    kinds = {}
-    for r, doc in zip(rows, nlp.pipe([r["answers"][0] for r in rows], batch_size=128)):
-        a = r["answers"][0]
-        ents = doc.ents
-        kinds[r["id"]] = (ents[0].label_ if len(ents) == 1 and len(ents[0].text) >= len(a) - 2
-                          else "NUM" if any(ch.isdigit() for ch in a) else "CAP" if a[:1].isupper() else "LOW")
-        typed[kinds[r["id"]]].append(r)
-    return typed, kinds
-
-
-def nq_qa_pairs(rows: list[dict], *, rng: random.Random, window_words: int, typed: dict, kinds: dict) -> list[dict]:
-    """Short-form statements "question answer" against the gold passage's window with the
-    answer (``typed``, ``kinds``: :func:`answer_types` of ``rows``)."""
-    return qa_pairs(rows, lambda r, answer: f"{r['question']} {answer}", rng=rng, window_words=window_words,
-                    typed=typed, kinds=kinds, source="nq-qa")
-
-
-def qa_pairs(rows: list[dict], say, *, rng: random.Random, window_words: int, typed: dict, kinds: dict,
-             source: str) -> list[dict]:
-    """Per question, ``say(row, answer)`` (a claim, or None to leave the question out) with the
-    gold answer against the gold passage's window that names it (supported), with another
-    question's answer of the same type (contradicted), and the gold claim against another
-    question's passage (not mentioned)."""
-    out = []
-    for r in rows:
-        answer = r["answers"][0]
-        claim = say(r, answer)
-        if claim is None:
-            continue
-        sents = sentences(r["passage"])
-        hit = [k for k, s in enumerate(sents) if any(a.lower() in s.lower() for a in r["answers"])]
-        if not hit:
-            continue
-        i, j = window_around(sents, hit[0], window_words, rng)
-        premise = " ".join(sents[i:j])
-        out.append({"premise": premise, "claim": claim, "label": 0, "source": source, "how": "gold"})
-        pool = [x for x in typed[kinds[r["id"]]] if x is not r]
-        for _ in range(5):
-            other = rng.choice(pool)["answers"][0] if pool else None
-            if other and other.lower() not in premise.lower() and answer.lower() not in other.lower():
-                bad = say(r, other)
-                if bad:
-                    out.append({"premise": premise, "claim": bad, "label": 1, "source": source,
-                                "how": "wrong-answer"})
-                break
-        unrelated = rng.choice(rows)
-        if unrelated is not r and not any(a.lower() in unrelated["passage"].lower() for a in r["answers"]):
-            us = sentences(unrelated["passage"])
-            a, b = window_around(us, rng.randrange(len(us)), window_words, rng)
-            out.append({"premise": " ".join(us[a:b]), "claim": claim, "label": 2, "source": source,
-                        "how": "other-passage"})
-    return out
-
-
 def build(raw: Path, datasets: Path, manifest: dict, *, seed: int = 0) -> dict[str, dict[str, list[dict]]]:
     """{"train": {source: pairs}, "dev": {source: pairs}} as ``manifest`` asks (per-source caps,
     window size); deterministic for a seed."""
     from claims.atomic import AtomicDecomposer
     from franq.fit.verifier_declarative import declarative_pairs
+    from franq.fit.verifier_qa import answer_types, nq_qa_pairs, nq_rows
     from franq.lm.resources import wordnet_reader
 
     rng = random.Random(seed)
@@ -353,6 +287,18 @@ def build(raw: Path, datasets: Path, manifest: dict, *, seed: int = 0) -> dict[s
     dev_nq_docs = docs_of([r["passage"] for r in nq_dev])
     dev_eqa_docs = docs_of([p["text"] for rec in eqa_test for p in rec["passages"]])
     kw = dict(window_words=ww, nlp=nlp, decomposer=decomposer, corruptor=corruptor)
+    # hard substitutes (franq.fit.verifier_near) for this share of the training sets' entity
+    # swaps and wrong answers; the dev sets stay as they were, plus "synthetic-near-nq"
+    near_share = float(augment.get("near_substitutes", 0.0))
+    near = None
+    if near_share:
+        from franq.fit.verifier_near import NearestPool, minilm_encoder
+
+        near = NearestPool(minilm_encoder())
+    hard = {"near": near, "near_share": near_share} if near else {}
+
+    def training(on: bool) -> None:
+        corruptor.use_near(near, near_share if on else 0.0)
 
     shared = manifest.get("rng", "shared") == "shared"  # "shared": one stream for all (how v1 was built)
 
@@ -360,17 +306,24 @@ def build(raw: Path, datasets: Path, manifest: dict, *, seed: int = 0) -> dict[s
         corruptor.rng = rng if shared else random.Random(f"{seed}:{name}")
         return corruptor.rng
 
+    training(True)
     train["synthetic"] = synthetic_pairs(train_docs, n=caps["synthetic"], source="synthetic", rng=own("synthetic"),
                                          shorten=float(augment.get("shorten_subject", 0.0)),
                                          far=float(augment.get("far_window", 0.0)),
                                          passes=int(augment.get("passes", 1)), **kw)
+    training(False)
     dev["synthetic-nq"] = synthetic_pairs(dev_nq_docs, n=manifest["dev_pairs"], source="synthetic-nq",
                                           rng=own("synthetic-nq"), **kw)
     dev["synthetic-expertqa"] = synthetic_pairs(dev_eqa_docs, n=manifest["dev_pairs"], source="synthetic-expertqa",
                                                 rng=own("synthetic-expertqa"), **kw)
+    if near:
+        corruptor.use_near(near, 1.0)
+        dev["synthetic-near-nq"] = synthetic_pairs(dev_nq_docs, n=manifest["dev_pairs"], source="synthetic-near-nq",
+                                                   rng=own("synthetic-near-nq"), **kw)
+        training(False)
     types_train, types_dev = answer_types(nq_train, nlp), answer_types(nq_dev, nlp)  # (typed, kinds) each
     train["nq-qa"] = nq_qa_pairs(nq_train, rng=own("nq-qa"), window_words=ww, typed=types_train[0],
-                                 kinds=types_train[1])
+                                 kinds=types_train[1], **hard)
     dev["nq-qa"] = nq_qa_pairs(nq_dev, rng=own("nq-qa-dev"), window_words=ww, typed=types_dev[0],
                                kinds=types_dev[1])[: manifest["dev_pairs"]]
     # questions said as statements: contradictions worded otherwise than the passage. The dev
@@ -380,11 +333,13 @@ def build(raw: Path, datasets: Path, manifest: dict, *, seed: int = 0) -> dict[s
                                               kinds=types_dev[1])[: manifest["dev_pairs"]]
     if augment.get("declarative_qa"):
         train["nq-declarative"] = declarative_pairs(nq_train, nlp=nlp, rng=own("nq-declarative"), window_words=ww,
-                                                    typed=types_train[0], kinds=types_train[1])
+                                                    typed=types_train[0], kinds=types_train[1], **hard)
     train["expertqa"] = labelled_claims(datasets / "expertqa" / "train.jsonl", "expertqa", ww)
     if augment.get("paraphrased_contradictions"):
         own("expertqa-contradicted")
+        training(True)
         train["expertqa-contradicted"] = paraphrased_contradictions(train["expertqa"], corruptor)
+        training(False)
     eqa_dev = labelled_claims(datasets / "expertqa" / "test.jsonl", "expertqa", ww)
     dev["expertqa"] = random.Random(seed).sample(eqa_dev, min(len(eqa_dev), manifest.get("dev_expertqa", 500)))
     train["wice"] = wice_supported_windows(raw, {r["id"] for r in wice_fit}, ww)

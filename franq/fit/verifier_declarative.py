@@ -14,7 +14,7 @@ from __future__ import annotations
 import random
 import re
 
-from franq.fit.verifier_data import qa_pairs
+from franq.fit.verifier_qa import qa_pairs
 
 # past tense of the irregular verbs nq-open's "when / where did ..." questions use
 IRREGULAR = dict(pair.split(":") for pair in (
@@ -108,12 +108,13 @@ def statement(question: str, tags: list[tuple[str, str]], answer: str) -> str | 
 
 
 def declarative_pairs(rows: list[dict], *, nlp, rng: random.Random, window_words: int, typed: dict, kinds: dict,
-                      source: str = "nq-declarative") -> list[dict]:
+                      source: str = "nq-declarative", **near) -> list[dict]:
     """Per question that a rule reads and whose gold passage holds the answer: the statement
     with the gold answer (supported), with another question's answer of the same type
     (contradicted), and the gold statement against another question's passage (not
-    mentioned), each against a window of whole sentences around the answer."""
+    mentioned), each against a window of whole sentences around the answer (``near``: hard
+    wrong answers, see :func:`franq.fit.verifier_qa.qa_pairs`)."""
     tags = {r["id"]: [(t.text, t.tag_) for t in doc]
             for r, doc in zip(rows, nlp.pipe([r["question"] for r in rows], batch_size=128))}
     return qa_pairs(rows, lambda r, answer: statement(r["question"], tags[r["id"]], answer), rng=rng,
-                    window_words=window_words, typed=typed, kinds=kinds, source=source)
+                    window_words=window_words, typed=typed, kinds=kinds, source=source, **near)
