@@ -1,7 +1,8 @@
 """Verifier candidates side by side (issue 25): each verifier directory on the committed pair
 dev sets (datasets/verifier/dev, and datasets/verifier/stress: hard substitutions; BAcc of
-P_supported at 0.5 and AUROC, supported vs not, and the three-way accuracy) and on the obvious cases of scripts/bench_verdicts.py (mean
-P_contradicted of the contradicted claims, mean P_supported of the supported ones).
+P_supported at 0.5 and AUROC, supported vs not, and the three-way accuracy) and on the obvious
+cases of scripts/bench_verdicts.py (mean P_contradicted of the contradicted claims, mean
+P_supported of the supported ones; then each contradicted claim's P_supported / P_contradicted).
 
     OMP_NUM_THREADS=1 python scripts/bench_verifier_candidates.py NAME=DIR [NAME=DIR ...] \
         [--out benchmarks/results/verifier-candidates.md]
@@ -40,7 +41,7 @@ def main() -> int:
     header = ["| model | " + " | ".join(f"{s} BAcc / AUROC / acc3" for s in sets)
               + " | obvious: mean P_c of contradicted / P_s of supported |",
               "|---" * (len(sets) + 2) + "|"]
-    rows = []
+    rows, per_case = [], {}
     with tempfile.TemporaryDirectory() as tmp:
         for spec in args.models:
             name, _, directory = spec.partition("=")
@@ -60,11 +61,16 @@ def main() -> int:
             good = v.verify([([passage], a) for _, passage, a, _ in CASES])
             bad = v.verify([([passage], a) for _, passage, _, a in CASES])
             cells.append(f"{np.mean([b.p_contradicted for b in bad]):.3f} / {np.mean([g.p_supported for g in good]):.3f}")
+            per_case[name] = [f"{b.p_supported:.2f} / {b.p_contradicted:.2f}" for b in bad]
             rows.append(f"| {name} | " + " | ".join(cells) + " |")
             print(rows[-1], flush=True)
+    cases = ["| obvious contradicted claim | " + " | ".join(f"{m} P_s / P_c" for m in per_case) + " |",
+             "|---" * (len(per_case) + 1) + "|"]
+    cases += [f"| {c[3]} | " + " | ".join(v[i] for v in per_case.values()) + " |" for i, c in enumerate(CASES)]
+    print("\n".join(cases))
     cmd = "OMP_NUM_THREADS=1 python scripts/bench_verifier_candidates.py " + " ".join(args.models)
-    Path(args.out).write_text("# Verifier candidates (issue 25)\n\n`" + cmd + "`\n\n" + "\n".join(header + rows) + "\n",
-                              encoding="utf-8")
+    Path(args.out).write_text("# Verifier candidates (issue 25)\n\n`" + cmd + "`\n\n" + "\n".join(header + rows) + "\n\n"
+                              + "\n".join(cases) + "\n", encoding="utf-8")
     return 0
 
 
