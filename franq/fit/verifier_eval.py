@@ -99,9 +99,19 @@ def evaluate_short(datasets: Path, path: Path, verifier=None, *, n: int = 200) -
 
     cal = ThreeConditionCalibrator.from_json(path)
     _, rows = short_verifier_results(datasets, verifier_backend(verifier), n, split="test")
+    floors = ", ".join(f"{k} {v:.3f}" for k, v in map_floors(cal).items())
+    return "\n".join([f"nq-open test, first {n} questions, attempted greedy answers of the embedded model; "
+                      f"{path.name}", "", *short_table(cal, rows), "",
+                      f"Map floors (lowest calibrated value): {floors}.", ""])
+
+
+def short_table(cal, rows) -> list[str]:
+    """The held-out short-form table of ``cal`` on ``rows`` (``short_verifier_results``'s
+    ``(variant, AnswerScore, is_true)``), one line per passage variant."""
     lines = ["| passages | answers | wrong | AUROC calibrated | AUROC raw 3-cond. | calibrated - raw (95% CI) "
-             "| wrong answers contradicted (P_c largest) | of those, P(true) < 0.5 | right answers with P(true) >= 0.5 |",
-             "|---|---|---|---|---|---|---|---|---|"]
+             "| wrong answers contradicted (P_c largest) | of those, P(true) < 0.5 | right answers with P(true) >= 0.5 "
+             "| wrong answers with P(true) >= 0.5 |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for variant in ("clean", "corrupted"):
         sub = [(s.claims[0], y) for v, s, y in rows if v == variant and s.claims and s.claims[0].status == "scored"]
         if not sub:
@@ -117,7 +127,6 @@ def evaluate_short(datasets: Path, path: Path, verifier=None, *, n: int = 200) -
         lines.append(f"| {variant} | {len(y)} | {int((y == 0).sum())} | {_auc(calibrated, y)} | {_auc(raw3, y)} | "
                      f"{_auc_gain(calibrated, raw3, y)} | "
                      f"{int(contradicted.sum())} | {int((calibrated[contradicted] < 0.5).sum())} | "
-                     f"{int((calibrated[y == 1] >= 0.5).sum())} of {int(y.sum())} |")
-    floors = ", ".join(f"{k} {v:.3f}" for k, v in map_floors(cal).items())
-    return "\n".join([f"nq-open test, first {n} questions, attempted greedy answers of the embedded model; "
-                      f"{path.name}", "", *lines, "", f"Map floors (lowest calibrated value): {floors}.", ""])
+                     f"{int((calibrated[y == 1] >= 0.5).sum())} of {int(y.sum())} | "
+                     f"{int((calibrated[y == 0] >= 0.5).sum())} of {int((y == 0).sum())} |")
+    return lines
