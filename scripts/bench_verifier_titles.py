@@ -10,29 +10,12 @@ ExpertQA's titles are URLs; the verifier was trained on windows without titles.
 from __future__ import annotations
 
 import argparse
-import json
-import random
 import sys
 from pathlib import Path
 
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def claims(n: int = 400, seed: int = 0):
-    from franq.fit.verifier_data import CITATION_RE
-
-    items, titles, y = [], [], []
-    for line in open(ROOT / "datasets" / "expertqa" / "test.jsonl", encoding="utf-8"):
-        rec = json.loads(line)
-        for c in rec["claims"]:
-            if c.get("is_faithful") is not None:
-                items.append(([p["text"] for p in rec["passages"]], CITATION_RE.sub("", c["text"]).strip()))
-                titles.append([p.get("title") or "" for p in rec["passages"]])
-                y.append(int(bool(c["is_faithful"])))
-    keep = sorted(random.Random(seed).sample(range(len(y)), min(n, len(y))))
-    return [items[k] for k in keep], [titles[k] for k in keep], np.array([y[k] for k in keep])
 
 
 def main() -> int:
@@ -45,9 +28,10 @@ def main() -> int:
 
     torch.set_num_threads(1)
     from franq.evaluation.metrics import auroc
+    from franq.fit.verifier_eval import expertqa_claims
     from franq.verifier.model import Verifier
 
-    items, titles, y = claims()
+    items, titles, y = expertqa_claims(ROOT / "datasets")
     rows = ["| verifier | titles | supported: P_c > 0.5 | not supported: P_c > 0.5 | AUROC P_s | BAcc P_s > 0.5 |",
             "|---|---|---|---|---|---|"]
     for spec in args.models:
