@@ -6,7 +6,9 @@ the base sentence encoder (all-MiniLM-L6-v2) places near the original ("Canberra
 Why: verifier v5 called "The capital of Australia is Sydney" supported against "Canberra is
 the capital city of Australia" (P_s .89) and "... is Paris" contradicted (P_c .83). A
 cross-encoder started from a sentence encoder inherits its sense of what is alike; random
-same-type substitutes are far in that space and teach only the easy case.
+same-type substitutes are far in that space and teach only the easy case. Measured
+(benchmarks/results/verifier-candidates-v6.md): two candidates trained with it still call
+the Sydney claim supported (.89), so it is off in the shipped recipe (manifest-v5.json).
 
 Aliases are never chosen: a candidate must be below ``max_similarity`` (cosine; "USA" and
 "United States" are .89) and share no word with the original ("Obama" / "Barack Obama").
