@@ -30,16 +30,15 @@ ROOT = Path(__file__).resolve().parents[1]
 def sets(datasets: Path) -> dict:
     from franq.fit.shipped_contradictions import corrupted_records
     from franq.fit.verifier_data import CITATION_RE
-    from franq.fit.verifier_eval import expertqa_claims
+    from franq.fit.verifier_eval import claim_items
 
-    wice = [json.loads(x) for x in open(datasets / "wice" / "heldout.jsonl", encoding="utf-8")]
-    eqa_items, _, eqa_y = expertqa_claims(datasets)
+    wice_items, _, wice_y = claim_items(datasets / "wice" / "heldout.jsonl")
+    eqa_items, _, eqa_y = claim_items(datasets / "expertqa" / "test.jsonl", 400)
     contra = []
     for rec in corrupted_records([json.loads(x) for x in open(datasets / "expertqa" / "test.jsonl", encoding="utf-8")]):
         bad = next(c for c in rec["claims"] if c["is_faithful"] is False)
         contra.append(([p["text"] for p in rec["passages"]], CITATION_RE.sub("", bad["text"]).strip()))
-    return {"wice heldout": ([([p["text"] for p in r["passages"]], c["text"]) for r in wice for c in r["claims"]],
-                             np.array([int(bool(c["is_faithful"])) for r in wice for c in r["claims"]])),
+    return {"wice heldout": (wice_items, wice_y),
             "expertqa rand_test (400)": (eqa_items, eqa_y),
             "expertqa contradicted (211)": (contra, np.zeros(len(contra), dtype=int))}
 

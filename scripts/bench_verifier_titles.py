@@ -28,10 +28,10 @@ def main() -> int:
 
     torch.set_num_threads(1)
     from franq.evaluation.metrics import auroc
-    from franq.fit.verifier_eval import expertqa_claims
+    from franq.fit.verifier_eval import claim_items
     from franq.verifier.model import Verifier
 
-    items, titles, y = expertqa_claims(ROOT / "datasets")
+    items, titles, y = claim_items(ROOT / "datasets" / "expertqa" / "test.jsonl", 400)
     rows = ["| verifier | titles | supported: P_c > 0.5 | not supported: P_c > 0.5 | AUROC P_s | BAcc P_s > 0.5 |",
             "|---|---|---|---|---|---|"]
     for spec in args.models:

@@ -35,23 +35,24 @@ def _auc_gain(a, b, y, groups=None) -> str:
     return f"{point:+.3f} [{lo:+.3f}, {hi:+.3f}]"
 
 
-def expertqa_claims(datasets: Path, n: int = 400, seed: int = 0):
-    """A fixed random sample of ``n`` labelled ExpertQA rand_test claims, citation markers
-    stripped: ``(items, titles, y)`` with items ``(passage texts, claim)``, titles the passages'
-    titles, y 1 where the claim is supported. What the verifier benchmarks read."""
+def claim_items(path: Path, n: int | None = None, seed: int = 0):
+    """The labelled claims of a claims file (datasets/expertqa/test.jsonl, datasets/wice/heldout.jsonl),
+    citation markers stripped, all in file order or a fixed random sample of ``n``: ``(items,
+    titles, y)`` with items ``(passage texts, claim)``, titles the passages' titles, y 1 where
+    the claim is supported. What the verifier benchmarks read."""
     import random
 
     from franq.fit.verifier_data import CITATION_RE
 
     items, titles, y = [], [], []
-    for line in open(datasets / "expertqa" / "test.jsonl", encoding="utf-8"):
+    for line in open(path, encoding="utf-8"):
         rec = json.loads(line)
         for c in rec["claims"]:
             if c.get("is_faithful") is not None:
                 items.append(([p["text"] for p in rec["passages"]], CITATION_RE.sub("", c["text"]).strip()))
                 titles.append([p.get("title") or "" for p in rec["passages"]])
                 y.append(int(bool(c["is_faithful"])))
-    keep = sorted(random.Random(seed).sample(range(len(y)), min(n, len(y))))
+    keep = range(len(y)) if n is None else sorted(random.Random(seed).sample(range(len(y)), min(n, len(y))))
     return [items[k] for k in keep], [titles[k] for k in keep], np.array([y[k] for k in keep])
 
 
