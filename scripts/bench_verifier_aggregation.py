@@ -1,72 +1,76 @@
 """How the verifier's windows combine per claim: every aggregation rule
-(franq.verifier.aggregate) on one pass of a verifier over long evidence pages.
+(franq.verifier.aggregate) on one pass of a verifier over long evidence, on several sets.
 
-    python scripts/bench_verifier_aggregation.py --model DIR [--data datasets/wice/heldout.jsonl]
-        [--window-words N] [--limit N] [--out benchmarks/results/verifier-aggregation.md]
+    OMP_NUM_THREADS=1 python scripts/bench_verifier_aggregation.py [--model DIR]
+        [--out benchmarks/results/verifier-aggregation.md]
 
-The data is franq-format JSONL with one labelled claim per record (``claims[0].is_faithful``;
-WiCE: supported vs partially / not supported, scripts/build_wice.py). The verifier runs
-once over every (window, claim) pair; each rule is then applied to the same window
-probabilities. Per rule: balanced accuracy of P_supported at 0.5, AUROC of P_supported,
-AUROC of P_supported - P_contradicted, mean P_contradicted of unsupported and supported
-claims. Writes the table and the command that made it.
+Sets (franq.fit.verifier_eval.long_evidence_sets; citation markers stripped, windows read
+without passage titles, as franq reads them): WiCE held out (144 claims, whole Wikipedia
+pages), 400 ExpertQA rand_test claims, and the 211 rand_test claims with one fact
+contradicted by a typed substitution (all false). The verifier runs once per set over every
+(window, claim) pair; each rule is then applied to the same window probabilities. Per rule
+and set: balanced accuracy of P_supported at 0.5, AUROC of P_supported and of P_supported -
+P_contradicted, the share of supported claims with P_contradicted > 0.5, and how many
+unsupported claims get P_contradicted the largest of the three. Writes the table and the
+command that made it.
 """
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
-import torch
 
-from franq.evaluation.metrics import auroc
-from franq.verifier import Verifier, aggregate
-
-RULE_SETTINGS = [("max_support", 0.3), ("max_support", 0.5), ("max_support", 0.7), ("relevant", 0.5),
+ROOT = Path(__file__).resolve().parents[1]
+RULE_SETTINGS = [("relevant", 0.5), ("max_support", 0.3), ("max_support", 0.5), ("max_support", 0.7),
                  ("decisive", 0.5), ("max", 0.5)]
 
 
-def balanced_accuracy(p: np.ndarray, y: np.ndarray, threshold: float = 0.5) -> float:
-    pred = p >= threshold
-    return 0.5 * (float(np.mean(pred[y == 1])) + float(np.mean(~pred[y == 0])))
+def _row(name: str, rule: str, relevance: float, m: np.ndarray, y: np.ndarray) -> str:
+    from franq.evaluation.metrics import auroc
+
+    s, c = m[:, 0], m[:, 1]
+    both = 0 < y.sum() < len(y)
+    cells = ([f"{(np.mean(s[y == 1] > 0.5) + np.mean(s[y == 0] <= 0.5)) / 2:.3f}", f"{auroc(s, y):.3f}",
+              f"{auroc(s - c, y):.3f}", f"{np.mean(c[y == 1] > 0.5):.2f}"] if both else ["", "", "", ""])
+    contradicted = int(np.sum((m.argmax(1) == 1) & (y == 0)))
+    shown = f"{relevance:g}" if rule == "max_support" else "-"  # the only rule that reads it
+    return f"| {name} | {rule} | {shown} | " + " | ".join(cells) + f" | {contradicted} of {int((y == 0).sum())} |"
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--model", required=True, help="A franq verifier directory.")
-    ap.add_argument("--data", default="datasets/wice/heldout.jsonl")
-    ap.add_argument("--window-words", type=int, default=None)
-    ap.add_argument("--limit", type=int, default=None)
+    ap.add_argument("--model", default=None, help="A franq verifier directory (default: the shipped one).")
     ap.add_argument("--threads", type=int, default=1)
-    ap.add_argument("--device", default=None)
-    ap.add_argument("--out", default="benchmarks/results/verifier-aggregation.md")
+    ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "verifier-aggregation.md"))
     args = ap.parse_args(argv)
+    import torch
+
     torch.set_num_threads(args.threads)
-    records = [json.loads(line) for line in open(args.data, encoding="utf-8") if line.strip()][: args.limit]
-    v = Verifier(args.model, window_words=args.window_words, device=args.device)
-    items = [([p["text"] for p in r["passages"]], r["claims"][0]["text"]) for r in records]
-    titles = [[p.get("title", "") for p in r["passages"]] for r in records]
-    y = np.array([int(bool(r["claims"][0]["is_faithful"])) for r in records])
-    t0 = time.perf_counter()
-    per_claim = v.window_probabilities(items, titles=titles)
-    seconds = time.perf_counter() - t0
-    n_windows = sum(len(ws) for ws, _ in per_claim)
-    rows = ["| rule | relevance | BAcc@0.5 | AUROC P_s | AUROC P_s - P_c | mean P_c (unsupported) | "
-            "mean P_c (supported) |", "|---|---|---|---|---|---|---|"]
-    for rule, relevance in RULE_SETTINGS:
-        p = np.array([aggregate(probs, rule, relevance=relevance)[0] for _, probs in per_claim])
-        rows.append(f"| {rule} | {relevance:g} | {100 * balanced_accuracy(p[:, 0], y):.1f} | "
-                    f"{auroc(p[:, 0], y):.3f} | {auroc(p[:, 0] - p[:, 1], y):.3f} | {p[y == 0, 1].mean():.3f} | "
-                    f"{p[y == 1, 1].mean():.3f} |")
-    head = (f"# Verifier aggregation rules\n\n`python {' '.join(sys.argv)}`\n\nmodel: {v.name} ({args.model}); "
-            f"data: {args.data}: {len(records)} claims ({int(y.sum())} supported); windows of {v.window_words} "
-            f"words, {v.overlap_sentences} sentence(s) overlap, max_length {v.max_length}: {n_windows} windows, "
-            f"{seconds:.1f} s on {v.device} ({1000 * seconds / max(len(records), 1):.0f} ms per claim, "
-            f"{args.threads} thread(s))\n\n")
-    text = head + "\n".join(rows) + "\n"
+    from franq.fit.verifier_eval import long_evidence_sets
+    from franq.verifier import Verifier, aggregate
+    from franq.verifier.model import shipped_verifier_dir
+
+    v = Verifier(args.model or shipped_verifier_dir())
+    rows = ["| set | rule | relevance | BAcc P_s@0.5 | AUROC P_s | AUROC P_s - P_c | supported: P_c > 0.5 "
+            "| unsupported: P_c the largest |", "|---|---|---|---|---|---|---|---|"]
+    timing = []
+    for name, (items, y) in long_evidence_sets(ROOT / "datasets").items():
+        t0 = time.perf_counter()
+        per_claim = v.window_probabilities(items)
+        seconds = time.perf_counter() - t0
+        timing.append(f"{name}: {len(y)} claims, {sum(len(ws) for ws, _ in per_claim)} windows, {seconds:.0f} s")
+        for rule, relevance in RULE_SETTINGS:
+            m = np.array([aggregate(probs, rule, relevance=relevance)[0] for _, probs in per_claim])
+            rows.append(_row(name, rule, relevance, m, y))
+            print(rows[-1], flush=True)
+    cmd = "OMP_NUM_THREADS=1 python scripts/bench_verifier_aggregation.py" + (f" --model {args.model}" if args.model else "")
+    where = v.path.resolve().relative_to(ROOT) if v.path.resolve().is_relative_to(ROOT) else v.path
+    text = (f"# Verifier aggregation rules\n\n`{cmd}`\n\nmodel: {v.name} ({where}); windows of {v.window_words} words, "
+            f"{v.overlap_sentences} sentence(s) overlap, max_length {v.max_length}, no passage titles; "
+            f"{args.threads} torch thread(s) on {v.device}. " + "; ".join(timing) + ".\n\n" + "\n".join(rows) + "\n")
     print(text)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(text, encoding="utf-8")

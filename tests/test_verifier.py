@@ -237,7 +237,7 @@ def test_passage_titles_reach_the_verifier_only_when_asked(verifier_dir):
         real = backend.verifier.predict
         backend.verifier.predict = lambda ps, real=real: (seen.append([p for p, _ in ps]), real(ps))[1]
         backend.predict_conditions(pairs, ev)
-    assert off.name == "verifier:tiny-verifier:max_support" and on.name.endswith(":titles")
+    assert off.name == "verifier:tiny-verifier:relevant" and on.name.endswith(":titles")
     assert not any(p.startswith("https://") for p in seen[0])
     assert all(p.startswith("https://example.org/page. ") for p in seen[1])
 

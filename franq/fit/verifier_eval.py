@@ -56,6 +56,25 @@ def claim_items(path: Path, n: int | None = None, seed: int = 0):
     return [items[k] for k in keep], [titles[k] for k in keep], np.array([y[k] for k in keep])
 
 
+def long_evidence_sets(datasets: Path) -> dict:
+    """The verifier benchmarks' long-evidence sets, each ``(items, y)`` as :func:`claim_items`
+    gives them: WiCE held out (144 claims), 400 ExpertQA rand_test claims (seed 0) and the
+    claims of the 211 rand_test answers with one true claim contradicted by a typed
+    substitution (franq.fit.shipped_contradictions; all y 0)."""
+    from franq.fit.shipped_contradictions import corrupted_records
+    from franq.fit.verifier_data import CITATION_RE
+
+    wice_items, _, wice_y = claim_items(datasets / "wice" / "heldout.jsonl")
+    eqa_items, _, eqa_y = claim_items(datasets / "expertqa" / "test.jsonl", 400)
+    contra = []
+    for rec in corrupted_records([json.loads(x) for x in open(datasets / "expertqa" / "test.jsonl", encoding="utf-8")]):
+        bad = next(c for c in rec["claims"] if c["is_faithful"] is False)
+        contra.append(([p["text"] for p in rec["passages"]], CITATION_RE.sub("", bad["text"]).strip()))
+    return {"wice heldout": (wice_items, wice_y),
+            "expertqa rand_test (400)": (eqa_items, eqa_y),
+            "expertqa contradicted (211)": (contra, np.zeros(len(contra), dtype=int))}
+
+
 def map_floors(cal) -> dict[str, float]:
     """The lowest value each fitted UQ map can return (its first isotonic level)."""
     out = {}

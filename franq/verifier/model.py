@@ -118,7 +118,7 @@ class Verifier:
     """Load once from a local directory (default: the shipped one); :meth:`predict` scores
     ``(premise, claim)`` pairs, :meth:`verify` scores claims against whole passages.
 
-    ``window_words`` / ``aggregation``: None = the card's (else 200 words, ``max_support``).
+    ``window_words`` / ``aggregation``: None = the card's (else 200 words, ``relevant``).
     ``max_batch_tokens``: padded tokens per forward batch (memory bound)."""
 
     def __init__(self, path: str | Path | None = None, *, device: str | None = None,
