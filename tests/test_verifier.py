@@ -86,6 +86,15 @@ def test_max_support_takes_the_best_support_and_contradiction_from_windows_that_
     assert r == pytest.approx([0.05, 0.45, 0.50]) and best == 1
 
 
+def test_the_default_reads_the_most_relevant_window():
+    # the bundled example's "built from 1887 to 1889": one passage states it, the other seems to contradict
+    two = np.array([[0.915, 0.061, 0.024], [0.108, 0.836, 0.056]])
+    p, best = aggregate(two)
+    assert p == pytest.approx(two[0]) and best == 0
+    s, c, _ = aggregate(two, "max_support")[0]  # the rule before: both scaled down to about a coin flip
+    assert s == pytest.approx(0.915 / 1.751) and c == pytest.approx(0.836 / 1.751)
+
+
 def test_other_rules_and_their_evidence():
     assert aggregate(P, "relevant")[0] == pytest.approx(P[1]) and aggregate(P, "relevant")[1] == 1
     assert aggregate(P, "decisive")[1] == 1
