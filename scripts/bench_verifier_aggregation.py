@@ -17,7 +17,6 @@ command that made it.
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from pathlib import Path
 
