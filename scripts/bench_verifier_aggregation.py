@@ -1,7 +1,7 @@
 """How the verifier's windows combine per claim: every aggregation rule
 (franq.verifier.aggregate) on one pass of a verifier over long evidence, on several sets.
 
-    OMP_NUM_THREADS=1 python scripts/bench_verifier_aggregation.py [--model DIR]
+    OMP_NUM_THREADS=1 python scripts/bench_verifier_aggregation.py [--model DIR] [--window-words N]
         [--out benchmarks/results/verifier-aggregation.md]
 
 Sets (franq.fit.verifier_eval.long_evidence_sets; citation markers stripped, windows read
@@ -42,6 +42,7 @@ def _row(name: str, rule: str, relevance: float, m: np.ndarray, y: np.ndarray) -
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--model", default=None, help="A franq verifier directory (default: the shipped one).")
+    ap.add_argument("--window-words", type=int, default=None, help="Window size in words (default: the card's).")
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "verifier-aggregation.md"))
     args = ap.parse_args(argv)
@@ -52,7 +53,7 @@ def main(argv=None) -> int:
     from franq.verifier import Verifier, aggregate
     from franq.verifier.model import shipped_verifier_dir
 
-    v = Verifier(args.model or shipped_verifier_dir())
+    v = Verifier(args.model or shipped_verifier_dir(), window_words=args.window_words)
     rows = ["| set | rule | relevance | BAcc P_s@0.5 | AUROC P_s | AUROC P_s - P_c | supported: P_c > 0.5 "
             "| unsupported: P_c the largest |", "|---|---|---|---|---|---|---|---|"]
     timing = []
@@ -65,7 +66,9 @@ def main(argv=None) -> int:
             m = np.array([aggregate(probs, rule, relevance=relevance)[0] for _, probs in per_claim])
             rows.append(_row(name, rule, relevance, m, y))
             print(rows[-1], flush=True)
-    cmd = "OMP_NUM_THREADS=1 python scripts/bench_verifier_aggregation.py" + (f" --model {args.model}" if args.model else "")
+    cmd = "OMP_NUM_THREADS=1 python scripts/bench_verifier_aggregation.py" + (f" --model {args.model}" if args.model else "") + (
+        f" --window-words {args.window_words}" if args.window_words else "") + (
+        f" --out {args.out}" if args.out != ap.get_default("out") else "")
     where = v.path.resolve().relative_to(ROOT) if v.path.resolve().is_relative_to(ROOT) else v.path
     text = (f"# Verifier aggregation rules\n\n`{cmd}`\n\nmodel: {v.name} ({where}); windows of {v.window_words} words, "
             f"{v.overlap_sentences} sentence(s) overlap, max_length {v.max_length}, no passage titles; "
