@@ -28,7 +28,7 @@ def main() -> int:
     torch.set_num_threads(1)
     from calibration.three_condition import ThreeConditionCalibrator
     from franq.fit.shipped_verifier import SHORT_TRAIN, short_verifier_results, verifier_backend
-    from franq.fit.verifier_eval import map_floors, short_table
+    from franq.fit.verifier_eval import floors_text, short_table
 
     datasets, backend = ROOT / "datasets", verifier_backend(args.verifier)
     _, train = short_verifier_results(datasets, backend, SHORT_TRAIN, split="train")
@@ -48,8 +48,7 @@ def main() -> int:
            f"Fitted on {len(claims)} attempted greedy answers of {SHORT_TRAIN} nq-open train questions "
            f"(gold conditions: {counts}); measured on the first 200 test questions.", ""]
     for name, cal in fits.items():
-        floors = ", ".join(f"{k} {v:.3f}" for k, v in map_floors(cal).items())
-        out += [f"## {name}", "", *short_table(cal, test), "", f"Map floors: {floors}.", ""]
+        out += [f"## {name}", "", *short_table(cal, test), "", f"Map floors: {floors_text(cal)}.", ""]
     text = "\n".join(out)
     print(text)
     Path(args.out).write_text(text, encoding="utf-8")

@@ -28,11 +28,11 @@ RULE_SETTINGS = [("relevant", 0.5), ("max_support", 0.3), ("max_support", 0.5), 
 
 
 def _row(name: str, rule: str, relevance: float, m: np.ndarray, y: np.ndarray) -> str:
-    from franq.evaluation.metrics import auroc
+    from franq.evaluation.metrics import auroc, balanced_accuracy
 
     s, c = m[:, 0], m[:, 1]
     both = 0 < y.sum() < len(y)
-    cells = ([f"{(np.mean(s[y == 1] > 0.5) + np.mean(s[y == 0] <= 0.5)) / 2:.3f}", f"{auroc(s, y):.3f}",
+    cells = ([f"{balanced_accuracy(s, y):.3f}", f"{auroc(s, y):.3f}",
               f"{auroc(s - c, y):.3f}", f"{np.mean(c[y == 1] > 0.5):.2f}"] if both else ["", "", "", ""])
     contradicted = int(np.sum((m.argmax(1) == 1) & (y == 0)))
     shown = f"{relevance:g}" if rule == "max_support" else "-"  # the only rule that reads it

@@ -39,7 +39,7 @@ def main() -> int:
     torch.set_num_threads(1)
     from claims.atomic import AtomicDecomposer
     from franq.fit.verifier_eval import long_evidence_sets
-    from franq.evaluation.metrics import auroc
+    from franq.evaluation.metrics import auroc, balanced_accuracy
     from franq.verifier.model import Verifier, shipped_verifier_dir
 
     v = Verifier(args.verifier or shipped_verifier_dir())
@@ -73,7 +73,7 @@ def main() -> int:
         for rule, m, secs in rules:
             s, c = m[:, 0], m[:, 1]
             both = 0 < y.sum() < len(y)
-            bacc = f"{(np.mean(s[y == 1] > 0.5) + np.mean(s[y == 0] <= 0.5)) / 2:.3f}" if both else "n/a"
+            bacc = f"{balanced_accuracy(s, y):.3f}" if both else "n/a"
             sup = f"{np.mean(c[y == 1] > 0.5):.3f}" if y.sum() else "n/a"
             lines.append(f"| {name} | {len(y)} | {np.mean([len(x) for x in subs]):.2f} | {rule} | {bacc} | "
                          f"{f'{auroc(s, y):.3f}' if both else 'n/a'} | {sup} | {np.mean(c[y == 0] > 0.5):.3f} | "

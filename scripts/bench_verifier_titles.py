@@ -27,7 +27,7 @@ def main() -> int:
     import torch
 
     torch.set_num_threads(1)
-    from franq.evaluation.metrics import auroc
+    from franq.evaluation.metrics import auroc, balanced_accuracy
     from franq.fit.verifier_eval import claim_items
     from franq.verifier.model import Verifier
 
@@ -41,7 +41,7 @@ def main() -> int:
             out = v.verify(items, titles=titles if on else None)
             s = np.array([o.p_supported for o in out])
             c = np.array([o.p_contradicted for o in out])
-            bacc = (np.mean(s[y == 1] > 0.5) + np.mean(s[y == 0] <= 0.5)) / 2
+            bacc = balanced_accuracy(s, y)
             rows.append(f"| {name} | {'on' if on else 'off'} | {np.mean(c[y == 1] > 0.5):.3f} | "
                         f"{np.mean(c[y == 0] > 0.5):.3f} | {auroc(s, y):.3f} | {bacc:.3f} |")
             print(rows[-1], flush=True)

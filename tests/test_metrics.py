@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from franq.evaluation.metrics import (METRICS, auroc, auroc_rows, ece, metric_direction, pr_auc, pr_auc_rows, prr,
-                           rejection_curve, reliability_bins)
+from franq.evaluation.metrics import (METRICS, auroc, auroc_rows, balanced_accuracy, ece, metric_direction, pr_auc,
+                                      pr_auc_rows, prr, rejection_curve, reliability_bins)
 
 # The example of the PR-AUC / AUROC comments: p_true descending with its labels.
 P5 = [0.9, 0.8, 0.6, 0.4, 0.2]
@@ -49,6 +49,15 @@ def test_auroc_by_hand_and_direction():
     # True {0.9, 0.6} vs false {0.8, 0.4, 0.2}: 0.9 beats 3, 0.6 beats 2 -> 5 of 6 pairs.
     assert auroc(P5, Y5) == pytest.approx(5 / 6)
     assert auroc(-np.array(P5), Y5) == pytest.approx(1 / 6)
+
+
+def test_balanced_accuracy_by_hand_at_the_threshold():
+    p = np.array([0.9, 0.5, 0.2, 0.6, 0.4])
+    y = np.array([1, 1, 0, 0, 0])
+    # true: 0.9 above 0.5, 0.5 not (> is strict) -> 1/2; false: 0.2 and 0.4 at or below, 0.6 above -> 2/3
+    assert balanced_accuracy(p, y) == pytest.approx((1 / 2 + 2 / 3) / 2)
+    assert balanced_accuracy(p, y, threshold=0.3) == pytest.approx((1 + 1 / 3) / 2)
+    assert math.isnan(balanced_accuracy(p, np.ones(5, dtype=int)))
 
 
 def test_prr_by_hand_at_half_rejection():

@@ -28,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-from franq.evaluation.metrics import auroc
+from franq.evaluation.metrics import auroc, balanced_accuracy
 
 PAIR_SETS = ("synthetic-nq", "synthetic-expertqa", "nq-qa", "nq-declarative", "snli")
 TEXT_BACKENDS = ("lexical", "combined", "verifier")
@@ -79,11 +79,6 @@ def load_sets(datasets: Path, dev_dir: Path, *, limit: int | None = None, seed: 
     if limit:
         sets = {k: v[:limit] for k, v in sets.items()}
     return sets
-
-
-def _bacc(y: np.ndarray, p: np.ndarray) -> float:
-    hat = p > 0.5
-    return float(np.mean([np.mean(hat[y] == 1), np.mean(hat[~y] == 0)])) if y.any() and (~y).any() else float("nan")
 
 
 def text_scorer(name: str, config):
@@ -147,7 +142,7 @@ def run(datasets: Path, dev_dir: Path, *, backends=TEXT_BACKENDS, lm_backends=()
             except Exception as exc:  # noqa: BLE001 - as above, per set
                 rows.append(f"| {b} | {s} | {len(sub)} | not run | | | {str(exc).splitlines()[0][:90]} |")
                 continue
-            bacc, auc = _bacc(y, p), float(auroc(p, y.astype(int)))
+            bacc, auc = balanced_accuracy(p, y.astype(int)), float(auroc(p, y.astype(int)))
             if s != "expertqa+cites":
                 means.setdefault(b, []).append((bacc, auc))
             rows.append(f"| {b} | {s} | {len(sub)} | {bacc:.3f} | {auc:.3f} | {ms:.1f} | {y.mean():.0%} supported |")

@@ -1,6 +1,7 @@
 """Claim-level evaluation measures (paper section 4.1; ECE: appendix D.4): the project's one
-PR-AUC, PRR, AUROC, ECE and bootstrap. Benchmarks, scripts and apps use these; ECE itself is
-computed in :mod:`calibration.metrics` (the leaf package) and used from there.
+PR-AUC, PRR, AUROC, balanced accuracy, ECE and bootstrap. Benchmarks, scripts and apps use
+these; ECE itself is computed in :mod:`calibration.metrics` (the leaf package) and used from
+there.
 
 Every metric takes ``p_true`` (higher = more likely true) and ``is_true`` (1 = the claim
 is true, 0 = false). PR-AUC, PRR and AUROC accept any real scores with that direction
@@ -30,6 +31,16 @@ def _check(p_true: Any, is_true: Any, *, probabilities: bool = False) -> tuple[n
 
 def _both_classes(y: np.ndarray) -> bool:
     return 0 < y.sum() < len(y)
+
+
+def balanced_accuracy(p_true: Any, is_true: Any, *, threshold: float = 0.5) -> float:
+    """Mean of the true and the false class's accuracy when ``p_true > threshold`` is read
+    as "true" (the faithfulness benchmarks' BAcc at 0.5); NaN when one class only."""
+    p, y = _check(p_true, is_true)
+    if not _both_classes(y):
+        return math.nan
+    hat = p > threshold
+    return float((np.mean(hat[y == 1]) + np.mean(~hat[y == 0])) / 2)
 
 
 def pr_auc(p_true: Any, is_true: Any) -> float:

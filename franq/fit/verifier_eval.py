@@ -35,6 +35,13 @@ def _auc_gain(a, b, y, groups=None) -> str:
     return f"{point:+.3f} [{lo:+.3f}, {hi:+.3f}]"
 
 
+def _item(rec: dict, claim: str) -> tuple[list[str], str]:
+    """``(passage texts, claim)`` of a franq record, the claim's citation markers stripped."""
+    from franq.fit.verifier_data import CITATION_RE
+
+    return [p["text"] for p in rec["passages"]], CITATION_RE.sub("", claim).strip()
+
+
 def claim_items(path: Path, n: int | None = None, seed: int = 0):
     """The labelled claims of a claims file (datasets/expertqa/test.jsonl, datasets/wice/heldout.jsonl),
     citation markers stripped, all in file order or a fixed random sample of ``n``: ``(items,
@@ -42,14 +49,12 @@ def claim_items(path: Path, n: int | None = None, seed: int = 0):
     the claim is supported. What the verifier benchmarks read."""
     import random
 
-    from franq.fit.verifier_data import CITATION_RE
-
     items, titles, y = [], [], []
     for line in open(path, encoding="utf-8"):
         rec = json.loads(line)
         for c in rec["claims"]:
             if c.get("is_faithful") is not None:
-                items.append(([p["text"] for p in rec["passages"]], CITATION_RE.sub("", c["text"]).strip()))
+                items.append(_item(rec, c["text"]))
                 titles.append([p.get("title") or "" for p in rec["passages"]])
                 y.append(int(bool(c["is_faithful"])))
     keep = range(len(y)) if n is None else sorted(random.Random(seed).sample(range(len(y)), min(n, len(y))))
@@ -62,17 +67,20 @@ def long_evidence_sets(datasets: Path) -> dict:
     claims of the 211 rand_test answers with one true claim contradicted by a typed
     substitution (franq.fit.shipped_contradictions; all y 0)."""
     from franq.fit.shipped_contradictions import corrupted_records
-    from franq.fit.verifier_data import CITATION_RE
 
     wice_items, _, wice_y = claim_items(datasets / "wice" / "heldout.jsonl")
     eqa_items, _, eqa_y = claim_items(datasets / "expertqa" / "test.jsonl", 400)
     contra = []
     for rec in corrupted_records([json.loads(x) for x in open(datasets / "expertqa" / "test.jsonl", encoding="utf-8")]):
-        bad = next(c for c in rec["claims"] if c["is_faithful"] is False)
-        contra.append(([p["text"] for p in rec["passages"]], CITATION_RE.sub("", bad["text"]).strip()))
+        contra.append(_item(rec, next(c["text"] for c in rec["claims"] if c["is_faithful"] is False)))
     return {"wice heldout": (wice_items, wice_y),
             "expertqa rand_test (400)": (eqa_items, eqa_y),
             "expertqa contradicted (211)": (contra, np.zeros(len(contra), dtype=int))}
+
+
+def floors_text(cal) -> str:
+    """The map floors as the results tables print them: ``T_s 0.750, T_c 0.000, ...``."""
+    return ", ".join(f"{k} {v:.3f}" for k, v in map_floors(cal).items())
 
 
 def map_floors(cal) -> dict[str, float]:
@@ -129,8 +137,7 @@ def _long_table(cal, path: Path, backend_name: str, sets, contra) -> str:
         lines += ["", f"The {len(c)} contradicted claims alone: P(true) < 0.5 for {int((c < 0.5).sum())}; "
                   f"median P(true) {np.median(c):.3f}; the verifier's P_c is the largest of the three for "
                   f"{int((contra.p_contradicted > np.maximum(contra.p_faithful, contra.p_not_mentioned)).sum())}."]
-    floors = ", ".join(f"{k} {v:.3f}" for k, v in map_floors(cal).items())
-    return "\n".join([*lines, "", f"Map floors (lowest calibrated value): {floors}.", ""])
+    return "\n".join([*lines, "", f"Map floors (lowest calibrated value): {floors_text(cal)}.", ""])
 
 
 def evaluate_short(datasets: Path, path: Path, verifier=None, *, n: int = 200) -> str:
@@ -139,10 +146,9 @@ def evaluate_short(datasets: Path, path: Path, verifier=None, *, n: int = 200) -
 
     cal = ThreeConditionCalibrator.from_json(path)
     _, rows = short_verifier_results(datasets, verifier_backend(verifier), n, split="test")
-    floors = ", ".join(f"{k} {v:.3f}" for k, v in map_floors(cal).items())
     return "\n".join([f"nq-open test, first {n} questions, attempted greedy answers of the embedded model; "
                       f"{path.name}", "", *short_table(cal, rows), "",
-                      f"Map floors (lowest calibrated value): {floors}.", ""])
+                      f"Map floors (lowest calibrated value): {floors_text(cal)}.", ""])
 
 
 def short_table(cal, rows) -> list[str]:
