@@ -1,6 +1,7 @@
 """Passage titles in front of the verifier's windows, or not (issue 25): on 400 ExpertQA
-rand_test claims (seed 0; citation markers stripped; every passage of the answer, the
-verifier's own windows and aggregation), how often the verifier calls a claim contradicted
+rand_test claims of the answers no fit has seen (expertqa_held_out; seed 0; citation
+markers stripped; every passage of the answer, the verifier's own windows and
+aggregation), how often the verifier calls a claim contradicted
 (P_c > 0.5) among supported and among not-supported claims, and how well P_s ranks them.
 ExpertQA's titles are URLs; the verifier was trained on windows without titles.
 
@@ -28,10 +29,11 @@ def main() -> int:
 
     torch.set_num_threads(1)
     from franq.evaluation.metrics import auroc, balanced_accuracy
+    from franq.evaluation.data import expertqa_held_out
     from franq.fit.verifier_eval import claim_items
     from franq.verifier.model import Verifier
 
-    items, titles, y = claim_items(ROOT / "datasets" / "expertqa" / "test.jsonl", 400)
+    items, titles, y = claim_items(expertqa_held_out(ROOT / "datasets"), 400)
     rows = ["| verifier | titles | supported: P_c > 0.5 | not supported: P_c > 0.5 | AUROC P_s | BAcc P_s > 0.5 |",
             "|---|---|---|---|---|---|"]
     for spec in args.models:

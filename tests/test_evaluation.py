@@ -44,6 +44,29 @@ def test_nq_open_variants(tmp_path):
         load_nq_open(tmp_path, "test", "noisy")
 
 
+def test_expertqa_held_out_leaves_out_test_answers_whose_question_is_in_train(tmp_path):
+    from franq.evaluation.data import expertqa_held_out, expertqa_seen_in_train
+
+    folder = tmp_path / "expertqa"
+    folder.mkdir()
+    train = [{"id": "v-0", "question": "Why is the sky blue?"}, {"id": "v-1", "question": "What is rust?"}]
+    test = [{"id": "t-0", "question": "What is rust?"}, {"id": "t-1", "question": "What is tin?"}]
+    for name, rows in (("train", train), ("test", test)):
+        (folder / f"{name}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert expertqa_seen_in_train(tmp_path) == {"t-0"}
+    assert [r["id"] for r in expertqa_held_out(tmp_path)] == ["t-1"]
+
+
+def test_the_committed_expertqa_split_shares_twelve_answers_with_train():
+    from pathlib import Path
+
+    from franq.evaluation.data import expertqa_held_out, expertqa_seen_in_train
+
+    datasets = Path(__file__).resolve().parents[1] / "datasets"
+    assert len(expertqa_seen_in_train(datasets)) == 12  # domain_val holds 12 of rand_test's questions
+    assert len(expertqa_held_out(datasets)) == 205
+
+
 def _long_obs(status="scored", lp=-3.0, ent=(1.0, 2.0), ptrue=(-0.5, -1.5)):
     """An ``observe_long`` claim row as written now (``signals``, ``p_true_raw``)."""
     return {"text": "c", "status": status, "p_faithful": 0.7, "p_true_raw": 0.1,

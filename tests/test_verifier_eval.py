@@ -34,3 +34,16 @@ def test_short_table_counts_per_variant():
     assert clean[8] == "1 of 1" and clean[9] == "1 of 3"  # the supported wrong one comes out likely true
     assert corrupted[:3] == ["corrupted", "2", "1"] and corrupted[6] == "0"
     assert short_table(cal, [])[2:] == []
+
+
+def test_fit_sets_are_the_fit_splits_and_never_the_reported_claims():
+    from pathlib import Path
+
+    from franq.fit.verifier_eval import fit_evidence_sets, long_evidence_sets
+
+    datasets = Path(__file__).resolve().parents[1] / "datasets"
+    fit = fit_evidence_sets(datasets)
+    assert [len(y) for _, y in fit.values()] == [205, 400]
+    assert all(0 < y.sum() < len(y) for _, y in fit.values())
+    reported = {claim for items, _ in long_evidence_sets(datasets).values() for _, claim in items}
+    assert not reported & {claim for items, _ in fit.values() for _, claim in items}

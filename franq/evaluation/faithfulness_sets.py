@@ -62,10 +62,12 @@ def load_sets(datasets: Path, dev_dir: Path, *, limit: int | None = None, seed: 
             rows = [json.loads(x) for x in open(path, encoding="utf-8")]
             sets[name] = [{"context": r["premise"], "claim": r["claim"], "supported": r["label"] == 0,
                            "question": ""} for r in rows]
-    for name, path in (("expertqa", datasets / "expertqa" / "test.jsonl"), ("wice", datasets / "wice" / "heldout.jsonl")):
+    from franq.evaluation.data import expertqa_held_out
+
+    wice = [json.loads(x) for x in open(datasets / "wice" / "heldout.jsonl", encoding="utf-8")]
+    for name, records in (("expertqa", expertqa_held_out(datasets)), ("wice", wice)):
         rows = []
-        for line in open(path, encoding="utf-8"):
-            rec = json.loads(line)
+        for rec in records:
             context = "\n\n".join(p["text"] for p in rec["passages"])
             for c in rec["claims"]:
                 if c.get("is_faithful") is not None:

@@ -1,7 +1,7 @@
 """Held-out checks of the shipped three-condition calibrators (issue 25's targets), from the
 committed generations and the shipped verifier (no causal-LM pass):
 
-long    ExpertQA rand_test (217 answers, never fitted on): AUROC of P(true) for the truth
+long    ExpertQA rand_test (the 205 answers no fit has seen; franq.evaluation.data.expertqa_held_out): AUROC of P(true) for the truth
         labels, calibrated vs the raw three-condition mix vs the binary raw mix; the floors
         (lowest values) of the calibrator's maps.
 short   nq-open test questions with the gold passage in the list (clean) and with it
@@ -42,16 +42,17 @@ def _item(rec: dict, claim: str) -> tuple[list[str], str]:
     return [p["text"] for p in rec["passages"]], CITATION_RE.sub("", claim).strip()
 
 
-def claim_items(path: Path, n: int | None = None, seed: int = 0):
-    """The labelled claims of a claims file (datasets/expertqa/test.jsonl, datasets/wice/heldout.jsonl),
-    citation markers stripped, all in file order or a fixed random sample of ``n``: ``(items,
+def claim_items(source: Path | list[dict], n: int | None = None, seed: int = 0):
+    """The labelled claims of a claims file (datasets/wice/heldout.jsonl) or of records
+    (:func:`~franq.evaluation.data.expertqa_held_out`), citation markers stripped, all in
+    file order or a fixed random sample of ``n``: ``(items,
     titles, y)`` with items ``(passage texts, claim)``, titles the passages' titles, y 1 where
     the claim is supported. What the verifier benchmarks read."""
     import random
 
     items, titles, y = [], [], []
-    for line in open(path, encoding="utf-8"):
-        rec = json.loads(line)
+    records = source if isinstance(source, list) else [json.loads(x) for x in open(source, encoding="utf-8")]
+    for rec in records:
         for c in rec["claims"]:
             if c.get("is_faithful") is not None:
                 items.append(_item(rec, c["text"]))
@@ -63,19 +64,34 @@ def claim_items(path: Path, n: int | None = None, seed: int = 0):
 
 def long_evidence_sets(datasets: Path) -> dict:
     """The verifier benchmarks' long-evidence sets, each ``(items, y)`` as :func:`claim_items`
-    gives them: WiCE held out (144 claims), 400 ExpertQA rand_test claims (seed 0) and the
-    claims of the 211 rand_test answers with one true claim contradicted by a typed
-    substitution (franq.fit.shipped_contradictions; all y 0)."""
+    gives them: WiCE held out (144 claims), 400 ExpertQA rand_test claims (seed 0) of the
+    answers no fit has seen, and the claims of those answers with one true claim
+    contradicted by a typed substitution (franq.fit.shipped_contradictions; all y 0; 199:
+    the corruption is drawn over all 217 answers, as the committed generations were, and
+    the 12 answers that are also in train are then left out)."""
+    from franq.evaluation.data import expertqa_held_out, expertqa_seen_in_train
     from franq.fit.shipped_contradictions import corrupted_records
 
     wice_items, _, wice_y = claim_items(datasets / "wice" / "heldout.jsonl")
-    eqa_items, _, eqa_y = claim_items(datasets / "expertqa" / "test.jsonl", 400)
+    eqa_items, _, eqa_y = claim_items(expertqa_held_out(datasets), 400)
+    seen = {f"{i}-contradicted" for i in expertqa_seen_in_train(datasets)}
     contra = []
     for rec in corrupted_records([json.loads(x) for x in open(datasets / "expertqa" / "test.jsonl", encoding="utf-8")]):
-        contra.append(_item(rec, next(c["text"] for c in rec["claims"] if c["is_faithful"] is False)))
+        if rec["id"] not in seen:
+            contra.append(_item(rec, next(c["text"] for c in rec["claims"] if c["is_faithful"] is False)))
     return {"wice heldout": (wice_items, wice_y),
             "expertqa rand_test (400)": (eqa_items, eqa_y),
-            "expertqa contradicted (211)": (contra, np.zeros(len(contra), dtype=int))}
+            f"expertqa contradicted ({len(contra)})": (contra, np.zeros(len(contra), dtype=int))}
+
+
+def fit_evidence_sets(datasets: Path) -> dict:
+    """The same shape over the fit splits, which no report reads: WiCE fit (205 claims, whole
+    pages) and 400 ExpertQA train claims (seed 0). The verifier was trained on these claims,
+    each against one window, so they only serve to choose how windows are cut or combined
+    (a check biased toward the settings it was trained with)."""
+    wice_items, _, wice_y = claim_items(datasets / "wice" / "fit.jsonl")
+    eqa_items, _, eqa_y = claim_items(datasets / "expertqa" / "train.jsonl", 400)
+    return {"wice fit": (wice_items, wice_y), "expertqa train (400)": (eqa_items, eqa_y)}
 
 
 def floors_text(cal) -> str:
@@ -104,13 +120,15 @@ def evaluate_long(datasets: Path, path, verifier=None, *, backend=None) -> str:
     from franq.fit.shipped_verifier import (TEST_CONTRADICTED, contradicted_lines, long_verifier_lines,
                                             verifier_backend)
 
+    from franq.evaluation.data import expertqa_held_out, expertqa_seen_in_train
+
     backend = backend or verifier_backend(verifier)
-    test = [json.loads(x) for x in open(datasets / "expertqa" / "test.jsonl", encoding="utf-8")]
-    real_lines = long_verifier_lines(datasets, backend, test)
+    real_lines = long_verifier_lines(datasets, backend, expertqa_held_out(datasets))
     sets = [("ExpertQA rand_test claims", training_claims(real_lines))]
     contra = None
     if (datasets / "generations" / TEST_CONTRADICTED).is_file():
-        contra_lines = contradicted_lines(datasets, backend, TEST_CONTRADICTED)
+        seen = {f"{i}-contradicted" for i in expertqa_seen_in_train(datasets)}
+        contra_lines = [x for x in contradicted_lines(datasets, backend, TEST_CONTRADICTED) if x.id not in seen]
         contra = training_claims(contra_lines)
         sets.append(("the same + its contradicted answers", training_claims(real_lines + contra_lines)))
     return "\n".join(_long_table(ThreeConditionCalibrator.from_json(p), p, backend.name, sets, contra) for p in paths)
