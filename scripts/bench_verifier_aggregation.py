@@ -10,10 +10,11 @@ pages), 400 ExpertQA rand_test claims of the 205 answers no fit has seen, and th
 those with one fact contradicted by a typed substitution (all false). ``--sets fit``: the fit
 splits instead (WiCE fit, 400 ExpertQA train claims; verifier_eval.fit_evidence_sets), which
 no report reads, to choose window settings away from the reported sets. The verifier runs
-once per set over every (window, claim) pair; each rule is then applied to the same window probabilities. Per rule
-and set: balanced accuracy of P_supported at 0.5, AUROC of P_supported and of P_supported -
-P_contradicted, the share of supported claims with P_contradicted > 0.5, and how many
-unsupported claims get P_contradicted the largest of the three. Writes the table and the
+once per set over every (window, claim) pair; each rule is then applied to the same window
+probabilities. Per rule and set: balanced accuracy of P_supported at 0.5, AUROC of
+P_supported and of P_supported - P_contradicted, the share of supported claims with
+P_contradicted > 0.5, and how many unsupported claims get P_contradicted the largest of the
+three. Writes the table and the
 command that made it.
 """
 from __future__ import annotations

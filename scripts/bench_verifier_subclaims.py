@@ -11,8 +11,8 @@ sub-claim when that sub-claim's P_contradicted is above t and above the whole cl
 Sets (franq.fit.verifier_eval.long_evidence_sets): WiCE held out (144 claims), 400 ExpertQA
 rand_test claims of the answers no fit has seen (seed 0, citation markers stripped) and the
 199 of those answers' claims with one typed substitution (franq.fit.shipped_contradictions,
-all contradicted). Franq's own long-form path already
-decomposes an answer into atomic claims; this is about claims a user or a dataset gives.
+all contradicted). Franq's own long-form path already decomposes an answer into atomic
+claims; this is about claims a user or a dataset gives.
 
     OMP_NUM_THREADS=1 python scripts/bench_verifier_subclaims.py [--verifier DIR] \
         [--out benchmarks/results/verifier-subclaims.md]

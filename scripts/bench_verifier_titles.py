@@ -28,8 +28,8 @@ def main() -> int:
     import torch
 
     torch.set_num_threads(1)
-    from franq.evaluation.metrics import auroc, balanced_accuracy
     from franq.evaluation.data import expertqa_held_out
+    from franq.evaluation.metrics import auroc, balanced_accuracy
     from franq.fit.verifier_eval import claim_items
     from franq.verifier.model import Verifier
 

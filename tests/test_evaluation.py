@@ -64,7 +64,10 @@ def test_the_committed_expertqa_split_shares_twelve_answers_with_train():
 
     datasets = Path(__file__).resolve().parents[1] / "datasets"
     assert len(expertqa_seen_in_train(datasets)) == 12  # domain_val holds 12 of rand_test's questions
-    assert len(expertqa_held_out(datasets)) == 205
+    held_out = expertqa_held_out(datasets)
+    assert len(held_out) == 205
+    train = {json.loads(line)["question"] for line in open(datasets / "expertqa" / "train.jsonl", encoding="utf-8")}
+    assert not train & {rec["question"] for rec in held_out}
 
 
 def _long_obs(status="scored", lp=-3.0, ent=(1.0, 2.0), ptrue=(-0.5, -1.5)):

@@ -36,14 +36,15 @@ def test_short_table_counts_per_variant():
     assert short_table(cal, [])[2:] == []
 
 
-def test_fit_sets_are_the_fit_splits_and_never_the_reported_claims():
+def test_fit_sets_are_the_fit_splits():
     from pathlib import Path
 
-    from franq.fit.verifier_eval import fit_evidence_sets, long_evidence_sets
+    from franq.fit.verifier_eval import claim_items, fit_evidence_sets
 
     datasets = Path(__file__).resolve().parents[1] / "datasets"
     fit = fit_evidence_sets(datasets)
+    assert list(fit) == ["wice fit", "expertqa train (400)"]
     assert [len(y) for _, y in fit.values()] == [205, 400]
     assert all(0 < y.sum() < len(y) for _, y in fit.values())
-    reported = {claim for items, _ in long_evidence_sets(datasets).values() for _, claim in items}
-    assert not reported & {claim for items, _ in fit.values() for _, claim in items}
+    heldout = {c for _, c in claim_items(datasets / "wice" / "heldout.jsonl")[0]}
+    assert not heldout & {c for _, c in fit["wice fit"][0]}

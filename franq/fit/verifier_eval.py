@@ -1,9 +1,10 @@
 """Held-out checks of the shipped three-condition calibrators (issue 25's targets), from the
 committed generations and the shipped verifier (no causal-LM pass):
 
-long    ExpertQA rand_test (the 205 answers no fit has seen; franq.evaluation.data.expertqa_held_out): AUROC of P(true) for the truth
-        labels, calibrated vs the raw three-condition mix vs the binary raw mix; the floors
-        (lowest values) of the calibrator's maps.
+long    ExpertQA rand_test (the 205 answers no fit has seen:
+        franq.evaluation.data.expertqa_held_out): AUROC of P(true) for the truth labels,
+        calibrated vs the raw three-condition mix vs the binary raw mix; the floors (lowest
+        values) of the calibrator's maps.
 short   nq-open test questions with the gold passage in the list (clean) and with it
         replaced (corrupted): the same AUROCs, and how many wrong answers the verifier finds
         contradicted by the passages get P(true) < 0.5.
@@ -45,9 +46,9 @@ def _item(rec: dict, claim: str) -> tuple[list[str], str]:
 def claim_items(source: Path | list[dict], n: int | None = None, seed: int = 0):
     """The labelled claims of a claims file (datasets/wice/heldout.jsonl) or of records
     (:func:`~franq.evaluation.data.expertqa_held_out`), citation markers stripped, all in
-    file order or a fixed random sample of ``n``: ``(items,
-    titles, y)`` with items ``(passage texts, claim)``, titles the passages' titles, y 1 where
-    the claim is supported. What the verifier benchmarks read."""
+    file order or a fixed random sample of ``n``: ``(items, titles, y)`` with items
+    ``(passage texts, claim)``, titles the passages' titles, y 1 where the claim is
+    supported. What the verifier benchmarks read."""
     import random
 
     items, titles, y = [], [], []
@@ -116,11 +117,10 @@ def evaluate_long(datasets: Path, path, verifier=None, *, backend=None) -> str:
     calibrator file, or a list of them (the verifier runs once; one table each)."""
     paths = [Path(x) for x in path] if isinstance(path, (list, tuple)) else [Path(path)]
     from calibration.three_condition import ThreeConditionCalibrator
+    from franq.evaluation.data import expertqa_held_out, expertqa_seen_in_train
     from franq.fit.calibrator import training_claims
     from franq.fit.shipped_verifier import (TEST_CONTRADICTED, contradicted_lines, long_verifier_lines,
                                             verifier_backend)
-
-    from franq.evaluation.data import expertqa_held_out, expertqa_seen_in_train
 
     backend = backend or verifier_backend(verifier)
     real_lines = long_verifier_lines(datasets, backend, expertqa_held_out(datasets))
