@@ -23,12 +23,12 @@ from pathlib import Path
 
 import numpy as np
 
-from franq.evaluation.data import load_examples, load_nq_open
+from franq.evaluation.data import expertqa_seen_in_train, load_examples, load_nq_open
 from franq.evaluation.observe import long_key, observe_long, observe_short, run_cached, short_key
 from franq.evaluation.units import long_units, short_units
 
 DOC_BEGIN, DOC_END = "<!-- franq bench report: begin -->", "<!-- franq bench report: end -->"
-SIZES = {"long": {"train": 120, "test": 217}, "short": {"train": 100, "test": 200}}
+SIZES = {"long": {"train": 120, "test": 205}, "short": {"train": 100, "test": 200}}
 QUICK = {"long": {"train": 1, "test": 1}, "short": {"train": 1, "test": 1}}
 NAME = "paper-tables"
 STAGES = (("long", "train", "clean"), ("long", "test", "clean"), ("short", "train", "clean"),
@@ -82,10 +82,15 @@ def slug(name: str) -> str:
 
 
 def long_items(layout: Layout, split: str, n: int | None):
-    """ExpertQA answers; train is the seeded sample of ``franq bench sample-records ... --seed 0``."""
+    """ExpertQA answers; train is the seeded sample of ``franq bench sample-records ... --seed 0``;
+    test leaves out the 12 answers that are also in train
+    (:func:`~franq.evaluation.data.expertqa_seen_in_train`)."""
     rows = load_examples(layout.expertqa / f"{split}.jsonl")
     if split == "train":
         random.Random(0).shuffle(rows)
+    else:
+        seen = expertqa_seen_in_train(layout.expertqa.parent)
+        rows = [row for row in rows if row[0] not in seen]
     return rows[:n] if n is not None else rows
 
 
