@@ -74,23 +74,27 @@ def load_examples(path: str | Path) -> list[tuple[str, Example, dict]]:
         return [(rec["id"], parse_example(rec), rec) for rec in map(json.loads, f)]
 
 
+def _expertqa_test_and_train_questions(datasets: str | Path) -> tuple[list[dict], set[str]]:
+    folder = Path(datasets) / "expertqa"
+    with open(folder / "train.jsonl", encoding="utf-8") as f:
+        questions = {json.loads(line)["question"] for line in f}
+    with open(folder / "test.jsonl", encoding="utf-8") as f:
+        return [json.loads(line) for line in f], questions
+
+
 def expertqa_seen_in_train(datasets: str | Path) -> set[str]:
     """Ids of the ExpertQA test records (``expertqa/test.jsonl``, from rand_test) whose question
     is also in ``train.jsonl``: ExpertQA's domain_val shares 12 of rand_test's questions (the
     same answers and labels), and franq fits on train. Held-out numbers leave them out
     (:func:`expertqa_held_out`); the files keep them, so the committed generations stay valid."""
-    datasets = Path(datasets) / "expertqa"
-    with open(datasets / "train.jsonl", encoding="utf-8") as f:
-        seen = {json.loads(line)["question"] for line in f}
-    with open(datasets / "test.jsonl", encoding="utf-8") as f:
-        return {rec["id"] for rec in map(json.loads, f) if rec["question"] in seen}
+    test, train_questions = _expertqa_test_and_train_questions(datasets)
+    return {rec["id"] for rec in test if rec["question"] in train_questions}
 
 
 def expertqa_held_out(datasets: str | Path) -> list[dict]:
     """The ExpertQA test records no fit has seen, in file order (205 of 217)."""
-    seen = expertqa_seen_in_train(datasets)
-    with open(Path(datasets) / "expertqa" / "test.jsonl", encoding="utf-8") as f:
-        return [rec for rec in map(json.loads, f) if rec["id"] not in seen]
+    test, train_questions = _expertqa_test_and_train_questions(datasets)
+    return [rec for rec in test if rec["question"] not in train_questions]
 
 
 def sample_records(source: str | Path, target: str | Path, *, n: int, seed: int = 0) -> str:

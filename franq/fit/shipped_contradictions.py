@@ -12,6 +12,11 @@ import random
 from pathlib import Path
 
 
+def contradicted_id(record_id: str) -> str:
+    """The id of the corrupted copy of record ``record_id`` (:func:`corrupted_records`)."""
+    return f"{record_id}-contradicted"
+
+
 def corrupted_records(records: list[dict], *, seed: int = 0) -> list[dict]:
     """One record per answer that has a true claim found verbatim in its answer text: that
     claim corrupted in the answer and in the claim list (``is_true`` false, ``is_faithful``
@@ -36,7 +41,7 @@ def corrupted_records(records: list[dict], *, seed: int = 0) -> list[dict]:
             text = rec["claims"][i]["text"]
             claims = [{"text": bad[0] if k == i else c["text"], "is_true": False if k == i else None,
                        "is_faithful": False if k == i else None} for k, c in enumerate(rec["claims"])]
-            out.append({"id": f"{rec['id']}-contradicted", "question": rec["question"], "passages": rec["passages"],
+            out.append({"id": contradicted_id(rec["id"]), "question": rec["question"], "passages": rec["passages"],
                         "answer": rec["answer"].replace(text, bad[0], 1), "claims": claims, "corruption": bad[1]})
             break
     return out

@@ -194,9 +194,10 @@ def best_window(passages: list[str], claim: str, window_words: int) -> str:
 def labelled_claims(source: Path | list[dict], name: str, window_words: int) -> list[dict]:
     """ExpertQA / WiCE franq records (a file or the records) with ``is_faithful`` labels ->
     binary pairs (supported / not mentioned) against the claim's best window."""
+    from franq.fit.generations import read_jsonl
+
     out = []
-    records = source if isinstance(source, list) else [json.loads(x) for x in open(source, encoding="utf-8")]
-    for rec in records:
+    for rec in source if isinstance(source, list) else read_jsonl(source):
         passages = [p["text"] for p in rec["passages"]]
         for c in rec["claims"]:
             if c.get("is_faithful") is None:

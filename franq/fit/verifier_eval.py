@@ -11,7 +11,6 @@ short   nq-open test questions with the gold passage in the list (clean) and wit
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
@@ -51,9 +50,10 @@ def claim_items(source: Path | list[dict], n: int | None = None, seed: int = 0):
     supported. What the verifier benchmarks read."""
     import random
 
+    from franq.fit.generations import read_jsonl
+
     items, titles, y = [], [], []
-    records = source if isinstance(source, list) else [json.loads(x) for x in open(source, encoding="utf-8")]
-    for rec in records:
+    for rec in source if isinstance(source, list) else read_jsonl(source):
         for c in rec["claims"]:
             if c.get("is_faithful") is not None:
                 items.append(_item(rec, c["text"]))
@@ -70,19 +70,28 @@ def long_evidence_sets(datasets: Path) -> dict:
     contradicted by a typed substitution (franq.fit.shipped_contradictions; all y 0; 199:
     the corruption is drawn over all 217 answers, as the committed generations were, and
     the 12 answers that are also in train are then left out)."""
-    from franq.evaluation.data import expertqa_held_out, expertqa_seen_in_train
+    from franq.evaluation.data import expertqa_held_out
+    from franq.fit.generations import read_jsonl
     from franq.fit.shipped_contradictions import corrupted_records
 
     wice_items, _, wice_y = claim_items(datasets / "wice" / "heldout.jsonl")
     eqa_items, _, eqa_y = claim_items(expertqa_held_out(datasets), 400)
-    seen = {f"{i}-contradicted" for i in expertqa_seen_in_train(datasets)}
+    seen = _seen_contradicted(datasets)
     contra = []
-    for rec in corrupted_records([json.loads(x) for x in open(datasets / "expertqa" / "test.jsonl", encoding="utf-8")]):
+    for rec in corrupted_records(read_jsonl(datasets / "expertqa" / "test.jsonl")):
         if rec["id"] not in seen:
             contra.append(_item(rec, next(c["text"] for c in rec["claims"] if c["is_faithful"] is False)))
     return {"wice heldout": (wice_items, wice_y),
             "expertqa rand_test (400)": (eqa_items, eqa_y),
             f"expertqa contradicted ({len(contra)})": (contra, np.zeros(len(contra), dtype=int))}
+
+
+def _seen_contradicted(datasets: Path) -> set[str]:
+    """Ids of the contradicted copies of the ExpertQA test answers that are also in train."""
+    from franq.evaluation.data import expertqa_seen_in_train
+    from franq.fit.shipped_contradictions import contradicted_id
+
+    return {contradicted_id(i) for i in expertqa_seen_in_train(datasets)}
 
 
 def fit_evidence_sets(datasets: Path) -> dict:
@@ -117,7 +126,7 @@ def evaluate_long(datasets: Path, path, verifier=None, *, backend=None) -> str:
     calibrator file, or a list of them (the verifier runs once; one table each)."""
     paths = [Path(x) for x in path] if isinstance(path, (list, tuple)) else [Path(path)]
     from calibration.three_condition import ThreeConditionCalibrator
-    from franq.evaluation.data import expertqa_held_out, expertqa_seen_in_train
+    from franq.evaluation.data import expertqa_held_out
     from franq.fit.calibrator import training_claims
     from franq.fit.shipped_verifier import (TEST_CONTRADICTED, contradicted_lines, long_verifier_lines,
                                             verifier_backend)
@@ -127,7 +136,7 @@ def evaluate_long(datasets: Path, path, verifier=None, *, backend=None) -> str:
     sets = [("ExpertQA rand_test claims", training_claims(real_lines))]
     contra = None
     if (datasets / "generations" / TEST_CONTRADICTED).is_file():
-        seen = {f"{i}-contradicted" for i in expertqa_seen_in_train(datasets)}
+        seen = _seen_contradicted(datasets)
         contra_lines = [x for x in contradicted_lines(datasets, backend, TEST_CONTRADICTED) if x.id not in seen]
         contra = training_claims(contra_lines)
         sets.append(("the same + its contradicted answers", training_claims(real_lines + contra_lines)))
