@@ -93,3 +93,25 @@ def test_cohyponym_swaps_a_concrete_noun_of_the_predicate_never_the_subject():
     assert out and out.startswith("The tower is made of ") and out != text
     assert c._cohyponym("The tower is made of interest.", nlp("The tower is made of interest.")) is None  # abstract
     assert "cohyponym" in c.kinds and "cohyponym" not in Corruptor(nlp, wn, random.Random(0)).kinds
+
+
+def test_partial_pairs_join_two_facts_supported_only_when_the_window_states_both():
+    from franq.fit.verifier_data import words
+    from franq.fit.verifier_partial import join, partial_pairs
+
+    pairs = partial_pairs(_docs(), n=1000, window_words=20, nlp=_nlp, decomposer=None,
+                          corruptor=Corruptor(_nlp, None, random.Random(0)), rng=random.Random(0))
+    by = {label: [p for p in pairs if p["label"] == label] for label in (0, 1, 2)}
+    assert by[0] and by[1] and by[2] and all(p["source"] == "synthetic-partial" for p in pairs)
+    for p in pairs:
+        facts = [f.strip(" .") for f in p["claim"].replace(", and ", "; ").split("; ")]
+        assert len(facts) == 2  # every label is a two-fact claim: length is no cue
+        stated = [f.lower() in p["premise"].lower() for f in facts]  # "It spans" joined as "and it spans"
+        if p["label"] == 0:
+            assert all(stated)
+        elif p["label"] == 2:  # one fact stated, the other from outside the window
+            assert sum(stated) == 1 and not words(facts[stated.index(False)]) <= words(p["premise"])
+        else:  # one fact changed by a typed substitution
+            assert sum(stated) == 1 and p["how"].startswith("one-")
+    assert join("The tower is in Paris.", "It was built in 1889.", random.Random(0)) in (
+        "The tower is in Paris, and it was built in 1889.", "The tower is in Paris; it was built in 1889.")

@@ -23,6 +23,9 @@ Sources (each with its own dev split, reported separately):
 ``wice``        WiCE dev claims in datasets/wice/fit.jsonl: supported -> the window with its
                 supporting sentences; partially / not supported -> not mentioned. Dev: the
                 held-out 40% (datasets/wice/heldout.jsonl), scored over whole pages.
+``synthetic-partial``  two facts joined into one claim against a window that states both,
+                one, or one changed (franq.fit.verifier_partial). Dev: the ExpertQA rand_test
+                passages.
 """
 from __future__ import annotations
 
@@ -349,6 +352,14 @@ def build(raw: Path, datasets: Path, manifest: dict, *, seed: int = 0) -> dict[s
     dev["expertqa"] = random.Random(seed).sample(eqa_dev, min(len(eqa_dev), manifest.get("dev_expertqa", 500)))
     train["wice"] = wice_supported_windows(raw, {r["id"] for r in wice_fit}, ww)
     dev["wice"] = labelled_claims(datasets / "wice" / "heldout.jsonl", "wice", ww)
+    if caps.get("synthetic-partial"):  # two-fact claims (franq.fit.verifier_partial), built last: no other set moves
+        from franq.fit.verifier_partial import partial_pairs
+
+        train["synthetic-partial"] = partial_pairs(train_docs, n=caps["synthetic-partial"], rng=own("synthetic-partial"),
+                                                   **kw)
+        dev["synthetic-partial-expertqa"] = partial_pairs(dev_eqa_docs, n=manifest["dev_pairs"],
+                                                          rng=own("synthetic-partial-dev"),
+                                                          source="synthetic-partial-expertqa", **kw)
     for name, pairs in train.items():
         rng.shuffle(pairs)
         cap = caps.get(name)
