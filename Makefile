@@ -38,10 +38,10 @@ run: $(BASE_STAMP)
 # The browser tests drive Debian's chromium through chromium-driver: installed here when
 # this runs as root where apt-get exists (a CI container); then a missing browser fails the
 # browser tests instead of skipping them (FRANQ_REQUIRE_BROWSER). Elsewhere they skip and say why.
+# scripts/test.sh runs the slow end-to-end tests beside the others (one process per core).
 test: $(TEST_STAMP)
 	@sh scripts/install_browser.sh
-	FRANQ_REQUIRE_BROWSER=$$(command -v chromedriver >/dev/null && echo 1) $(BIN)/python -m pytest -q -m "not slow"
-	$(BIN)/python -m pytest -q -m slow
+	FRANQ_REQUIRE_BROWSER=$$(command -v chromedriver >/dev/null && echo 1) sh scripts/test.sh $(BIN)
 
 # The served-model test against a real llama-cpp-python server on the embedded GGUF. No
 # binary wheel exists for this platform: the first run builds llama-cpp-python from source
