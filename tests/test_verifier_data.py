@@ -115,3 +115,23 @@ def test_partial_pairs_join_two_facts_supported_only_when_the_window_states_both
             assert sum(stated) == 1 and p["how"].startswith("one-")
     assert join("The tower is in Paris.", "It was built in 1889.", random.Random(0)) in (
         "The tower is in Paris, and it was built in 1889.", "The tower is in Paris; it was built in 1889.")
+
+
+def test_window_entity_swap_takes_an_entity_the_window_names_in_another_sentence():
+    from types import SimpleNamespace as E
+
+    def doc(text, *names):
+        d = _Doc()
+        d.ents = [E(text=n, label_="GPE", start_char=text.index(n), end_char=text.index(n) + len(n)) for n in names]
+        return d
+
+    claim = "The capital of Australia is Canberra."
+    window = "Canberra is the capital of Australia. Sydney is its largest city."
+    c = Corruptor(None, None, random.Random(0))
+    got = {c.from_window(claim, doc(claim, "Australia", "Canberra"), doc(window, "Canberra", "Australia", "Sydney"),
+                         "Canberra is the capital of Australia.") for _ in range(10)}
+    assert got == {"The capital of Australia is Sydney.", "The capital of Sydney is Canberra."}
+    # an entity of the claim's own sentence ("Y and Z founded it") is never the substitute
+    claim = "Ann founded the firm."
+    source = "Ann and Bea founded the firm."
+    assert c.from_window(claim, doc(claim, "Ann"), doc(source, "Ann", "Bea"), source) is None

@@ -1,7 +1,8 @@
 """Contradicted claims for the verifier's synthetic data: one typed substitution per claim
 (a same-type entity from spaCy's NER, random or, with :meth:`Corruptor.use_near`, one the
 sentence encoder finds close, a number, a year, a negation, a WordNet antonym, a
-WordNet co-hyponym noun: "iron" -> "gold"), and :func:`shorten_subject`, which names a
+WordNet co-hyponym noun: "iron" -> "gold"; or, :meth:`Corruptor.from_window`, an entity
+the window names in another role), and :func:`shorten_subject`, which names a
 claim's subject the way answers refer back to it ("The Eiffel Tower is ..." -> "The tower
 is ...")."""
 from __future__ import annotations
@@ -67,6 +68,22 @@ class Corruptor:
             out = getattr(self, "_" + kind)(text, doc)
             if out and out != text:
                 return out, kind
+        return None
+
+    def from_window(self, text: str, doc, window_doc, source: str) -> str | None:
+        """The claim with one of its entities swapped for another entity of the same type that
+        the window names in another sentence (not in ``source``, the claim's own sentence,
+        where a list "Y and Z founded it" would keep the claim true): "The capital is Sydney"
+        against a window that says Sydney is the largest city. The window still shares every
+        word of the changed claim, so word overlap cannot tell it from a supported one."""
+        ents = [e for e in doc.ents if e.label_ in SWAP_TYPES]
+        self.rng.shuffle(ents)
+        for e in ents:
+            others = sorted({o.text for o in window_doc.ents if o.label_ == e.label_ and 2 <= len(o.text) <= 40
+                             and o.text.lower() not in text.lower() and e.text.lower() not in o.text.lower()
+                             and o.text.lower() not in source.lower()})
+            if others:
+                return text[:e.start_char] + self.rng.choice(others) + text[e.end_char:]
         return None
 
     def _entity(self, text, doc):

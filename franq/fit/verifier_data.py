@@ -110,7 +110,8 @@ def window_around(sents: list[str], k: int, window_words: int, rng: random.Rando
 
 # ----------------------------------------------------------------- builders
 def synthetic_pairs(docs: list[list[str]], *, n: int, window_words: int, nlp, decomposer, corruptor: Corruptor,
-                    rng: random.Random, source: str, shorten: float = 0.0, far: float = 0.0, passes: int = 1) -> list[dict]:
+                    rng: random.Random, source: str, shorten: float = 0.0, far: float = 0.0, passes: int = 1,
+                    window_swap: float = 0.0) -> list[dict]:
     """``n`` (about) balanced pairs from passages given as lists of sentences.
 
     ``shorten``: the share of claims whose capitalised subject is named as answers refer
@@ -118,7 +119,9 @@ def synthetic_pairs(docs: list[list[str]], *, n: int, window_words: int, nlp, de
     pairs alike, so the form is no cue). ``far``: the share of not-mentioned pairs read
     against another window of the same passage (same topic, not this fact: the window that
     speaks of the engineer, not of the tower's dates). ``passes``: how many times the
-    passages are walked (a sentence each time) before ``n`` is reached."""
+    passages are walked (a sentence each time) before ``n`` is reached. ``window_swap``: the
+    share of contradicted claims whose substitute is an entity the window names elsewhere
+    (:meth:`Corruptor.from_window`), when it names one."""
     out: list[dict] = []
     by_word = defaultdict(list)
     for d, sents in enumerate(docs):
@@ -145,7 +148,11 @@ def synthetic_pairs(docs: list[list[str]], *, n: int, window_words: int, nlp, de
         premise = " ".join(sents[i:j])
         out.append({"premise": premise, "claim": claim, "label": 0, "source": source, "how": "sentence"})
         doc = nlp(claim)
-        bad = corruptor.corrupt(claim, doc)
+        bad = None
+        if window_swap and rng.random() < window_swap:  # off: no draw, so the stream is as before
+            swapped = corruptor.from_window(claim, doc, nlp(premise), sent)
+            bad = (swapped, "window-entity") if swapped else None
+        bad = bad or corruptor.corrupt(claim, doc)
         if bad:
             out.append({"premise": premise, "claim": bad[0], "label": 1, "source": source, "how": bad[1]})
         rest = [s for x, s in enumerate(sents[i:j], i) if x != k and overlap(words(s), words(claim)) < 0.5]
@@ -318,7 +325,8 @@ def build(raw: Path, datasets: Path, manifest: dict, *, seed: int = 0) -> dict[s
     train["synthetic"] = synthetic_pairs(train_docs, n=caps["synthetic"], source="synthetic", rng=own("synthetic"),
                                          shorten=float(augment.get("shorten_subject", 0.0)),
                                          far=float(augment.get("far_window", 0.0)),
-                                         passes=int(augment.get("passes", 1)), **kw)
+                                         passes=int(augment.get("passes", 1)),
+                                         window_swap=float(augment.get("window_entity_swap", 0.0)), **kw)
     training(False)
     dev["synthetic-nq"] = synthetic_pairs(dev_nq_docs, n=manifest["dev_pairs"], source="synthetic-nq",
                                           rng=own("synthetic-nq"), **kw)
