@@ -108,6 +108,21 @@ def window_around(sents: list[str], k: int, window_words: int, rng: random.Rando
     return i, j + 1
 
 
+class RelatedPassages:
+    """Passages indexed by their first 30 content words (sorted): the "related passage" of a
+    text is one that shares a word with it (a not-mentioned claim from the same topic)."""
+
+    def __init__(self, docs: list[list[str]]):
+        self.by_word = defaultdict(list)
+        for d, sents in enumerate(docs):
+            for w in sorted(words(" ".join(sents)))[:30]:
+                self.by_word[w].append(d)
+
+    def of(self, text: str, d: int) -> list[int]:
+        """Up to 200 passages (with repeats, as found) sharing a word with ``text``, never ``d``."""
+        return [e for w in sorted(words(text)) for e in self.by_word.get(w, ()) if e != d][:200]
+
+
 # ----------------------------------------------------------------- builders
 def synthetic_pairs(docs: list[list[str]], *, n: int, window_words: int, nlp, decomposer, corruptor: Corruptor,
                     rng: random.Random, source: str, shorten: float = 0.0, far: float = 0.0, passes: int = 1,
@@ -123,10 +138,7 @@ def synthetic_pairs(docs: list[list[str]], *, n: int, window_words: int, nlp, de
     share of contradicted claims whose substitute is an entity the window names elsewhere
     (:meth:`Corruptor.from_window`), when it names one."""
     out: list[dict] = []
-    by_word = defaultdict(list)
-    for d, sents in enumerate(docs):
-        for w in sorted(words(" ".join(sents)))[:30]:
-            by_word[w].append(d)
+    related = RelatedPassages(docs)
     order = [d for d, s in enumerate(docs) if s]
     rng.shuffle(order)
     passes = max(1, int(passes))
@@ -166,7 +178,7 @@ def synthetic_pairs(docs: list[list[str]], *, n: int, window_words: int, nlp, de
         if rng.random() < 0.5 and len(rest) >= 1:
             out.append({"premise": " ".join(rest), "claim": claim, "label": 2, "source": source, "how": "removed"})
         else:
-            near = [e for w in sorted(words(claim)) for e in by_word.get(w, ()) if e != d][:200]
+            near = related.of(claim, d)
             if near:
                 other = docs[rng.choice(near)]
                 cand = [s for s in other if 6 <= len(s.split()) <= 45

@@ -18,10 +18,9 @@ All three are two-fact claims in random order, so neither length nor position is
 from __future__ import annotations
 
 import random
-from collections import defaultdict
 
 from franq.fit.verifier_corrupt import Corruptor
-from franq.fit.verifier_data import overlap, window_around, words
+from franq.fit.verifier_data import RelatedPassages, overlap, window_around, words
 
 LOWER_FIRST = frozenset("The A An It Its This That These Those He She They His Her Their In On At "
                         "There Some Many Most".split())
@@ -51,10 +50,7 @@ def partial_pairs(docs: list[list[str]], *, n: int, window_words: int, nlp, deco
                   rng: random.Random, source: str = "synthetic-partial", passes: int = 2) -> list[dict]:
     """About ``n`` pairs (a third each label) from passages given as lists of sentences."""
     ok = lambda s: 6 <= len(s.split()) <= 40  # noqa: E731
-    by_word = defaultdict(list)
-    for d, sents in enumerate(docs):
-        for w in sorted(words(" ".join(sents)))[:30]:
-            by_word[w].append(d)
+    related = RelatedPassages(docs)
     order = [d for d, s in enumerate(docs) if len(s) >= 2]
     rng.shuffle(order)
     out: list[dict] = []
@@ -74,7 +70,7 @@ def partial_pairs(docs: list[list[str]], *, n: int, window_words: int, nlp, deco
         away = [sents[x] for x in range(len(sents)) if (x < i - 1 or x > j) and ok(sents[x])
                 and overlap(words(sents[x]), pw) < 0.5]
         if not away:
-            near = [e for w in sorted(words(sents[k])) for e in by_word.get(w, ()) if e != d][:200]
+            near = related.of(sents[k], d)
             if near:
                 away = [s for s in docs[rng.choice(near)] if ok(s) and overlap(words(s), pw) < 0.5]
         if not away:
