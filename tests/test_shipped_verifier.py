@@ -49,3 +49,42 @@ def test_verifier_calibrators_are_listed_once_the_verifier_ships():
     names = {s.name for s in table.SHIPPED}
     assert (sv.LONG_NAME in names) == shipped and (sv.SHORT_NAME in names) == shipped
     assert [s.name for s in table.lookup([sv.LONG_NAME])] == [sv.LONG_NAME]  # nameable either way
+
+
+def test_not_mentioned_pairs_add_each_corrupted_claim_and_its_original_to_t_n(tiny):
+    from franq.fit.calibrator import TrainingClaims, claim_keys, training_claims
+
+    backend = sv.verifier_backend(tiny)
+    sample = sv.calibration_sample(datasets_dir())[:12]
+    real = sv.long_verifier_lines(datasets_dir(), backend, sample)
+    contra = [x for x in sv.contradicted_lines(datasets_dir(), backend)
+              if x.id.removesuffix("-contradicted") in {r["id"] for r in sample}]
+    assert contra, "the first answers of the sample have corrupted copies"
+    real_claims, contra_claims = training_claims(real), training_claims(contra)
+    originals, corrupted = sv.not_mentioned_pairs(real, real_claims, contra, contra_claims)
+    assert len(originals) == len(corrupted) == len(contra)  # one corrupted claim per copy
+    assert originals.is_true.all() and not corrupted.is_true.any()
+    # the original is the claim at the corrupted one's index in the same answer
+    made_from = {(cid.removesuffix("-contradicted"), i) for cid, i in claim_keys(contra)}
+    keys = claim_keys(real)
+    assert sorted(originals.uq_unfaith) == sorted(real_claims.uq_unfaith[[k in made_from for k in keys]])
+    joined = TrainingClaims.join([real_claims, contra_claims])
+    assert len(joined) == len(real_claims) + len(contra_claims)
+    assert list(joined.uq_unfaith) == [*real_claims.uq_unfaith, *contra_claims.uq_unfaith]
+    assert joined.groups.max() == real_claims.groups.max() + 1 + contra_claims.groups.max()
+
+
+def test_the_long_calibrator_with_pairs_fits_them_as_not_mentioned(tiny, tmp_path, monkeypatch):
+    sample = sv.calibration_sample(datasets_dir())[:12]
+    monkeypatch.setattr(sv, "calibration_sample", lambda datasets: sample)
+    counts = {}
+    for pairs in (False, True):
+        out = tmp_path / str(pairs)
+        out.mkdir()
+        path = sv.long_verifier_calibrator(datasets_dir(), out, verifier=tiny, pairs=pairs)
+        counts[pairs] = ThreeConditionCalibrator.from_json(path).counts_
+    added = counts[True]["not_mentioned"]["n"] - counts[False]["not_mentioned"]["n"]
+    assert added > 0 and added % 2 == 0
+    assert counts[True]["not_mentioned"]["false"] - counts[False]["not_mentioned"]["false"] == added // 2
+    assert counts[True]["supported"] == counts[False]["supported"]
+    assert counts[True]["contradicted"] == counts[False]["contradicted"]

@@ -60,6 +60,28 @@ class TrainingClaims:
             p_not_mentioned=None if self.p_not_mentioned is None else self.p_not_mentioned[idx],
             condition=None if self.condition is None else tuple(self.condition[i] for i in idx))
 
+    @classmethod
+    def join(cls, parts: list[TrainingClaims]) -> TrainingClaims:
+        """The claims of ``parts`` (scored by one stack) one after the other; ``groups``
+        stay each part's own answer indices, offset so no two parts share one."""
+        first = parts[0]
+        cat = lambda name: np.concatenate([getattr(p, name) for p in parts])  # noqa: E731
+        three = all(p.p_contradicted is not None for p in parts)
+        offsets = np.cumsum([0] + [int(p.groups.max()) + 1 if p.groups is not None and len(p.groups) else 0
+                                   for p in parts[:-1]])
+        groups = (np.concatenate([p.groups + o for p, o in zip(parts, offsets)])
+                  if all(p.groups is not None for p in parts) else None)
+        conds = (None if all(p.condition is None for p in parts) else
+                 sum((p.condition or (None,) * len(p) for p in parts), ()))
+        common = set.intersection(*(set(p.signals) for p in parts))
+        return dataclasses.replace(
+            first, p_faithful=cat("p_faithful"), uq_faith=cat("uq_faith"), uq_unfaith=cat("uq_unfaith"),
+            is_true=cat("is_true"), is_faithful=sum((p.is_faithful for p in parts), ()),
+            signals={k: np.concatenate([p.signals[k] for p in parts]) for k in sorted(common)},
+            skipped={k: sum(p.skipped.get(k, 0) for p in parts) for k in first.skipped}, groups=groups,
+            p_contradicted=cat("p_contradicted") if three else None,
+            p_not_mentioned=cat("p_not_mentioned") if three else None, condition=conds)
+
     def conditions(self) -> list[str | None]:
         """Per claim, the gold condition a three-condition fit reads: its ``condition`` label
         where given; else ``supported`` where ``is_faithful`` is true; where it is false,
@@ -151,6 +173,17 @@ def training_claims(records: Iterable[ResultLine]) -> TrainingClaims:
                           np.array(groups), np.array(p_c, dtype=np.float64) if three else None,
                           np.array(p_n, dtype=np.float64) if three else None,
                           tuple(cond) if any(c is not None for c in cond) else None)
+
+
+def claim_keys(records: Iterable[ResultLine]) -> list[tuple[str | None, int]]:
+    """``(record id, claim index)`` of each claim :func:`training_claims` takes from
+    ``records`` (scored, labelled ``is_true``), in its order."""
+    out = []
+    for line in records:
+        labels = (line.example and line.example.claim_labels) or ({},) * len(line.result.claims)
+        out += [(line.id, i) for i, (c, label) in enumerate(zip(line.result.claims, labels))
+                if c.status == "scored" and label.get("is_true") is not None]
+    return out
 
 
 def read_scored(path: str | Path) -> Iterator[ResultLine]:

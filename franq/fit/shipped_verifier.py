@@ -128,27 +128,65 @@ def long_conditions(real, n_contradicted: int) -> list[str | None]:
         ["contradicted"] * n_contradicted
 
 
+LONG_NOT_MENTIONED_PAIRS = False
+"""Whether the shipped long calibrator's T_n also fits on :func:`not_mentioned_pairs`."""
+
+
+def not_mentioned_pairs(real, real_claims, contra, contra_claims):
+    """Each corrupted claim of ``contra`` whose original is in ``real``, and that original
+    (a true claim), both as not mentioned: what passages without the original's supporting
+    sentence would say of either. T_n maps UQ_unfaith, p(c | x) without passages, which the
+    passages do not change, so both keep their scored values; half true, half false, the
+    pairs add to T_n how well the model's own knowledge tells a fact from its corruption
+    (ExpertQA's unsupported claims, written by GPT-4, are mostly true). Returns the
+    ``TrainingClaims`` of the originals and of their corrupted claims."""
+    from franq.fit.calibrator import claim_keys
+    from franq.fit.shipped_contradictions import contradicted_id
+
+    real_keys = claim_keys(real)
+    origin = {contradicted_id(rid): rid for rid, _ in real_keys}
+    made_from = [(origin.get(cid), i) for cid, i in claim_keys(contra)]
+    corrupted = np.array([rid is not None for rid, _ in made_from], dtype=bool)
+    wanted = set(made_from)
+    originals = np.array([key in wanted for key in real_keys], dtype=bool)
+    if originals.sum() != corrupted.sum():
+        raise ValueError(f"not_mentioned_pairs: {int(originals.sum())} originals for {int(corrupted.sum())} "
+                         "corrupted claims (a corrupted claim's original must be a labelled claim of its answer)")
+    return real_claims.subset(originals), contra_claims.subset(corrupted)
+
+
 def long_verifier_calibrator(datasets: Path, out: Path, raw=None, *, verifier: str | Path | None = None,
-                             flat: tuple[str, ...] = LONG_FLAT) -> Path:
-    from franq.fit.calibrator import fit_three_condition_calibrator, training_claims
+                             flat: tuple[str, ...] = LONG_FLAT, pairs: bool = LONG_NOT_MENTIONED_PAIRS) -> Path:
+    from franq.fit.calibrator import TrainingClaims, fit_three_condition_calibrator, training_claims
 
     backend = verifier_backend(verifier)
     real = long_verifier_lines(datasets, backend)
     real_claims = training_claims(real)
     n_real = len(real_claims)
     contra = contradicted_lines(datasets, backend)
-    data = training_claims(real + contra)
-    conditions = long_conditions(real_claims, len(data) - n_real)
+    contra_claims = training_claims(contra)
+    data = TrainingClaims.join([real_claims, contra_claims])
+    conditions = long_conditions(real_claims, len(contra_claims))
     known = np.array([c is not None for c in conditions])
     data, conditions = data.subset(known), [c for c in conditions if c is not None]
     n_supported, n_not = conditions.count("supported"), conditions.count("not_mentioned")
     n_contra = len(data) - n_supported - n_not
+    n_pairs = 0
+    if pairs:
+        originals, corrupted = not_mentioned_pairs(real, real_claims, contra, contra_claims)
+        n_pairs = len(corrupted)
+        data = TrainingClaims.join([data, originals, corrupted])
+        conditions += ["not_mentioned"] * (2 * n_pairs)
     about = (f"ExpertQA train calibration sample: {n_supported + n_not} claims with truth and support labels "
              f"({(n_supported + n_not) / len(data):.0%}; condition from the annotators' support label: supported "
              f"{n_supported}, not mentioned {n_not}; {n_real - n_supported - n_not} without a support label left out) "
              f"and {n_contra} of its true claims contradicted by a typed substitution in the answer "
-             f"({n_contra / len(data):.0%}; false, contradicted); UQ values from "
-             f"datasets/generations/long-expertqa.* and {CONTRADICTED}, P_s/P_c/P_n from {backend.name}")
+             f"({n_contra / len(data):.0%}; false, contradicted)"
+             + (f"; the same {n_pairs} corrupted claims and the {n_pairs} true claims they were made from, "
+                f"each also as not mentioned (as against passages without the original's supporting sentence; "
+                f"{2 * n_pairs / len(data):.0%}, half false)" if pairs else "")
+             + f"; UQ values from datasets/generations/long-expertqa.* and {CONTRADICTED}, "
+               f"P_s/P_c/P_n from {backend.name}")
     cal, _ = fit_three_condition_calibrator(data, variant="condition", conditions=conditions, flat=flat,
                                             description=f"three-condition long-form calibrator (condition "
                                                         f"variant{_flat(flat)}): {about}")
