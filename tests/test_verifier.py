@@ -273,6 +273,22 @@ def test_report_panel_shows_the_three_conditions_and_the_evidence_window(verifie
     assert "p_contradicted" in (tmp_path / "c.csv").read_text().splitlines()[0]
 
 
+def test_the_panel_names_a_three_condition_calibrator_s_maps_by_condition(verifier_franq):
+    import dataclasses
+
+    from franq.apps.render import report_html
+
+    result = verifier_franq.score(QUESTION, PASSAGES, ANSWER)
+    c = dataclasses.replace(result.scored[0], p_true_calibrated=0.3, p_true_if_faithful_calibrated=0.9,
+                            p_true_if_unfaithful_calibrated=0.4, p_true_if_contradicted_calibrated=0.0)
+    page = report_html([dataclasses.replace(result, claims=(c,))])
+    assert "P(true | supported), calibrated" in page and "P(true | not mentioned), calibrated" in page
+    assert "P(true | contradicted), calibrated" in page and "P(true | unfaithful)" not in page
+    binary = dataclasses.replace(c, p_true_if_contradicted_calibrated=None)
+    page = report_html([dataclasses.replace(result, claims=(binary,))])
+    assert "P(true | faithful), calibrated" in page and "P(true | unfaithful), calibrated" in page
+
+
 def result_passages():
     from franq.types import Passage
 

@@ -141,6 +141,9 @@ def _detail_html(n: int, k: int, c: franq.ClaimScore, labels: dict, passages: Se
                  windows) -> str:
     text = c.claim.text
     note = f": {c.claim.note}" if c.claim.note else ""
+    # a three-condition calibrator's maps are T_s and T_n: P(true | supported / not mentioned)
+    three = c.p_true_if_contradicted_calibrated is not None
+    faithful, unfaithful = ("supported", "not mentioned") if three else ("faithful", "unfaithful")
     rows = [("P(true)", _num(claim_p_true(c)) + (" (calibrated)" if c.p_true_calibrated is not None else " (raw)")),
             ("status", c.status + note),
             ("verdict", c.verdict),
@@ -150,9 +153,9 @@ def _detail_html(n: int, k: int, c: franq.ClaimScore, labels: dict, passages: Se
             ("UQ_faith (raw)", _num(c.uq_faith)),
             ("UQ_unfaith (raw)", _num(c.uq_unfaith)),
             ("P(true) raw mix", _num(c.p_true_raw)),
-            ("P(true | faithful), calibrated", _num(c.p_true_if_faithful_calibrated)
+            (f"P(true | {faithful}), calibrated", _num(c.p_true_if_faithful_calibrated)
              if c.p_true_if_faithful_calibrated is not None else None),
-            ("P(true | unfaithful), calibrated", _num(c.p_true_if_unfaithful_calibrated)
+            (f"P(true | {unfaithful}), calibrated", _num(c.p_true_if_unfaithful_calibrated)
              if c.p_true_if_unfaithful_calibrated is not None else None),
             *conditions_rows(c),
             ("label is_true", labels.get("is_true")), ("label is_faithful", labels.get("is_faithful"))]
