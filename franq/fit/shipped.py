@@ -69,8 +69,9 @@ def data_dir() -> Path:
 
 WITH_VERIFIER: tuple[Shipped, ...] = (
     Shipped(verifier.LONG_NAME, verifier.long_verifier_calibrator,
-            "three-condition (condition variant) on the is_true-labelled claims of the 120-answer ExpertQA sample; "
-            "UQ values from datasets/generations/long-expertqa.*, P_s/P_c/P_n from the shipped verifier",
+            "three-condition (condition variant) on the is_true-labelled claims of the 120-answer ExpertQA sample, "
+            "its answers with one true claim contradicted, and (T_n) each such claim and its original as not "
+            "mentioned; UQ values from datasets/generations/long-expertqa.*, P_s/P_c/P_n from the shipped verifier",
             model_passes="the verifier over every claim's passage windows (no causal-LM pass)",
             evaluate=lambda datasets, path: verifier_eval.evaluate_long(datasets, path)),
     Shipped(verifier.SHORT_NAME, verifier.short_verifier_calibrator,

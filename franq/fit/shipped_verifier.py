@@ -8,7 +8,8 @@ verifier is shipped.
             contradicted: UQ values from the committed long-form snapshots (they do not
             depend on the faithfulness backend), P_s, P_c, P_n from the verifier over each
             answer's passages; gold conditions from the data, never from the verifier
-            (:func:`long_conditions`); condition variant, isotonic maps
+            (:func:`long_conditions`), and for T_n each contradicted claim and its original
+            also as not mentioned (:func:`not_mentioned_pairs`); condition variant, isotonic maps
     short   the attempted greedy answers of the 300 committed nq-open train questions
             (clean and corrupted passage lists): the short preset on the committed samples,
             the verifier on (question + answer) against the passages; soft variant (no gold
