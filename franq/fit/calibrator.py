@@ -138,13 +138,10 @@ def training_claims(records: Iterable[ResultLine]) -> TrainingClaims:
                     if key.get(k) != stack.get(k)]
             raise InputError(f"{where}: scored by another stack than the first record ({'; '.join(diff)}); "
                              f"calibrate one stack at a time")
-        labels = (line.example and line.example.claim_labels) or ({},) * len(result.claims)
-        for i, (c, label) in enumerate(zip(result.claims, labels)):
-            if c.status != "scored":
-                skipped["not_scored"] += 1
-                continue
-            if label.get("is_true") is None:
-                skipped["unlabelled"] += 1
+        for i, (c, label) in enumerate(zip(result.claims, _claim_labels(line))):
+            reason = _left_out(c, label)
+            if reason:
+                skipped[reason] += 1
                 continue
             for scorer in scorers:
                 name = primary(scorer).name
@@ -175,15 +172,24 @@ def training_claims(records: Iterable[ResultLine]) -> TrainingClaims:
                           tuple(cond) if any(c is not None for c in cond) else None)
 
 
+def _claim_labels(line: ResultLine) -> tuple[dict, ...]:
+    """Per claim of ``line``, its labels (empty where the record carries none)."""
+    return (line.example and line.example.claim_labels) or ({},) * len(line.result.claims)
+
+
+def _left_out(claim, label: dict) -> str | None:
+    """Why a fit leaves ``claim`` out (``not_scored`` / ``unlabelled``), or None: the claims
+    :func:`training_claims` takes are the scored ones labelled ``is_true``."""
+    if claim.status != "scored":
+        return "not_scored"
+    return "unlabelled" if label.get("is_true") is None else None
+
+
 def claim_keys(records: Iterable[ResultLine]) -> list[tuple[str | None, int]]:
     """``(record id, claim index)`` of each claim :func:`training_claims` takes from
-    ``records`` (scored, labelled ``is_true``), in its order."""
-    out = []
-    for line in records:
-        labels = (line.example and line.example.claim_labels) or ({},) * len(line.result.claims)
-        out += [(line.id, i) for i, (c, label) in enumerate(zip(line.result.claims, labels))
-                if c.status == "scored" and label.get("is_true") is not None]
-    return out
+    ``records``, in its order."""
+    return [(line.id, i) for line in records
+            for i, (c, label) in enumerate(zip(line.result.claims, _claim_labels(line))) if not _left_out(c, label)]
 
 
 def read_scored(path: str | Path) -> Iterator[ResultLine]:
