@@ -174,7 +174,7 @@ def main(argv=None) -> None:
             f.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in records.values())
         print(f"wrote {len(records)} records to {SNAPSHOT.relative_to(ROOT)}")
     else:
-        from eval_answering_report import report  # scripts/ is on sys.path when run as a script
+        from eval_answering_report import report  # benchmarks/ is on sys.path when run as a script
 
         report(args)
 
