@@ -1,5 +1,6 @@
 """The service cases of issue 29, before and after, side by side (run through
-``python benchmarks/bench_serve.py bounds --before DIR``).
+``python scripts/bench_serve.py bounds --before DIR``, a subcommand since removed; now
+``python bench_serve_bounds.py --before DIR``).
 
 Each version's ``franq serve`` (embedded model, lexical faithfulness, no calibrator) is
 started from its own source tree and sent, one case at a time:
@@ -138,7 +139,7 @@ def run_version(name: str, src: Path, args) -> dict:
 
 
 def main(argv: list[str]) -> None:
-    ap = argparse.ArgumentParser(prog="bench_serve.py bounds", description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--before", required=True, help="source tree of the version to compare with")
     ap.add_argument("--examples", type=int, default=16, help="examples of 16 KB in the /score_many case")
     ap.add_argument("--cap", type=float, default=120.0, help="seconds a client waits at most")
@@ -158,7 +159,7 @@ def main(argv: list[str]) -> None:
               f"| GET /health 1 s into it | {before['score_many'][1]} | {after['score_many'][1]} |",
               f"| SIGTERM 3 s into that /score_many | {before['sigterm']} | {after['sigterm']} |",
               f"| server peak memory (MiB, cases above but SIGTERM) | {before['peak']} | {after['peak']} |"]
-    cmd = (f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', '?')} python benchmarks/bench_serve.py bounds "
+    cmd = (f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', '?')} python bench_serve_bounds.py "
            f"--before DIR --examples {k} --cap {args.cap:g} --request-timeout {args.request_timeout:g}")
     text = "\n".join([
         "# `franq serve` under the hostile cases of issue 29, before and after", "",
@@ -172,3 +173,7 @@ def main(argv: list[str]) -> None:
         "budget (504) and a request in progress on SIGTERM (503), then exits.", ""])
     print(text)
     Path(args.out).write_text(text, encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
