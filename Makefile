@@ -55,7 +55,7 @@ test-server: $(TEST_STAMP)
 	FRANQ_LLAMA_PYTHON=$(LLAMA_VENV)/bin/python $(BIN)/python -m pytest -q -m server tests/test_served_server.py
 
 bench: $(BASE_STAMP)
-	$(BIN)/python scripts/bench_foundation.py
+	$(BIN)/python benchmarks/bench_foundation.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -11,7 +11,7 @@
   (:data:`EXTENSIONS`) and ``franq.apps.*``, nothing else first-party;
 - the public API is the core list below; no module is over 400 lines; scripts neither edit
   ``sys.path`` nor import ``tests``; evaluation-only packages stay off the scoring path; no
-  import cycles. (That claims/ and calibration/ never import franq is
+  import cycles; every file in benchmarks/results/ is cited. (That claims/ and calibration/ never import franq is
   tests/test_import_direction.py.)
 
 Read from the source (the AST of every .py file), so a rule breaks here before it breaks
@@ -222,8 +222,14 @@ def test_public_api_is_the_core_list():
         assert getattr(franq, name) is not None, name
 
 
+def script_files() -> list[Path]:
+    """The maintained scripts: dataset builders in scripts/, benchmarks in benchmarks/ (the
+    records in experiments/ are not maintained)."""
+    return sorted(p for d in ("scripts", "benchmarks") for p in (ROOT / d).glob("*.py"))
+
+
 def test_no_module_over_400_lines():
-    long = {str(p.relative_to(ROOT)): n for p in [*MODULES.values(), *sorted((ROOT / "scripts").glob("*.py"))]
+    long = {str(p.relative_to(ROOT)): n for p in [*MODULES.values(), *script_files()]
             if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES}
     assert not long, f"modules over {MAX_LINES} lines (split them by what they do): {long}"
 
@@ -243,7 +249,7 @@ def script_violations(source: str) -> list[str]:
 
 
 def test_scripts_neither_edit_sys_path_nor_import_tests():
-    bad = [f"scripts/{p.name} {v}" for p in sorted((ROOT / "scripts").glob("*.py"))
+    bad = [f"{p.relative_to(ROOT)} {v}" for p in script_files()
            for v in script_violations(p.read_text(encoding="utf-8"))]
     assert not bad, ("scripts call the installed library: no sys.path edits, no imports from tests/ "
                      "(move shared helpers into franq.evaluation or franq.fit):\n" + "\n".join(bad))
@@ -381,3 +387,46 @@ def test_readme_layout_names_every_part_of_franq():
                    if (p.suffix == ".py" and p.name != "__main__.py") or (p.is_dir() and (p / "__init__.py").exists()))
     unnamed = [p for p in parts if f"franq/{p}" not in block]
     assert not unnamed, f"README's layout does not name: {unnamed}"
+
+
+# ---------------------------------------------------------------------------- results files are cited
+def citing_text() -> str:
+    """What may cite a results file: README.md, docs/**/*.md, the dataset cards
+    (datasets/**/README.md) and the maintained benchmarks (benchmarks/*.py, benchmarks/*.sh)."""
+    paths = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md")), *sorted((ROOT / "datasets").rglob("README.md")),
+             *sorted((ROOT / "benchmarks").glob("*.py")), *sorted((ROOT / "benchmarks").glob("*.sh"))]
+    return "\n".join(p.read_text(encoding="utf-8") for p in paths if p.is_file())
+
+
+def uncited(entries: list[str], roots: str, read) -> list[str]:
+    """The entries of benchmarks/results/ (a file, or a folder as one entry) whose name appears
+    neither in ``roots`` nor in a cited entry's own text (``read(name)``, "" for a folder or a
+    binary file): a results file is cited when a doc, a dataset card or a maintained benchmark
+    names it, or when a cited results file does (paper-tables.md names its plots)."""
+    cited, text = set(), roots
+    while True:
+        new = {e for e in entries if e not in cited and e in text}
+        if not new:
+            return sorted(set(entries) - cited)
+        cited |= new
+        text = "\n".join(read(e) for e in sorted(new))
+
+
+def test_every_results_file_is_cited():
+    """benchmarks/results/ holds what the docs cite (issue 43): every entry's file name appears
+    in README.md, docs/**/*.md, a dataset card (datasets/**/README.md), a maintained benchmark
+    (benchmarks/*.py, *.sh) or a results file cited that way. A measurement nothing cites is an
+    experiment: it goes to experiments/<date>-<name>/ with its README (experiments/README.md)."""
+    results = ROOT / "benchmarks" / "results"
+
+    def read(name: str) -> str:
+        path = results / name
+        return path.read_text(encoding="utf-8") if path.suffix in (".md", ".json", ".jsonl") else ""
+
+    missing = uncited(sorted(p.name for p in results.iterdir()), citing_text(), read)
+    assert not missing, f"results files nothing cites (cite them in docs/BENCHMARKS.md or move them to experiments/): {missing}"
+
+
+def test_citation_rule_follows_cited_results_files_only():
+    texts = {"a.md": "see b.png", "b.png": "", "c.md": "see d.png", "d.png": ""}
+    assert uncited(sorted(texts), "docs cite a.md", texts.get) == ["c.md", "d.png"]

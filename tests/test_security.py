@@ -9,7 +9,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 ROOT = Path(__file__).resolve().parents[1]
-SOURCES = sorted(p for d in ("franq", "claims", "calibration", "scripts") for p in (ROOT / d).rglob("*.py"))
+SOURCES = sorted(p for d in ("franq", "claims", "calibration", "scripts", "benchmarks") for p in (ROOT / d).rglob("*.py"))
 PICKLE_RE = re.compile(r"\b(import\s+(c?pickle|dill|joblib|cloudpickle)\b|from\s+(c?pickle|dill|joblib|cloudpickle)\s+import"
                        r"|pickle\.loads?\(|joblib\.load\(|allow_pickle\s*=\s*True|weights_only\s*=\s*False)")
 

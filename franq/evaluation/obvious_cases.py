@@ -2,7 +2,7 @@
 that repeats it (supported, true) and one with that fact swapped (contradicted, false): a
 city, a year, an author, a number, a material, a negation. Written for these checks
 (general knowledge, stated in their passages); nothing is fitted on them. Read by
-scripts/bench_verdicts.py and scripts/bench_verifier_candidates.py."""
+benchmarks/bench_verdicts.py and experiments/2026-11-24-verifier-candidates-v2-v4/bench_verifier_candidates.py."""
 from __future__ import annotations
 
 # (question, passage, supported answer, contradicted answer)

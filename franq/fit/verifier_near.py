@@ -7,7 +7,7 @@ Why: verifier v5 called "The capital of Australia is Sydney" supported against "
 the capital city of Australia" (P_s .89) and "... is Paris" contradicted (P_c .83). A
 cross-encoder started from a sentence encoder inherits its sense of what is alike; random
 same-type substitutes are far in that space and teach only the easy case. Measured
-(benchmarks/results/verifier-candidates-v6.md): two candidates trained with it still call
+(experiments/2026-11-24-verifier-near-substitutes-v6/verifier-candidates-v6.md): two candidates trained with it still call
 the Sydney claim supported (.89), so it is off in the shipped recipe (manifest-v5.json).
 
 Aliases are never chosen: a candidate must be below ``max_similarity`` (cosine; "USA" and

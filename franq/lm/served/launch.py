@@ -1,5 +1,5 @@
 """Start llama-cpp-python's server on a GGUF file, on a free loopback port (what the
-real-server test and ``scripts/bench_served.py`` use; handy to try the served backend
+real-server test and ``benchmarks/bench_served.py`` use; handy to try the served backend
 on one machine). The interpreter must have ``llama_cpp`` (``pip install
 'llama-cpp-python[server]'``); it need not be franq's own. :func:`f32_gguf` writes an F32
 copy of a GGUF, so the server computes in float32 as franq's local pass does: the control
