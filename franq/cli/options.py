@@ -106,6 +106,20 @@ DECOMPOSER_OPTIONS = [
                                                "http://localhost:8000/v1 (API key from $OPENAI_API_KEY)."),
 ]
 
+CALIBRATOR_MISMATCH_OPTION = click.option(
+    "--calibrator-mismatch", type=click.Choice(["warn", "error", "force"]), default=None,
+    help="If the calibrator was fitted for another stack: " + choices_help(
+        {"warn": "skip it, with a warning", "error": "stop", "force": "apply it anyway"},
+        DEFAULTS.calibration.on_mismatch) + ".")
+
+
+def decomposer_flags(decomposer=None, decomposer_model=None, decomposer_base_url=None) -> dict[str, str | None]:
+    """:data:`DECOMPOSER_OPTIONS` as :data:`FLAG_KEYS` flags: a server URL means the openai backend."""
+    return {"decomposer": decomposer, "decomposer_model": decomposer_model,
+            "decomposer_base_url": decomposer_base_url,
+            "decomposer_backend": "openai" if decomposer_base_url else None}
+
+
 THRESHOLD_OPTION = click.option(
     "--threshold", type=click.FloatRange(0.0, 1.0), default=None,
     help="Add a verdict to each scored claim: likely_true if P(true) >= T, else likely_false.")
