@@ -65,7 +65,7 @@ every command that scores or reads input takes it (:data:`MODEL_OPTIONS` has it)
 MODEL_OPTIONS = [
     click.option("--config", "config_path", type=click.Path(exists=True, dir_okay=False),
                  help="TOML or JSON config file (sections: model, decomposer, faithfulness, uq, "
-                      "calibration, batch; see README)."),
+                      "calibration, batch; see docs/configuration.md and `franq config show`)."),
     click.option("--model", help="Causal LM: a local directory or a locally cached name (default: the "
                                  "embedded SmolLM2). Sets [model] path."),
     click.option("--gguf-file", help="A GGUF file inside --model, or a path to one."),
