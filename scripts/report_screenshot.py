@@ -1,4 +1,4 @@
-"""The screenshot of the bundled example's report in docs/ (README, "See the claims").
+"""The screenshot of the bundled example's report in docs/ (docs/results.md, "See the claims").
 
     OMP_NUM_THREADS=1 python scripts/report_screenshot.py [--record example.json] [-o docs/report-example.png]
 

@@ -362,11 +362,12 @@ def test_no_import_cycles_at_module_level():
     assert not found, "import cycles (module-level imports):\n" + "\n".join(" -> ".join(c) for c in found)
 
 
-# ---------------------------------------------------------------------------- the README's tree
+# ---------------------------------------------------------------------------- the tree in docs/architecture.md
 def readme_layout() -> str:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    start = text.index("## Layout: three rooms and a door")
-    return text[start:text.index("\n## ", start + 1)]
+    text = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    start = text.index("## The tree, file by file")
+    end = text.find("\n## ", start + 1)
+    return text[start:] if end < 0 else text[start:end]
 
 
 def test_readme_layout_names_only_paths_that_exist():
@@ -375,10 +376,10 @@ def test_readme_layout_names_only_paths_that_exist():
 
     paths = set(re.findall(r"\b((?:franq|claims|calibration|datasets|scripts)/[\w/]*\w(?:\.py)?/?)", block))
     missing = sorted(p for p in paths if not (ROOT / p).exists())
-    assert not missing, f"README's layout names paths that do not exist: {missing}"
+    assert not missing, f"docs/architecture.md's tree names paths that do not exist: {missing}"
     files = {p.name for pkg in (*PACKAGES, "tests", "scripts") for p in (ROOT / pkg).rglob("*.py")}
     unknown = sorted(set(re.findall(r"\b(\w+\.py)\b", block)) - files)
-    assert not unknown, f"README's layout names modules that do not exist: {unknown}"
+    assert not unknown, f"docs/architecture.md's tree names modules that do not exist: {unknown}"
 
 
 def test_readme_layout_names_every_part_of_franq():
@@ -386,7 +387,7 @@ def test_readme_layout_names_every_part_of_franq():
     parts = sorted(p.name for p in (ROOT / "franq").iterdir()
                    if (p.suffix == ".py" and p.name != "__main__.py") or (p.is_dir() and (p / "__init__.py").exists()))
     unnamed = [p for p in parts if f"franq/{p}" not in block]
-    assert not unnamed, f"README's layout does not name: {unnamed}"
+    assert not unnamed, f"docs/architecture.md's tree does not name: {unnamed}"
 
 
 # ---------------------------------------------------------------------------- results files are cited
@@ -430,3 +431,36 @@ def test_every_results_file_is_cited():
 def test_citation_rule_follows_cited_results_files_only():
     texts = {"a.md": "see b.png", "b.png": "", "c.md": "see d.png", "d.png": ""}
     assert uncited(sorted(texts), "docs cite a.md", texts.get) == ["c.md", "d.png"]
+
+
+# ---------------------------------------------------------------------------- docs that lead with what ships
+README_MAX_LINES = 200
+
+
+def test_readme_is_at_most_200_lines():
+    n = len((ROOT / "README.md").read_text(encoding="utf-8").splitlines())
+    assert n <= README_MAX_LINES, f"README.md has {n} lines (at most {README_MAX_LINES}): move the detail to docs/"
+
+
+def test_configuration_reference_is_in_sync_with_the_config_fields_and_component_settings():
+    from franq.config_reference import DOC, generated_part, markdown_reference
+
+    assert generated_part(DOC.read_text(encoding="utf-8")) == markdown_reference(), \
+        "docs/configuration.md's reference is out of date: run python -m franq.config_reference --write"
+
+
+def test_configuration_reference_names_every_config_key_and_component_setting():
+    import dataclasses
+
+    from franq import registry
+    from franq.config import SECTIONS, FranqConfig
+    from franq.config_reference import DOC
+    from franq.settings import declared, where
+
+    doc = DOC.read_text(encoding="utf-8")
+    keys = [f.name for f in dataclasses.fields(FranqConfig) if f.name not in ("components", "limits", *SECTIONS)]
+    keys += [f"{name}.{f.name}" for name, cls in SECTIONS.items() for f in dataclasses.fields(cls)]
+    keys += [f"{where(kind, name)}.{s.name}" for kind in registry.kinds() if kind != "apps"
+             for name in registry.BUILTIN[kind] for s in declared(registry.lookup(kind, name))]
+    missing = [k for k in keys if f"| `{k}` |" not in doc]
+    assert not missing, f"docs/configuration.md's reference does not name {missing}"

@@ -238,7 +238,7 @@ def _docs_body(schema: dict) -> str:
                    f"<td>{esc(op.get('summary', ''))}</td></tr>"
                    for path, ops in schema.get("paths", {}).items() for method, op in ops.items())
     return (f"<header><h1>franq API</h1><div class='muted'>The schema: <a href='/openapi.json'>/openapi.json</a>; "
-            f"the request and result fields: the module docstring of franq.apps.serve and the README.</div></header>"
+            f"the request and result fields: the module docstring of franq.apps.serve and docs/service.md.</div></header>"
             f"<table><thead><tr><th>method</th><th>path</th><th>summary</th></tr></thead><tbody>{rows}</tbody></table>")
 
 

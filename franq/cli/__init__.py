@@ -4,6 +4,7 @@ and calls a library, workbench or application function.
     score       franq.cli.score     the scoring library on one example or a JSONL batch
     answer      franq.cli.answer    generate and score (and, with --verify, the answering app)
     fit ...     franq.cli.fit       the workbench: fit calibrators and probes
+    config show franq.cli.config    every effective config value and where it came from
     bench ...   franq.cli.bench     the workbench: the benchmark harness (franq.evaluation);
                 franq.cli.bench_quality  its quality evaluations (faithfulness, calibration, ...)
     report, serve, sufficiency, selective, trust
@@ -20,6 +21,7 @@ import click
 
 from franq.cli.answer import answer
 from franq.cli.bench_quality import bench  # the bench group, its quality commands registered
+from franq.cli.config import config
 from franq.cli.fit import fit
 from franq.cli.options import RedactingFilter, _verbose_callback
 from franq.cli.score import score
@@ -48,6 +50,7 @@ main.add_command(fit)
 main.add_command(fit.commands["calibrator"], "calibrate")  # the earlier names
 main.add_command(fit.commands["probe"], "fit-probe")
 main.add_command(bench)
+main.add_command(config)
 
 
 def _add_apps(group: click.Group) -> None:

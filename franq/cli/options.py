@@ -65,7 +65,7 @@ every command that scores or reads input takes it (:data:`MODEL_OPTIONS` has it)
 MODEL_OPTIONS = [
     click.option("--config", "config_path", type=click.Path(exists=True, dir_okay=False),
                  help="TOML or JSON config file (sections: model, decomposer, faithfulness, uq, "
-                      "calibration, batch; see README)."),
+                      "calibration, batch; see docs/configuration.md and `franq config show`)."),
     click.option("--model", help="Causal LM: a local directory or a locally cached name (default: the "
                                  "embedded SmolLM2). Sets [model] path."),
     click.option("--gguf-file", help="A GGUF file inside --model, or a path to one."),
@@ -105,6 +105,20 @@ DECOMPOSER_OPTIONS = [
     click.option("--decomposer-base-url", help="LLM decomposer: OpenAI-compatible server URL, e.g. "
                                                "http://localhost:8000/v1 (API key from $OPENAI_API_KEY)."),
 ]
+
+CALIBRATOR_MISMATCH_OPTION = click.option(
+    "--calibrator-mismatch", type=click.Choice(["warn", "error", "force"]), default=None,
+    help="If the calibrator was fitted for another stack: " + choices_help(
+        {"warn": "skip it, with a warning", "error": "stop", "force": "apply it anyway"},
+        DEFAULTS.calibration.on_mismatch) + ".")
+
+
+def decomposer_flags(decomposer=None, decomposer_model=None, decomposer_base_url=None) -> dict[str, str | None]:
+    """:data:`DECOMPOSER_OPTIONS` as :data:`FLAG_KEYS` flags: a server URL means the openai backend."""
+    return {"decomposer": decomposer, "decomposer_model": decomposer_model,
+            "decomposer_base_url": decomposer_base_url,
+            "decomposer_backend": "openai" if decomposer_base_url else None}
+
 
 THRESHOLD_OPTION = click.option(
     "--threshold", type=click.FloatRange(0.0, 1.0), default=None,

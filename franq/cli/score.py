@@ -10,8 +10,8 @@ import click
 
 from calibration.base import MissingDependencyError
 from franq.cli.options import (
-    DECOMPOSER_OPTIONS, DEFAULTS, RAW_CSV_OPTION, THRESHOLD_OPTION, StackFlags, StageProgress, choices_help, fail,
-    grouped, interactive, load_pipeline, options, printable, stack, stack_files,
+    CALIBRATOR_MISMATCH_OPTION, DECOMPOSER_OPTIONS, RAW_CSV_OPTION, THRESHOLD_OPTION, StackFlags, StageProgress,
+    decomposer_flags, fail, grouped, interactive, load_pipeline, options, printable, stack, stack_files,
 )
 from franq.cli.preflight import check_batch_paths, check_named_files
 from franq.cli.table import format_table
@@ -82,10 +82,7 @@ HTML_OPTION = click.option(
 @HTML_OPTION
 @THRESHOLD_OPTION
 @options(DECOMPOSER_OPTIONS)
-@click.option("--calibrator-mismatch", type=click.Choice(["warn", "error", "force"]), default=None,
-              help="If the calibrator was fitted for another stack: " + choices_help(
-                  {"warn": "skip it, with a warning", "error": "stop", "force": "apply it anyway"},
-                  DEFAULTS.calibration.on_mismatch) + ".")
+@CALIBRATOR_MISMATCH_OPTION
 @click.option("--quiet", is_flag=True, help="No progress bar (one answer: shown on a terminal only).")
 @grouped("batch", BATCH_OPTIONS, BatchOptions)
 @stack
@@ -102,9 +99,8 @@ def score(input_path, output, errors_path, question, passages, answer, example, 
     try:
         outputs = {"output": output, "error file": errors_path, "--html": html_path}  # the batch runner's names
         check_outputs(outputs, {"input": input_path, **stack_files(stack)})
-        cfg = stack.config(calibrator_mismatch=calibrator_mismatch, decomposer=decomposer,
-                           decomposer_model=decomposer_model, decomposer_base_url=decomposer_base_url,
-                           decomposer_backend="openai" if decomposer_base_url else None, threshold=threshold)
+        cfg = stack.config(calibrator_mismatch=calibrator_mismatch, threshold=threshold,
+                           **decomposer_flags(decomposer, decomposer_model, decomposer_base_url))
         cfg = cfg.with_overrides({"limits.record_bytes": batch.max_record_bytes,
                                   "limits.passage_chars": batch.max_passage_chars})
         check_outputs(outputs, {"input": input_path, **stack_files(stack, cfg)})

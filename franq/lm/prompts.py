@@ -46,9 +46,13 @@ class PromptsConfig:
     answering application's verifiers read ``style`` unless their ``prompt`` setting says."""
 
     style: str = "franq"
+    """Every prompt family's wording: ``franq`` or ``paper`` (verbatim)."""
     answer: str | None = None
+    """The RAG / closed-book answer prompt (unset: ``style``)."""
     decompose: str | None = None
+    """The LLM decomposer's prompt (unset: ``style``)."""
     align: str | None = None
+    """The LLM aligner's prompt (unset: ``style``)."""
 
     def __post_init__(self):
         for key in ("style", "answer", "decompose", "align"):
