@@ -14,5 +14,6 @@ from calibration.franq import VARIANTS, FranqCalibrator
 from calibration.isotonic import IsotonicCalibrator
 from calibration.metrics import brier_score, expected_calibration_error
 
-__all__ = ["VARIANTS", "CalibratedClaims", "Calibrator", "CalibratorFileError", "ClaimInputs", "FranqCalibrator", "IsotonicCalibrator", "NotFittedError",
+__all__ = ["VARIANTS", "CalibratedClaims", "Calibrator", "CalibratorFileError", "ClaimInputs", "FranqCalibrator",
+           "IsotonicCalibrator", "NotFittedError",
            "brier_score", "expected_calibration_error"]

@@ -176,7 +176,8 @@ def test_short_form_is_calibrated_like_long_form(tiny_lm, tmp_path):
         assert res.calibrator.fitted_for == stack and res.calibrator.source == "user"
         _same_raw(res, before)
         c = res.claims[0]
-        assert c.p_true_calibrated == pytest.approx(cal.predict(ClaimInputs([c.p_faithful], [c.uq_faith], [c.uq_unfaith]))[0])
+        x = ClaimInputs([c.p_faithful], [c.uq_faith], [c.uq_unfaith])
+        assert c.p_true_calibrated == pytest.approx(cal.predict(x)[0])
 
     # the sampling settings are part of the short stack: with 4 samples the file is not applied
     other = make_franq(tiny_lm, {**SHORT, "uq": {**SHORT["uq"], "n_samples": 4},

@@ -241,7 +241,8 @@ def legend_html() -> str:
 def _stack_line(result: franq.AnswerScore) -> str:
     cal = result.calibrator
     calib = f"calibrated ({cal.variant}, {cal.source})" if cal is not None else "raw (no calibrator)"
-    return f"model {_e(result.stack.model)} · faithfulness {_e(result.stack.faithfulness)} · P(true) {_e(calib)}"
+    stack = result.stack
+    return f"model {_e(stack.model)} · faithfulness {_e(stack.faithfulness)} · P(true) {_e(calib)}"
 
 
 def index_html(lines: Sequence[Line]) -> str:

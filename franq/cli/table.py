@@ -45,7 +45,8 @@ def format_table(result: AnswerScore, width: int = 100, *, threshold: float | No
     three = any(c.p_contradicted is not None for c in result.claims)  # the verifier backend: P_contradicted too
     lines = [
         f"Question: {printable(result.question)}",
-        printable(f"Model: {result.stack.model} | preset: {preset_name(result)} | faithfulness: {result.stack.faithfulness} | "
+        printable(f"Model: {result.stack.model} | preset: {preset_name(result)} | "
+                  f"faithfulness: {result.stack.faithfulness} | "
                   f"UQ_faith: {s.get('uq_faith', '?')} | UQ_unfaith: {s.get('uq_unfaith', '?')}"),
         f"Calibration: {printable(source)}",
         "",

@@ -207,7 +207,8 @@ def run(root: Path, *, raw: str | Path | None = None, n_train: int = 300, n_test
         cal.to_json(cal_path)
 
     x_test = inputs(obs_test, best)
-    cols = {"p_faithful": x_test[:, 0], "p_true_raw": mix(*x_test.T), "p_true_calibrated": cal.predict(ClaimInputs(*x_test.T))}
+    cols = {"p_faithful": x_test[:, 0], "p_true_raw": mix(*x_test.T),
+            "p_true_calibrated": cal.predict(ClaimInputs(*x_test.T))}
     for name in obs_test[0]["signals"]:
         v = np.array([r["signals"][name] for r in obs_test])
         cols[name] = -v if name.startswith("u_") else v  # oriented: higher = more likely true
