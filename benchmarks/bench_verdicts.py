@@ -60,10 +60,10 @@ def main() -> int:
             for c in fr.score(q, [passage], answer).scored:
                 rows.append(("hand-written", c.claim.text, want, c))
     right = sum(_right(c, want) for _, _, want, c in rows)
-    lines = [f"Stack: {res.model}, faithfulness {res.faithfulness}, calibration {res.calibration}.", "",
+    lines = [f"Stack: {res.stack.model}, faithfulness {res.stack.faithfulness}, calibration {res.calibration}.", "",
              "| set | claim | truth | P(true) | P_s | P_c | P_n | verdict right |", "|---|---|---|---|---|---|---|---|"]
     for where, text, want, c in rows:
-        lines.append(f"| {where} | {text} | {want} | {_p(c):.3f} | {c.p_supported:.3f} | {c.p_contradicted:.3f} | "
+        lines.append(f"| {where} | {text} | {want} | {_p(c):.3f} | {c.p_faithful:.3f} | {c.p_contradicted:.3f} | "
                      f"{c.p_not_mentioned:.3f} | {'yes' if _right(c, want) else '**no**'} |")
     for name, sel in (("true claims", "true"), ("false claims", "false")):
         sub = [c for _, _, w, c in rows if w == sel]

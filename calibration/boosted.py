@@ -15,6 +15,8 @@ from typing import Any
 import numpy as np
 
 from calibration.base import CalibratorFileError, MissingDependencyError, NotFittedError, as_labels, as_weights
+from calibration.contract import CalibratedClaims, ClaimInputs
+from calibration.franq import stack_mismatches
 
 FITTED_FOR_ATTR = "franq_fitted_for"
 
@@ -29,7 +31,12 @@ def require_xgboost():
 
 
 class XGBoostCalibrator:
-    """P(true) from a feature matrix (one column per name in ``feature_names``)."""
+    """P(true) from features of the claims (:meth:`ClaimInputs.features
+    <calibration.contract.ClaimInputs.features>`, one per name in ``feature_names``:
+    ``p_faithful`` or a scorer signal). It gives P(true) alone, no per-condition parts."""
+
+    needs_conditions = False
+    name = "xgboost"
 
     def __init__(self, *, feature_names: Sequence[str], n_estimators: int = 100, max_depth: int = 3,
                  learning_rate: float = 0.1, seed: int = 0, n_threads: int = 2,
@@ -52,14 +59,15 @@ class XGBoostCalibrator:
             raise ValueError(f"'X' must have shape (n_claims, {len(names)}) for features {names}, got {m.shape}")
         return m
 
-    def fit(self, X: Any, labels: Any, sample_weight: Any = None) -> XGBoostCalibrator:
+    def fit(self, X: ClaimInputs, y: Any, *, sample_weight: Any = None) -> XGBoostCalibrator:
+        """Fit on scored training claims ``X``; ``y``: is_true, binary labels."""
         names = list(self.feature_names)
         if not names or not all(isinstance(n, str) and n for n in names) or len(set(names)) != len(names):
             raise ValueError(f"'feature_names' must be distinct non-empty strings, got {names!r}")
-        m = self._matrix(X)
+        m = self._matrix(X.features(names))
         if not len(m):
             raise ValueError("no training claims: 'X' is empty")
-        y = as_labels(labels, "labels", n=len(m))
+        y = as_labels(y, "labels", n=len(m))
         w = as_weights(sample_weight, "sample_weight", n=len(m))
         xgb = require_xgboost()
         dtrain = xgb.DMatrix(m, label=y, weight=w, feature_names=names)
@@ -70,13 +78,24 @@ class XGBoostCalibrator:
         self.n_samples_ = len(m)
         return self
 
-    def predict(self, X: Any) -> np.ndarray:
+    def predict(self, X: ClaimInputs) -> np.ndarray:
         if not hasattr(self, "booster_"):
             raise NotFittedError("this XGBoostCalibrator is not fitted yet: call .fit(X, labels) or load one "
                                  "with XGBoostCalibrator.from_json(path)")
-        m = self._matrix(X)
+        m = self._matrix(X.features(self.feature_names))
         xgb = require_xgboost()
         return self.booster_.predict(xgb.DMatrix(m, feature_names=list(self.feature_names))).astype(np.float64)
+
+    def predict_components(self, X: ClaimInputs) -> CalibratedClaims:
+        """P(true) alone: a boosted model has no per-condition parts."""
+        return CalibratedClaims(self.predict(X))
+
+    def output_range_warning(self) -> str | None:
+        """None: the collapse check reads the fit's spread, which an XGBoost file does not record."""
+        return None
+
+    def mismatches(self, stack: dict[str, str]) -> list[str]:
+        return stack_mismatches(self.fitted_for or {}, stack)
 
     def to_json(self, path: str | Path) -> None:
         if not hasattr(self, "booster_"):

@@ -43,6 +43,7 @@ import numpy as np
 
 from calibration.base import (CalibratorFileError, NotFittedError, as_labels, as_probabilities, as_weights,
                               calibrator_header, fit_record, number, read_json, write_json)
+from calibration.contract import CalibratedClaims, ClaimInputs
 from calibration.isotonic import IsotonicCalibrator
 from calibration.metrics import expected_calibration_error
 from calibration.mix import franq_mix
@@ -101,10 +102,14 @@ class FranqCalibrator:
     """Scikit-learn-style calibrator for FRANQ's three components.
 
     >>> cal = FranqCalibrator(variant="condition", fitted_for={"model": "...", ...})
-    >>> cal.fit(p_faithful, p_true_if_faithful, p_true_if_unfaithful, is_true, is_faithful=gold)
-    >>> p_true = cal.predict(p_faithful, p_true_if_faithful, p_true_if_unfaithful)
+    >>> cal.fit(ClaimInputs(p_faithful, uq_faith, uq_unfaith), is_true, is_faithful=gold)
+    >>> p_true = cal.predict(ClaimInputs(p_faithful, uq_faith, uq_unfaith))
     >>> cal.to_json("calibrator.json")
+
+    Reads P_faithful alone (``needs_conditions`` is False): a claim is supported or not.
     """
+
+    needs_conditions = False
 
     def __init__(self, *, variant: str = "condition", calibrate_faithfulness: bool = False,
                  faithful_threshold: float = 0.5, min_per_condition: int = MIN_PER_CONDITION,
@@ -134,18 +139,17 @@ class FranqCalibrator:
                 isinstance(k, str) and isinstance(v, str) for k, v in self.fitted_for.items())):
             raise ValueError(f"'fitted_for' must map strings to strings, got {self.fitted_for!r}")
 
-    def fit(self, p_faithful: Any, p_true_if_faithful: Any, p_true_if_unfaithful: Any, is_true: Any, *,
-            is_faithful: Any = None, sample_weight: Any = None) -> FranqCalibrator:
-        """Fit on scored training claims. ``is_true``: binary labels; ``is_faithful``
-        (optional): gold faithfulness per claim, None/NaN where unknown."""
+    def fit(self, X: ClaimInputs, y: Any, *, is_faithful: Any = None, sample_weight: Any = None) -> FranqCalibrator:
+        """Fit on scored training claims ``X`` (:class:`~calibration.contract.ClaimInputs`).
+        ``y``: is_true, binary labels; ``is_faithful`` (optional): gold faithfulness per
+        claim, None/NaN where unknown."""
         self._validate_options()
-        p_f = p_f_raw = as_probabilities(p_faithful, "p_faithful")
+        p_f = p_f_raw = as_probabilities(X.p_faithful, "p_faithful")
         n = len(p_f)
         if n == 0:
             raise ValueError("no training claims: 'p_faithful' is empty")
-        a = as_probabilities(p_true_if_faithful, "p_true_if_faithful", n=n)
-        b = as_probabilities(p_true_if_unfaithful, "p_true_if_unfaithful", n=n)
-        y = as_labels(is_true, "is_true", n=n)
+        _, a, b = X.checked()
+        y = as_labels(y, "is_true", n=n)
         gold = as_optional_labels(is_faithful, "is_faithful", n=n)
         w = as_weights(sample_weight, "sample_weight", n=n)
         warnings: list[str] = []
@@ -228,18 +232,17 @@ class FranqCalibrator:
             b = self.uq_unfaith_.predict(log_scores(b))
         return p_f, a, b, franq_mix(p_f, a, b)
 
-    def predict_components(self, p_faithful: Any, p_true_if_faithful: Any, p_true_if_unfaithful: Any
-                           ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """Calibrated ``(p_faithful, p_true_if_faithful, p_true_if_unfaithful, p_true)``."""
+    def predict_components(self, X: ClaimInputs) -> CalibratedClaims:
+        """Calibrated P(true), P(true | supported) (UQ_faith mapped), P(true | not supported)
+        (UQ_unfaith mapped) and, when fitted, P_faithful (after the cut of the thresholded variant)."""
         self._check_fitted()
-        p_f = as_probabilities(p_faithful, "p_faithful")
-        n = len(p_f)
-        return self._predict(p_f, as_probabilities(p_true_if_faithful, "p_true_if_faithful", n=n),
-                             as_probabilities(p_true_if_unfaithful, "p_true_if_unfaithful", n=n))
+        c_f, a, b, p = self._predict(*X.checked())
+        return CalibratedClaims(p, p_true_if_supported=a, p_true_if_unfaithful=b,
+                                p_faithful=c_f if self.faithfulness_ is not None else None)
 
-    def predict(self, p_faithful: Any, p_true_if_faithful: Any, p_true_if_unfaithful: Any) -> np.ndarray:
+    def predict(self, X: ClaimInputs) -> np.ndarray:
         """Calibrated FRANQ P(true) per claim."""
-        return self.predict_components(p_faithful, p_true_if_faithful, p_true_if_unfaithful)[3]
+        return self.predict_components(X).p_true
 
     def output_range_warning(self) -> str | None:
         """The collapse check at load time: from the predictions on the training claims,

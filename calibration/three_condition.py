@@ -37,6 +37,7 @@ import numpy as np
 
 from calibration.base import (CalibratorFileError, NotFittedError, as_labels, as_probabilities, as_weights,
                               calibrator_header, fit_record, read_json, write_json)
+from calibration.contract import CalibratedClaims, ClaimInputs
 from calibration.franq import (MIN_PER_CONDITION, collapse_warning, log_scores, prediction_spread,
                                stack_mismatches)
 from calibration.isotonic import IsotonicCalibrator
@@ -55,7 +56,7 @@ MAPS = (("supported", "uq_supported", "faith"), ("contradicted", "uq_contradicte
 def as_conditions(p_s: Any, p_c: Any, p_n: Any, *, n: int | None = None) -> np.ndarray:
     """``(n, 3)`` rows of P_s, P_c, P_n, each in [0, 1], renormalised to sum to 1 (a row of
     zeros is "not mentioned")."""
-    cols = [as_probabilities(v, f, n=n) for v, f in ((p_s, "p_supported"), (p_c, "p_contradicted"),
+    cols = [as_probabilities(v, f, n=n) for v, f in ((p_s, "p_faithful"), (p_c, "p_contradicted"),
                                                      (p_n, "p_not_mentioned"))]
     k = len(cols[0])
     for col, f in zip(cols[1:], ("p_contradicted", "p_not_mentioned")):
@@ -84,11 +85,15 @@ def as_condition_labels(values: Any, n: int) -> list[str | None]:
 class ThreeConditionCalibrator:
     """Scikit-learn-style calibrator of three-condition FRANQ.
 
-    >>> cal = ThreeConditionCalibrator(variant="condition", fitted_for={...})
-    >>> cal.fit(p_s, p_c, p_n, uq_faith, uq_unfaith, is_true, condition=gold_or_none)
-    >>> p_true = cal.predict(p_s, p_c, p_n, uq_faith, uq_unfaith)
+    >>> X = ClaimInputs(p_s, uq_faith, uq_unfaith, p_contradicted=p_c, p_not_mentioned=p_n)
+    >>> cal = ThreeConditionCalibrator(variant="condition", fitted_for={...}).fit(X, is_true, condition=gold)
+    >>> p_true = cal.predict(X)
     >>> cal.to_json("calibrator.json")
+
+    Reads P_contradicted and P_not_mentioned besides P_supported (``needs_conditions``).
     """
+
+    needs_conditions = True
 
     def __init__(self, *, variant: str = "condition", min_per_condition: int = MIN_PER_CONDITION,
                  fitted_for: dict[str, str] | None = None, description: str = "", flat: tuple[str, ...] = ()):
@@ -108,18 +113,19 @@ class ThreeConditionCalibrator:
             raise ValueError(f"'fitted_for' must map strings to strings, got {self.fitted_for!r}")
 
     # ------------------------------------------------------------------ fitting
-    def fit(self, p_supported: Any, p_contradicted: Any, p_not_mentioned: Any, uq_faith: Any, uq_unfaith: Any,
-            is_true: Any, *, condition: Any = None, sample_weight: Any = None) -> ThreeConditionCalibrator:
-        """Fit on scored training claims. ``condition`` (optional): the gold three-way label
-        per claim (``supported`` / ``contradicted`` / ``not_mentioned``, None where unknown)."""
+    def fit(self, X: ClaimInputs, y: Any, *, condition: Any = None, sample_weight: Any = None
+            ) -> ThreeConditionCalibrator:
+        """Fit on scored training claims ``X`` (:class:`~calibration.contract.ClaimInputs` with
+        P_contradicted and P_not_mentioned). ``y``: is_true, binary labels; ``condition``
+        (optional): the gold three-way label per claim (``supported`` / ``contradicted`` /
+        ``not_mentioned``, None where unknown)."""
         self._validate_options()
-        p = as_conditions(p_supported, p_contradicted, p_not_mentioned)
+        p, a, b = self._inputs(X)
         n = len(p)
         if n == 0:
-            raise ValueError("no training claims: 'p_supported' is empty")
-        scores = {"faith": as_probabilities(uq_faith, "uq_faith", n=n),
-                  "unfaith": as_probabilities(uq_unfaith, "uq_unfaith", n=n)}
-        y = as_labels(is_true, "is_true", n=n)
+            raise ValueError("no training claims: 'p_faithful' is empty")
+        scores = {"faith": a, "unfaith": b}
+        y = as_labels(y, "is_true", n=n)
         gold = as_condition_labels(condition, n)
         w = as_weights(sample_weight, "sample_weight", n=n)
         assigned = np.array([CONDITIONS.index(g) if g is not None else int(np.argmax(p[i]))
@@ -177,19 +183,25 @@ class ThreeConditionCalibrator:
             maps.append(x if m is None else m.predict(log_scores(x)))
         return (*maps, franq_mix3(p[:, 0], p[:, 1], p[:, 2], *maps))
 
-    def predict_components(self, p_supported: Any, p_contradicted: Any, p_not_mentioned: Any, uq_faith: Any,
-                           uq_unfaith: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """``(T_s, T_c, T_n, p_true)``: P(true | supported / contradicted / not mentioned) and the mix."""
-        self._check_fitted()
-        p = as_conditions(p_supported, p_contradicted, p_not_mentioned)
+    @staticmethod
+    def _inputs(X: ClaimInputs) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(P_s, P_c, P_n)`` rows (:func:`as_conditions`), UQ_faith and UQ_unfaith."""
+        if not X.has_conditions:
+            raise ValueError("a three-condition calibrator needs P_contradicted and P_not_mentioned, which these "
+                             "claims do not carry (score them with the 'verifier' faithfulness backend)")
+        p = as_conditions(X.p_faithful, X.p_contradicted, X.p_not_mentioned)
         n = len(p)
-        return self._predict(p, as_probabilities(uq_faith, "uq_faith", n=n),
-                             as_probabilities(uq_unfaith, "uq_unfaith", n=n))
+        return p, as_probabilities(X.uq_faith, "uq_faith", n=n), as_probabilities(X.uq_unfaith, "uq_unfaith", n=n)
 
-    def predict(self, p_supported: Any, p_contradicted: Any, p_not_mentioned: Any, uq_faith: Any,
-                uq_unfaith: Any) -> np.ndarray:
+    def predict_components(self, X: ClaimInputs) -> CalibratedClaims:
+        """P(true | supported / contradicted / not mentioned) (T_s, T_c, T_n) and their mix, P(true)."""
+        self._check_fitted()
+        t_s, t_c, t_n, p = self._predict(*self._inputs(X))
+        return CalibratedClaims(p, p_true_if_supported=t_s, p_true_if_contradicted=t_c, p_true_if_not_mentioned=t_n)
+
+    def predict(self, X: ClaimInputs) -> np.ndarray:
         """Calibrated three-condition P(true) per claim."""
-        return self.predict_components(p_supported, p_contradicted, p_not_mentioned, uq_faith, uq_unfaith)[3]
+        return self.predict_components(X).p_true
 
     def output_range_warning(self) -> str | None:
         self._check_fitted()

@@ -14,13 +14,11 @@ picked automatically when one matches the running stack and skipped silently oth
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-import numpy as np
-
 from calibration.base import CalibratorFileError, read_json
+from calibration.contract import CalibratedClaims, ClaimInputs
 from calibration.franq import FranqCalibrator, stack_mismatches
 from calibration.three_condition import FORMAT as THREE_CONDITION_FORMAT
 from calibration.three_condition import ThreeConditionCalibrator
@@ -48,58 +46,35 @@ def stack_key(*, model: str, faithfulness: str, uq_faith: str, uq_unfaith: str, 
 
 
 # ---------------------------------------------------------------------- applying
-@dataclass(frozen=True)
-class Calibrated:
-    """Calibrated values for a batch of claims; ``None`` where the calibrator has no such part."""
-
-    p_true: np.ndarray
-    p_true_if_faithful: np.ndarray | None = None
-    p_true_if_unfaithful: np.ndarray | None = None
-    p_faithful: np.ndarray | None = None
-    p_true_if_contradicted: np.ndarray | None = None
-    """Three-condition calibrators only (then ``p_true_if_unfaithful`` is P(true | not mentioned))."""
-
-
 class ActiveCalibrator:
-    """A loaded calibrator as the pipeline uses it: :meth:`apply` maps raw values to
-    :class:`Calibrated` ones; :attr:`info` says which file it is."""
+    """A loaded calibrator as the pipeline uses it: :meth:`apply` maps a batch's raw values
+    (:class:`~calibration.contract.ClaimInputs`) to calibrated ones
+    (:class:`~calibration.contract.CalibratedClaims`); :attr:`info` says which file it is.
+    Any calibrator of the contract (:class:`~calibration.contract.Calibrator`) will do."""
 
     def __init__(self, calibrator, *, path: str, source: str):
         self.calibrator = calibrator
-        self.is_three = isinstance(calibrator, ThreeConditionCalibrator)
-        self.is_xgboost = not isinstance(calibrator, (FranqCalibrator, ThreeConditionCalibrator))
-        self.name = "xgboost" if self.is_xgboost else calibrator.name
+        self.name = calibrator.name
+        self.needs_conditions: bool = calibrator.needs_conditions
+        """Whether it reads P_contradicted and P_not_mentioned (a three-condition calibrator)."""
         self.info = CalibratorInfo(path=str(path), source=source, variant=self.name,
                                    fitted_for=dict(calibrator.fitted_for or {}))
         self.warnings: tuple[str, ...] = ()
-        if not self.is_xgboost:
-            collapsed = calibrator.output_range_warning()
-            if collapsed:
-                msg = f"calibrator {path}: {collapsed}"
-                log.warning(msg)
-                self.warnings = (msg,)
+        collapsed = calibrator.output_range_warning()
+        if collapsed:
+            msg = f"calibrator {path}: {collapsed}"
+            log.warning(msg)
+            self.warnings = (msg,)
 
-    def apply(self, p_f: np.ndarray, uq_faith: np.ndarray, uq_unfaith: np.ndarray,
-              signals: dict[str, np.ndarray], *, conditions=None) -> Calibrated:
-        """``conditions`` (:class:`~franq.faithfulness.base.Conditions`): what a three-condition
-        calibrator mixes; a binary one reads ``p_f`` alone."""
-        if self.is_three:
-            if conditions is None:
-                raise InputError(f"calibrator {self.info.path}: a three-condition calibrator needs "
-                                 "P_contradicted and P_not_mentioned, which this faithfulness backend does not give "
-                                 "(use the 'verifier' backend)")
-            t_s, t_c, t_n, p = self.calibrator.predict_components(
-                conditions.p_supported, conditions.p_contradicted, conditions.p_not_mentioned, uq_faith, uq_unfaith)
-            return Calibrated(p, t_s, t_n, None, t_c)
-        if not self.is_xgboost:
-            c_f, a, b, p = self.calibrator.predict_components(p_f, uq_faith, uq_unfaith)
-            return Calibrated(p, a, b, c_f if self.calibrator.faithfulness_ is not None else None)
-        feats = {"p_faithful": p_f, **signals}
-        missing = [n for n in self.calibrator.feature_names if n not in feats]
-        if missing:
-            raise InputError(f"calibrator {self.info.path}: needs feature(s) {missing}, which this stack does "
-                             f"not compute (it has {sorted(feats)})")
-        return Calibrated(self.calibrator.predict(np.column_stack([feats[n] for n in self.calibrator.feature_names])))
+    def apply(self, inputs: ClaimInputs) -> CalibratedClaims:
+        if self.needs_conditions and not inputs.has_conditions:
+            raise InputError(f"calibrator {self.info.path}: a three-condition calibrator needs "
+                             "P_contradicted and P_not_mentioned, which this faithfulness backend does not give "
+                             "(use the 'verifier' backend)")
+        try:
+            return self.calibrator.predict_components(inputs)
+        except ValueError as exc:  # e.g. an XGBoost model's feature this stack does not compute
+            raise InputError(f"calibrator {self.info.path}: {exc}") from None
 
 
 def load_calibrator(path: str | Path):

@@ -23,6 +23,7 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
+from calibration.contract import ClaimInputs
 from claims.align import GIVEN_CLAIM_MIN_SHARE, align_claims, answer_units, locate_claim
 from claims.decompose import decompose_all
 from franq import registry
@@ -117,7 +118,7 @@ class Franq:
                             prompt_version=answer_prompt_version(c.prompts.of("answer")), **more)
         calibrator, warnings = resolve_calibrator(c.calibration.calibrator, stack.to_dict(),
                                                   on_mismatch=c.calibration.on_mismatch)
-        if calibrator is not None and calibrator.is_three and not has_conditions(self.faithfulness):
+        if calibrator is not None and calibrator.needs_conditions and not has_conditions(self.faithfulness):
             raise InputError(f"calibrator {calibrator.info.path} is a three-condition calibrator; the faithfulness "
                              f"backend {self.faithfulness.name!r} gives no P_contradicted (use 'verifier')")
         warnings = (*warnings, *preset_notes(c, preset, calibrated=calibrator is not None))
@@ -327,8 +328,10 @@ class Franq:
             cond = predict_conditions(self.faithfulness, evidence)  # None: P(supported) only
             raw["p_f"] = cond.p_supported if cond is not None else predict_faithfulness(self.faithfulness, evidence)
             raw["p_true"] = mix(raw["p_f"], raw["faith"], raw["unfaith"])
-            cal = p.calibrator.apply(raw["p_f"], raw["faith"], raw["unfaith"], values,
-                                     conditions=cond) if p.calibrator else None
+            cal = p.calibrator.apply(ClaimInputs(
+                raw["p_f"], raw["faith"], raw["unfaith"], signals=values,
+                p_contradicted=None if cond is None else cond.p_contradicted,
+                p_not_mentioned=None if cond is None else cond.p_not_mentioned)) if p.calibrator else None
         k = 0
         results = []
         for w in work:
@@ -343,9 +346,7 @@ class Franq:
                     k += 1
             results.append(AnswerScore(
                 question=w.example.question, answer=w.example.answer, claims=tuple(out), mode=p.preset.form,
-                model=self.lm.name, faithfulness=self.faithfulness.name, stack=p.result_stack,
-                calibration=p.calibrator.name if p.calibrator else "none",
-                calibrator=p.calibrator.info if p.calibrator else None,
+                stack=p.result_stack, calibrator=p.calibrator.info if p.calibrator else None,
                 warnings=tuple(redact(x) for x in (*w.warnings, *p.calibration_warnings))))
         return results
 

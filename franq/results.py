@@ -4,8 +4,9 @@ besides) as a JSON object; :func:`read_results` reads such lines back into
 ``AnswerScore`` objects, validating every field ("line 12: 'claims[0].status' must be
 one of [...], got 'ok'").
 
-Output of franq before 0.2 is read too: signals under ``components`` (next to derived
-values), no ``stack`` (the preset's default scorers ran)."""
+Every line says its output schema (``"schema": 2``, :data:`SCHEMA`). Lines of the previous
+schema (franq 0.1: no ``schema`` field) are read too, their renamed fields mapped onto
+today's (:func:`upgrade_previous`); CHANGELOG.md lists every change."""
 from __future__ import annotations
 
 import dataclasses
@@ -23,18 +24,18 @@ from franq.io import CLAIM_LABELS, CONDITIONS, NUMERIC_LABELS, Example, parse_an
 from franq.types import (ACTIONS, FORMS, SOURCES, STATUSES, VERDICT_BASES, VERDICTS, AnswerScore, CalibratorInfo,
                          ClaimScore, Decision, EvidenceWindow, Passage, Stack)
 
-NUMBERS = ("p_faithful", "uq_faith", "uq_unfaith", "p_true_raw", "p_true_calibrated", "p_true_if_faithful_calibrated",
-           "p_true_if_unfaithful_calibrated", "p_faithful_calibrated", "p_supported", "p_contradicted",
-           "p_not_mentioned", "p_true_if_contradicted_calibrated")
+SCHEMA = 2
+"""The output schema :func:`result_record` writes; :func:`read_results` reads it and the one before."""
+NUMBERS = ("p_faithful", "p_contradicted", "p_not_mentioned", "uq_faith", "uq_unfaith", "p_true_raw",
+           "p_true_calibrated", "p_true_if_supported_calibrated", "p_true_if_contradicted_calibrated",
+           "p_true_if_not_mentioned_calibrated", "p_true_if_unfaithful_calibrated", "p_faithful_calibrated")
 """A claim's numbers (null unless it was scored, or without a calibrator)."""
-OLD_DERIVED = ("p_faithful_raw", "p_true_raw", "claim_prob", "parametric", "semantic_entropy", "eigval", "n_samples")
-"""Keys of pre-0.2 ``components`` that were derived values, not scorer signals."""
 
 
 def result_record(example_id: str | None, result: AnswerScore, example: Example | None = None) -> dict:
     """One output line: the id, the result, and what the input carried besides: its
     passages (for reports), claim labels and ``meta`` (the user's own fields)."""
-    record = {"id": example_id, **dataclasses.asdict(result)}
+    record = {"schema": SCHEMA, "id": example_id, **dataclasses.asdict(result)}
     record["stack"] = result.stack.to_dict()
     record["warnings"] = [redact(w) for w in record["warnings"]]
     for claim in record["claims"]:
@@ -130,17 +131,16 @@ def parse_result(obj: Any, where: str = "") -> ResultLine:
         raise InputError(f"{_at(where)}an error record, not a result")
     if not isinstance(obj.get("claims"), (list, tuple)) or "answer" not in obj:
         raise InputError(f"{_at(where)}not a franq result record (no 'answer' and 'claims')")
+    obj = upgrade(obj, where)
     f = _Fields(obj, where)
     claims, claim_labels = [], []
     for i, c in enumerate(obj["claims"]):
         score, labels = _claim_score(_Fields(c, where, f"claims[{i}]"))
         claims.append(score)
         claim_labels.append(labels)
-    mode = f.choice("mode", FORMS)
     result = AnswerScore(
-        question=f.text("question"), answer=f.text("answer"), claims=tuple(claims), mode=mode,
-        model=f.text("model"), faithfulness=f.text("faithfulness"), stack=_stack(f, mode),
-        calibration=f.text("calibration", default="none"), calibrator=_calibrator(f.nested("calibrator")),
+        question=f.text("question"), answer=f.text("answer"), claims=tuple(claims), mode=f.choice("mode", FORMS),
+        stack=_stack(f), calibrator=_calibrator(f.nested("calibrator")),
         warnings=tuple(f.texts("warnings")), decision=_decision(f.nested("decision")))
     ident = obj.get("id")
     if ident is not None and (isinstance(ident, bool) or not isinstance(ident, (str, int))):
@@ -157,6 +157,59 @@ def parse_result(obj: Any, where: str = "") -> ResultLine:
     return ResultLine(where, ident, result, example)
 
 
+PREVIOUS = 1
+"""The schema before :data:`SCHEMA` (franq 0.1 and before), whose lines carry no ``schema`` field."""
+RENAMED = {"p_true_if_faithful_calibrated": "p_true_if_supported_calibrated"}
+"""A claim's fields renamed since the previous schema (old -> new)."""
+DROPPED = ("model", "faithfulness", "calibration")
+"""An answer's fields of the previous schema that repeated ``stack`` or ``calibrator.variant``."""
+OLD_DERIVED = ("p_faithful_raw", "p_true_raw", "claim_prob", "parametric", "semantic_entropy", "eigval", "n_samples")
+"""Keys of the oldest lines' ``components`` that were derived values, not scorer signals."""
+
+
+def upgrade(obj: Mapping, where: str = "") -> Mapping:
+    """``obj`` (an output line with its ``claims``) in the current schema. A line of the
+    previous one (no ``schema``) loses ``p_supported`` (= ``p_faithful``), ``model``,
+    ``faithfulness``, ``calibration`` (= ``stack`` and ``calibrator.variant``) and gets
+    :data:`RENAMED`; its ``p_true_if_unfaithful_calibrated`` is ``p_true_if_not_mentioned_calibrated``
+    where a three-condition calibrator wrote it (with ``p_true_if_contradicted_calibrated``). The
+    oldest lines (no ``stack``, signals under ``components``) are read as before."""
+    schema = obj.get("schema", PREVIOUS)
+    if schema == SCHEMA and _is_int(schema):
+        return obj
+    if schema != PREVIOUS or not _is_int(schema):
+        raise InputError(f"{_at(where)}'schema' must be {SCHEMA} (or absent: franq 0.1 output), got "
+                         f"{schema!r:.40}: written by a newer franq?")
+    out = {k: v for k, v in obj.items() if k not in DROPPED}
+    if not obj.get("stack"):  # the oldest lines: the preset's default scorers
+        from franq.config import UQConfig
+
+        f = _Fields(obj, where)
+        mode = f.choice("mode", FORMS)
+        scorers = getattr(UQConfig(), mode)
+        out["stack"] = Stack.build(model=f.text("model"), faithfulness=f.text("faithfulness"), uq_faith=scorers.faith,
+                                   uq_unfaith=scorers.unfaith, mode=mode).to_dict()
+    out["claims"] = [_upgrade_claim(c, where, f"claims[{i}]") for i, c in enumerate(obj["claims"])]
+    return out
+
+
+def _upgrade_claim(c: Any, where: str, path: str) -> Any:
+    if not isinstance(c, Mapping):
+        return c  # the field checks name it
+    out = {RENAMED.get(k, k): v for k, v in c.items() if k not in ("p_supported", "components")}
+    if out.get("p_faithful") is None and c.get("p_supported") is not None:
+        out["p_faithful"] = c["p_supported"]
+    if c.get("p_true_if_contradicted_calibrated") is not None:  # three-condition: it meant P(true | not mentioned)
+        out["p_true_if_not_mentioned_calibrated"] = out.pop("p_true_if_unfaithful_calibrated", None)
+    if "components" in c and "signals" not in c:  # the oldest: signals beside derived values
+        components = _Fields(c, where, path).numbers("components")
+        out["signals"] = {k: v for k, v in components.items() if k not in OLD_DERIVED}
+        for key, old in (("p_faithful", "p_faithful_raw"), ("p_true_raw", "p_true_raw")):
+            if components.get(old) is not None:  # p_faithful could be calibrated then
+                out[key] = components[old]
+    return out
+
+
 def _claim_score(c: _Fields) -> tuple[ClaimScore, dict]:
     claim = c.nested("claim", required=True)
     spans = claim.list("char_spans")
@@ -165,14 +218,7 @@ def _claim_score(c: _Fields) -> tuple[ClaimScore, dict]:
             raise claim.error(f"char_spans[{k}]", "a [start, end] pair of integers", s)
     status = c.choice("status", STATUSES)
     values = {k: c.number(k) for k in NUMBERS}
-    if "signals" in c.obj or "components" not in c.obj:
-        signals = c.numbers("signals")
-    else:  # before 0.2: signals next to derived values; p_faithful could be calibrated
-        components = c.numbers("components")
-        signals = {k: v for k, v in components.items() if k not in OLD_DERIVED}
-        for key, old in (("p_faithful", "p_faithful_raw"), ("p_true_raw", "p_true_raw")):
-            if components.get(old) is not None:
-                values[key] = components[old]
+    signals = c.numbers("signals")
     for key, v in values.items():  # every value is a probability
         if v is not None and not 0.0 <= v <= 1.0:
             raise c.error(key, "a probability in [0, 1] or null", v)
@@ -204,15 +250,9 @@ def _window(w: _Fields | None) -> EvidenceWindow | None:
     return EvidenceWindow(passage=w.int("passage"), start=w.int("start"), end=w.int("end"), text=w.text("text"))
 
 
-def _stack(f: _Fields, mode: str) -> Stack:
+def _stack(f: _Fields) -> Stack:
     stack = f.obj.get("stack")
-    if not stack:  # before 0.2: the preset's default scorers
-        from franq.config import UQConfig
-
-        scorers = getattr(UQConfig(), mode)
-        return Stack.build(model=f.text("model"), faithfulness=f.text("faithfulness"), uq_faith=scorers.faith,
-                           uq_unfaith=scorers.unfaith, mode=mode)
-    s = f.nested("stack")
+    s = f.nested("stack", required=True)
     missing = [k for k in ("model", "faithfulness", "uq_faith", "uq_unfaith", "prompt_version", "mode")
                if k not in stack]
     if missing:

@@ -68,7 +68,8 @@ def scorable(p: PresetPipeline, claim: Claim) -> bool:
 
 def claim_score(claim: Claim, k: int, raw: dict, cal, values: dict[str, np.ndarray],
                  threshold: float | None = None, conditions=None) -> ClaimScore:
-    """Claim ``k`` of the batch; ``conditions`` (:class:`~franq.faithfulness.base.Conditions`)
+    """Claim ``k`` of the batch; ``cal`` (:class:`~calibration.contract.CalibratedClaims`)
+    when a calibrator ran; ``conditions`` (:class:`~franq.faithfulness.base.Conditions`)
     when the faithfulness backend tells supported / contradicted / not mentioned apart."""
     def at(a):
         return None if a is None else float(a[k])
@@ -77,16 +78,15 @@ def claim_score(claim: Claim, k: int, raw: dict, cal, values: dict[str, np.ndarr
     c = conditions
     three = {} if c is None else {"p_contradicted": at(c.p_contradicted), "p_not_mentioned": at(c.p_not_mentioned),
                                   "evidence_window": c.windows[k]}
+    calibrated = {} if cal is None else {
+        "p_true_calibrated": at(cal.p_true), "p_true_if_supported_calibrated": at(cal.p_true_if_supported),
+        "p_true_if_contradicted_calibrated": at(cal.p_true_if_contradicted),
+        "p_true_if_not_mentioned_calibrated": at(cal.p_true_if_not_mentioned),
+        "p_true_if_unfaithful_calibrated": at(cal.p_true_if_unfaithful), "p_faithful_calibrated": at(cal.p_faithful)}
     return ClaimScore(
         claim, "scored", p_faithful=at(raw["p_f"]), uq_faith=at(raw["faith"]), uq_unfaith=at(raw["unfaith"]),
-        p_true_raw=at(raw["p_true"]),
-        p_true_calibrated=at(cal.p_true) if cal else None,
-        p_true_if_faithful_calibrated=at(cal.p_true_if_faithful) if cal else None,
-        p_true_if_unfaithful_calibrated=at(cal.p_true_if_unfaithful) if cal else None,
-        p_faithful_calibrated=at(cal.p_faithful) if cal else None,
+        p_true_raw=at(raw["p_true"]), **three, **calibrated,
         signals={name: float(v[k]) for name, v in values.items()}, verdict=verdict(p_true, threshold),
-        p_supported=at(raw["p_f"]), p_true_if_contradicted_calibrated=at(getattr(cal, "p_true_if_contradicted", None)),
-        **three,
         verdict_basis=None if threshold is None else ("calibrated" if cal else "uncalibrated"))
 
 

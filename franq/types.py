@@ -144,19 +144,21 @@ class ClaimScore:
         ``signals``      every declared raw signal of every scorer, by name (log values,
                          uncertainties: see each scorer's ``signals``)
     With a faithfulness backend that tells the three conditions apart (the ``verifier``;
-    ``None`` with the others, where ``p_supported`` is ``p_faithful``):
-        ``p_supported``       P(the passages support the claim) = ``p_faithful``
+    ``None`` with the others), ``p_faithful`` is P(the passages support the claim) and:
         ``p_contradicted``    P(the passages contradict it)
-        ``p_not_mentioned``   P(the passages do not speak about it); the three sum to 1
+        ``p_not_mentioned``   P(the passages do not speak about it); with ``p_faithful`` they sum to 1
         ``evidence_window``   the passage window they were read from (:class:`EvidenceWindow`)
-    Calibrated (``None`` without a calibrator):
-        ``p_true_calibrated``                 calibrated P(true): the number to threshold
-        ``p_true_if_faithful_calibrated``     calibrated UQ_faith: P(true | faithful)
-        ``p_true_if_unfaithful_calibrated``   calibrated UQ_unfaith: P(true | unfaithful); with a
-                                              three-condition calibrator, P(true | not mentioned)
-        ``p_true_if_contradicted_calibrated`` three-condition calibrators only: P(true | contradicted),
-                                              UQ_faith mapped on contradicted claims
-        ``p_faithful_calibrated``             only when the calibrator also calibrates P_faithful
+    Calibrated (``None`` without a calibrator, or where the calibrator has no such part):
+        ``p_true_calibrated``                  calibrated P(true): the number to threshold
+        ``p_true_if_supported_calibrated``     P(true | supported): UQ_faith mapped on supported claims
+        ``p_true_if_contradicted_calibrated``  three-condition calibrators: P(true | contradicted),
+                                               UQ_faith mapped on contradicted claims
+        ``p_true_if_not_mentioned_calibrated`` three-condition calibrators: P(true | not mentioned),
+                                               UQ_unfaith mapped on claims the passages do not mention
+        ``p_true_if_unfaithful_calibrated``    binary FRANQ calibrators: P(true | not supported),
+                                               UQ_unfaith mapped on unsupported claims
+        ``p_faithful_calibrated``              only when the calibrator also calibrates P_faithful
+    An XGBoost calibrator gives ``p_true_calibrated`` alone.
     Decision (only with a threshold, ``calibration.threshold`` / ``--threshold``):
         ``verdict``      ``"likely_true"`` when P(true) (calibrated when a calibrator ran, else
                          the raw mix) >= the threshold, else ``"likely_false"``
@@ -171,21 +173,21 @@ class ClaimScore:
     claim: Claim
     status: Status
     p_faithful: float | None = None
+    p_contradicted: float | None = None
+    p_not_mentioned: float | None = None
     uq_faith: float | None = None
     uq_unfaith: float | None = None
     p_true_raw: float | None = None
     p_true_calibrated: float | None = None
-    p_true_if_faithful_calibrated: float | None = None
+    p_true_if_supported_calibrated: float | None = None
+    p_true_if_contradicted_calibrated: float | None = None
+    p_true_if_not_mentioned_calibrated: float | None = None
     p_true_if_unfaithful_calibrated: float | None = None
     p_faithful_calibrated: float | None = None
     signals: dict[str, float] = field(default_factory=dict)
     verdict: Verdict | None = None
-    p_supported: float | None = None
-    p_contradicted: float | None = None
-    p_not_mentioned: float | None = None
-    p_true_if_contradicted_calibrated: float | None = None
-    evidence_window: EvidenceWindow | None = None
     verdict_basis: VerdictBasis | None = None
+    evidence_window: EvidenceWindow | None = None
 
 
 def verdict(p_true: float | None, threshold: float | None) -> Verdict | None:
@@ -231,17 +233,19 @@ class AnswerScore:
     claims: tuple[ClaimScore, ...]
     mode: Form
     """The form the answer was scored in: ``long`` or ``short`` (the preset: ``stack.mode``)."""
-    model: str
-    faithfulness: str
     stack: Stack
-    """What produced the raw values (:class:`Stack`): a calibrator fitted on these results
-    is applied only to the same stack."""
-    calibration: str = "none"
-    """The calibrator's variant (``condition``, ``calibrated``, ``soft``, ``xgboost``...) or ``none``."""
+    """What produced the raw values (:class:`Stack`: the model, the faithfulness backend,
+    the scorers, the preset...): a calibrator fitted on these results is applied only to the same stack."""
     calibrator: CalibratorInfo | None = None
+    """The calibrator applied (None: none), its variant in ``calibrator.variant``."""
     warnings: tuple[str, ...] = ()
     decision: Decision | None = None
     """Set by an answering app (:class:`franq.apps.answering.Answerer`): verify, fall back or abstain."""
+
+    @property
+    def calibration(self) -> str:
+        """The calibrator's variant (``condition``, ``calibrated``, ``three-soft``, ``xgboost``...) or ``none``."""
+        return "none" if self.calibrator is None else self.calibrator.variant
 
     @property
     def scored(self) -> tuple[ClaimScore, ...]:

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
+from calibration.contract import ClaimInputs
 from calibration.franq import FranqCalibrator
 from franq.calibrate import resolve_calibrator, stack_key
 from franq.fit.calibrator import training_claims
@@ -81,8 +82,8 @@ def test_score_with_calibrator_applies_it_and_keeps_raw_values(fitted, tiny_lm_p
     res = CliRunner().invoke(main, args + ["--calibrator", str(out)])
     assert res.exit_code == 0, res.output
     rec = json.loads(res.output)
-    assert raw["calibration"] == "none" and raw["calibrator"] is None
-    assert rec["calibration"] == "condition"
+    assert raw["calibrator"] is None and "calibration" not in raw  # one name for it: calibrator.variant
+    assert rec["calibrator"]["variant"] == "condition"
     assert rec["calibrator"]["path"] == str(out.resolve()) and rec["calibrator"]["source"] == "user"
     cal = FranqCalibrator.from_json(out)
     scored = [(c, r) for c, r in zip(rec["claims"], raw["claims"]) if r["status"] == "scored"]
@@ -92,8 +93,8 @@ def test_score_with_calibrator_applies_it_and_keeps_raw_values(fitted, tiny_lm_p
             assert c[key] == pytest.approx(r[key])  # the calibrator leaves the raw values alone
         assert c["signals"] == pytest.approx(r["signals"])
         assert r["p_true_calibrated"] is None
-        assert c["p_true_calibrated"] == pytest.approx(cal.predict([r["p_faithful"]], [r["uq_faith"]],
-                                                                   [r["uq_unfaith"]])[0])
+        assert c["p_true_calibrated"] == pytest.approx(cal.predict(ClaimInputs([r["p_faithful"]], [r["uq_faith"]],
+                                                                               [r["uq_unfaith"]]))[0])
 
 
 def test_mismatched_calibrator_warns_and_is_not_applied_or_refuses(fitted, tiny_lm_path, tmp_path):
@@ -105,14 +106,14 @@ def test_mismatched_calibrator_warns_and_is_not_applied_or_refuses(fitted, tiny_
     args = ["score", "-q", FACTS[0][0], "-p", PASSAGE, "-a", FACTS[0][1], "--model", str(tiny_lm_path),
             "--faithfulness", "combined", "--format", "json", "--calibrator", str(other)]
     rec = json.loads(CliRunner().invoke(main, args).output)
-    assert rec["calibration"] == "none" and rec["calibrator"] is None
+    assert rec["calibrator"] is None
     assert all(c["p_true_calibrated"] is None for c in rec["claims"])
     assert any("NOT applied" in w and "faithfulness: fitted for 'alignscore-large', running 'combined-v1'" in w
                for w in rec["warnings"])
     res = CliRunner().invoke(main, args + ["--calibrator-mismatch", "error"])
     assert res.exit_code != 0 and "fitted for another stack" in res.output
     rec = json.loads(CliRunner().invoke(main, args + ["--calibrator-mismatch", "force"]).output)
-    assert rec["calibration"] == "condition" and any("applied although" in w for w in rec["warnings"])
+    assert rec["calibrator"]["variant"] == "condition" and any("applied although" in w for w in rec["warnings"])
     assert rec["calibrator"]["fitted_for"]["faithfulness"] == "alignscore-large"
 
 
@@ -149,9 +150,10 @@ def test_calibrate_without_labels_is_a_clear_error(fitted, tmp_path):
 
 
 def test_training_claims_refuse_mixed_stacks():
-    rec = {"question": "q", "answer": "a", "model": "a", "faithfulness": "f", "mode": "long", "claims": []}
+    stack = stack_key(model="a", faithfulness="f", uq_faith="claim_prob", uq_unfaith="parametric", mode="long")
+    rec = {"question": "q", "answer": "a", "mode": "long", "stack": stack, "claims": []}
     with pytest.raises(InputError, match="line 2: scored by another stack.*model: 'a' vs 'b'"):
-        training_claims(read_results([rec, {**rec, "model": "b"}], with_input=True))
+        training_claims(read_results([rec, {**rec, "stack": {**stack, "model": "b"}}], with_input=True))
 
 
 def test_calibrate_xgboost_baseline_writes_xgboost_json_usable_by_score(fitted, tiny_lm_path, tmp_path):
@@ -164,7 +166,7 @@ def test_calibrate_xgboost_baseline_writes_xgboost_json_usable_by_score(fitted, 
     rec = json.loads(CliRunner().invoke(main, [
         "score", "-q", FACTS[0][0], "-p", PASSAGE, "-a", FACTS[0][1], "--model", str(tiny_lm_path),
         "--faithfulness", "combined", "--format", "json", "--calibrator", str(out)]).output)
-    assert rec["calibration"] == "xgboost" and rec["calibrator"]["variant"] == "xgboost"
+    assert rec["calibrator"]["variant"] == "xgboost"
     assert all(0 <= c["p_true_calibrated"] <= 1 for c in rec["claims"] if c["status"] == "scored")
 
 
@@ -225,30 +227,33 @@ def test_embedded_stack_prints_calibrated_probabilities_out_of_the_box():
     assert res.exit_code == 0, res.output
     assert "shipped file franq/data/calibrator-" in res.output
     rec = json.loads(CliRunner().invoke(main, ["score", "--example", "--format", "json"]).output)
-    assert rec["calibration"] == "three-condition" and rec["calibrator"]["source"] == "shipped"
+    assert rec["calibrator"]["variant"] == "three-condition" and rec["calibrator"]["source"] == "shipped"
     assert rec["calibrator"]["fitted_for"] == rec["stack"]
     scored = [c for c in rec["claims"] if c["status"] == "scored"]
     assert scored and all(c["p_true_raw"] is not None and c["p_true_calibrated"] is not None for c in scored)
 
 
-def test_training_claims_read_new_records_and_pre_0_2_ones_alike():
-    new = {"question": "q", "answer": "A fact.", "model": "m", "faithfulness": "combined-v1", "mode": "long",
-           "stack": stack_key(model="m", faithfulness="combined-v1", uq_faith="claim_prob", uq_unfaith="parametric",
-                              mode="long"),
-           "claims": [{"claim": {"text": "A fact.", "char_spans": [[0, 7]]}, "status": "scored", "p_faithful": 0.6,
-                       "p_true_raw": 0.3, "p_true_calibrated": 0.9,
-                       "signals": {"log_claim_prob": -1.0, "n_tokens": 3.0, "log_parametric": -2.0},
-                       "is_true": True, "is_faithful": None}]}
-    # before 0.2: no stack, signals under "components" next to derived values, p_faithful possibly calibrated
+def test_training_claims_read_records_of_this_schema_and_the_previous_ones_alike():
+    stack = stack_key(model="m", faithfulness="combined-v1", uq_faith="claim_prob", uq_unfaith="parametric",
+                      mode="long")
+    claim = {"claim": {"text": "A fact.", "char_spans": [[0, 7]]}, "status": "scored", "p_faithful": 0.6,
+             "p_true_raw": 0.3, "p_true_calibrated": 0.9,
+             "signals": {"log_claim_prob": -1.0, "n_tokens": 3.0, "log_parametric": -2.0},
+             "is_true": True, "is_faithful": None}
+    new = {"schema": 2, "question": "q", "answer": "A fact.", "mode": "long", "stack": stack, "claims": [claim]}
+    # franq 0.1: no schema field, model / faithfulness / calibration beside the stack, p_supported = p_faithful
+    previous = {"question": "q", "answer": "A fact.", "model": "m", "faithfulness": "combined-v1", "mode": "long",
+                "stack": stack, "calibration": "none", "claims": [{**claim, "p_supported": 0.6}]}
+    # older still: no stack, signals under "components" next to derived values, p_faithful possibly calibrated
     old = {"question": "q", "answer": "A fact.", "model": "m", "faithfulness": "combined-v1", "mode": "long",
            "claims": [{"claim": {"text": "A fact.", "char_spans": [[0, 7]]}, "status": "scored", "p_faithful": 0.8,
                        "p_true": 0.9,
                        "components": {"log_claim_prob": -1.0, "n_tokens": 3.0, "log_parametric": -2.0,
                                       "p_faithful_raw": 0.6, "p_true_raw": 0.3, "claim_prob": 0.37},
                        "is_true": True}]}
-    a, b = (training_claims(read_results([rec], with_input=True)) for rec in (new, old))
-    assert a.stack == b.stack == new["stack"]
-    for data in (a, b):
+    read = [training_claims(read_results([rec], with_input=True)) for rec in (new, previous, old)]
+    for data in read:
+        assert data.stack == stack
         assert data.p_faithful.tolist() == [0.6]  # the raw value, never a calibrated one
         np.testing.assert_allclose(data.uq_faith, [np.exp(-1.0)])
         np.testing.assert_allclose(data.uq_unfaith, [np.exp(-2.0)])

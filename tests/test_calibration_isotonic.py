@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from calibration.base import CalibratorFileError, NotFittedError
+from calibration.contract import ClaimInputs
 from calibration.isotonic import IsotonicCalibrator
 from calibration.metrics import brier_score, expected_calibration_error
 
@@ -112,8 +113,9 @@ def test_xgboost_baseline_round_trips_in_its_own_json_format(tmp_path):
     from calibration.boosted import XGBoostCalibrator
 
     rng = np.random.default_rng(0)
-    X = rng.random((300, 3))
-    y = (X[:, 0] + 0.3 * rng.random(300) > 0.6).astype(float)
+    m = rng.random((300, 3))
+    X = ClaimInputs(m[:, 0], np.zeros(300), np.zeros(300), signals={"claim_prob": m[:, 1], "parametric": m[:, 2]})
+    y = (m[:, 0] + 0.3 * rng.random(300) > 0.6).astype(float)
     cal = XGBoostCalibrator(feature_names=["p_faithful", "claim_prob", "parametric"], n_estimators=20,
                             fitted_for={"model": "m"}).fit(X, y)
     path = tmp_path / "xgb.json"
@@ -124,7 +126,9 @@ def test_xgboost_baseline_round_trips_in_its_own_json_format(tmp_path):
     assert back.feature_names == ["p_faithful", "claim_prob", "parametric"]
     assert back.fitted_for == {"model": "m"}
     assert np.array_equal(cal.predict(X), back.predict(X))
-    with pytest.raises(ValueError, match=r"shape \(n_claims, 3\)"):
-        back.predict(X[:, :2])
+    assert np.array_equal(back.predict_components(X).p_true, back.predict(X))
+    assert back.needs_conditions is False and back.name == "xgboost"
+    with pytest.raises(ValueError, match=r"needs feature\(s\) \['parametric'\]"):
+        back.predict(ClaimInputs(m[:, 0], m[:, 1], m[:, 2], signals={"claim_prob": m[:, 1]}))
     with pytest.raises(NotFittedError, match="fit"):
-        XGBoostCalibrator(feature_names=["a"]).predict([[0.0]])
+        XGBoostCalibrator(feature_names=["a"]).predict(ClaimInputs([0.5], [0.5], [0.5], signals={"a": [0.0]}))

@@ -5,6 +5,7 @@ import math
 import numpy as np
 import pytest
 
+from calibration.contract import ClaimInputs
 from calibration.franq import FranqCalibrator
 from franq.evaluation.data import load_nq_open
 from franq.evaluation.methods import FRANQ, GENERAL, LONG, RAG, SHORT, XGB, run_methods
@@ -140,8 +141,9 @@ def test_run_methods_long_covers_every_group():
     np.testing.assert_allclose(by_name["FRANQ no calibration T=0.5"].test, np.where(p_f > 0.5, a, b))
     for variant, label in (("calibrated", "FRANQ calibrated T=0.5"), ("condition", "FRANQ condition-calibrated T=0.5")):
         cal = FranqCalibrator(variant=variant, p_faithful_threshold=0.5)
-        cal.fit(*LONG.franq_inputs(train), train.is_true, is_faithful=train.is_faithful)
-        _, c_a, c_b, _ = cal.predict_components(p_f, a, b)
+        cal.fit(ClaimInputs(*LONG.franq_inputs(train)), train.is_true, is_faithful=train.is_faithful)
+        out = cal.predict_components(ClaimInputs(p_f, a, b))
+        c_a, c_b = out.p_true_if_supported, out.p_true_if_unfaithful
         np.testing.assert_allclose(by_name[label].test, np.where(p_f > 0.5, c_a, c_b))
     # the signal is in the claim probability: calibrated FRANQ ranks better than chance
     from franq.evaluation.metrics import auroc

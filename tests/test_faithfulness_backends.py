@@ -132,7 +132,7 @@ def test_pipeline_hands_both_passes_to_context_pmi(tiny_lm, make_franq):
     backend = franq.faithfulness
     assert isinstance(backend, ContextPMIFaithfulness)
     result = franq.score("Where is the tower?", [CONTEXT], SUPPORTED)
-    assert result.faithfulness == "context-pmi-v1"
+    assert result.stack.faithfulness == "context-pmi-v1"
     for c in result.scored:
         comp = c.signals
         want = backend.map.predict(np.array([[pass_features_from_sums(
@@ -170,7 +170,7 @@ def test_from_config_builds_each_backend(kind, tiny_lm_path, tmp_path):
                                                      "faithfulness": {"name": kind, **extra}}))
     result = franq.score("Where is the tower?", [CONTEXT], SUPPORTED)
     assert result.scored and all(0.0 <= c.p_faithful <= 1.0 for c in result.scored)
-    assert result.faithfulness == franq.faithfulness.name
+    assert result.stack.faithfulness == franq.faithfulness.name
 
 
 def test_next_token_logprobs_batched_equal_single(tiny_lm):

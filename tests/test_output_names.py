@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
+from calibration.contract import ClaimInputs
 from calibration.franq import FranqCalibrator
 from conftest import make_franq
 from franq.calibrate import CalibratorMismatchError
@@ -25,8 +26,8 @@ QUESTION = "When was the Eiffel Tower built?"
 PASSAGES = ["The Eiffel Tower was built from 1887 to 1889 in Paris.", "Gustave Eiffel designed it."]
 ANSWER = "The Eiffel Tower was built from 1887 to 1889. It is in Paris. Gustave Eiffel designed it."
 RAW = ("p_faithful", "uq_faith", "uq_unfaith", "p_true_raw", "signals")
-CALIBRATED = ("p_true_calibrated", "p_true_if_faithful_calibrated", "p_true_if_unfaithful_calibrated",
-              "p_faithful_calibrated")
+CALIBRATED = ("p_true_calibrated", "p_true_if_supported_calibrated", "p_true_if_contradicted_calibrated",
+              "p_true_if_not_mentioned_calibrated", "p_true_if_unfaithful_calibrated", "p_faithful_calibrated")
 SHORT = {"mode": "short", "uq": {"n_samples": 3, "max_sample_tokens": 6, "short_scoring": "in_policy"}}
 
 
@@ -38,7 +39,7 @@ def fit_file(path, stack, *, labels=None, calibrate_faithfulness=False, seed=0):
     y = rng.random(n) < p_f * a + (1 - p_f) * b if labels is None else np.full(n, labels)
     gold = (p_f > 0.5) if calibrate_faithfulness else None
     cal = FranqCalibrator(variant="calibrated", fitted_for=dict(stack), calibrate_faithfulness=calibrate_faithfulness)
-    cal.fit(p_f, a, b, y, is_faithful=gold)
+    cal.fit(ClaimInputs(p_f, a, b), y, is_faithful=gold)
     cal.to_json(path)
     return cal
 
@@ -84,11 +85,13 @@ def test_user_calibrator_sets_calibrated_values_names_its_file_and_leaves_raw_on
     assert info.variant == "calibrated" and info.fitted_for == stack == result.stack
     _same_raw(result, raw)
     for c in result.scored:
-        c_f, a, b, p = cal.predict_components([c.p_faithful], [c.uq_faith], [c.uq_unfaith])
-        assert c.p_true_calibrated == pytest.approx(p[0])
-        assert c.p_true_if_faithful_calibrated == pytest.approx(a[0])
-        assert c.p_true_if_unfaithful_calibrated == pytest.approx(b[0])
+        out = cal.predict_components(ClaimInputs([c.p_faithful], [c.uq_faith], [c.uq_unfaith]))
+        assert c.p_true_calibrated == pytest.approx(out.p_true[0])
+        assert c.p_true_if_supported_calibrated == pytest.approx(out.p_true_if_supported[0])
+        assert c.p_true_if_unfaithful_calibrated == pytest.approx(out.p_true_if_unfaithful[0])
         assert c.p_faithful_calibrated is None  # this calibrator does not calibrate P_faithful
+        # a binary calibrator has no three-condition parts
+        assert c.p_true_if_contradicted_calibrated is None and c.p_true_if_not_mentioned_calibrated is None
     assert f"Calibration: calibrated, user file {info.path}" in format_table(result)
 
 
@@ -173,7 +176,8 @@ def test_short_form_is_calibrated_like_long_form(tiny_lm, tmp_path):
         assert res.calibrator.fitted_for == stack and res.calibrator.source == "user"
         _same_raw(res, before)
         c = res.claims[0]
-        assert c.p_true_calibrated == pytest.approx(cal.predict([c.p_faithful], [c.uq_faith], [c.uq_unfaith])[0])
+        x = ClaimInputs([c.p_faithful], [c.uq_faith], [c.uq_unfaith])
+        assert c.p_true_calibrated == pytest.approx(cal.predict(x)[0])
 
     # the sampling settings are part of the short stack: with 4 samples the file is not applied
     other = make_franq(tiny_lm, {**SHORT, "uq": {**SHORT["uq"], "n_samples": 4},
@@ -200,9 +204,7 @@ def test_result_fields_are_the_documented_ones():
     from franq.types import AnswerScore, ClaimScore
 
     assert [f.name for f in dataclasses.fields(ClaimScore)] == [
-        "claim", "status", "p_faithful", "uq_faith", "uq_unfaith", "p_true_raw", *CALIBRATED, "signals", "verdict",
-        "p_supported", "p_contradicted", "p_not_mentioned", "p_true_if_contradicted_calibrated", "evidence_window",
-        "verdict_basis"]
+        "claim", "status", "p_faithful", "p_contradicted", "p_not_mentioned", "uq_faith", "uq_unfaith", "p_true_raw",
+        *CALIBRATED, "signals", "verdict", "verdict_basis", "evidence_window"]
     assert [f.name for f in dataclasses.fields(AnswerScore)] == [
-        "question", "answer", "claims", "mode", "model", "faithfulness", "stack", "calibration", "calibrator",
-        "warnings", "decision"]
+        "question", "answer", "claims", "mode", "stack", "calibrator", "warnings", "decision"]

@@ -114,7 +114,7 @@ def test_every_faithfulness_backend_runs_or_is_refused_at_config_time(name, pres
     result = _runs_or_is_refused(data, "faithfulness", name, preset, "faithfulness.name", tiny_lm, example)
     if result is not None:
         backend = registry.build("faithfulness", name, FranqConfig.from_dict(data), tiny_lm)
-        assert result.faithfulness == backend.name == result.stack["faithfulness"]
+        assert result.stack.faithfulness == backend.name == result.stack["faithfulness"]
 
 
 @pytest.mark.parametrize("preset", PRESETS)

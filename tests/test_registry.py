@@ -143,7 +143,7 @@ def test_plugin_faithfulness_backend_from_an_entry_point_scores(plugin, tiny_lm,
                                     "faithfulness": {"name": "toy"}, "calibration": {"calibrator": "none"}})
     result = Franq(config, tiny_lm).score("Where is the tower?", ["The tower is in Paris."],
                                           "The tower is in Paris. It was built in 1889.")
-    assert result.faithfulness == "toy-v1" == result.stack["faithfulness"]
+    assert result.stack.faithfulness == "toy-v1" == result.stack["faithfulness"]
     assert result.scored and all(c.p_faithful == 0.5 for c in result.scored)
 
 
@@ -187,7 +187,7 @@ def test_cli_scores_with_a_plugin_installed_as_one_file_and_one_registration(tmp
                           capture_output=True, text=True, env=env)
     assert proc.returncode == 0, proc.stderr
     record = json.loads(proc.stdout)
-    assert record["faithfulness"] == "toy-v1" and record["stack"]["uq_unfaith"] == "toy_scorer"
+    assert record["stack"]["faithfulness"] == "toy-v1" and record["stack"]["uq_unfaith"] == "toy_scorer"
     scored = [c for c in record["claims"] if c["status"] == "scored"]
     assert scored and all(c["p_faithful"] == 0.5 and c["uq_unfaith"] == pytest.approx(0.25) for c in scored)
 
@@ -217,7 +217,7 @@ def test_plugin_backend_with_its_own_settings_table_runs_through_the_cli(plugin,
     res = CliRunner().invoke(main, args)
     assert res.exit_code == 0, res.output
     record = json.loads(res.stdout)
-    assert record["faithfulness"] == "toy-set:mine:0.3" and toy.BUILT[-1] == {"constant": 0.3, "label": "mine"}
+    assert record["stack"]["faithfulness"] == "toy-set:mine:0.3" and toy.BUILT[-1] == {"constant": 0.3, "label": "mine"}
     scored = [c for c in record["claims"] if c["status"] == "scored"]
     assert scored and all(c["p_faithful"] == pytest.approx(0.3) for c in scored)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from pathlib import Path
 
 import pytest
 
@@ -90,7 +91,9 @@ def test_stack_keeps_extra_keys_in_their_order():
     (lambda r: r["stack"].pop("uq_faith"), "line 1: 'stack' has no ['uq_faith']"),
     (lambda r: r["stack"].update(mode=3), "line 1: 'stack.mode' must be a string, got int"),
     (lambda r: r.update(warnings="w"), "line 1: 'warnings' must be a list, got 'w'"),
-    (lambda r: r.pop("model"), "line 1: missing field 'model'"),
+    (lambda r: r.pop("stack"), "line 1: missing field 'stack'"),
+    (lambda r: r.update(schema=3), "line 1: 'schema' must be 2 (or absent: franq 0.1 output), got 3"),
+    (lambda r: r.update(schema="2"), "line 1: 'schema' must be 2 (or absent: franq 0.1 output), got '2'"),
     (lambda r: r.update(decision={"action": "shrug"}), "line 1: 'decision.action' must be one of ['answer', "),
 ])
 def test_errors_name_the_line_and_the_field(results, change, message):
@@ -112,3 +115,48 @@ def test_other_lines_are_skipped_and_reported_with_on_skip(results):
                        "line 6: not a franq result record (no 'answer' and 'claims')"]
     with pytest.raises(InputError, match="^line 2: not valid JSON"):
         list(franq.read_results(lines))
+
+
+PREVIOUS = Path(__file__).parent / "fixtures" / "result-0.1-example.jsonl"
+"""One line of ``franq score --example --format json`` written by franq 0.1 (commit 94c7884):
+the previous output schema, three-condition calibrated by the shipped calibrator."""
+
+
+def test_a_line_of_the_previous_schema_reads_into_todays_names():
+    old = json.loads(PREVIOUS.read_text(encoding="utf-8"))
+    assert "schema" not in old  # franq 0.1 wrote none
+    line = next(franq.read_results(PREVIOUS, with_input=True))
+    result = line.result
+    assert result.stack.model == old["model"] and result.stack.faithfulness == old["faithfulness"]
+    assert result.calibration == old["calibration"] == "three-condition" == result.calibrator.variant
+    assert line.example.passages and line.id == old["id"]
+    for c, o in zip(result.claims, old["claims"]):
+        assert c.p_faithful == o["p_faithful"] == o["p_supported"]
+        assert (c.p_contradicted, c.p_not_mentioned) == (o["p_contradicted"], o["p_not_mentioned"])
+        assert (c.p_true_raw, c.p_true_calibrated, c.signals) == (o["p_true_raw"], o["p_true_calibrated"], o["signals"])
+        # a three-condition calibrator's maps: P(true | supported / contradicted / not mentioned)
+        assert c.p_true_if_supported_calibrated == o["p_true_if_faithful_calibrated"]
+        assert c.p_true_if_contradicted_calibrated == o["p_true_if_contradicted_calibrated"]
+        assert c.p_true_if_not_mentioned_calibrated == o["p_true_if_unfaithful_calibrated"]
+        assert c.p_true_if_unfaithful_calibrated is None
+    again = franq.result_record(line.id, result, line.example)
+    assert again["schema"] == 2 and not {"model", "faithfulness", "calibration"} & set(again)
+    assert "p_supported" not in again["claims"][0] and "p_true_if_faithful_calibrated" not in again["claims"][0]
+    assert next(franq.read_results([_line(again)])) == result
+
+
+def test_a_binary_calibrated_line_of_the_previous_schema_keeps_p_true_if_unfaithful():
+    old = json.loads(PREVIOUS.read_text(encoding="utf-8"))
+    for c in old["claims"]:  # as a binary calibrator wrote it: no contradicted map
+        c["p_true_if_contradicted_calibrated"] = None
+    result = next(franq.read_results(old))
+    for c, o in zip(result.claims, old["claims"]):
+        assert c.p_true_if_supported_calibrated == o["p_true_if_faithful_calibrated"]
+        assert c.p_true_if_unfaithful_calibrated == o["p_true_if_unfaithful_calibrated"]
+        assert c.p_true_if_not_mentioned_calibrated is None
+
+
+def test_every_line_names_its_schema(results):
+    record = franq.result_record("x", results[0])
+    assert list(record)[:2] == ["schema", "id"] and record["schema"] == 2
+    assert not {"model", "faithfulness", "calibration"} & set(record)

@@ -110,6 +110,6 @@ def test_pipeline_scores_and_generates_on_the_real_server(llama_url):
     res = fr.score("What is the capital of France?", ["Paris is the capital of France."],
                    "The capital of France is Paris.")
     assert res.claims and all(c.status == "scored" for c in res.claims)
-    assert res.model.startswith("served:llama-cpp-python")
+    assert res.stack.model.startswith("served:llama-cpp-python")
     out = fr.answer("What is the capital of France?", ["Paris is the capital of France."], max_new_tokens=12)
     assert out.answer.strip() and out.claims

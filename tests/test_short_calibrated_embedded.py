@@ -44,7 +44,7 @@ def test_shipped_short_calibrators_are_applied_and_named(short_franq, passages, 
     assert result.calibrator.fitted_for == result.stack
     claim = result.claims[0]
     assert 0.0 <= claim.p_true_calibrated <= 1.0
-    assert claim.p_true_if_faithful_calibrated is not None and claim.p_true_if_unfaithful_calibrated is not None
+    assert claim.p_true_if_supported_calibrated is not None and claim.p_true_if_unfaithful_calibrated is not None
     assert 0.0 <= claim.p_true_raw <= 1.0 and set(claim.signals) >= signals
 
 

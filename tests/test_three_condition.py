@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from calibration.base import CalibratorFileError, NotFittedError
+from calibration.contract import ClaimInputs
 from calibration.franq import FranqCalibrator
 from calibration.mix import franq_mix, franq_mix3
 from calibration.three_condition import ThreeConditionCalibrator
@@ -15,6 +16,16 @@ from franq.mix import mix, mix3
 
 STACK = {"model": "m", "faithfulness": "verifier:tiny", "uq_faith": "claim_prob", "uq_unfaith": "parametric",
          "prompt_version": "1", "mode": "long"}
+
+
+def x3(p3, a, b) -> ClaimInputs:
+    """Claims of P_s, P_c, P_n (the columns of ``p3``), UQ_faith ``a`` and UQ_unfaith ``b``."""
+    return ClaimInputs(p3[:, 0], a, b, p_contradicted=p3[:, 1], p_not_mentioned=p3[:, 2])
+
+
+def parts(out) -> tuple:
+    """T_s, T_c, T_n and P(true) of a three-condition calibrator's output."""
+    return out.p_true_if_supported, out.p_true_if_contradicted, out.p_true_if_not_mentioned, out.p_true
 
 
 def synthetic(n=600, seed=0):
@@ -52,8 +63,9 @@ def test_binary_mix_and_variants_reproduce_exactly():
     y = (rng.random(300) < p_f * a + (1 - p_f) * b).astype(float)
     assert np.array_equal(mix(p_f, a, b), p_f * a + (1.0 - p_f) * b)
     for variant in ("none", "calibrated", "condition", "soft"):
-        cal = FranqCalibrator(variant=variant).fit(p_f, a, b, y)
-        _, ta, tb, p = cal.predict_components(p_f, a, b)
+        cal = FranqCalibrator(variant=variant).fit(ClaimInputs(p_f, a, b), y)
+        out = cal.predict_components(ClaimInputs(p_f, a, b))
+        ta, tb, p = out.p_true_if_supported, out.p_true_if_unfaithful, out.p_true
         assert np.array_equal(p, p_f * ta + (1.0 - p_f) * tb)
         if variant == "none":
             assert np.array_equal(p, p_f * a + (1.0 - p_f) * b)
@@ -62,27 +74,27 @@ def test_binary_mix_and_variants_reproduce_exactly():
 @pytest.mark.parametrize("variant", ["condition", "soft"])
 def test_fit_predict_json_round_trip(variant, tmp_path):
     p3, a, b, y, cond = synthetic()
-    cal = ThreeConditionCalibrator(variant=variant, fitted_for=STACK).fit(*p3.T, a, b, y)
-    t_s, t_c, t_n, p = cal.predict_components(*p3.T, a, b)
+    cal = ThreeConditionCalibrator(variant=variant, fitted_for=STACK).fit(x3(p3, a, b), y)
+    t_s, t_c, t_n, p = parts(cal.predict_components(x3(p3, a, b)))
     assert np.allclose(p, p3[:, 0] * t_s + p3[:, 1] * t_c + p3[:, 2] * t_n)
     assert t_c.mean() < t_s.mean()  # contradicted claims are mostly false
     assert cal.train_ece_["after"] < cal.train_ece_["before"]
     cal.to_json(tmp_path / "c3.json")
     back = load_calibrator(tmp_path / "c3.json")
     assert isinstance(back, ThreeConditionCalibrator) and back.fitted_for == STACK and back.name == f"three-{variant}"
-    assert np.array_equal(back.predict(*p3.T, a, b), p)
+    assert np.array_equal(back.predict(x3(p3, a, b)), p)
 
 
 def test_contradicted_claims_fall_below_half_and_ranking_beats_the_binary_fit():
     from franq.evaluation.metrics import auroc
 
     p3, a, b, y, cond = synthetic(n=2000, seed=5)
-    three = ThreeConditionCalibrator(variant="condition").fit(*p3.T, a, b, y)
-    binary = FranqCalibrator(variant="condition").fit(p3[:, 0], a, b, y)
+    three = ThreeConditionCalibrator(variant="condition").fit(x3(p3, a, b), y)
+    binary = FranqCalibrator(variant="condition").fit(ClaimInputs(p3[:, 0], a, b), y)
     test = synthetic(n=2000, seed=6)
     p3t, at, bt, yt, ct = test
-    p_three = three.predict(*p3t.T, at, bt)
-    p_binary = binary.predict(p3t[:, 0], at, bt)
+    p_three = three.predict(x3(p3t, at, bt))
+    p_binary = binary.predict(ClaimInputs(p3t[:, 0], at, bt))
     assert np.median(p_three[ct == 1]) < 0.5
     assert auroc(p_three, yt) > auroc(p_binary, yt)
 
@@ -91,11 +103,11 @@ def test_gold_conditions_take_precedence_over_the_argmax():
     p3, a, b, y, cond = synthetic()
     gold = ["contradicted"] * len(y)
     gold[:300] = [None] * 300
-    cal = ThreeConditionCalibrator().fit(*p3.T, a, b, y, condition=gold)
+    cal = ThreeConditionCalibrator().fit(x3(p3, a, b), y, condition=gold)
     assert cal.counts_["split"] == {"gold": 300, "argmax": 300}
     assert cal.counts_["contradicted"]["n"] == 300 + int((cond[:300] == 1).sum())
     with pytest.raises(ValueError, match="'condition' must be one of"):
-        ThreeConditionCalibrator().fit(*p3.T, a, b, y, condition=["faithful"] * len(y))
+        ThreeConditionCalibrator().fit(x3(p3, a, b), y, condition=["faithful"] * len(y))
 
 
 def test_reduces_to_the_binary_condition_calibrator_without_contradictions():
@@ -108,31 +120,34 @@ def test_reduces_to_the_binary_condition_calibrator_without_contradictions():
     extra = 40  # a few contradicted claims so that T_c can be fitted; they touch neither T_s nor T_n
     rng = np.random.default_rng(9)
     cal3 = ThreeConditionCalibrator().fit(
-        np.r_[p_s, np.zeros(extra)], np.r_[np.zeros(len(p_s)), np.ones(extra)], np.r_[1 - p_s, np.zeros(extra)],
-        np.r_[a[keep], rng.random(extra)], np.r_[b[keep], rng.random(extra)], np.r_[y[keep], np.zeros(extra)],
-        condition=[*gold, *["contradicted"] * extra])
-    cal2 = FranqCalibrator(variant="condition").fit(p_s, a[keep], b[keep], y[keep], is_faithful=gold == "supported")
+        ClaimInputs(np.r_[p_s, np.zeros(extra)], np.r_[a[keep], rng.random(extra)], np.r_[b[keep], rng.random(extra)],
+                    p_contradicted=np.r_[np.zeros(len(p_s)), np.ones(extra)],
+                    p_not_mentioned=np.r_[1 - p_s, np.zeros(extra)]),
+        np.r_[y[keep], np.zeros(extra)], condition=[*gold, *["contradicted"] * extra])
+    cal2 = FranqCalibrator(variant="condition").fit(ClaimInputs(p_s, a[keep], b[keep]), y[keep],
+                                                    is_faithful=gold == "supported")
     q = np.random.default_rng(2).random(100)
     x, z = np.random.default_rng(3).random(100), np.random.default_rng(4).random(100)
-    assert np.allclose(cal3.predict(q, np.zeros(100), 1 - q, x, z), cal2.predict(q, x, z))
+    assert np.allclose(cal3.predict(ClaimInputs(q, x, z, p_contradicted=np.zeros(100), p_not_mentioned=1 - q)),
+                       cal2.predict(ClaimInputs(q, x, z)))
 
 
 def test_raw_variant_uses_uq_faith_for_contradicted_claims():
     p3, a, b, y, cond = synthetic()
-    cal = ThreeConditionCalibrator(variant="none").fit(*p3.T, a, b, y)
-    t_s, t_c, t_n, p = cal.predict_components(*p3.T, a, b)
+    cal = ThreeConditionCalibrator(variant="none").fit(x3(p3, a, b), y)
+    t_s, t_c, t_n, p = parts(cal.predict_components(x3(p3, a, b)))
     assert np.array_equal(t_c, a) and np.array_equal(t_s, a) and np.array_equal(t_n, b)
 
 
 def test_errors_name_what_is_wrong(tmp_path):
     p3, a, b, y, cond = synthetic()
     with pytest.raises(NotFittedError, match="franq fit calibrator"):
-        ThreeConditionCalibrator().predict(*p3.T, a, b)
+        ThreeConditionCalibrator().predict(x3(p3, a, b))
     no_c = p3.copy()
     no_c[:, 1] = 0
     with pytest.raises(ValueError, match="no contradicted training claims"):
-        ThreeConditionCalibrator().fit(*no_c.T, a, b, y)
-    cal = ThreeConditionCalibrator().fit(*p3.T, a, b, y)
+        ThreeConditionCalibrator().fit(x3(no_c, a, b), y)
+    cal = ThreeConditionCalibrator().fit(x3(p3, a, b), y)
     d = cal.to_dict()
     d.pop("uq_contradicted")
     with pytest.raises(CalibratorFileError, match="uq_contradicted"):
@@ -152,8 +167,8 @@ def test_a_damaged_three_condition_file_is_refused_as_a_binary_one_is(field, val
     (calibration.base.calibrator_header / fit_record): a hand-edited file is refused, naming
     the field, never a traceback."""
     p3, a, b, y, _ = synthetic(200)
-    for cal in (ThreeConditionCalibrator(fitted_for=STACK).fit(*p3.T, a, b, y),
-                FranqCalibrator(fitted_for=STACK).fit(p3[:, 0], a, b, y)):
+    for cal in (ThreeConditionCalibrator(fitted_for=STACK).fit(x3(p3, a, b), y),
+                FranqCalibrator(fitted_for=STACK).fit(ClaimInputs(p3[:, 0], a, b), y)):
         obj = cal.to_dict()
         obj[field] = value
         with pytest.raises(CalibratorFileError, match=message):
@@ -163,17 +178,17 @@ def test_a_damaged_three_condition_file_is_refused_as_a_binary_one_is(field, val
 def test_a_flat_condition_map_is_its_share_of_true_claims_whatever_the_score(tmp_path):
     p3, a, b, y, cond = synthetic()
     cal = ThreeConditionCalibrator(variant="condition", fitted_for=STACK, flat=("contradicted",)).fit(
-        *p3.T, a, b, y, condition=[("supported", "contradicted", "not_mentioned")[k] for k in cond])
+        x3(p3, a, b), y, condition=[("supported", "contradicted", "not_mentioned")[k] for k in cond])
     share = y[cond == 1].mean()
-    _, t_c, t_n, _ = cal.predict_components(*p3.T, a, b)
+    _, t_c, t_n, _ = parts(cal.predict_components(x3(p3, a, b)))
     assert np.allclose(t_c, share) and 0.0 < share < 0.2  # contradicted ones are mostly false
     assert len(np.unique(t_n)) > 1  # the others still follow their score
     cal.to_json(tmp_path / "c.json")
     back = ThreeConditionCalibrator.from_json(tmp_path / "c.json")
     assert back.flat == ("contradicted",)
-    assert np.array_equal(back.predict(*p3.T, a, b), cal.predict(*p3.T, a, b))
+    assert np.array_equal(back.predict(x3(p3, a, b)), cal.predict(x3(p3, a, b)))
     with pytest.raises(ValueError, match="'flat'"):
-        ThreeConditionCalibrator(flat=("faithful",)).fit(*p3.T, a, b, y)
+        ThreeConditionCalibrator(flat=("faithful",)).fit(x3(p3, a, b), y)
     import json
 
     obj = json.loads((tmp_path / "c.json").read_text())
@@ -185,4 +200,4 @@ def test_a_flat_condition_map_is_its_share_of_true_claims_whatever_the_score(tmp
 
 def test_a_calibrator_without_flat_maps_writes_no_flat_key():
     p3, a, b, y, _ = synthetic()
-    assert "flat" not in ThreeConditionCalibrator(fitted_for=STACK).fit(*p3.T, a, b, y).to_dict()
+    assert "flat" not in ThreeConditionCalibrator(fitted_for=STACK).fit(x3(p3, a, b), y).to_dict()

@@ -18,7 +18,7 @@ def test_bundled_example_contradicted_claims_below_half_the_others_at_or_above()
 
     ex = json.loads(resources.files("franq").joinpath("data/example.json").read_text(encoding="utf-8"))
     result = franq.score(ex["question"], ex["passages"], ex["answer"])
-    assert result.faithfulness.startswith("verifier"), result.faithfulness
+    assert result.stack.faithfulness.startswith("verifier"), result.stack.faithfulness
     assert result.calibration != "none", "the default stack applies its shipped calibrator"
     scored = result.scored
     contradicted = [c for c in scored if any(w in c.claim.text for w in CONTRADICTED)]
@@ -26,6 +26,6 @@ def test_bundled_example_contradicted_claims_below_half_the_others_at_or_above()
     assert len(contradicted) == 2 and len(supported) >= 3, [c.claim.text for c in scored]
     for c in contradicted:
         assert c.p_true_calibrated < 0.5, (c.claim.text, c.p_true_calibrated, c.p_contradicted)
-        assert c.p_contradicted > c.p_supported, (c.claim.text, c.p_contradicted, c.p_supported)
+        assert c.p_contradicted > c.p_faithful, (c.claim.text, c.p_contradicted, c.p_faithful)
     for c in supported:
         assert c.p_true_calibrated >= 0.5, (c.claim.text, c.p_true_calibrated)

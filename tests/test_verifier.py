@@ -172,14 +172,14 @@ def verifier_franq(tiny_lm, verifier_dir):
 
 def test_pipeline_with_the_verifier_backend_fills_the_three_conditions(verifier_franq):
     result = verifier_franq.score(QUESTION, PASSAGES, ANSWER)
-    assert result.faithfulness.startswith("verifier:tiny-verifier") and result.scored
+    assert result.stack.faithfulness.startswith("verifier:tiny-verifier") and result.scored
     for c in result.scored:
-        assert c.p_supported == c.p_faithful
-        assert c.p_supported + c.p_contradicted + c.p_not_mentioned == pytest.approx(1.0)
+        assert c.p_faithful + c.p_contradicted + c.p_not_mentioned == pytest.approx(1.0)  # p_faithful: P(supported)
         w = c.evidence_window
         assert PASSAGES[w.passage][w.start:w.end] == w.text
     record = json.loads(json.dumps(result_record("x", result)))
-    assert {"p_supported", "p_contradicted", "p_not_mentioned", "evidence_window"} <= set(record["claims"][0])
+    assert {"p_faithful", "p_contradicted", "p_not_mentioned", "evidence_window"} <= set(record["claims"][0])
+    assert "p_supported" not in record["claims"][0]  # it was p_faithful once more
     (back,) = read_results([json.dumps(record)])
     assert back.claims == result.claims
 
@@ -193,13 +193,12 @@ def test_backend_predict_equals_the_conditions_p_supported(verifier_franq):
 def test_other_backends_leave_the_conditions_unknown(tiny_lm):
     result = make_franq(tiny_lm).score(QUESTION, PASSAGES, ANSWER)
     for c in result.scored:
-        assert c.p_supported == c.p_faithful
         assert c.p_contradicted is None and c.p_not_mentioned is None and c.evidence_window is None
     # output written before these fields existed still reads back
     record = result_record("x", result)
     for c in record["claims"]:
-        for key in ("p_supported", "p_contradicted", "p_not_mentioned", "evidence_window",
-                    "p_true_if_contradicted_calibrated"):
+        for key in ("p_contradicted", "p_not_mentioned", "evidence_window", "p_true_if_contradicted_calibrated",
+                    "p_true_if_not_mentioned_calibrated"):
             c.pop(key)
     (back,) = read_results([record])
     assert [c.p_faithful for c in back.claims] == [c.p_faithful for c in result.claims]
@@ -279,14 +278,16 @@ def test_the_panel_names_a_three_condition_calibrator_s_maps_by_condition(verifi
     from franq.apps.render import report_html
 
     result = verifier_franq.score(QUESTION, PASSAGES, ANSWER)
-    c = dataclasses.replace(result.scored[0], p_true_calibrated=0.3, p_true_if_faithful_calibrated=0.9,
-                            p_true_if_unfaithful_calibrated=0.4, p_true_if_contradicted_calibrated=0.0)
+    c = dataclasses.replace(result.scored[0], p_true_calibrated=0.3, p_true_if_supported_calibrated=0.9,
+                            p_true_if_not_mentioned_calibrated=0.4, p_true_if_contradicted_calibrated=0.0)
     page = report_html([dataclasses.replace(result, claims=(c,))])
     assert "P(true | supported), calibrated" in page and "P(true | not mentioned), calibrated" in page
-    assert "P(true | contradicted), calibrated" in page and "P(true | unfaithful)" not in page
-    binary = dataclasses.replace(c, p_true_if_contradicted_calibrated=None)
+    assert "P(true | contradicted), calibrated" in page and "P(true | not supported)" not in page
+    binary = dataclasses.replace(c, p_true_if_contradicted_calibrated=None, p_true_if_not_mentioned_calibrated=None,
+                                 p_true_if_unfaithful_calibrated=0.4)
     page = report_html([dataclasses.replace(result, claims=(binary,))])
-    assert "P(true | faithful), calibrated" in page and "P(true | unfaithful), calibrated" in page
+    assert "P(true | supported), calibrated" in page and "P(true | not supported), calibrated" in page
+    assert "P(true | not mentioned)" not in page
 
 
 def result_passages():

@@ -9,6 +9,7 @@ import pytest
 import torch
 from click.testing import CliRunner
 
+from calibration.contract import ClaimInputs
 from calibration.three_condition import ThreeConditionCalibrator
 from conftest import make_franq
 from franq.cli import main
@@ -70,11 +71,13 @@ def test_pipeline_applies_the_three_condition_calibrator(fitted, setup, tiny_lm)
     cal = ThreeConditionCalibrator.from_json(d / "c3.json")
     for c in result.scored:
         assert c.p_true_if_contradicted_calibrated is not None
-        expected = cal.predict([c.p_supported], [c.p_contradicted], [c.p_not_mentioned], [c.uq_faith], [c.uq_unfaith])
+        expected = cal.predict(ClaimInputs([c.p_faithful], [c.uq_faith], [c.uq_unfaith],
+                                           p_contradicted=[c.p_contradicted], p_not_mentioned=[c.p_not_mentioned]))
         assert c.p_true_calibrated == pytest.approx(float(expected[0]))
         assert c.p_true_calibrated == pytest.approx(
-            c.p_supported * c.p_true_if_faithful_calibrated + c.p_contradicted * c.p_true_if_contradicted_calibrated
-            + c.p_not_mentioned * c.p_true_if_unfaithful_calibrated)
+            c.p_faithful * c.p_true_if_supported_calibrated + c.p_contradicted * c.p_true_if_contradicted_calibrated
+            + c.p_not_mentioned * c.p_true_if_not_mentioned_calibrated)
+        assert c.p_true_if_unfaithful_calibrated is None  # a binary calibrator's part
 
 
 def test_a_binary_backend_refuses_a_three_condition_calibrator(fitted, tiny_lm):

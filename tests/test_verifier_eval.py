@@ -4,12 +4,13 @@ from types import SimpleNamespace
 
 import numpy as np
 
+from calibration.contract import ClaimInputs
 from calibration.three_condition import ThreeConditionCalibrator
 from franq.fit.verifier_eval import short_table
 
 
 def _row(variant, p_s, p_c, uq, right, status="scored"):
-    claim = SimpleNamespace(p_supported=p_s, p_contradicted=p_c, p_not_mentioned=1 - p_s - p_c,
+    claim = SimpleNamespace(p_faithful=p_s, p_contradicted=p_c, p_not_mentioned=1 - p_s - p_c,
                             uq_faith=uq, uq_unfaith=uq, status=status)
     return variant, SimpleNamespace(claims=[claim]), right
 
@@ -19,8 +20,8 @@ def test_short_table_counts_per_variant():
     n = 60
     y = rng.random(n) < 0.5
     cal = ThreeConditionCalibrator(variant="soft").fit(
-        np.where(y, 0.8, 0.1), np.where(y, 0.1, 0.8), np.full(n, 0.1), np.where(y, 0.9, 0.2),
-        np.where(y, 0.9, 0.2), y.astype(int))
+        ClaimInputs(np.where(y, 0.8, 0.1), np.where(y, 0.9, 0.2), np.where(y, 0.9, 0.2),
+                    p_contradicted=np.where(y, 0.1, 0.8), p_not_mentioned=np.full(n, 0.1)), y.astype(int))
     rows = [_row("clean", 0.1, 0.8, 0.2, False), _row("clean", 0.1, 0.8, 0.2, False),
             _row("clean", 0.8, 0.1, 0.9, True), _row("clean", 0.8, 0.1, 0.9, False),
             _row("clean", 0.5, 0.4, 0.5, True, status="skipped"),

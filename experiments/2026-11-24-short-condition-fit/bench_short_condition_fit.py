@@ -26,6 +26,7 @@ def main() -> int:
     import torch
 
     torch.set_num_threads(1)
+    from calibration.contract import ClaimInputs
     from calibration.three_condition import ThreeConditionCalibrator
     from franq.fit.shipped_verifier import SHORT_TRAIN, short_verifier_results, verifier_backend
     from franq.fit.verifier_eval import floors_text, short_table
@@ -34,13 +35,14 @@ def main() -> int:
     _, train = short_verifier_results(datasets, backend, SHORT_TRAIN, split="train")
     _, test = short_verifier_results(datasets, backend, 200, split="test")
     claims = [(v, s.claims[0], y) for v, s, y in train if s.claims and s.claims[0].status == "scored"]
-    signals = [[getattr(c, k) for _, c, _ in claims]
-               for k in ("p_supported", "p_contradicted", "p_not_mentioned", "uq_faith", "uq_unfaith")]
+    signals = ClaimInputs(*([getattr(c, k) for _, c, _ in claims] for k in ("p_faithful", "uq_faith", "uq_unfaith")),
+                          p_contradicted=[c.p_contradicted for _, c, _ in claims],
+                          p_not_mentioned=[c.p_not_mentioned for _, c, _ in claims])
     labels = [y for *_, y in claims]
     gold = ["not_mentioned" if v == "corrupted" else "supported" if y else "contradicted" for v, _, y in claims]
-    fits = {"soft (shipped)": ThreeConditionCalibrator(variant="soft").fit(*signals, labels),
+    fits = {"soft (shipped)": ThreeConditionCalibrator(variant="soft").fit(signals, labels),
             "condition, gold conditions": ThreeConditionCalibrator(variant="condition").fit(
-                *signals, labels, condition=gold)}
+                signals, labels, condition=gold)}
     counts = {k: gold.count(k) for k in ("supported", "contradicted", "not_mentioned")}
     out = ["# Short-form three-condition calibrator: soft fit vs gold-condition fit (issue 25)", "",
            f"`OMP_NUM_THREADS=1 python experiments/2026-11-24-short-condition-fit/bench_short_condition_fit.py"

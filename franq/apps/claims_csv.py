@@ -19,9 +19,9 @@ from collections.abc import Iterable
 
 from franq.apps.render import as_lines, claim_p_true
 
-VALUES = ("p_true_calibrated", "p_true_raw", "p_faithful", "uq_faith", "uq_unfaith", "p_true_if_faithful_calibrated",
-          "p_true_if_unfaithful_calibrated", "p_faithful_calibrated", "p_supported", "p_contradicted",
-          "p_not_mentioned", "p_true_if_contradicted_calibrated")
+VALUES = ("p_true_calibrated", "p_true_raw", "p_faithful", "uq_faith", "uq_unfaith", "p_true_if_supported_calibrated",
+          "p_true_if_unfaithful_calibrated", "p_faithful_calibrated", "p_contradicted", "p_not_mentioned",
+          "p_true_if_contradicted_calibrated", "p_true_if_not_mentioned_calibrated")
 """A claim's numbers, as ``ClaimScore`` names them."""
 LABELS = ("is_true", "is_faithful")
 """The claim labels the input carried (empty when it had none)."""
@@ -39,7 +39,7 @@ def csv_rows(results: Iterable, *, threshold: float | None = None) -> tuple[list
     rows, signals, meta = [], set(), set()
     for line in as_lines(results):
         r = line.result
-        scored_by = dict(zip(SCORED_BY, (r.stack.get("uq_faith"), r.stack.get("uq_unfaith"), r.faithfulness,
+        scored_by = dict(zip(SCORED_BY, (r.stack.uq_faith, r.stack.uq_unfaith, r.stack.faithfulness,
                                          r.calibrator.path if r.calibrator else "uncalibrated")))
         example = line.example
         labels = () if example is None else example.claim_labels or ()

@@ -29,7 +29,7 @@ def conditions_rows(c: franq.ClaimScore) -> list[tuple[str, str | None]]:
     """The panel rows of the three conditions (none for a backend without them)."""
     if not has_conditions(c):
         return []
-    return [("P_supported (verifier)", _num(c.p_supported)), ("P_contradicted (verifier)", _num(c.p_contradicted)),
+    return [("P_supported (verifier)", _num(c.p_faithful)), ("P_contradicted (verifier)", _num(c.p_contradicted)),
             ("P_not_mentioned (verifier)", _num(c.p_not_mentioned)),
             ("P(true | contradicted), calibrated", _num(c.p_true_if_contradicted_calibrated)
              if c.p_true_if_contradicted_calibrated is not None else None)]
@@ -38,7 +38,7 @@ def conditions_rows(c: franq.ClaimScore) -> list[tuple[str, str | None]]:
 def conditions_bar(c: franq.ClaimScore) -> str:
     if not has_conditions(c):
         return ""
-    parts = (("cond-s", c.p_supported or 0.0, "supported"), ("cond-c", c.p_contradicted, "contradicted"),
+    parts = (("cond-s", c.p_faithful or 0.0, "supported"), ("cond-c", c.p_contradicted, "contradicted"),
              ("cond-n", c.p_not_mentioned, "not mentioned"))
     return ('<div class="conditions" role="img" aria-label="'
             + _e(", ".join(f"{label} {p:.0%}" for _, p, label in parts)) + '">'
@@ -54,7 +54,7 @@ def evidence_html(c: franq.ClaimScore, passages: Sequence[franq.Passage] | None)
     title = passages[w.passage].title if w.passage < len(passages) else ""
     words = {t.lower() for t in WORD_RE.findall(c.claim.text)}
     text = "".join(f"<b>{_e(tok)}</b>" if tok.lower() in words else _e(tok) for tok in WORD_RE.split(w.text))
-    verdict = max((("supports", c.p_supported or 0.0), ("contradicts", c.p_contradicted or 0.0),
+    verdict = max((("supports", c.p_faithful or 0.0), ("contradicts", c.p_contradicted or 0.0),
                    ("does not mention", c.p_not_mentioned or 0.0)), key=lambda t: t[1])[0]
     return (f'<div class="passage evidence">{conditions_bar(c)}<div class="passage-title">Verifier\'s evidence: '
             f'{_e(f"[{w.passage + 1}] {title}".strip())} <span class="muted">(characters {w.start}-{w.end}; '

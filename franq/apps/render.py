@@ -141,9 +141,6 @@ def _detail_html(n: int, k: int, c: franq.ClaimScore, labels: dict, passages: Se
                  windows) -> str:
     text = c.claim.text
     note = f": {c.claim.note}" if c.claim.note else ""
-    # a three-condition calibrator's maps are T_s and T_n: P(true | supported / not mentioned)
-    three = c.p_true_if_contradicted_calibrated is not None
-    faithful, unfaithful = ("supported", "not mentioned") if three else ("faithful", "unfaithful")
     rows = [("P(true)", _num(claim_p_true(c)) + (" (calibrated)" if c.p_true_calibrated is not None else " (raw)")),
             ("status", c.status + note),
             ("verdict", c.verdict),
@@ -153,10 +150,9 @@ def _detail_html(n: int, k: int, c: franq.ClaimScore, labels: dict, passages: Se
             ("UQ_faith (raw)", _num(c.uq_faith)),
             ("UQ_unfaith (raw)", _num(c.uq_unfaith)),
             ("P(true) raw mix", _num(c.p_true_raw)),
-            (f"P(true | {faithful}), calibrated", _num(c.p_true_if_faithful_calibrated)
-             if c.p_true_if_faithful_calibrated is not None else None),
-            (f"P(true | {unfaithful}), calibrated", _num(c.p_true_if_unfaithful_calibrated)
-             if c.p_true_if_unfaithful_calibrated is not None else None),
+            *((f"P(true | {condition}), calibrated", _num(v)) for condition, v in (
+                ("supported", c.p_true_if_supported_calibrated), ("not supported", c.p_true_if_unfaithful_calibrated),
+                ("not mentioned", c.p_true_if_not_mentioned_calibrated)) if v is not None),
             *conditions_rows(c),
             ("label is_true", labels.get("is_true")), ("label is_faithful", labels.get("is_faithful"))]
     table = "".join(f"<tr><th>{_e(a)}</th><td>{_e(b)}</td></tr>" for a, b in rows if b is not None)
@@ -245,7 +241,8 @@ def legend_html() -> str:
 def _stack_line(result: franq.AnswerScore) -> str:
     cal = result.calibrator
     calib = f"calibrated ({cal.variant}, {cal.source})" if cal is not None else "raw (no calibrator)"
-    return f"model {_e(result.model)} · faithfulness {_e(result.faithfulness)} · P(true) {_e(calib)}"
+    stack = result.stack
+    return f"model {_e(stack.model)} · faithfulness {_e(stack.faithfulness)} · P(true) {_e(calib)}"
 
 
 def index_html(lines: Sequence[Line]) -> str:

@@ -29,7 +29,7 @@ def provenance(result: AnswerScore) -> str:
     (UQ_faith / UQ_unfaith), the faithfulness backend, the preset and the calibrator."""
     s = result.stack
     return (f"scored by: UQ_faith {s.get('uq_faith', '?')} / UQ_unfaith {s.get('uq_unfaith', '?')} (preset "
-            f"{preset_name(result)}, model {result.model}), faithfulness {result.faithfulness}, "
+            f"{preset_name(result)}, model {result.stack.model}), faithfulness {result.stack.faithfulness}, "
             f"calibrator: {calibrator_text(result)}; P(true) raw = P_faith * UQ_faith + (1 - P_faith) * UQ_unfaith")
 
 
@@ -45,7 +45,8 @@ def format_table(result: AnswerScore, width: int = 100, *, threshold: float | No
     three = any(c.p_contradicted is not None for c in result.claims)  # the verifier backend: P_contradicted too
     lines = [
         f"Question: {printable(result.question)}",
-        printable(f"Model: {result.model} | preset: {preset_name(result)} | faithfulness: {result.faithfulness} | "
+        printable(f"Model: {result.stack.model} | preset: {preset_name(result)} | "
+                  f"faithfulness: {result.stack.faithfulness} | "
                   f"UQ_faith: {s.get('uq_faith', '?')} | UQ_unfaith: {s.get('uq_unfaith', '?')}"),
         f"Calibration: {printable(source)}",
         "",

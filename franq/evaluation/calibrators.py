@@ -67,10 +67,10 @@ def methods():
         label = "FRANQ none (raw mix)" if variant == "none" else f"FRANQ {variant}" + ("+faithfulness" if cf else "")
         yield (label,
                lambda d, v=variant, c=cf: fit_franq_calibrator(d, variant=v, calibrate_faithfulness=c),
-               lambda m, d: m.predict(d.p_faithful, d.uq_faith, d.uq_unfaith))
+               lambda m, d: m.predict(d.inputs()))
     for feats in ("franq", "all"):
         yield (f"XGBoost ({feats} features)", lambda d, f=feats: fit_xgboost(d, features=f),
-               lambda m, d: m.predict(d.features(m.feature_names)))
+               lambda m, d: m.predict(d.inputs()))
     yield ("constant P(true) = train share true", lambda d: (float(d.is_true.mean()), {"warnings": []}),
            lambda m, d: np.full(len(d), m))
     yield ("UQ_faith alone: claim_prob p(c|x,r)", lambda d: (None, {"warnings": []}),

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from calibration.contract import ClaimInputs
 from calibration.franq import FranqCalibrator
 from franq import registry
 from franq.evaluation.units import Units
@@ -183,8 +184,15 @@ def _xgboost(train: Units, test: Units, features: tuple[str, ...]) -> np.ndarray
     from calibration.boosted import XGBoostCalibrator
 
     cal = XGBoostCalibrator(feature_names=list(features), n_estimators=100, max_depth=3, seed=0)
-    cal.fit(np.column_stack([train[f] for f in features]), train.is_true)
-    return cal.predict(np.column_stack([test[f] for f in features]))
+    cal.fit(_features(train, features), train.is_true)
+    return cal.predict(_features(test, features))
+
+
+def _features(units: Units, names: tuple[str, ...]) -> ClaimInputs:
+    """The units' columns ``names`` (``p_faithful`` among them: a unit's signal) as the signals
+    an XGBoost calibrator reads; it reads nothing else."""
+    return ClaimInputs(np.zeros(len(units)), np.zeros(len(units)), np.zeros(len(units)),
+                       signals={f: units[f] for f in names})
 
 
 def run_methods(setting: Setting, train: Units, test: Units) -> tuple[list[Scores], dict[str, dict]]:
@@ -230,10 +238,10 @@ def run_methods(setting: Setting, train: Units, test: Units) -> tuple[list[Score
             out.append(Scores(label, FRANQ, None, True, unfit))
             continue
         try:
-            cal.fit(*setting.franq_inputs(train), train.is_true, is_faithful=train.is_faithful)
+            cal.fit(ClaimInputs(*setting.franq_inputs(train)), train.is_true, is_faithful=train.is_faithful)
         except ValueError as exc:
             out.append(Scores(label, FRANQ, None, True, f"not fitted: {exc}"))
             continue
         reports[cal.name] = {"counts": cal.counts_, "warnings": list(cal.warnings_), "train_ece": cal.train_ece_}
-        out.append(Scores(label, FRANQ, cal.predict(*setting.franq_inputs(test)), True))
+        out.append(Scores(label, FRANQ, cal.predict(ClaimInputs(*setting.franq_inputs(test))), True))
     return out, reports

@@ -80,8 +80,8 @@ def observe_long(franq, ptrue: PTrue, example: Example) -> dict:
                     "p_true_logprobs": _floats(lp[k])}
             k += 1
         claims.append(row)
-    return {"claims": claims, "warnings": list(result.warnings), "model": result.model,
-            "faithfulness": result.faithfulness}
+    return {"claims": claims, "warnings": list(result.warnings), "model": result.stack.model,
+            "faithfulness": result.stack.faithfulness}
 
 
 def cached_sample_set(record: dict):

@@ -29,6 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
+from calibration.contract import ClaimInputs
 from calibration.franq import FranqCalibrator
 from franq.config import FranqConfig
 from franq.evaluation.benchmark import Layout, read_cache, slug
@@ -198,7 +199,7 @@ def run(root: Path, *, raw: str | Path | None = None, n_train: int = 300, n_test
     cal = FranqCalibrator(variant="condition", fitted_for=stack, description=(
         f"observer short-form calibrator: fitted by franq bench observer --fit on nq-open train questions "
         f"1-{n_train} ({len(train)} answers: the gold answer vs a distractor passage's answer, per question)"))
-    cal.fit(*inputs(obs_train, best).T, y_train)
+    cal.fit(ClaimInputs(*inputs(obs_train, best).T), y_train)
     cal_path = None
     if fit:
         cal_path = out_dir / (f"calibrator-short-observer-{slug(stack['model'])}-"
@@ -206,7 +207,8 @@ def run(root: Path, *, raw: str | Path | None = None, n_train: int = 300, n_test
         cal.to_json(cal_path)
 
     x_test = inputs(obs_test, best)
-    cols = {"p_faithful": x_test[:, 0], "p_true_raw": mix(*x_test.T), "p_true_calibrated": cal.predict(*x_test.T)}
+    cols = {"p_faithful": x_test[:, 0], "p_true_raw": mix(*x_test.T),
+            "p_true_calibrated": cal.predict(ClaimInputs(*x_test.T))}
     for name in obs_test[0]["signals"]:
         v = np.array([r["signals"][name] for r in obs_test])
         cols[name] = -v if name.startswith("u_") else v  # oriented: higher = more likely true
@@ -266,7 +268,7 @@ def cv_auroc(x: np.ndarray, y, groups, k: int = 5) -> float:
     f = np.array([fold[g] for g in groups])
     pred = np.empty(len(y))
     for i in range(k):
-        cal = FranqCalibrator(variant="condition").fit(*x[f != i].T, y[f != i])
-        pred[f == i] = cal.predict(*x[f == i].T)
+        cal = FranqCalibrator(variant="condition").fit(ClaimInputs(*x[f != i].T), y[f != i])
+        pred[f == i] = cal.predict(ClaimInputs(*x[f == i].T))
     return auroc(pred, y)
 

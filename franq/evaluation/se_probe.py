@@ -149,6 +149,7 @@ def run(root: Path, *, n_train: int = 300, n_test: int = 200, time_n: int = 20, 
     q_closed = pc.predict(xs["test"][0][ks[best["hidden_closed"][0]]])
     pf = meta["p_faithful"]
     # a condition calibrator for the probe preset, fitted on train with out-of-fold probe outputs
+    from calibration.contract import ClaimInputs
     from calibration.franq import FranqCalibrator
     from franq.calibrate import stack_key
     from franq.evaluation.benchmark import slug
@@ -164,8 +165,8 @@ def run(root: Path, *, n_train: int = 300, n_test: int = 200, time_n: int = 20, 
     cal = FranqCalibrator(variant="condition", fitted_for=stack, description=(
         f"probe-preset calibrator: fitted by franq bench se-probe on {len(true_tr)} nq-open train answers "
         "(out-of-fold semantic entropy probe outputs; labels: normalized match of the greedy answer)"))
-    cal.fit(pf_tr, oof_r, oof_c, true_tr)
-    p_cal = cal.predict(pf, q_rag, q_closed)
+    cal.fit(ClaimInputs(pf_tr, oof_r, oof_c), true_tr)
+    p_cal = cal.predict(ClaimInputs(pf, q_rag, q_closed))
     t_sample, t_pass = sampling_seconds(fr, test, time_n)
 
     def auc(v):

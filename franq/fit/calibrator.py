@@ -13,9 +13,10 @@ from pathlib import Path
 
 import numpy as np
 
+from calibration.contract import ClaimInputs
 from calibration.franq import FranqCalibrator
-from calibration.three_condition import ThreeConditionCalibrator
 from calibration.metrics import brier_score, expected_calibration_error
+from calibration.three_condition import ThreeConditionCalibrator
 from franq import registry
 from franq.errors import InputError
 from franq.results import OLD_DERIVED, ResultLine, read_results
@@ -105,17 +106,16 @@ class TrainingClaims:
         return ["p_faithful", *(primary(registry.lookup("scorers", self.stack[role])).name
                                 for role in ("uq_faith", "uq_unfaith"))]
 
+    def inputs(self) -> ClaimInputs:
+        """What a calibrator reads of these claims (:class:`~calibration.contract.ClaimInputs`)."""
+        return ClaimInputs(self.p_faithful, self.uq_faith, self.uq_unfaith, p_contradicted=self.p_contradicted,
+                           p_not_mentioned=self.p_not_mentioned, signals=self.signals)
+
     def features(self, names: Iterable[str]) -> np.ndarray:
-        cols = []
-        for n in names:
-            if n == "p_faithful":
-                cols.append(self.p_faithful)
-            elif n in self.signals:
-                cols.append(self.signals[n])
-            else:
-                raise InputError(f"feature '{n}' is not in the scored claims (they have "
-                                 f"{sorted(['p_faithful', *self.signals])})")
-        return np.column_stack(cols)
+        try:
+            return self.inputs().features(names)
+        except ValueError as exc:
+            raise InputError(f"the scored claims: {exc}") from None
 
 
 def training_claims(records: Iterable[ResultLine]) -> TrainingClaims:
@@ -200,7 +200,7 @@ def read_scored(path: str | Path) -> Iterator[ResultLine]:
 
 def is_scored_record(obj: dict) -> bool:
     """``franq score`` output (has ``mode`` and scored claims) rather than a raw example."""
-    return "mode" in obj and "model" in obj  # a raw example may not carry these (unknown fields)
+    return "mode" in obj and "stack" in obj  # a raw example may not carry these (unknown fields)
 
 
 # ---------------------------------------------------------------------- fitting
@@ -212,8 +212,7 @@ def fit_franq_calibrator(data: TrainingClaims, *, variant: str = "condition",
     cal = FranqCalibrator(variant=variant, calibrate_faithfulness=calibrate_faithfulness,
                           min_per_condition=min_per_condition, fitted_for=data.stack, description=description)
     t0 = time.perf_counter()
-    cal.fit(data.p_faithful, data.uq_faith, data.uq_unfaith, data.is_true,
-            is_faithful=data.is_faithful)
+    cal.fit(data.inputs(), data.is_true, is_faithful=data.is_faithful)
     seconds = time.perf_counter() - t0
     report = {"kind": "franq-isotonic", "variant": cal.name, "fitted_for": data.stack,
               "n_claims": len(data), "n_true": int(data.is_true.sum()),
@@ -237,8 +236,7 @@ def fit_three_condition_calibrator(data: TrainingClaims, *, variant: str = "cond
     cal = ThreeConditionCalibrator(variant=variant, min_per_condition=min_per_condition, fitted_for=data.stack,
                                    description=description, flat=flat)
     t0 = time.perf_counter()
-    cal.fit(data.p_faithful, data.p_contradicted, data.p_not_mentioned, data.uq_faith, data.uq_unfaith,
-            data.is_true, condition=data.conditions() if conditions is None else conditions)
+    cal.fit(data.inputs(), data.is_true, condition=data.conditions() if conditions is None else conditions)
     report = {"kind": "franq-three-condition", "variant": cal.name, "fitted_for": data.stack,
               "n_claims": len(data), "n_true": int(data.is_true.sum()),
               "n_false": int(len(data) - data.is_true.sum()), "skipped": data.skipped,
@@ -254,12 +252,12 @@ def fit_xgboost(data: TrainingClaims, *, features: str = "franq", n_estimators: 
     if features not in ("franq", "all"):
         raise InputError(f"'features' must be 'franq' or 'all', got {features!r}")
     names = data.franq_features() if features == "franq" else ["p_faithful", *sorted(data.signals)]
-    X = data.features(names)
+    data.features(names)  # every feature is there, or an error that names it
     cal = XGBoostCalibrator(feature_names=names, n_estimators=n_estimators, fitted_for=data.stack)
     t0 = time.perf_counter()
-    cal.fit(X, data.is_true)
+    cal.fit(data.inputs(), data.is_true)
     seconds = time.perf_counter() - t0
-    p = cal.predict(X)
+    p = cal.predict(data.inputs())
     report = {"kind": "xgboost", "features": names, "fitted_for": data.stack, "n_claims": len(data),
               "n_true": int(data.is_true.sum()), "n_false": int(len(data) - data.is_true.sum()),
               "skipped": data.skipped, "train_ece": {"after": round(expected_calibration_error(p, data.is_true), 4)},
@@ -284,19 +282,13 @@ def split_holdout(data: TrainingClaims, fraction: float, *, seed: int = 0) -> tu
     return data.subset(~mask), data.subset(mask)
 
 
-def holdout_metrics(cal, data: TrainingClaims, *, features: list[str] | None = None) -> dict:
+def holdout_metrics(cal, data: TrainingClaims) -> dict:
     """ECE, Brier and AUROC on held-apart claims: raw P(true) (the uncalibrated mix) and the
     fitted calibrator's P(true). AUROC is NaN (null in JSON) when one class only."""
     from franq.evaluation.metrics import auroc
 
     raw = data.p_faithful * data.uq_faith + (1.0 - data.p_faithful) * data.uq_unfaith
-    if features is not None:
-        fitted = cal.predict(data.features(features))
-    elif isinstance(cal, ThreeConditionCalibrator):
-        fitted = cal.predict(data.p_faithful, data.p_contradicted, data.p_not_mentioned, data.uq_faith,
-                             data.uq_unfaith)
-    else:
-        fitted = cal.predict(data.p_faithful, data.uq_faith, data.uq_unfaith)
+    fitted = cal.predict(data.inputs())
     out = {"n_claims": len(data), "n_answers": int(len(np.unique(data.groups))) if data.groups is not None else None,
            "n_true": int(data.is_true.sum())}
     for name, p in (("raw", raw), ("calibrated", fitted)):
@@ -367,8 +359,7 @@ def fit_calibrator_file(input_path: str, output: str, *, config=None, variant: s
         cal, report = fit_franq_calibrator(data, variant=variant, calibrate_faithfulness=calibrate_faithfulness,
                                            min_per_condition=min_per_condition)
     if held is not None:
-        report["holdout"] = {"fraction": holdout, "seed": seed, **holdout_metrics(
-            cal, held, features=list(cal.feature_names) if xgb_features else None)}
+        report["holdout"] = {"fraction": holdout, "seed": seed, **holdout_metrics(cal, held)}
     cal.to_json(output)
     report["file_bytes"] = Path(output).stat().st_size
     Path(report_path).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")

@@ -70,8 +70,7 @@ def long_scored(datasets: Path, records: list[dict], stack: dict[str, str]) -> l
             claims.append(ClaimScore(Claim(c["text"], ()), o["status"], p_faithful=o["p_faithful"] if scored else None,
                                      signals=(o.get("signals") or o.get("components") or {}) if scored else {}))
             labels.append({"is_true": c.get("is_true"), "is_faithful": c.get("is_faithful")})
-        result = AnswerScore(rec["question"], rec["answer"], tuple(claims), "long", stack["model"],
-                             stack["faithfulness"], typed)
+        result = AnswerScore(rec["question"], rec["answer"], tuple(claims), "long", typed)
         example = Example(rec["question"], (), rec["answer"], id=rec["id"], claim_labels=tuple(labels))
         out.append(ResultLine(f"generations/{name} answer {rec['id']}", rec["id"], result, example))
     return out

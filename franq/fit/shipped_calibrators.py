@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
+from calibration.contract import ClaimInputs
 from calibration.franq import FranqCalibrator
 from franq.calibrate import stack_key
 from franq.lm.load import EMBEDDED_NAME
@@ -115,7 +116,7 @@ def short_calibrator(datasets: Path, out: Path, raw=None) -> Path:
     cal = FranqCalibrator(variant="condition", fitted_for=stack, description=(
         f"default short-form calibrator: fitted by scripts/fit_short_calibrator.py on the nq-open train split "
         f"({len(units)} attempted answers from datasets/generations; labels: normalized match of the greedy answer)"))
-    cal.fit(*SHORT.franq_inputs(units), units.is_true)
+    cal.fit(ClaimInputs(*SHORT.franq_inputs(units)), units.is_true)
     path = out / calibrator_name("short", stack)
     cal.to_json(path)
     return path
@@ -168,7 +169,7 @@ def observer_calibrator(datasets: Path, out: Path, raw: Path | None = None, *, l
     cal = FranqCalibrator(variant="condition", fitted_for=stack, description=(
         f"observer short-form calibrator: fitted by scripts/bench_observer.py --fit on nq-open train questions "
         f"1-{OBSERVER_TRAIN} ({len(pairs)} answers: the gold answer vs a distractor passage's answer, per question)"))
-    cal.fit(*x.T, np.array([p[3] for p in pairs]))
+    cal.fit(ClaimInputs(*x.T), np.array([p[3] for p in pairs]))
     path = out / calibrator_name("short-observer", stack)
     cal.to_json(path)
     return path
@@ -202,7 +203,7 @@ def evaluate_short_calibrator(datasets: Path, path: Path) -> str:
                  if (k := short_key(it.id, it.passage_ids, SamplingOptions())) in cache]
         u, _ = short_units([it for it, _ in pairs], [r for _, r in pairs], model_name=EMBEDDED_NAME,
                            faithfulness=faith)
-        p = cal.predict(*SHORT.franq_inputs(u))
+        p = cal.predict(ClaimInputs(*SHORT.franq_inputs(u)))
         raw, y = SHORT.franq_none(u), u.is_true
         rows.append(f"| {variant} | {len(u)} | {int(y.sum())} | {auroc(p, y):.3f} | {auroc(raw, y):.3f} | "
                     f"{pr_auc(p, y):.3f} | {ece(p, y):.3f} | {ece(raw, y):.3f} | {p.min():.3f}-{p.max():.3f} |")

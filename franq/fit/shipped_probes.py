@@ -99,6 +99,7 @@ def se_rows(datasets: Path, split: str = "train", n: int = SE_TRAIN) -> list[dic
 def se_fit(datasets: Path):
     """The two semantic entropy probes and the probe-preset calibrator (fitted on their
     out-of-fold outputs), from one run of the passes."""
+    from calibration.contract import ClaimInputs
     from calibration.franq import FranqCalibrator
     from franq.calibrate import stack_key
     from franq.fit.probe import cross_validate, fit_probe, labelled_features, target_labels
@@ -126,7 +127,7 @@ def se_fit(datasets: Path):
     cal = FranqCalibrator(variant="condition", fitted_for=stack, description=(
         f"probe-preset calibrator: fitted by scripts/bench_se_probe.py on {len(is_true)} nq-open train answers "
         "(out-of-fold semantic entropy probe outputs; labels: normalized match of the greedy answer)"))
-    cal.fit(p_f, oof[0], oof[1], is_true)
+    cal.fit(ClaimInputs(p_f, oof[0], oof[1]), is_true)
     return tuple(probes), cal
 
 

@@ -79,11 +79,11 @@ def with_conditions(lines: list, passages: list, backend) -> list:
         for c in line.result.claims:
             if c.status == "scored":
                 p_s = float(cond.p_supported[k])
-                c = dataclasses.replace(c, p_faithful=p_s, p_supported=p_s, p_contradicted=float(cond.p_contradicted[k]),
+                c = dataclasses.replace(c, p_faithful=p_s, p_contradicted=float(cond.p_contradicted[k]),
                                         p_not_mentioned=float(cond.p_not_mentioned[k]), evidence_window=cond.windows[k])
                 k += 1
             claims.append(c)
-        result = dataclasses.replace(line.result, claims=tuple(claims), faithfulness=backend.name, stack=stack)
+        result = dataclasses.replace(line.result, claims=tuple(claims), stack=stack)
         out.append(ResultLine(line.where, line.id, result, line.example))
     return out
 
@@ -226,6 +226,7 @@ def short_verifier_results(datasets: Path, backend, n: int = SHORT_TRAIN, *, spl
 
 def short_verifier_calibrator(datasets: Path, out: Path, raw=None, *, verifier: str | Path | None = None,
                               n: int = SHORT_TRAIN) -> Path:
+    from calibration.contract import ClaimInputs
     from calibration.three_condition import ThreeConditionCalibrator
 
     stack, rows = short_verifier_results(datasets, verifier_backend(verifier), n)
@@ -235,9 +236,9 @@ def short_verifier_calibrator(datasets: Path, out: Path, raw=None, *, verifier: 
         f"three-condition short-form calibrator: {len(claims)} attempted greedy answers of {n} nq-open train "
         f"questions (clean passage lists {shares['clean']}, corrupted {shares['corrupted']}); labels: normalized "
         "match; the short preset on datasets/generations/short-nq-open.*"))
-    cal.fit([c.p_supported for _, c, _ in claims], [c.p_contradicted for _, c, _ in claims],
-            [c.p_not_mentioned for _, c, _ in claims], [c.uq_faith for _, c, _ in claims],
-            [c.uq_unfaith for _, c, _ in claims], [y for _, _, y in claims])
+    cal.fit(ClaimInputs([c.p_faithful for _, c, _ in claims], [c.uq_faith for _, c, _ in claims],
+                        [c.uq_unfaith for _, c, _ in claims], p_contradicted=[c.p_contradicted for _, c, _ in claims],
+                        p_not_mentioned=[c.p_not_mentioned for _, c, _ in claims]), [y for _, _, y in claims])
     path = out / SHORT_NAME
     cal.to_json(path)
     return path

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
+from calibration.contract import ClaimInputs
 from franq.evaluation.metrics import auroc, bootstrap
 
 
@@ -151,7 +152,7 @@ def _long_table(cal, path: Path, backend_name: str, sets, contra) -> str:
     for name, data in sets:
         p_s, p_c, p_n, a, b, y = (data.p_faithful, data.p_contradicted, data.p_not_mentioned, data.uq_faith,
                                   data.uq_unfaith, data.is_true)
-        calibrated = cal.predict(p_s, p_c, p_n, a, b)
+        calibrated = cal.predict(data.inputs())
         raw3 = p_s * a + p_c * a + p_n * b
         raw2 = p_s * a + (1 - p_s) * b
         lines.append(f"| {name} | {len(y)} ({int((1 - y).sum())}) | {_auc(calibrated, y)} | {_auc(raw3, y)} | "
@@ -159,8 +160,7 @@ def _long_table(cal, path: Path, backend_name: str, sets, contra) -> str:
                      f"{int((calibrated[y == 1] >= 0.5).sum())} of {int(y.sum())} | "
                      f"{int((calibrated[y == 0] < 0.5).sum())} of {int((1 - y).sum())} |")
     if contra is not None:
-        c = cal.predict(contra.p_faithful, contra.p_contradicted, contra.p_not_mentioned, contra.uq_faith,
-                        contra.uq_unfaith)
+        c = cal.predict(contra.inputs())
         lines += ["", f"The {len(c)} contradicted claims alone: P(true) < 0.5 for {int((c < 0.5).sum())}; "
                   f"median P(true) {np.median(c):.3f}; the verifier's P_c is the largest of the three for "
                   f"{int((contra.p_contradicted > np.maximum(contra.p_faithful, contra.p_not_mentioned)).sum())}."]
@@ -191,10 +191,10 @@ def short_table(cal, rows) -> list[str]:
             continue
         c = [x for x, _ in sub]
         y = np.array([t for _, t in sub], dtype=int)
-        p_s, p_c, p_n = (np.array([getattr(x, k) for x in c]) for k in ("p_supported", "p_contradicted",
+        p_s, p_c, p_n = (np.array([getattr(x, k) for x in c]) for k in ("p_faithful", "p_contradicted",
                                                                           "p_not_mentioned"))
         a, b = np.array([x.uq_faith for x in c]), np.array([x.uq_unfaith for x in c])
-        calibrated = cal.predict(p_s, p_c, p_n, a, b)
+        calibrated = cal.predict(ClaimInputs(p_s, a, b, p_contradicted=p_c, p_not_mentioned=p_n))
         raw3 = p_s * a + p_c * a + p_n * b
         contradicted = (y == 0) & (p_c > np.maximum(p_s, p_n))
         lines.append(f"| {variant} | {len(y)} | {int((y == 0).sum())} | {_auc(calibrated, y)} | {_auc(raw3, y)} | "
