@@ -69,3 +69,24 @@ def test_p_true_followup_and_probability(tiny_lm):
     assert 0 < probability(lp[0], lp[1]) < 1
     assert probability(0.0, 0.0) == 0.5 and probability(-1.0, -3.0) > 0.5
     assert "{claim}" in CLAIM_QUESTION
+
+
+def test_cache_keyword_follows_the_installed_transformers():
+    # transformers 5.x takes `cache` and warns on `past_key_values`; older ones take only
+    # `past_key_values`: franq passes and reads whichever the model's forward has
+    from types import SimpleNamespace
+
+    from franq.lm.teacher_forcing import returned_cache, with_cache
+
+    class Old(torch.nn.Module):
+        def forward(self, input_ids=None, past_key_values=None, use_cache=None):
+            return None
+
+    class New(torch.nn.Module):
+        def forward(self, input_ids=None, cache=None, use_cache=None):
+            return None
+
+    assert with_cache(SimpleNamespace(model=Old()), "kv") == {"past_key_values": "kv"}
+    assert with_cache(SimpleNamespace(model=New()), "kv") == {"cache": "kv"}
+    assert returned_cache(SimpleNamespace(past_key_values="old")) == "old"
+    assert returned_cache(SimpleNamespace(cache="new")) == "new"
