@@ -130,3 +130,21 @@ def make_franq(lm, config: dict | None = None, **components):
 @pytest.fixture(name="make_franq")
 def _make_franq_fixture():
     return make_franq
+
+
+FLOAT32_TOL = 1e-4
+"""Absolute and relative tolerance for float32 model outputs computed along two paths (a
+batch of 2 against a batch of 1, a cached prefix against the full prompt, padded against
+unpadded, SDPA against eager attention). A float32 keeps about 7 significant digits (eps
+1.2e-7), and kernels that block a sum differently round differently: on one CPU, and more
+so across CPUs (AVX2 / AVX-512, oneDNN / OpenBLAS). Over the tiny models' dot products and
+a log-softmax over their vocabulary, values of magnitude ~10 differ by up to ~1e-5 (1.9e-6
+seen at atol 1e-6 on a second machine); 1e-4 leaves a margin and still catches a wrong
+token, position or mask, which moves a value by 1e-2 or more."""
+
+
+def assert_float32_close(got, want, tol: float = FLOAT32_TOL):
+    """``got`` equals ``want`` up to float32 rounding of two computation paths
+    (:data:`FLOAT32_TOL`)."""
+    np.testing.assert_allclose(np.asarray(got, dtype=np.float64), np.asarray(want, dtype=np.float64),
+                               rtol=tol, atol=tol)

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from conftest import assert_float32_close
 from franq.cli import main
 from franq.errors import redact
 from franq.io import Example, parse_example
@@ -166,7 +167,7 @@ def test_batched_scores_equal_one_answer_at_a_time(tiny_franq):
     alone = [score_records(tiny_franq, [r])[0] for r in recs]
     for a, b in zip(together, alone):
         ca, cb = json.loads(a.json)["claims"], json.loads(b.json)["claims"]
-        assert [c["p_true_raw"] for c in ca] == pytest.approx([c["p_true_raw"] for c in cb], abs=1e-5)
+        assert_float32_close([c["p_true_raw"] for c in ca], [c["p_true_raw"] for c in cb])
 
 
 def test_progress_bar_on_stderr_and_quiet_turns_it_off(tmp_path, config_file):

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from claims.types import Claim
+from conftest import assert_float32_close
 from franq import registry
 from franq.config import FranqConfig
 from franq.errors import FranqError, InputError
@@ -178,7 +179,7 @@ def test_next_token_logprobs_batched_equal_single(tiny_lm):
     cands = [5, 17, 40]
     batched = tiny_lm.next_token_logprobs(prompts, cands)
     single = np.vstack([tiny_lm.next_token_logprobs([p], cands) for p in prompts])
-    np.testing.assert_allclose(batched, single, atol=1e-5)
+    assert_float32_close(batched, single)
     assert (batched < 0).all()
 
 

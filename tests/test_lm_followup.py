@@ -3,6 +3,7 @@ shortcuts give the same numbers as full passes."""
 import numpy as np
 import torch
 
+from conftest import assert_float32_close
 from franq.types import Passage
 
 
@@ -36,7 +37,7 @@ def test_next_token_after_cache_equals_full_prompt(tiny_lm):
     np.testing.assert_allclose(got, want, atol=1e-4)
     # the cache is not consumed: a second call gives the same numbers
     again = tiny_lm.next_token_logprobs_after(p.cache, p.length, suffixes[:1], cands)
-    np.testing.assert_allclose(again, got[:1], atol=1e-6)
+    assert_float32_close(again, got[:1])  # a batch of 1 against a batch of 2
 
 
 def test_sampler_prefill_and_entropies(tiny_lm):

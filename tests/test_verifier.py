@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 
-from conftest import make_franq
+from conftest import assert_float32_close, make_franq
 from franq.errors import InputError, ModelNotFoundError
 from franq.results import read_results, result_record
 from franq.verifier import Verifier, aggregate, windows
@@ -122,7 +122,7 @@ def test_predict_batched_equals_one_at_a_time(verifier_dir):
     together = v.predict(pairs)
     assert together.shape == (len(pairs), 3) and np.allclose(together.sum(axis=1), 1.0)
     alone = np.vstack([v.predict([p]) for p in pairs])
-    assert np.allclose(together, alone, atol=1e-5)
+    assert_float32_close(together, alone)
 
 
 def test_verify_reads_all_passages_and_keeps_the_evidence_window(verifier):
