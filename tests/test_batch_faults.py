@@ -169,7 +169,7 @@ def test_dev_full_error_file_fails_with_one_line_naming_it(tmp_path):
 
 def _script(body: str) -> list[str]:
     return [sys.executable, "-c", "import json, sys, time\nsys.path.insert(0, 'tests')\n"
-            "from test_faults import EchoEngine\nfrom franq.runners.local import run_jsonl\n" + body]
+            "from test_batch_faults import EchoEngine\nfrom franq.runners.local import run_jsonl\n" + body]
 
 
 def _env() -> dict:
