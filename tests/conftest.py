@@ -148,3 +148,18 @@ def assert_float32_close(got, want, tol: float = FLOAT32_TOL):
     (:data:`FLOAT32_TOL`)."""
     np.testing.assert_allclose(np.asarray(got, dtype=np.float64), np.asarray(want, dtype=np.float64),
                                rtol=tol, atol=tol)
+
+
+GOOD = {"question": "When was the Eiffel Tower built?",
+        "passages": ["The Eiffel Tower was built from 1887 to 1889."],
+        "answer": "It was built from 1887 to 1889 [1]. It is in Paris."}
+"""One well-formed input record (a long answer of two claims, one passage) for the CLI tests."""
+
+
+def run_cli(*args):
+    """The real ``franq`` command in-process (click's runner), exceptions raised."""
+    from click.testing import CliRunner
+
+    from franq.cli import main
+
+    return CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)

@@ -1,0 +1,54 @@
+"""The CLI's help texts: every default an option states is the config's default (they
+cannot drift apart)."""
+from __future__ import annotations
+
+import re
+
+from conftest import run_cli
+from franq.cli import main
+
+STATED = [r"'([\w.]+)' \(default\b", r"\(default: (?:the config's, )?'?([\w.]+)'?\)", r"Default: the config's \(([\w.]+)\)"]
+"""How a help text states a default: "'atomic' (default: ...)", "(default: combined)",
+"(default: the config's, 256)", "Default: the config's (long)"."""
+
+
+def _commands(group, path=()):
+    import click
+
+    for name, command in group.commands.items():
+        if isinstance(command, click.Group):
+            yield from _commands(command, (*path, name))
+        else:
+            yield " ".join((*path, name)), command
+
+
+def test_help_defaults_match_the_config_defaults_for_every_option_that_states_one():
+    import click
+
+    from franq.cli.options import DEFAULTS, FLAG_KEYS
+
+    keys = {**FLAG_KEYS, "max_new_tokens": "model.max_new_tokens"}
+    checked = set()
+    for where, command in _commands(main):
+        for p in command.params:
+            said = (p.help or "").replace("'default' (default", "(default").replace("'default'", "")  # the value
+            states = "(default" in said.lower() or "default:" in said.lower()  # not "Default preset."
+            if not isinstance(p, click.Option) or p.name not in keys or not states:
+                continue
+            real = DEFAULTS
+            for part in keys[p.name].split("."):
+                real = getattr(real, part)
+            if real is None:
+                continue  # a described default ("the embedded SmolLM2", "cuda if available")
+            stated = [m.group(1) for pattern in STATED for m in re.finditer(pattern, p.help)]
+            assert stated, f"{where} {p.opts[-1]}: states a default in a form this test cannot read: {p.help!r}"
+            assert stated == [str(real)], f"{where} {p.opts[-1]}: help says {stated}, the config's default is {real!r}"
+            checked.add((where, p.opts[-1]))
+    assert {("score", "--decomposer"), ("score", "--faithfulness"), ("score", "--mode"),
+            ("score", "--calibrator-mismatch"), ("answer", "--max-new-tokens")} <= checked
+
+
+def test_help_of_score_states_the_atomic_decomposer_default():
+    text = run_cli("score", "--help").output
+    assert "'atomic' (default" in " ".join(text.split())
+
