@@ -163,3 +163,8 @@ def run_cli(*args):
     from franq.cli import main
 
     return CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
+
+
+def tiny_cli_args(tiny_lm_path) -> list[str]:
+    """The CLI options that score with the tiny model as :data:`TEST_CONFIG` does."""
+    return ["--model", str(tiny_lm_path), "--faithfulness", "lexical", "--calibrator", "none"]

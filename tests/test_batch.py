@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from conftest import assert_float32_close
+from conftest import GOOD, assert_float32_close, tiny_cli_args
 from franq.cli import main
 from franq.errors import redact
 from franq.io import Example, parse_example
@@ -206,3 +206,17 @@ def test_missing_input_and_unwritable_output_are_named(tmp_path):
     src.write_text("")
     with pytest.raises(ValueError, match="output: cannot open"):
         run_jsonl(lambda: None, str(src), str(tmp_path / "no-dir" / "o.jsonl"), progress=False)
+
+
+def test_user_metadata_passes_through_a_batch(tiny_lm_path, tmp_path):
+    src = tmp_path / "in.jsonl"
+    src.write_text(json.dumps({**GOOD, "id": "a", "meta": {"request_id": "r-1", "user": {"name": "ann"}}}) + "\n"
+                   + json.dumps({**GOOD, "id": "b", "extra": 1}) + "\n", encoding="utf-8")
+    out = tmp_path / "out.jsonl"
+    res = CliRunner().invoke(main, ["score", str(src), "-o", str(out), "--quiet", *tiny_cli_args(tiny_lm_path)])
+    assert res.exit_code == 0, res.output
+    [record] = [json.loads(line) for line in out.read_text().splitlines()]
+    assert record["meta"] == {"request_id": "r-1", "user": {"name": "ann"}}
+    assert record["passages"] == [{"text": GOOD["passages"][0], "title": ""}]
+    error = json.loads((tmp_path / "out.jsonl.errors.jsonl").read_text())
+    assert "unknown field(s) ['extra']" in error["error"] and "put your own fields in 'meta'" in error["error"]

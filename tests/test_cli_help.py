@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import re
 
-from conftest import run_cli
+from click.testing import CliRunner
+
+from conftest import GOOD, run_cli, tiny_cli_args
 from franq.cli import main
 
 STATED = [r"'([\w.]+)' \(default\b", r"\(default: (?:the config's, )?'?([\w.]+)'?\)", r"Default: the config's \(([\w.]+)\)"]
@@ -52,3 +54,10 @@ def test_help_of_score_states_the_atomic_decomposer_default():
     text = run_cli("score", "--help").output
     assert "'atomic' (default" in " ".join(text.split())
 
+
+def test_verbose_flag_is_accepted_after_the_subcommand(tiny_lm_path):
+    res = CliRunner().invoke(main, ["score", "-q", GOOD["question"], "-p", GOOD["passages"][0], "-a", GOOD["answer"],
+                                    *tiny_cli_args(tiny_lm_path), "--format", "json", "-v"])
+    assert res.exit_code == 0, res.output
+    for command in ("score", "answer", "calibrate", "report", "serve"):
+        assert "-v, --verbose" in CliRunner().invoke(main, [command, "--help"]).output

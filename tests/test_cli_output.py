@@ -3,11 +3,17 @@ column, which scorers, backend and calibrator produced each P(true), and report 
 that hold no scored records."""
 from __future__ import annotations
 
+import csv
+import io
 import json
+import time
 
 import pytest
+from click.testing import CliRunner
 
-from conftest import GOOD, run_cli
+import franq
+from conftest import GOOD, run_cli, tiny_cli_args
+from franq.cli import main
 
 @pytest.fixture(scope="module")
 def scored(tiny_lm_path, tmp_path_factory):
@@ -78,3 +84,42 @@ def test_report_given_an_unscored_input_file_says_it_holds_no_scored_records(sco
     result = run_cli("report", str(out), str(batch), "-o", str(html))  # one good file does not hide the other
     assert result.exit_code != 0 and f"{batch} holds no scored records" in result.output
 
+
+def test_threshold_adds_a_verdict_and_csv_has_one_row_per_claim(tiny_lm_path):
+    args = ["score", "-q", GOOD["question"], "-p", GOOD["passages"][0], "-a", GOOD["answer"], *tiny_cli_args(tiny_lm_path),
+            "--threshold", "0.0"]
+    record = json.loads(CliRunner().invoke(main, [*args, "--format", "json"]).stdout)
+    assert [c["verdict"] for c in record["claims"]] == ["likely_true", "likely_true"]  # every P >= 0
+    res = CliRunner().invoke(main, [*args, "--threshold", "1.0", "--format", "csv"])
+    rows = list(csv.DictReader(io.StringIO(res.stdout)))
+    assert [r["claim_index"] for r in rows] == ["0", "1"] and {r["verdict"] for r in rows} == {"likely_false"}
+    assert {"id", "text", "status", "p_true", "p_faithful", "uq_faith", "uq_unfaith",
+            "signal.log_claim_prob"} <= set(rows[0])
+    assert float(rows[0]["p_true"]) == pytest.approx(record["claims"][0]["p_true_raw"])
+    with pytest.raises(franq.InputError, match="calibration.threshold"):
+        franq.FranqConfig.from_dict({"calibration": {"threshold": 1.5}})
+
+
+def test_answer_prints_the_generated_answer_and_html(tiny_lm_path, tmp_path):
+    res = CliRunner().invoke(main, ["answer", "-q", GOOD["question"], "-p", GOOD["passages"][0], "--max-new-tokens",
+                                    "12", "--html", str(tmp_path / "a.html"), *tiny_cli_args(tiny_lm_path)])
+    if res.exit_code != 0:  # a random tiny model may generate an empty answer
+        assert "empty answer" in res.output
+        return
+    assert res.stdout.startswith("Answer: ")
+    assert 'class="answer-text"' in (tmp_path / "a.html").read_text()
+
+
+def test_single_answer_progress_bar_names_its_stage(capsys):
+    from franq.cli.options import StageProgress as _StageProgress
+
+    bar = _StageProgress(True, "franq score")
+    bar.TICK_SECONDS = 0.001
+    err = ""
+    with bar as step:
+        while err.count("franq score: loading the model") < 3:  # the clock ticks before any step is done
+            time.sleep(0.001)
+            err += capsys.readouterr().err
+        step()
+    err += capsys.readouterr().err
+    assert "franq score: loading the model" in err and "franq score: scoring" in err

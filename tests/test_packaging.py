@@ -3,6 +3,9 @@ folder of shipped files is a package setuptools is told about."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def _install_facts():
@@ -54,3 +57,13 @@ def test_every_directory_with_shipped_files_is_a_package_setuptools_is_told_abou
                 assert any(fnmatch.fnmatch(path.name, g) for g in data.get(package, ())), \
                     f"{path.relative_to(root)} is not package data of {package}"
 
+
+def test_readme_links_resolve_in_a_clone():
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "../shared" not in text and "/work/" not in text
+    for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", text):
+        if re.match(r"[a-z]+://|mailto:", target):
+            continue
+        assert (ROOT / target).exists(), f"README links to {target}, which is not in the repository"
+    for section in ("franq report", "franq serve", "--format csv"):
+        assert section in text, f"README has no example of {section}"
