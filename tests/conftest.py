@@ -168,3 +168,23 @@ def run_cli(*args):
 def tiny_cli_args(tiny_lm_path) -> list[str]:
     """The CLI options that score with the tiny model as :data:`TEST_CONFIG` does."""
     return ["--model", str(tiny_lm_path), "--faithfulness", "lexical", "--calibrator", "none"]
+
+
+@pytest.fixture(scope="session")
+def nli_dir(tmp_path_factory):
+    """A tiny random NLI classifier (labels contradiction, neutral, entailment) in the
+    Hugging Face format (:func:`tiny_encoders.build_nli`)."""
+    from tiny_encoders import build_nli
+
+    return build_nli(tmp_path_factory.mktemp("nli"))
+
+
+@pytest.fixture(scope="session")
+def verifier_dir(tmp_path_factory):
+    """A tiny random franq verifier directory (:func:`tiny_encoders.build_verifier`); tests
+    only read it."""
+    import torch
+    from tiny_encoders import build_verifier
+
+    torch.set_num_threads(1)
+    return build_verifier(tmp_path_factory.mktemp("verifier") / "tiny")

@@ -10,7 +10,6 @@ from conftest import assert_float32_close, make_franq
 from franq.io import Example
 from franq.types import Passage
 from franq.scorers.ccp import claim_ccp, combine_nli, token_log_ccp
-from tiny_encoders import build_nli
 
 LABELS = ("entail", "contra", "neutral")
 
@@ -41,11 +40,6 @@ def test_token_ccp_and_nli_combination_equal_lm_polygraph():
         alts = [(f"w{j}", lp[j]) for j in range(k)]
         ours = token_log_ccp(lp, ["entail"] + [combine_nli(forward[j], backward[j]) for j in range(1, k)])
         assert ours == pytest.approx(theirs._token_ccp(alts, matrix), abs=1e-12)
-
-
-@pytest.fixture(scope="module")
-def nli_dir(tmp_path_factory):
-    return build_nli(tmp_path_factory.mktemp("ccp-nli"))
 
 
 def test_ccp_in_the_long_pipeline_reads_the_pass_alternatives(tiny_lm, nli_dir):

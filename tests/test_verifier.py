@@ -7,7 +7,6 @@ import json
 
 import numpy as np
 import pytest
-import torch
 
 from conftest import assert_float32_close, make_franq
 from franq.errors import InputError, ModelNotFoundError
@@ -21,12 +20,6 @@ PASSAGES = ["The Eiffel Tower is a wrought iron lattice tower in Paris, France. 
             "Gustave Eiffel designed it. It is the largest tower in Europe by visitors.",
             "The Louvre is a museum in Paris. It holds the Mona Lisa."]
 ANSWER = "The Eiffel Tower is in Paris. The tower is made of gold. It was built in 1889."
-
-
-@pytest.fixture(scope="module")
-def verifier_dir(tmp_path_factory):
-    torch.set_num_threads(1)
-    return build_verifier(tmp_path_factory.mktemp("verifier") / "tiny")
 
 
 @pytest.fixture(scope="module")

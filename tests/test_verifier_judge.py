@@ -11,15 +11,8 @@ from conftest import make_franq
 from franq import registry
 from franq.equivalence.verifier import VerifierJudge
 from franq.verifier import Verifier
-from tiny_encoders import build_verifier
 
 PASSAGES = ["The Eiffel Tower is in Paris, France. It was built from 1887 to 1889."]
-
-
-@pytest.fixture(scope="module")
-def verifier_dir(tmp_path_factory):
-    torch.set_num_threads(1)
-    return build_verifier(tmp_path_factory.mktemp("judge") / "tiny")
 
 
 def test_judge_matrix_is_the_verifiers_p_supported_both_ways(verifier_dir):
