@@ -1,9 +1,13 @@
-"""The CLI's help texts: every default an option states is the config's default (they
-cannot drift apart)."""
+"""The CLI's help texts: every option of the main commands has one, every default an
+option states is the config's default (they cannot drift apart), and -v is accepted after
+the subcommand."""
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 
+import pytest
 from click.testing import CliRunner
 
 from conftest import GOOD, run_cli, tiny_cli_args
@@ -61,3 +65,35 @@ def test_verbose_flag_is_accepted_after_the_subcommand(tiny_lm_path):
     assert res.exit_code == 0, res.output
     for command in ("score", "answer", "calibrate", "report", "serve"):
         assert "-v, --verbose" in CliRunner().invoke(main, [command, "--help"]).output
+
+
+def _option_help(help_text: str) -> dict[str, str]:
+    """Each option of a click help page, with its description (click writes it after the
+    option on the same line, or on the next, indented line when the option is long)."""
+    lines = help_text.split("\nOptions:\n", 1)[1].splitlines()
+    out = {}
+    for i, line in enumerate(lines):
+        if not line.startswith("  -"):
+            continue
+        term, _, desc = line.strip().partition("  ")
+        nxt = lines[i + 1] if i + 1 < len(lines) else ""
+        if not desc.strip() and nxt.startswith("      ") and not nxt.strip().startswith("-"):
+            desc = nxt
+        out[term] = desc.strip()
+    return out
+
+
+@pytest.mark.parametrize("command", ["score", "answer", "calibrate"])
+def test_cli_help_describes_every_option(command):
+    from franq import cli
+
+    proc = subprocess.run([sys.executable, "-m", "franq", command, "--help"], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    options = _option_help(proc.stdout)
+    declared = [p for p in cli.main.commands[command].params if p.param_type_name == "option"]
+    assert len(options) == len(declared) + 1  # and --help
+    undocumented = [term for term, desc in options.items() if not desc]
+    assert not undocumented, f"options without help text: {undocumented}"
+    for shared in ("--config FILE", "--model TEXT", "--faithfulness TEXT", "--calibrator TEXT",
+                   "--mode [long|short|auto]"):
+        assert shared in options

@@ -1,5 +1,5 @@
-"""Fuzz of franq's boundary (issue 18): malformed API calls, config values, batch records
-and model paths, each with the error it must give (one line, naming the field), and the
+"""Fuzz of franq's boundary: malformed API calls, batch records and model paths (config
+values: test_config.py), each with the error it must give (one line, naming the field), and the
 odd-but-valid inputs with the outcome they must have (a warning, ``unaligned``, escaped
 output). Tiny model and a constant faithfulness backend: seconds, no real model."""
 from __future__ import annotations
@@ -151,67 +151,6 @@ def test_server_error_echoing_the_authorization_header_is_redacted_everywhere(ti
     line = json.dumps(result_record("x", res))
     for text in (" ".join(res.warnings), line):
         assert "opaque-credential-9f8e7d6c" not in text and "redacted" in text
-
-
-# ---------------------------------------------------------------------------- config values
-CONFIG_ERRORS = [
-    ({"model": {"device": 3}}, "'model.device': expected a string (or unset), got int"),
-    ({"model": {"device": "cuda:x"}}, "'model.device': expected a torch device"),
-    ({"model": {"device": "gpu"}}, "'model.device': expected a torch device"),
-    ({"model": {"device": ["cpu"]}}, "'model.device': expected a string"),
-    ({"model": {"dtype": 16}}, "'model.dtype': expected a string (or unset), got int"),
-    ({"model": {"dtype": "float8"}}, "'model.dtype': expected one of"),
-    ({"model": {"dtype": "fp16"}}, "'model.dtype': expected one of"),
-    ({"model": {"path": 5}}, "'model.path': expected a string (or unset), got int"),
-    ({"model": {"path": ""}}, "'model.path': is an empty string"),
-    ({"model": {"path": ["/models/x"]}}, "'model.path': expected a string"),
-    ({"model": {"path": True}}, "'model.path': expected a string (or unset), got bool"),
-    ({"model": {"gguf_file": 1}}, "'model.gguf_file': expected a string"),
-    ({"model": {"max_new_tokens": "256"}}, "'model.max_new_tokens': expected an integer, got str"),
-    ({"model": {"max_new_tokens": 0}}, "'model.max_new_tokens': expected a positive integer"),
-    ({"model": {"max_new_tokens": 2.5}}, "'model.max_new_tokens': expected an integer, got float"),
-    ({"model": {"on_overflow": "drop"}}, "'model.on_overflow': expected one of"),
-    ({"model": {"on_overflow": None}}, "'model.on_overflow': expected a string, got NoneType"),
-    ({"model": {"colour": "red"}}, "unknown key(s) ['colour']"),
-    ({"batch": 5}, "[batch]: expected a table of settings, got int"),
-    ({"mode": 3}, "'mode': expected a string, got int"),
-    ({"mode": "medium"}, "'mode': expected one of"),
-    ({"decomposer": {"name": 1}}, "'decomposer.name': expected a string, got int"),
-    ({"decomposer": {"timeout": "60"}}, "'decomposer.timeout': expected a number, got str"),
-    ({"decomposer": {"timeout": -1}}, "'decomposer.timeout': expected a positive number"),
-    ({"decomposer": {"max_retries": -1}}, "'decomposer.max_retries': expected 0 or more"),
-    ({"decomposer": {"api_key_env": "MY KEY"}}, "'decomposer.api_key_env': expected the name of an environment"),
-    ({"decomposer": {"api_key_env": 7}}, "'decomposer.api_key_env': expected a string"),
-    ({"decomposer": {"base_url": ""}}, "'decomposer.base_url': is an empty string"),
-    ({"faithfulness": {"name": None}}, "'faithfulness.name': expected a string, got NoneType"),
-    ({"faithfulness": {"map": 3}}, "'faithfulness.map': expected a string"),
-    ({"uq": {"seed": "1"}}, "'uq.seed': expected an integer, got str"),
-    ({"uq": {"temperature": True}}, "'uq.temperature': expected a number, got bool"),
-    ({"uq": {"temperature": -0.5}}, "'uq.temperature': expected a number >= 0"),
-    ({"uq": {"n_samples": 1}}, "'uq.n_samples': expected an integer >= 2"),
-    ({"uq": {"long": {"faith": 3}}}, "'uq.long.faith': expected a string, got int"),
-    ({"uq": {"short": {"extra": [1]}}}, "'uq.short.extra[0]': expected a string, got int"),
-    ({"uq": {"short": {"extra": "eigval"}}}, "extra: expected a list of scorer names"),
-    ({"calibration": {"calibrator": 0}}, "'calibration.calibrator': expected a string, got int"),
-    ({"calibration": {"on_mismatch": "ignore"}}, "'calibration.on_mismatch': expected one of"),
-    ({"batch": {"max_batch_tokens": "4096"}}, "'batch.max_batch_tokens': expected an integer, got str"),
-    ({"batch": {"max_batch_tokens": 0}}, "'batch.max_batch_tokens': expected a positive integer"),
-    ([1, 2], "expected an object at the top level, got list"),
-]
-
-
-@pytest.mark.parametrize("data, expected", CONFIG_ERRORS, ids=[str(i) for i in range(len(CONFIG_ERRORS))])
-def test_bad_config_value_fails_when_built_naming_the_field(data, expected):
-    with pytest.raises(InputError) as err:
-        FranqConfig.from_dict(data)
-    assert expected in str(err.value) and "\n" not in str(err.value)
-
-
-def test_config_file_with_duplicate_keys_names_the_file(tmp_path):
-    path = tmp_path / "franq.json"
-    path.write_text('{"model": {"device": "cpu", "device": "cuda"}}')
-    with pytest.raises(InputError, match=f"config {path}: .*'device' appears twice"):
-        FranqConfig.from_file(path)
 
 
 # ---------------------------------------------------------------------------- batch records
