@@ -1,4 +1,4 @@
-"""Methods of papers 000 / 003 a reproducer looks for (issue 27 item 6), on hand-computed cases."""
+"""Methods of papers 000 / 003 a reproducer looks for, on hand-computed cases."""
 from __future__ import annotations
 
 import json

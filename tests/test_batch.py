@@ -1,4 +1,4 @@
-"""Batch scoring (issue 8): resume after SIGKILL, bad records, output log, batching."""
+"""Batch scoring: resume after SIGKILL, bad records, output log, batching."""
 from __future__ import annotations
 
 import json

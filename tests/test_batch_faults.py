@@ -1,4 +1,4 @@
-"""Fault injection for the batch runner (issue 18): aliasing paths, special outputs, write
+"""Fault injection for the batch runner: aliasing paths, special outputs, write
 failures (disk full, read-only, permission), damaged output lines, signals at random points.
 
 Every case checks the guarantee, not just the message: the input is never changed, no

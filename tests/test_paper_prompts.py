@@ -1,4 +1,4 @@
-"""The papers' prompts, verbatim and selectable by name (issue 27 item 4). Each expected text
+"""The papers' prompts, verbatim and selectable by name. Each expected text
 is pinned here with its source (a test that read /work/shared/papers would not be portable):
 001 = FRANQ (Fadeeva et al.), 000 = "Generate but Verify" (answering with faithfulness),
 003 = "Sufficient Context" (Joren et al.)."""

@@ -1,4 +1,4 @@
-"""Issue 14: closed-book internals, semantic entropy probes and the probe preset (short form
+"""Closed-book internals, semantic entropy probes and the probe preset (short form
 without samples), and probe files as safetensors."""
 from __future__ import annotations
 

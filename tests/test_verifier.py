@@ -1,4 +1,4 @@
-"""franq's verifier (issue 25): windows that never cross passages, aggregation rules,
+"""franq's verifier: windows that never cross passages, aggregation rules,
 batching, the ``verifier`` faithfulness backend and the fields it puts in the results."""
 from __future__ import annotations
 

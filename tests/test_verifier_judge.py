@@ -1,4 +1,4 @@
-"""The verifier as franq's one NLI model (issue 25): the ``verifier`` sample-equivalence
+"""The verifier as franq's one NLI model: the ``verifier`` sample-equivalence
 judge (bidirectional entailment, as the paper's DeBERTa judge) and the answering app's
 ``nli`` check with ``[verifiers.nli] backend = "verifier"``. Tiny random models."""
 from __future__ import annotations
