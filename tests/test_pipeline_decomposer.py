@@ -73,7 +73,7 @@ def test_bad_decomposer_config_names_the_field(changes, field):
 
 @pytest.fixture(scope="module")
 def long_context_lm(tmp_path_factory):
-    from tests.conftest import build_tiny_lm
+    from conftest import build_tiny_lm
     from franq.lm import CausalLM
 
     path = build_tiny_lm(tmp_path_factory.mktemp("tiny-2k"), max_positions=2048)

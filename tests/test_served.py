@@ -10,13 +10,13 @@ import json
 import numpy as np
 import pytest
 
+from conftest import assert_float32_close, franq_config, make_franq
 from franq.errors import InputError
 from franq.lm.served import connect, engines
 from franq.lm.served.base import ScoreItem, SampleParams
 from franq.lm.served.client import Request, ServerClient, ServerUnavailable
 from franq.lm.served.model import WhiteBoxError
-from tests.conftest import assert_float32_close, franq_config, make_franq
-from tests.served_fakes import KINDS, FakeServer, PinnedClient, PinnedTokenizer, fixture
+from served_fakes import KINDS, FakeServer, PinnedClient, PinnedTokenizer, fixture
 
 QUESTION = "What is the capital of France?"
 PASSAGES = ["Paris is the capital of France.", "The Eiffel Tower is in Paris."]
