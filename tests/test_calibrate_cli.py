@@ -182,20 +182,6 @@ def test_calibrate_xgboost_without_xgboost_says_which_extra_to_install(fitted, t
         "Error: the XGBoost baselines need the xgboost package, which is not installed: pip install 'franq[eval]'"]
 
 
-def test_config_validates_calibrator_settings():
-    from franq.config import FranqConfig
-
-    from franq.config import FranqDeprecationWarning
-
-    with pytest.raises(InputError, match="'calibration.on_mismatch': expected one of"):
-        FranqConfig.from_dict({"calibration": {"on_mismatch": "ignore"}})
-    with pytest.raises(InputError, match="'calibration.calibrator': expected 'default', 'none' or a file path"):
-        FranqConfig.from_dict({"calibration": {"calibrator": ""}})
-    assert FranqConfig.from_dict({"calibration": {"calibrator": "none"}}).calibration.calibrator == "none"
-    with pytest.warns(FranqDeprecationWarning, match=r"'calibrator' -> \[calibration\] calibrator"):
-        assert FranqConfig.from_dict({"calibrator": "none"}).calibration.calibrator == "none"
-
-
 def test_missing_calibrator_file_is_an_input_error(tmp_path):
     stack = stack_key(model="m", faithfulness="f", uq_faith="a", uq_unfaith="b", mode="long")
     with pytest.raises(InputError, match="cannot read"):

@@ -356,3 +356,53 @@ def test_config_rejects_unknown_keys_and_bad_values(tmp_path):
     toml.write_text('[model]\npath = "/models/llama"\n\n[batch]\nmax_batch_tokens = 2048\n')
     config = FranqConfig.from_file(toml)
     assert config.batch.max_batch_tokens == 2048 and config.model.path == "/models/llama"
+
+
+def test_config_validates_calibrator_settings():
+    from franq.config import FranqConfig
+
+    from franq.config import FranqDeprecationWarning
+
+    with pytest.raises(InputError, match="'calibration.on_mismatch': expected one of"):
+        FranqConfig.from_dict({"calibration": {"on_mismatch": "ignore"}})
+    with pytest.raises(InputError, match="'calibration.calibrator': expected 'default', 'none' or a file path"):
+        FranqConfig.from_dict({"calibration": {"calibrator": ""}})
+    assert FranqConfig.from_dict({"calibration": {"calibrator": "none"}}).calibration.calibrator == "none"
+    with pytest.warns(FranqDeprecationWarning, match=r"'calibrator' -> \[calibration\] calibrator"):
+        assert FranqConfig.from_dict({"calibrator": "none"}).calibration.calibrator == "none"
+
+
+def test_config_names_missing_backend_settings():
+    def config(**faithfulness):
+        return FranqConfig.from_dict({"faithfulness": faithfulness})
+
+    with pytest.raises(InputError, match="'faithfulness.alignscore.checkpoint': required"):
+        config(name="alignscore", alignscore={"base_model": "x"})
+    with pytest.raises(InputError, match="'faithfulness.nli.model': required"):
+        config(name="nli")
+    with pytest.raises(InputError, match="'faithfulness.judge.model': required"):
+        config(name="judge", judge={"base_url": "http://localhost:8000/v1"})
+    with pytest.raises(InputError, match="'faithfulness.name': unknown faithfulness backend 'alignscorez'"):
+        config(name="alignscorez")
+    assert FranqConfig().faithfulness.name == "verifier"  # the default, chosen on six dev sets (issue 25)
+
+
+@pytest.mark.parametrize("changes, field", [
+    ({"name": "gpt"}, "decomposer.name"),
+    ({"name": "llm", "backend": "openai"}, "decomposer.model"),
+    ({"backend": "vllm"}, "decomposer.backend"),
+    ({"timeout": 0}, "decomposer.timeout"),
+    ({"concurrency": 0}, "decomposer.concurrency"),
+    ({"align": "spacy"}, "decomposer.align"),
+])
+def test_bad_decomposer_config_names_the_field(changes, field):
+    with pytest.raises(InputError, match=f"'{field}'"):
+        FranqConfig.from_dict({"decomposer": changes})
+
+
+def test_config_rejects_unknown_judge():
+    from franq.config import FranqConfig
+    from franq.errors import InputError
+
+    with pytest.raises(InputError, match="'uq.equivalence': unknown equivalence judge 'gpt'"):
+        FranqConfig.from_dict({"uq": {"equivalence": "gpt"}})
