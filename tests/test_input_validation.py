@@ -1,10 +1,10 @@
-"""Fuzz of franq's boundary: malformed API calls, batch records and model paths (config
-values: test_config.py), each with the error it must give (one line, naming the field), and the
-odd-but-valid inputs with the outcome they must have (a warning, ``unaligned``, escaped
-output). Tiny model and a constant faithfulness backend: seconds, no real model."""
+"""Fuzz of franq's boundary: malformed API calls and model paths (config values:
+test_config.py; batch records: test_batch_fuzz.py), each with the error it must give (one
+line, naming the field), and the odd-but-valid inputs with the outcome they must have (a
+warning, ``unaligned``, escaped output). Tiny model and a constant faithfulness backend:
+seconds, no real model."""
 from __future__ import annotations
 
-import io
 import json
 import os
 import shutil
@@ -15,7 +15,6 @@ import pytest
 from conftest import ConstantFaithfulness, make_franq
 from franq.config import FranqConfig
 from franq.errors import FranqError, InputError
-from franq.runners.records import BadRecord, Record, RecordReader
 
 Q, P, A = "Where is the Eiffel Tower?", ["The Eiffel Tower is in Paris, France."], "The Eiffel Tower is in Paris."
 
@@ -151,57 +150,6 @@ def test_server_error_echoing_the_authorization_header_is_redacted_everywhere(ti
     line = json.dumps(result_record("x", res))
     for text in (" ".join(res.warnings), line):
         assert "opaque-credential-9f8e7d6c" not in text and "redacted" in text
-
-
-# ---------------------------------------------------------------------------- batch records
-def rec(**fields) -> bytes:
-    base = {"question": Q, "passages": P, "answer": A}
-    base.update(fields)
-    return json.dumps({k: v for k, v in base.items() if v is not ...}).encode()
-
-
-RECORD_ERRORS = [
-    ("nested duplicate key", b'{"question": "q", "passages": [{"text": "a", "text": "b"}], "answer": "a"}',
-     "key 'text' appears twice"),
-    ("duplicate id key", b'{"id": "a", "id": "b", "question": "q", "passages": ["p"], "answer": "a"}',
-     "key 'id' appears twice"),
-    ("claim surrogate", b'{"question": "q", "passages": ["p"], "answer": "a", "claims": ["\\ud800"]}',
-     "'claims[0]' holds an unpaired surrogate"),
-    ("passage title surrogate", b'{"question": "q", "passages": [{"text": "t", "title": "\\udc00"}], "answer": "a"}',
-     "'passages[0].title' holds an unpaired surrogate"),
-    ("claim too long", rec(claims=["x" * 10_001]), "'claims[0]' is 10001 characters, over the limit of 10000"),
-    ("too many claims", rec(claims=["c"] * 1001), "'claims' has 1001 claims"),
-    ("id is object", rec(id={"a": 1}), "'id' must be a string or an integer, got dict"),
-    ("id is null with claims int", rec(claims=[None]), "'claims[0]' must be a string, got NoneType"),
-    ("empty object", b"{}", "missing field 'question'"),
-    ("trailing garbage", rec() + b" x", "not valid JSON"),
-    ("two objects on a line", rec() + rec(), "not valid JSON"),
-    ("single quotes", b"{'question': 'q'}", "not valid JSON"),
-    ("-Infinity", b'{"question": -Infinity, "passages": ["p"], "answer": "a"}', "-Infinity is not valid JSON"),
-]
-
-
-@pytest.mark.parametrize("case", [c[0] for c in RECORD_ERRORS])
-def test_malformed_record_becomes_an_error_record_naming_the_field(case):
-    raw, expected = next((r, e) for name, r, e in RECORD_ERRORS if name == case)
-    items = list(RecordReader().read(io.BytesIO(raw + b"\n" + rec(id="after") + b"\n")))
-    assert isinstance(items[0], BadRecord) and items[0].reason.startswith("line 1: ")
-    assert expected in items[0].reason, items[0].reason
-    assert isinstance(items[1], Record) and items[1].id == "after"  # the run carries on
-
-
-def test_int_and_string_ids_compare_as_text_and_the_repeat_says_so():
-    items = list(RecordReader().read(io.BytesIO(rec(id=7) + b"\n" + rec(id="7") + b"\n")))
-    assert isinstance(items[0], Record) and items[0].id == "7"
-    assert isinstance(items[1], BadRecord) and items[1].duplicate
-    assert 'ids compare as text: 7 and "7" are the same id' in items[1].reason
-
-
-@pytest.mark.parametrize("raw", [b"\xef\xbb\xbf" + rec(id="bom"), rec(id="crlf") + b"\r",
-                                 rec(id="esc", answer="Paris \u001b[2J is here.")])
-def test_odd_but_valid_lines_are_read(raw):
-    items = list(RecordReader().read(io.BytesIO(raw + b"\n")))
-    assert len(items) == 1 and isinstance(items[0], Record)
 
 
 # ---------------------------------------------------------------------------- model paths
