@@ -130,3 +130,61 @@ def make_franq(lm, config: dict | None = None, **components):
 @pytest.fixture(name="make_franq")
 def _make_franq_fixture():
     return make_franq
+
+
+FLOAT32_TOL = 1e-4
+"""Absolute and relative tolerance for float32 model outputs computed along two paths (a
+batch of 2 against a batch of 1, a cached prefix against the full prompt, padded against
+unpadded, SDPA against eager attention). A float32 keeps about 7 significant digits (eps
+1.2e-7), and kernels that block a sum differently round differently: on one CPU, and more
+so across CPUs (AVX2 / AVX-512, oneDNN / OpenBLAS). Over the tiny models' dot products and
+a log-softmax over their vocabulary, values of magnitude ~10 differ by up to ~1e-5 (1.9e-6
+seen at atol 1e-6 on a second machine); 1e-4 leaves a margin and still catches a wrong
+token, position or mask, which moves a value by 1e-2 or more."""
+
+
+def assert_float32_close(got, want, tol: float = FLOAT32_TOL):
+    """``got`` equals ``want`` up to float32 rounding of two computation paths
+    (:data:`FLOAT32_TOL`)."""
+    np.testing.assert_allclose(np.asarray(got, dtype=np.float64), np.asarray(want, dtype=np.float64),
+                               rtol=tol, atol=tol)
+
+
+GOOD = {"question": "When was the Eiffel Tower built?",
+        "passages": ["The Eiffel Tower was built from 1887 to 1889."],
+        "answer": "It was built from 1887 to 1889 [1]. It is in Paris."}
+"""One well-formed input record (a long answer of two claims, one passage) for the CLI tests."""
+
+
+def run_cli(*args):
+    """The real ``franq`` command in-process (click's runner), exceptions raised."""
+    from click.testing import CliRunner
+
+    from franq.cli import main
+
+    return CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
+
+
+def tiny_cli_args(tiny_lm_path) -> list[str]:
+    """The CLI options that score with the tiny model as :data:`TEST_CONFIG` does."""
+    return ["--model", str(tiny_lm_path), "--faithfulness", "lexical", "--calibrator", "none"]
+
+
+@pytest.fixture(scope="session")
+def nli_dir(tmp_path_factory):
+    """A tiny random NLI classifier (labels contradiction, neutral, entailment) in the
+    Hugging Face format (:func:`tiny_encoders.build_nli`)."""
+    from tiny_encoders import build_nli
+
+    return build_nli(tmp_path_factory.mktemp("nli"))
+
+
+@pytest.fixture(scope="session")
+def verifier_dir(tmp_path_factory):
+    """A tiny random franq verifier directory (:func:`tiny_encoders.build_verifier`); tests
+    only read it."""
+    import torch
+    from tiny_encoders import build_verifier
+
+    torch.set_num_threads(1)
+    return build_verifier(tmp_path_factory.mktemp("verifier") / "tiny")

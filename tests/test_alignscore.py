@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 import torch
 
+from conftest import assert_float32_close
 from franq.errors import ModelNotFoundError
 from franq.faithfulness.alignscore import ALIGNED, AlignScoreCheckpointError, AlignScoreFaithfulness
 from franq.faithfulness.chunks import chunk_context, claim_sentences
@@ -49,14 +50,14 @@ def _reference(backend, context, claim):
 def test_alignscore_matches_per_pair_reference(align):
     got = align.predict(PAIRS)
     want = [_reference(align, c, h) for c, h in PAIRS]
-    np.testing.assert_allclose(got, want, atol=1e-5)
+    assert_float32_close(got, want)
     assert ((got > 0) & (got < 1)).all()
 
 
 def test_batched_equals_one_pair_at_a_time(align):
     batched = align.predict(PAIRS)
     single = np.concatenate([align.predict([p]) for p in PAIRS])
-    np.testing.assert_allclose(batched, single, atol=1e-5)
+    assert_float32_close(batched, single)
 
 
 def test_multi_sentence_claim_is_mean_of_its_sentences(align):
@@ -64,7 +65,7 @@ def test_multi_sentence_claim_is_mean_of_its_sentences(align):
     sents = claim_sentences(claim)
     assert len(sents) == 2
     parts = align.predict([(CONTEXT, s) for s in sents])
-    np.testing.assert_allclose(align.predict([(CONTEXT, claim)])[0], parts.mean(), atol=1e-6)
+    assert_float32_close(align.predict([(CONTEXT, claim)])[0], parts.mean())
 
 
 def test_long_context_is_chunked_not_truncated(tiny_align):

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
+from conftest import assert_float32_close
 from franq.apps.answering import (
     Answerer,
     ClosedBookFallback, ContainsGoldSufficiency, DualGenerationVerifier, LabelSufficiency, LocalLabeler,
@@ -168,7 +169,7 @@ def test_lm_verifiers_and_fallback_on_a_tiny_model(tiny_lm):
     rag = tiny_lm.rag_prompt(ITEM.question, PASSAGES, reserve=4, instruction=SHORT_INSTRUCTION)
     closed = tiny_lm.closed_book_prompt(ITEM.question, instruction=SHORT_INSTRUCTION)
     a, b = tiny_lm.continuation_logprobs([(rag.ids, tiny_lm.encode("1889")), (closed.ids, tiny_lm.encode("in 1900"))])
-    assert d == pytest.approx(a.mean() - b.mean(), abs=1e-5)
+    assert_float32_close(d, a.mean() - b.mean())
     dual.predict([ITEM])  # no closed answer given: generated
     assert isinstance(dual.closed_answers[0], str)
     assert isinstance(ClosedBookFallback(tiny_lm, max_new_tokens=4).answer(ITEM.question, PASSAGES), str)

@@ -1,4 +1,4 @@
-"""Issue 19: the offline atomic decomposer (spaCy dependency parse) splits sentences into
+"""The offline atomic decomposer (spaCy dependency parse) splits sentences into
 self-contained claims aligned to the answer words that express them."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Batch scoring (issue 8): resume after SIGKILL, bad records, output log, batching."""
+"""Batch scoring: resume after SIGKILL, bad records, output log, batching."""
 from __future__ import annotations
 
 import json
@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from conftest import GOOD, assert_float32_close, tiny_cli_args
 from franq.cli import main
 from franq.errors import redact
 from franq.io import Example, parse_example
@@ -166,7 +167,7 @@ def test_batched_scores_equal_one_answer_at_a_time(tiny_franq):
     alone = [score_records(tiny_franq, [r])[0] for r in recs]
     for a, b in zip(together, alone):
         ca, cb = json.loads(a.json)["claims"], json.loads(b.json)["claims"]
-        assert [c["p_true_raw"] for c in ca] == pytest.approx([c["p_true_raw"] for c in cb], abs=1e-5)
+        assert_float32_close([c["p_true_raw"] for c in ca], [c["p_true_raw"] for c in cb])
 
 
 def test_progress_bar_on_stderr_and_quiet_turns_it_off(tmp_path, config_file):
@@ -205,3 +206,17 @@ def test_missing_input_and_unwritable_output_are_named(tmp_path):
     src.write_text("")
     with pytest.raises(ValueError, match="output: cannot open"):
         run_jsonl(lambda: None, str(src), str(tmp_path / "no-dir" / "o.jsonl"), progress=False)
+
+
+def test_user_metadata_passes_through_a_batch(tiny_lm_path, tmp_path):
+    src = tmp_path / "in.jsonl"
+    src.write_text(json.dumps({**GOOD, "id": "a", "meta": {"request_id": "r-1", "user": {"name": "ann"}}}) + "\n"
+                   + json.dumps({**GOOD, "id": "b", "extra": 1}) + "\n", encoding="utf-8")
+    out = tmp_path / "out.jsonl"
+    res = CliRunner().invoke(main, ["score", str(src), "-o", str(out), "--quiet", *tiny_cli_args(tiny_lm_path)])
+    assert res.exit_code == 0, res.output
+    [record] = [json.loads(line) for line in out.read_text().splitlines()]
+    assert record["meta"] == {"request_id": "r-1", "user": {"name": "ann"}}
+    assert record["passages"] == [{"text": GOOD["passages"][0], "title": ""}]
+    error = json.loads((tmp_path / "out.jsonl.errors.jsonl").read_text())
+    assert "unknown field(s) ['extra']" in error["error"] and "put your own fields in 'meta'" in error["error"]

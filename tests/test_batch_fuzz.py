@@ -1,12 +1,16 @@
 """Fuzz the JSONL batch path with malformed records: every one becomes an error record
-whose reason names the field, the valid records around them are scored, exit code 0."""
+whose reason names the field, the valid records around them are scored, exit code 0; the
+record reader on duplicate keys, surrogates, limits and odd-but-valid lines."""
 from __future__ import annotations
 
+import io
 import json
 
+import pytest
 from click.testing import CliRunner
 
 from franq.cli import main
+from franq.runners.records import BadRecord, Record, RecordReader
 
 Q, P, A = "Where is the Eiffel Tower?", ["The Eiffel Tower is in Paris."], "It is in Paris."
 
@@ -115,3 +119,48 @@ def test_error_record_carries_the_id_of_a_bad_record(tmp_path, tiny_lm_path):
                    "['answer', 'claims', 'gold_answers', 'gold_passages', 'id', 'meta', 'passages', 'question', "
                    "'sufficient'] (put your own fields in "
                    "'meta': an object echoed to the output)"}
+
+
+# ---------------------------------------------------------------------------- the record reader
+RECORD_ERRORS = [
+    ("nested duplicate key", b'{"question": "q", "passages": [{"text": "a", "text": "b"}], "answer": "a"}',
+     "key 'text' appears twice"),
+    ("duplicate id key", b'{"id": "a", "id": "b", "question": "q", "passages": ["p"], "answer": "a"}',
+     "key 'id' appears twice"),
+    ("claim surrogate", b'{"question": "q", "passages": ["p"], "answer": "a", "claims": ["\\ud800"]}',
+     "'claims[0]' holds an unpaired surrogate"),
+    ("passage title surrogate", b'{"question": "q", "passages": [{"text": "t", "title": "\\udc00"}], "answer": "a"}',
+     "'passages[0].title' holds an unpaired surrogate"),
+    ("claim too long", rec(claims=["x" * 10_001]), "'claims[0]' is 10001 characters, over the limit of 10000"),
+    ("too many claims", rec(claims=["c"] * 1001), "'claims' has 1001 claims"),
+    ("id is object", rec(id={"a": 1}), "'id' must be a string or an integer, got dict"),
+    ("id is null with claims int", rec(claims=[None]), "'claims[0]' must be a string, got NoneType"),
+    ("empty object", b"{}", "missing field 'question'"),
+    ("trailing garbage", rec() + b" x", "not valid JSON"),
+    ("two objects on a line", rec() + rec(), "not valid JSON"),
+    ("single quotes", b"{'question': 'q'}", "not valid JSON"),
+    ("-Infinity", b'{"question": -Infinity, "passages": ["p"], "answer": "a"}', "-Infinity is not valid JSON"),
+]
+
+
+@pytest.mark.parametrize("case", [c[0] for c in RECORD_ERRORS])
+def test_malformed_record_becomes_an_error_record_naming_the_field(case):
+    raw, expected = next((r, e) for name, r, e in RECORD_ERRORS if name == case)
+    items = list(RecordReader().read(io.BytesIO(raw + b"\n" + rec(id="after") + b"\n")))
+    assert isinstance(items[0], BadRecord) and items[0].reason.startswith("line 1: ")
+    assert expected in items[0].reason, items[0].reason
+    assert isinstance(items[1], Record) and items[1].id == "after"  # the run carries on
+
+
+def test_int_and_string_ids_compare_as_text_and_the_repeat_says_so():
+    items = list(RecordReader().read(io.BytesIO(rec(id=7) + b"\n" + rec(id="7") + b"\n")))
+    assert isinstance(items[0], Record) and items[0].id == "7"
+    assert isinstance(items[1], BadRecord) and items[1].duplicate
+    assert 'ids compare as text: 7 and "7" are the same id' in items[1].reason
+
+
+@pytest.mark.parametrize("raw", [b"\xef\xbb\xbf" + rec(id="bom"), rec(id="crlf") + b"\r",
+                                 rec(id="esc", answer="Paris \u001b[2J is here.")])
+def test_odd_but_valid_lines_are_read(raw):
+    items = list(RecordReader().read(io.BytesIO(raw + b"\n")))
+    assert len(items) == 1 and isinstance(items[0], Record)

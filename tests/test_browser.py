@@ -1,5 +1,5 @@
 """The HTML report and the served page in a real browser (headless Chromium through
-selenium, issue 17): every claim is highlighted, colours match the P(true) buckets, the
+selenium): every claim is highlighted, colours match the P(true) buckets, the
 claim panel shows the passage window, the threshold filter and the pages work. Each test
 saves a screenshot in its temp dir. Skipped, saying why, where no Chromium can be found
 (`make test` installs Debian's chromium and chromium-driver where it can, and then

@@ -3,14 +3,18 @@ driven through the real CLI entry point with the tiny test model."""
 from __future__ import annotations
 
 import json
+import re
 import sys
 
 import numpy as np
 import pytest
 from click.testing import CliRunner
 
+import franq
+
 from calibration.contract import ClaimInputs
 from calibration.franq import FranqCalibrator
+from conftest import GOOD, make_franq
 from franq.calibrate import resolve_calibrator, stack_key
 from franq.fit.calibrator import training_claims
 from franq.cli import main
@@ -180,20 +184,6 @@ def test_calibrate_xgboost_without_xgboost_says_which_extra_to_install(fitted, t
         "Error: the XGBoost baselines need the xgboost package, which is not installed: pip install 'franq[eval]'"]
 
 
-def test_config_validates_calibrator_settings():
-    from franq.config import FranqConfig
-
-    from franq.config import FranqDeprecationWarning
-
-    with pytest.raises(InputError, match="'calibration.on_mismatch': expected one of"):
-        FranqConfig.from_dict({"calibration": {"on_mismatch": "ignore"}})
-    with pytest.raises(InputError, match="'calibration.calibrator': expected 'default', 'none' or a file path"):
-        FranqConfig.from_dict({"calibration": {"calibrator": ""}})
-    assert FranqConfig.from_dict({"calibration": {"calibrator": "none"}}).calibration.calibrator == "none"
-    with pytest.warns(FranqDeprecationWarning, match=r"'calibrator' -> \[calibration\] calibrator"):
-        assert FranqConfig.from_dict({"calibrator": "none"}).calibration.calibrator == "none"
-
-
 def test_missing_calibrator_file_is_an_input_error(tmp_path):
     stack = stack_key(model="m", faithfulness="f", uq_faith="a", uq_unfaith="b", mode="long")
     with pytest.raises(InputError, match="cannot read"):
@@ -258,3 +248,56 @@ def test_training_claims_read_records_of_this_schema_and_the_previous_ones_alike
         np.testing.assert_allclose(data.uq_faith, [np.exp(-1.0)])
         np.testing.assert_allclose(data.uq_unfaith, [np.exp(-2.0)])
         assert sorted(data.signals) == ["log_claim_prob", "log_parametric", "n_tokens"]
+
+
+def test_missing_calibrator_says_calibrator_once(tmp_path):
+    stack = stack_key(model="m", faithfulness="f", uq_faith="a", uq_unfaith="b", mode="long")
+    with pytest.raises(franq.InputError) as exc:
+        resolve_calibrator(str(tmp_path / "nope.json"), stack)
+    assert str(exc.value).startswith(f"calibrator: cannot read {tmp_path / 'nope.json'}")
+    assert "calibrator: calibrator" not in str(exc.value)
+
+
+def test_a_scored_output_with_passages_is_still_read_as_scored_by_calibrate(tiny_lm):
+    from franq.fit.calibrator import is_scored_record
+
+    result = make_franq(tiny_lm).score_many([GOOD])[0]
+    assert is_scored_record(franq.result_record("x", result, franq.Example.from_dict(GOOD)))
+    assert not is_scored_record(GOOD)
+
+
+def _scored_records(path, n_answers=40, seed=0):
+    rng = np.random.default_rng(seed)
+    stack = stack_key(model="m", faithfulness="lexical-v1", uq_faith="claim_prob", uq_unfaith="parametric", mode="long")
+    with open(path, "w", encoding="utf-8") as f:
+        for i in range(n_answers):
+            claims = []
+            for _ in range(3):
+                truth = bool(rng.random() < 0.6)
+                claims.append({"claim": {"text": "x", "char_spans": []}, "status": "scored",
+                               "p_faithful": float(rng.uniform(0.4, 1) if truth else rng.uniform(0, 0.6)),
+                               "signals": {"log_claim_prob": -abs(float(rng.normal(-0.5 if truth else -3, 1))),
+                                           "log_parametric": -abs(float(rng.normal(-2, 1)))}, "is_true": truth})
+            f.write(json.dumps({"id": str(i), "question": "q", "answer": "a", "mode": "long", "model": "m",
+                                "faithfulness": "lexical-v1", "stack": stack, "claims": claims}) + "\n")
+    return path
+
+
+def test_calibrate_holdout_reports_held_apart_ece_and_auroc(tmp_path):
+    src = _scored_records(tmp_path / "scored.jsonl")
+    out = tmp_path / "cal.json"
+    res = CliRunner().invoke(main, ["calibrate", str(src), "-o", str(out), "--holdout", "0.25",
+                                    "--min-per-condition", "5"])
+    assert res.exit_code == 0, res.output
+    report = json.loads((tmp_path / "cal.report.json").read_text())
+    h = report["holdout"]
+    assert h["n_answers"] == 10 and h["n_claims"] == 30 and report["n_claims"] == 90  # split by answer
+    for part in ("raw", "calibrated"):
+        assert 0 <= h[part]["ece"] <= 1 and 0 <= h[part]["auroc"] <= 1
+    assert h["raw"]["auroc"] > 0.6  # the synthetic signals carry the label
+    assert re.search(r"held-apart ECE: raw \d\.\d{4}, calibrated \d\.\d{4}", res.output)
+    assert "held-apart AUROC" in res.output
+    assert FranqCalibrator.from_json(out).variant == "condition"
+    res = CliRunner().invoke(main, ["calibrate", str(_scored_records(tmp_path / "two.jsonl", n_answers=1)),
+                                    "-o", str(tmp_path / "c2.json"), "--holdout", "0.2"])
+    assert res.exit_code != 0 and "cannot be split" in res.output

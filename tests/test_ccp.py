@@ -6,11 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from conftest import make_franq
+from conftest import assert_float32_close, make_franq
 from franq.io import Example
 from franq.types import Passage
 from franq.scorers.ccp import claim_ccp, combine_nli, token_log_ccp
-from tiny_encoders import build_nli
 
 LABELS = ("entail", "contra", "neutral")
 
@@ -43,11 +42,6 @@ def test_token_ccp_and_nli_combination_equal_lm_polygraph():
         assert ours == pytest.approx(theirs._token_ccp(alts, matrix), abs=1e-12)
 
 
-@pytest.fixture(scope="module")
-def nli_dir(tmp_path_factory):
-    return build_nli(tmp_path_factory.mktemp("ccp-nli"))
-
-
 def test_ccp_in_the_long_pipeline_reads_the_pass_alternatives(tiny_lm, nli_dir):
     ex = Example("When was the Eiffel Tower built?", (Passage("The Eiffel Tower was built from 1887 to 1889."),),
                  "It was built from 1887 to 1889. It is in Paris.")
@@ -59,7 +53,7 @@ def test_ccp_in_the_long_pipeline_reads_the_pass_alternatives(tiny_lm, nli_dir):
     scored = res.scored
     assert scored and all(0.0 <= c.signals["p_ccp"] <= 1.0 for c in scored)
     # keeping the top-k alternatives leaves the pass's log-probabilities as they were
-    np.testing.assert_allclose([c.uq_faith for c in scored], [c.uq_faith for c in plain.scored], rtol=1e-6)
+    assert_float32_close([c.uq_faith for c in scored], [c.uq_faith for c in plain.scored])
 
 
 def test_ccp_without_an_nli_model_is_refused_by_name(tiny_lm):

@@ -4,6 +4,7 @@ from __future__ import annotations
 import pytest
 
 from claims import SentenceDecomposer, align_claims, locate_claim
+from claims.checkworthy import non_claim_reason
 from claims.decompose import spans_text
 
 TRICKY = {
@@ -87,3 +88,22 @@ def test_locate_claim_exact_then_paraphrase():
     words = {answer[a:b] for a, b in para.char_spans}
     assert "Paris" in words and any("France" in w for w in words)
     assert all(b <= answer.index("Lyon") for _, b in para.char_spans)
+
+
+@pytest.mark.parametrize("sentence", [
+    "That's a complex question that may not have a definitive answer.",
+    "It depends.", "It is difficult to say.", "There is no simple answer.", "This is a good question.",
+])
+def test_hedges_are_not_check_worthy(sentence):
+    assert non_claim_reason(sentence) == "hedge"
+    claims = SentenceDecomposer().decompose(sentence + " Paris is the capital of France.")
+    assert [(c.check_worthy, c.note) for c in claims] == [(False, "hedge"), (True, None)]
+
+
+@pytest.mark.parametrize("sentence", [
+    "It depends on the altitude: water boils at 100 degrees Celsius at sea level.",
+    "It is hard to say exactly, but the tower was finished in 1889 by Gustave Eiffel's company.",
+    "The question of who designed the tower has a definitive answer: Gustave Eiffel's company.",
+])
+def test_sentences_that_also_state_a_fact_are_still_claims(sentence):
+    assert non_claim_reason(sentence) is None

@@ -5,9 +5,7 @@ import json
 import subprocess
 import sys
 
-GOOD = {"question": "When was the Eiffel Tower built?",
-        "passages": ["The Eiffel Tower was built from 1887 to 1889."],
-        "answer": "It was built from 1887 to 1889 [1]. It is in Paris."}
+from conftest import GOOD
 
 
 def run_franq(*args, cwd=None):

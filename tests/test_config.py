@@ -1,5 +1,6 @@
 """FranqConfig: nested sections from TOML and JSON, old flat files with a deprecation
-warning naming the new keys, errors naming the key, overrides, and the CLI's help text."""
+warning naming the new keys, errors naming the key (every bad value, when the config is
+built), duplicate and unknown keys in a file, overrides, component tables."""
 from __future__ import annotations
 
 import importlib
@@ -146,38 +147,6 @@ def test_with_overrides_changes_the_named_keys_and_ignores_none():
         base.with_overrides({"faithfulness.name": "context_pmi", "mode": "short"})
 
 
-def _option_help(help_text: str) -> dict[str, str]:
-    """Each option of a click help page, with its description (click writes it after the
-    option on the same line, or on the next, indented line when the option is long)."""
-    lines = help_text.split("\nOptions:\n", 1)[1].splitlines()
-    out = {}
-    for i, line in enumerate(lines):
-        if not line.startswith("  -"):
-            continue
-        term, _, desc = line.strip().partition("  ")
-        nxt = lines[i + 1] if i + 1 < len(lines) else ""
-        if not desc.strip() and nxt.startswith("      ") and not nxt.strip().startswith("-"):
-            desc = nxt
-        out[term] = desc.strip()
-    return out
-
-
-@pytest.mark.parametrize("command", ["score", "answer", "calibrate"])
-def test_cli_help_describes_every_option(command):
-    from franq import cli
-
-    proc = subprocess.run([sys.executable, "-m", "franq", command, "--help"], capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stderr
-    options = _option_help(proc.stdout)
-    declared = [p for p in cli.main.commands[command].params if p.param_type_name == "option"]
-    assert len(options) == len(declared) + 1  # and --help
-    undocumented = [term for term, desc in options.items() if not desc]
-    assert not undocumented, f"options without help text: {undocumented}"
-    for shared in ("--config FILE", "--model TEXT", "--faithfulness TEXT", "--calibrator TEXT",
-                   "--mode [long|short|auto]"):
-        assert shared in options
-
-
 def test_threads_setting_is_checked_and_applied():
     import torch
 
@@ -313,3 +282,127 @@ def test_old_model_probe_key_loads_as_probe_file_with_a_warning():
     with pytest.warns(FranqDeprecationWarning, match=r"\[model\] probe -> \[model\] probe_file"):
         c = FranqConfig.from_dict({"model": {"probe": "p.json"}})
     assert c.model.probe_file == "p.json"
+
+
+# ---------------------------------------------------------------------------- config values
+CONFIG_ERRORS = [
+    ({"model": {"device": 3}}, "'model.device': expected a string (or unset), got int"),
+    ({"model": {"device": "cuda:x"}}, "'model.device': expected a torch device"),
+    ({"model": {"device": "gpu"}}, "'model.device': expected a torch device"),
+    ({"model": {"device": ["cpu"]}}, "'model.device': expected a string"),
+    ({"model": {"dtype": 16}}, "'model.dtype': expected a string (or unset), got int"),
+    ({"model": {"dtype": "float8"}}, "'model.dtype': expected one of"),
+    ({"model": {"dtype": "fp16"}}, "'model.dtype': expected one of"),
+    ({"model": {"path": 5}}, "'model.path': expected a string (or unset), got int"),
+    ({"model": {"path": ""}}, "'model.path': is an empty string"),
+    ({"model": {"path": ["/models/x"]}}, "'model.path': expected a string"),
+    ({"model": {"path": True}}, "'model.path': expected a string (or unset), got bool"),
+    ({"model": {"gguf_file": 1}}, "'model.gguf_file': expected a string"),
+    ({"model": {"max_new_tokens": "256"}}, "'model.max_new_tokens': expected an integer, got str"),
+    ({"model": {"max_new_tokens": 0}}, "'model.max_new_tokens': expected a positive integer"),
+    ({"model": {"max_new_tokens": 2.5}}, "'model.max_new_tokens': expected an integer, got float"),
+    ({"model": {"on_overflow": "drop"}}, "'model.on_overflow': expected one of"),
+    ({"model": {"on_overflow": None}}, "'model.on_overflow': expected a string, got NoneType"),
+    ({"model": {"colour": "red"}}, "unknown key(s) ['colour']"),
+    ({"batch": 5}, "[batch]: expected a table of settings, got int"),
+    ({"mode": 3}, "'mode': expected a string, got int"),
+    ({"mode": "medium"}, "'mode': expected one of"),
+    ({"decomposer": {"name": 1}}, "'decomposer.name': expected a string, got int"),
+    ({"decomposer": {"timeout": "60"}}, "'decomposer.timeout': expected a number, got str"),
+    ({"decomposer": {"timeout": -1}}, "'decomposer.timeout': expected a positive number"),
+    ({"decomposer": {"max_retries": -1}}, "'decomposer.max_retries': expected 0 or more"),
+    ({"decomposer": {"api_key_env": "MY KEY"}}, "'decomposer.api_key_env': expected the name of an environment"),
+    ({"decomposer": {"api_key_env": 7}}, "'decomposer.api_key_env': expected a string"),
+    ({"decomposer": {"base_url": ""}}, "'decomposer.base_url': is an empty string"),
+    ({"faithfulness": {"name": None}}, "'faithfulness.name': expected a string, got NoneType"),
+    ({"faithfulness": {"map": 3}}, "'faithfulness.map': expected a string"),
+    ({"uq": {"seed": "1"}}, "'uq.seed': expected an integer, got str"),
+    ({"uq": {"temperature": True}}, "'uq.temperature': expected a number, got bool"),
+    ({"uq": {"temperature": -0.5}}, "'uq.temperature': expected a number >= 0"),
+    ({"uq": {"n_samples": 1}}, "'uq.n_samples': expected an integer >= 2"),
+    ({"uq": {"long": {"faith": 3}}}, "'uq.long.faith': expected a string, got int"),
+    ({"uq": {"short": {"extra": [1]}}}, "'uq.short.extra[0]': expected a string, got int"),
+    ({"uq": {"short": {"extra": "eigval"}}}, "extra: expected a list of scorer names"),
+    ({"calibration": {"calibrator": 0}}, "'calibration.calibrator': expected a string, got int"),
+    ({"calibration": {"on_mismatch": "ignore"}}, "'calibration.on_mismatch': expected one of"),
+    ({"batch": {"max_batch_tokens": "4096"}}, "'batch.max_batch_tokens': expected an integer, got str"),
+    ({"batch": {"max_batch_tokens": 0}}, "'batch.max_batch_tokens': expected a positive integer"),
+    ([1, 2], "expected an object at the top level, got list"),
+]
+
+
+@pytest.mark.parametrize("data, expected", CONFIG_ERRORS, ids=[str(i) for i in range(len(CONFIG_ERRORS))])
+def test_bad_config_value_fails_when_built_naming_the_field(data, expected):
+    with pytest.raises(InputError) as err:
+        FranqConfig.from_dict(data)
+    assert expected in str(err.value) and "\n" not in str(err.value)
+
+
+def test_config_file_with_duplicate_keys_names_the_file(tmp_path):
+    path = tmp_path / "franq.json"
+    path.write_text('{"model": {"device": "cpu", "device": "cuda"}}')
+    with pytest.raises(InputError, match=f"config {path}: .*'device' appears twice"):
+        FranqConfig.from_file(path)
+
+
+def test_config_rejects_unknown_keys_and_bad_values(tmp_path):
+    path = tmp_path / "c.json"
+    path.write_text('{"model": {"path": "x"}, "modle": "y"}')
+    with pytest.raises(InputError, match=r"unknown key\(s\) \['modle'\]"):
+        FranqConfig.from_file(path)
+    with pytest.raises(InputError, match="'faithfulness.name'"):
+        FranqConfig.from_dict({"faithfulness": {"name": "magic"}})
+    toml = tmp_path / "c.toml"
+    toml.write_text('[model]\npath = "/models/llama"\n\n[batch]\nmax_batch_tokens = 2048\n')
+    config = FranqConfig.from_file(toml)
+    assert config.batch.max_batch_tokens == 2048 and config.model.path == "/models/llama"
+
+
+def test_config_validates_calibrator_settings():
+    from franq.config import FranqConfig
+
+    from franq.config import FranqDeprecationWarning
+
+    with pytest.raises(InputError, match="'calibration.on_mismatch': expected one of"):
+        FranqConfig.from_dict({"calibration": {"on_mismatch": "ignore"}})
+    with pytest.raises(InputError, match="'calibration.calibrator': expected 'default', 'none' or a file path"):
+        FranqConfig.from_dict({"calibration": {"calibrator": ""}})
+    assert FranqConfig.from_dict({"calibration": {"calibrator": "none"}}).calibration.calibrator == "none"
+    with pytest.warns(FranqDeprecationWarning, match=r"'calibrator' -> \[calibration\] calibrator"):
+        assert FranqConfig.from_dict({"calibrator": "none"}).calibration.calibrator == "none"
+
+
+def test_config_names_missing_backend_settings():
+    def config(**faithfulness):
+        return FranqConfig.from_dict({"faithfulness": faithfulness})
+
+    with pytest.raises(InputError, match="'faithfulness.alignscore.checkpoint': required"):
+        config(name="alignscore", alignscore={"base_model": "x"})
+    with pytest.raises(InputError, match="'faithfulness.nli.model': required"):
+        config(name="nli")
+    with pytest.raises(InputError, match="'faithfulness.judge.model': required"):
+        config(name="judge", judge={"base_url": "http://localhost:8000/v1"})
+    with pytest.raises(InputError, match="'faithfulness.name': unknown faithfulness backend 'alignscorez'"):
+        config(name="alignscorez")
+    assert FranqConfig().faithfulness.name == "verifier"  # the default, chosen on six dev sets (issue 25)
+
+
+@pytest.mark.parametrize("changes, field", [
+    ({"name": "gpt"}, "decomposer.name"),
+    ({"name": "llm", "backend": "openai"}, "decomposer.model"),
+    ({"backend": "vllm"}, "decomposer.backend"),
+    ({"timeout": 0}, "decomposer.timeout"),
+    ({"concurrency": 0}, "decomposer.concurrency"),
+    ({"align": "spacy"}, "decomposer.align"),
+])
+def test_bad_decomposer_config_names_the_field(changes, field):
+    with pytest.raises(InputError, match=f"'{field}'"):
+        FranqConfig.from_dict({"decomposer": changes})
+
+
+def test_config_rejects_unknown_judge():
+    from franq.config import FranqConfig
+    from franq.errors import InputError
+
+    with pytest.raises(InputError, match="'uq.equivalence': unknown equivalence judge 'gpt'"):
+        FranqConfig.from_dict({"uq": {"equivalence": "gpt"}})

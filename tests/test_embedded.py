@@ -2,9 +2,13 @@
 from __future__ import annotations
 
 import json
+import re
 from importlib import resources
 
 import pytest
+from click.testing import CliRunner
+
+from franq.cli import main
 
 pytestmark = pytest.mark.embedded
 
@@ -52,3 +56,25 @@ def test_shipped_probes_read_the_embedded_models_pass(embedded):
     assert [c.uq_faith for c in probed.scored] == [c.uq_faith for c in plain.scored]
     assert all(0 < c.p_faithful < 1 and c.signals["rauq"] > 0 and 0 < c.signals["p_true_probe"] < 1
                for c in probed.scored)
+
+
+@pytest.mark.slow
+@pytest.mark.embedded
+def test_embedded_llm_decomposer_scores_every_sentence_of_the_bundled_example(tmp_path):
+    """The reported case: `--decomposer llm` on the embedded model skipped exactly the false
+    sentences ("solid gold", "Berlin") and only warned. Now each is scored, and the HTML
+    report highlights every claim."""
+    cfg = tmp_path / "franq.toml"
+    cfg.write_text(f'[decomposer]\nname = "llm"\ncache_dir = "{tmp_path / "cache"}"\n', encoding="utf-8")
+    res = CliRunner().invoke(main, ["score", "--example", "--config", str(cfg), "--format", "json",
+                                    "--html", str(tmp_path / "r.html")])
+    assert res.exit_code == 0, res.output
+    record = json.loads(res.stdout)
+    answer = record["answer"]
+    covered = {i for c in record["claims"] if c["status"] == "scored"
+               for a, b in c["claim"]["char_spans"] for i in range(a, b)}
+    for sentence in ("The tower is made of solid gold.", "It is located in Berlin, Germany."):
+        start = answer.index(sentence)
+        assert set(range(start, start + len(sentence))) <= covered, sentence
+    html = (tmp_path / "r.html").read_text()
+    assert len(re.findall(r'<mark class="claim pb\d"', html)) >= 5

@@ -11,7 +11,6 @@ from franq.scorers.diversity import SampleContext, semantic_classes
 from franq.scorers.eccentricity import EccentricityScorer
 from franq.scorers.eigval import SumEigenvaluesScorer
 from franq.scorers.semantic_entropy import SemanticEntropyScorer
-from tiny_encoders import build_nli
 
 ENTAIL = 2  # label order (contradiction, neutral, entailment)
 
@@ -83,11 +82,6 @@ def test_graph_scorers_read_the_entailment_probabilities_as_lm_polygraph(ours, t
 
     theirs = getattr(est, theirs_name)(similarity_score="NLI_score", affinity="entail")(_polygraph_stats())
     np.testing.assert_allclose(ours.uncertainty([c for c, _ in CASES]), theirs, atol=1e-6)
-
-
-@pytest.fixture(scope="module")
-def nli_dir(tmp_path_factory):
-    return build_nli(tmp_path_factory.mktemp("nli3"))
 
 
 def test_nli_argmax_judge_decides_by_the_argmax_label(nli_dir):

@@ -9,6 +9,7 @@ import pytest
 import torch
 from click.testing import CliRunner
 
+from conftest import assert_float32_close
 from franq.cli import main
 from franq.errors import InputError
 from franq.internals import claim_features
@@ -62,9 +63,9 @@ def test_captured_ratios_and_states_match_full_attention_maps(tiny_lm):
                 q = p - 1 + t  # the position that predicts answer token t
                 ctx = a[:, q, :p].mean(-1)
                 new = a[:, q, p:q + 1].mean(-1) if t else np.zeros(a.shape[0])
-                np.testing.assert_allclose(ti.lookback[t, layer], ctx / (ctx + new), rtol=1e-4, atol=1e-6)
-                np.testing.assert_allclose(ti.prev_attn[t, layer], a[:, p + t, p + t - 1], rtol=1e-4, atol=1e-6)
-        np.testing.assert_allclose(ti.hidden[0], hidden[1][p:], rtol=1e-4, atol=1e-5)  # [-1] is after the final norm
+                assert_float32_close(ti.lookback[t, layer], ctx / (ctx + new))
+                assert_float32_close(ti.prev_attn[t, layer], a[:, p + t, p + t - 1])
+        assert_float32_close(ti.hidden[0], hidden[1][p:])  # [-1] is after the final norm
 
 
 def test_capture_never_holds_a_full_attention_map(tiny_lm, monkeypatch):

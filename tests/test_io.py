@@ -1,9 +1,8 @@
-"""Validation of JSON records and config files: errors name the field."""
+"""Validation of JSON records: errors name the field."""
 from __future__ import annotations
 
 import pytest
 
-from franq.config import FranqConfig
 from franq.errors import InputError
 from franq.io import load_json, parse_example
 
@@ -58,14 +57,3 @@ def test_stable_id_is_a_content_hash_when_missing():
     assert a.stable_id() == b.stable_id() and a.stable_id().startswith("sha1:")
 
 
-def test_config_rejects_unknown_keys_and_bad_values(tmp_path):
-    path = tmp_path / "c.json"
-    path.write_text('{"model": {"path": "x"}, "modle": "y"}')
-    with pytest.raises(InputError, match=r"unknown key\(s\) \['modle'\]"):
-        FranqConfig.from_file(path)
-    with pytest.raises(InputError, match="'faithfulness.name'"):
-        FranqConfig.from_dict({"faithfulness": {"name": "magic"}})
-    toml = tmp_path / "c.toml"
-    toml.write_text('[model]\npath = "/models/llama"\n\n[batch]\nmax_batch_tokens = 2048\n')
-    config = FranqConfig.from_file(toml)
-    assert config.batch.max_batch_tokens == 2048 and config.model.path == "/models/llama"

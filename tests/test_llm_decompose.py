@@ -10,6 +10,7 @@ from claims.chat import ChatError, ChatReply
 from claims.checkworthy import non_claim_reason
 from claims.decompose import SentenceDecomposer, decompose_all, spans_text
 from claims.llm_decompose import EXAMPLE_CLAIMS, LLMDecomposer, parse_claim_list
+from conftest import make_franq
 
 ANSWER = ("Sure! Paris, the capital of France, has about 2.1 million inhabitants [1]. "
           "The Eiffel Tower was built in 1889. I hope this helps!")
@@ -214,3 +215,33 @@ def test_multi_sentence_claim_is_split():
     parsed = parse_claim_list('["Ann is tall. Bob is short [2].", "Eve is kind."]')
     assert list(parsed.claims) == ["Ann is tall.", "Bob is short.", "Eve is kind."]
     assert "split 1 multi-sentence claim(s) into sentences" in parsed.repairs
+
+
+MIXED_ANSWER = ("The Eiffel Tower was built from 1887 to 1889. It was designed by Gustave Eiffel. "
+          "The tower is made of solid gold. It is located in Berlin, Germany.")
+
+
+class OneClaimChat:
+    """A chat model that, like the embedded one, returns the true claims and skips the false sentences."""
+
+    name = "skips-false"
+
+    def complete(self, messages, *, max_tokens):
+        return ChatReply(json.dumps(["The Eiffel Tower was built from 1887 to 1889.",
+                                     "The tower was designed by Gustave Eiffel."]), calls=1)
+
+
+def test_sentences_the_llm_decomposer_misses_are_scored_from_the_sentence_splitter(tiny_lm, tmp_path):
+    dec = LLMDecomposer(OneClaimChat()).decompose_report(MIXED_ANSWER)
+    texts = [c.text for c in dec.claims]
+    assert texts == ["The Eiffel Tower was built from 1887 to 1889.", "The tower was designed by Gustave Eiffel.",
+                     "The tower is made of solid gold.", "It is located in Berlin, Germany."]
+    assert all(c.check_worthy for c in dec.claims)
+    assert [w for w in dec.warnings if "scored it as a sentence claim" in w] == [
+        "llm decomposer: no claim covers sentence 2 ('The tower is made of solid gold.'); scored it as a sentence claim",
+        "llm decomposer: no claim covers sentence 3 ('It is located in Berlin, Germany.'); scored it as a sentence "
+        "claim"]
+    result = make_franq(tiny_lm, decomposer=LLMDecomposer(OneClaimChat())).score(
+        "Tell me about the tower.", ["The Eiffel Tower is in Paris."], MIXED_ANSWER)
+    assert [c.status for c in result.claims] == ["scored"] * 4
+    assert result.claims[3].claim.text == "It is located in Berlin, Germany." and result.claims[3].p_true_raw is not None

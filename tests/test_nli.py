@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 import torch
 
+from conftest import assert_float32_close
 from franq.errors import InputError, ModelNotFoundError
 from franq.faithfulness.chunks import chunk_context
 from franq.faithfulness.nli import NLIFaithfulness, entailment_index
@@ -38,8 +39,8 @@ def test_nli_is_max_over_chunks_of_entailment_probability(nli_dir):
             with torch.no_grad():
                 best = max(best, torch.softmax(backend.model(**enc).logits, -1)[0, 0].item())
         want.append(best)
-    np.testing.assert_allclose(got, want, atol=1e-5)
-    np.testing.assert_allclose(np.concatenate([backend.predict([p]) for p in PAIRS]), got, atol=1e-5)
+    assert_float32_close(got, want)
+    assert_float32_close(np.concatenate([backend.predict([p]) for p in PAIRS]), got)
 
 
 def test_nli_model_not_found_names_field(tmp_path):

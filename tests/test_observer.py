@@ -1,4 +1,4 @@
-"""Issue 19: short form in observer mode scores the given answer with terms that depend on
+"""Short form in observer mode scores the given answer with terms that depend on
 it; answers franq generated stay in-policy (the paper's scorers)."""
 from __future__ import annotations
 

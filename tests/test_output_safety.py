@@ -1,4 +1,4 @@
-"""What franq prints is safe (issue 18): control characters and escape sequences from an
+"""What franq prints is safe: control characters and escape sequences from an
 answer never reach the terminal raw, and secrets never reach any output, warning, log or
 error message."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The papers' prompts, verbatim and selectable by name (issue 27 item 4). Each expected text
+"""The papers' prompts, verbatim and selectable by name. Each expected text
 is pinned here with its source (a test that read /work/shared/papers would not be portable):
 001 = FRANQ (Fadeeva et al.), 000 = "Generate but Verify" (answering with faithfulness),
 003 = "Sufficient Context" (Joren et al.)."""
@@ -12,6 +12,7 @@ from claims.chat import ChatReply
 from claims.llm_align import LLMWordAligner, paper_sentence_words
 from claims.llm_decompose import LLMDecomposer, build_messages
 from claims.paper_prompts import PAPER_ALIGN, PAPER_DECOMPOSE
+from conftest import make_franq
 from franq.apps.answering import prompts as AP
 from franq.apps.answering.items import QAItem
 from franq.apps.answering.verify import PreAnswerVerifier, SelfPTrueVerifier
@@ -19,7 +20,6 @@ from franq.config import FranqConfig
 from franq.errors import InputError
 from franq.lm import prompts as LP
 from franq.types import Passage
-from tests.conftest import make_franq
 
 PASSAGES = (Passage("The tower was finished in 1889.", "Eiffel Tower"), Passage("Paris is in France.", "Paris"))
 

@@ -12,7 +12,6 @@ from claims.llm_decompose import LLMDecomposer
 from franq.cli import main
 from franq import registry
 from franq.config import FranqConfig
-from franq.errors import InputError
 from franq.io import Example, parse_passages
 
 QUESTION = "What is the capital of France?"
@@ -58,22 +57,9 @@ def test_default_config_uses_the_atomic_decomposer(tiny_lm):
     assert isinstance(registry.build("decomposers", "sentence", sentence, tiny_lm), SentenceDecomposer)
 
 
-@pytest.mark.parametrize("changes, field", [
-    ({"name": "gpt"}, "decomposer.name"),
-    ({"name": "llm", "backend": "openai"}, "decomposer.model"),
-    ({"backend": "vllm"}, "decomposer.backend"),
-    ({"timeout": 0}, "decomposer.timeout"),
-    ({"concurrency": 0}, "decomposer.concurrency"),
-    ({"align": "spacy"}, "decomposer.align"),
-])
-def test_bad_decomposer_config_names_the_field(changes, field):
-    with pytest.raises(InputError, match=f"'{field}'"):
-        FranqConfig.from_dict({"decomposer": changes})
-
-
 @pytest.fixture(scope="module")
 def long_context_lm(tmp_path_factory):
-    from tests.conftest import build_tiny_lm
+    from conftest import build_tiny_lm
     from franq.lm import CausalLM
 
     path = build_tiny_lm(tmp_path_factory.mktemp("tiny-2k"), max_positions=2048)

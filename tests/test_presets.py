@@ -1,4 +1,4 @@
-"""Issue 13: per preset, every faithfulness backend and every scorer either runs or is
+"""Per preset, every faithfulness backend and every scorer either runs or is
 refused when the config is built, with the key and the reason. Backends that need weights
 run with the tiny encoders of tests/tiny_encoders.py; the judge runs on the tiny LM."""
 from __future__ import annotations

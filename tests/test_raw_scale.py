@@ -1,4 +1,4 @@
-"""Raw values that point the right way (issue 27, item 1): in every preset the two UQ
+"""Raw values that point the right way: in every preset the two UQ
 scorers' probabilities are on one scale, so the uncalibrated FRANQ mix
 ``P_f * UQ_faith + (1 - P_f) * UQ_unfaith`` is flat in P_faithful when both read the same
 evidence the same way, rises with it when UQ_faith >= UQ_unfaith, and never runs backwards

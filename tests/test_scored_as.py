@@ -1,4 +1,4 @@
-"""Records say how they were scored (issue 27, items 1 and 7): which short-form scorer pair
+"""Records say how they were scored: which short-form scorer pair
 ran (the paper's semantic entropy / sum of eigenvalues, or the observer pair for a given
 answer), and whether a verdict read calibrated P(true) or the raw mix."""
 from __future__ import annotations

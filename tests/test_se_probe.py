@@ -1,4 +1,4 @@
-"""Issue 14: closed-book internals, semantic entropy probes and the probe preset (short form
+"""Closed-book internals, semantic entropy probes and the probe preset (short form
 without samples), and probe files as safetensors."""
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
+from conftest import assert_float32_close
 from franq.cli import main
 from franq.errors import InputError
 from franq.evidence.passes import TokenPasses
@@ -65,11 +66,10 @@ def test_the_closed_book_pass_keeps_its_hidden_states_and_the_scores_stay_exact(
     closed = tiny_lm.closed_book_prompt(ex.question)
     _, [ref] = tiny_lm.captured_logprobs([(closed.ids, tiny_lm.encode_answer(ex.answer)[0])],
                                          CaptureSpec(False, (1,)))
-    np.testing.assert_allclose(e.closed_internals.hidden[1], ref.hidden[1], rtol=1e-5, atol=1e-6)
+    assert_float32_close(e.closed_internals.hidden[1], ref.hidden[1])
     pos = list(e.claim.token_positions)
     diff = claim_features({"kind": "hidden_diff", "layers": [1]}, [e])[0]
-    np.testing.assert_allclose(diff, e.internals.hidden[1][pos].mean(0) - e.closed_internals.hidden[1][pos].mean(0),
-                               rtol=1e-6, atol=1e-6)
+    assert_float32_close(diff, e.internals.hidden[1][pos].mean(0) - e.closed_internals.hidden[1][pos].mean(0))
     last = claim_features({"kind": "hidden_closed", "layers": [1], "pool": "last"}, [e])[0]
     np.testing.assert_allclose(last, e.closed_internals.hidden[1][pos[-1]], rtol=1e-6)
     with pytest.raises(ValueError, match="no closed-book internals"):

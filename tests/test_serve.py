@@ -1,4 +1,4 @@
-"""`franq serve` (issue 17): the service loads the pipeline once and answers JSON requests
+"""`franq serve`: the service loads the pipeline once and answers JSON requests
 that match the Python API; bad input is a 4xx naming the field; request size and the
 number of waiting requests are bounded; it binds to loopback. Servers run on a free
 loopback port (a thread for the app around a tiny pipeline; a subprocess for the CLI)."""

@@ -1,4 +1,4 @@
-"""Hostile requests to `franq serve` (issues 28 and 29), each through a real HTTP client
+"""Hostile requests to `franq serve`, each through a real HTTP client
 against a real uvicorn server: cross-site and DNS-rebinding requests (Content-Type, Host,
 Origin), /render records with wrong types and impossible values, bodies nested 100,000
 deep or with NaN / 1e999 anywhere, inputs over the limits of franq.limits, /docs. Every

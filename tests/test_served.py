@@ -10,13 +10,13 @@ import json
 import numpy as np
 import pytest
 
+from conftest import assert_float32_close, franq_config, make_franq
 from franq.errors import InputError
 from franq.lm.served import connect, engines
 from franq.lm.served.base import ScoreItem, SampleParams
 from franq.lm.served.client import Request, ServerClient, ServerUnavailable
 from franq.lm.served.model import WhiteBoxError
-from tests.conftest import franq_config, make_franq
-from tests.served_fakes import KINDS, FakeServer, PinnedClient, PinnedTokenizer, fixture
+from served_fakes import KINDS, FakeServer, PinnedClient, PinnedTokenizer, fixture
 
 QUESTION = "What is the capital of France?"
 PASSAGES = ["Paris is the capital of France.", "The Eiffel Tower is in Paris."]
@@ -196,7 +196,8 @@ def test_fake_llama_cpp_server_is_off_by_one_as_the_real_one(adds_bos, bos_lm, b
     got = lm.continuation_logprobs(items)
     bos = bos_lm.tokenizer.bos_token_id
     want = bos_lm.continuation_logprobs([([bos, *items[0][0]], items[0][1]), items[1]])  # BOS put before the first
-    assert all(np.allclose(a, b, atol=1e-6) for a, b in zip(got, want))
+    for a, b in zip(got, want, strict=True):
+        assert_float32_close(a, b)
 
 
 def test_llama_cpp_without_a_bos_token_is_refused_for_the_passes(tiny_lm, tiny_lm_path):

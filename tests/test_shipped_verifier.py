@@ -1,5 +1,5 @@
 """`franq fit shipped` fits the three-condition calibrators of the shipped verifier
-(issue 25) end to end, here with a tiny random verifier standing in for the shipped one
+end to end, here with a tiny random verifier standing in for the shipped one
 and a few answers of the committed data."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Three-condition FRANQ (issue 25): P(true) = P_s * T_s + P_c * T_c + P_n * T_n, its
+"""Three-condition FRANQ: P(true) = P_s * T_s + P_c * T_c + P_n * T_n, its
 calibrator (fit / predict / JSON), its reduction to the binary mix, and the binary variants
 unchanged."""
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The verdict is the product: on the embedded default (SmolLM2 + the shipped verifier and
 its three-condition calibrator) the bundled example's contradicted claims come out below
-0.5 and the supported ones at or above (issue 25's first target)."""
+0.5 and the supported ones at or above."""
 from __future__ import annotations
 
 import json

@@ -1,4 +1,4 @@
-"""franq's verifier (issue 25): windows that never cross passages, aggregation rules,
+"""franq's verifier: windows that never cross passages, aggregation rules,
 batching, the ``verifier`` faithfulness backend and the fields it puts in the results."""
 from __future__ import annotations
 
@@ -7,9 +7,8 @@ import json
 
 import numpy as np
 import pytest
-import torch
 
-from conftest import make_franq
+from conftest import assert_float32_close, make_franq
 from franq.errors import InputError, ModelNotFoundError
 from franq.results import read_results, result_record
 from franq.verifier import Verifier, aggregate, windows
@@ -21,12 +20,6 @@ PASSAGES = ["The Eiffel Tower is a wrought iron lattice tower in Paris, France. 
             "Gustave Eiffel designed it. It is the largest tower in Europe by visitors.",
             "The Louvre is a museum in Paris. It holds the Mona Lisa."]
 ANSWER = "The Eiffel Tower is in Paris. The tower is made of gold. It was built in 1889."
-
-
-@pytest.fixture(scope="module")
-def verifier_dir(tmp_path_factory):
-    torch.set_num_threads(1)
-    return build_verifier(tmp_path_factory.mktemp("verifier") / "tiny")
 
 
 @pytest.fixture(scope="module")
@@ -122,7 +115,7 @@ def test_predict_batched_equals_one_at_a_time(verifier_dir):
     together = v.predict(pairs)
     assert together.shape == (len(pairs), 3) and np.allclose(together.sum(axis=1), 1.0)
     alone = np.vstack([v.predict([p]) for p in pairs])
-    assert np.allclose(together, alone, atol=1e-5)
+    assert_float32_close(together, alone)
 
 
 def test_verify_reads_all_passages_and_keeps_the_evidence_window(verifier):

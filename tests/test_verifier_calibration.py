@@ -1,4 +1,4 @@
-"""Three-condition calibration end to end (issue 25): claims scored with the ``verifier``
+"""Three-condition calibration end to end: claims scored with the ``verifier``
 backend -> ``franq fit calibrator --three-condition`` -> the pipeline applies it and names
 P(true | contradicted); a binary backend refuses it. Tiny random models only."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The verifier as franq's one NLI model (issue 25): the ``verifier`` sample-equivalence
+"""The verifier as franq's one NLI model: the ``verifier`` sample-equivalence
 judge (bidirectional entailment, as the paper's DeBERTa judge) and the answering app's
 ``nli`` check with ``[verifiers.nli] backend = "verifier"``. Tiny random models."""
 from __future__ import annotations
@@ -11,15 +11,8 @@ from conftest import make_franq
 from franq import registry
 from franq.equivalence.verifier import VerifierJudge
 from franq.verifier import Verifier
-from tiny_encoders import build_verifier
 
 PASSAGES = ["The Eiffel Tower is in Paris, France. It was built from 1887 to 1889."]
-
-
-@pytest.fixture(scope="module")
-def verifier_dir(tmp_path_factory):
-    torch.set_num_threads(1)
-    return build_verifier(tmp_path_factory.mktemp("judge") / "tiny")
 
 
 def test_judge_matrix_is_the_verifiers_p_supported_both_ways(verifier_dir):

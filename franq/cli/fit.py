@@ -3,6 +3,7 @@ and ``franq fit-probe`` are the same commands under their earlier names."""
 from __future__ import annotations
 
 import os
+import sys
 
 import click
 
@@ -109,7 +110,7 @@ def probe(input_path, output, features, folds, report_path, stack: StackFlags):
         parse_feature_specs(features)  # bad flags fail before the model loads
         examples = read_labelled(input_path)
         fr = load_pipeline(stack.config(faithfulness="lexical", calibrator="none", mode="long"))  # only the passes run
-        with click.progressbar(length=len(examples), label="passes", file=click.get_text_stream("stderr")) as bar:
+        with click.progressbar(length=len(examples), label="passes", file=sys.stderr) as bar:
             report, report_path = fit_probes_from_file(fr, input_path, output, features=features, folds=folds,
                                                        report_path=report_path, progress=bar.update,
                                                        examples=examples)

@@ -24,7 +24,7 @@ from franq.limits import LIMITS
 
 DEFAULTS = FranqConfig()
 """The config's defaults: help texts state these, read from here, so they cannot drift
-(``tests/test_rough_edges.py`` checks every option that states a default)."""
+(``tests/test_cli_help.py`` checks every option that states a default)."""
 
 
 def choices_help(described: dict[str, str], default: str) -> str:

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import torch
 
-from franq.lm.teacher_forcing import entropies, keep_logits
+from franq.lm.teacher_forcing import entropies, keep_logits, returned_cache, with_cache
 
 if TYPE_CHECKING:
     from franq.lm.model import CausalLM
@@ -160,7 +160,7 @@ class Sampler:
         lm = self.lm
         ids = torch.tensor([list(prompt_ids)], device=lm.device)
         out = lm.model(input_ids=ids, use_cache=True, **keep_logits(lm, 1))
-        return Prefill(out.past_key_values, out.logits[:, -1].float(), ids.shape[1])
+        return Prefill(returned_cache(out), out.logits[:, -1].float(), ids.shape[1])
 
     @torch.inference_mode()
     def sample(self, prompt_ids: Sequence[int], n: int, *, temperature: float = 1.0, top_p: float = 1.0,
@@ -222,9 +222,9 @@ class Sampler:
                 alive, nxt = alive[idx], nxt[idx]
             length += 1
             pos = torch.full((len(alive), 1), length - 1, device=lm.device)
-            out = lm.model(input_ids=nxt[:, None], past_key_values=cache, use_cache=True, position_ids=pos,
+            out = lm.model(input_ids=nxt[:, None], **with_cache(lm, cache), use_cache=True, position_ids=pos,
                            attention_mask=torch.ones((len(alive), length), dtype=torch.long, device=lm.device))
-            cache = out.past_key_values
+            cache = returned_cache(out)
             logits = out.logits[:, -1].float()
         samples = []
         for row in range(n):

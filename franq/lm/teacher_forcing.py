@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import functools
+import inspect
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -53,6 +55,25 @@ def keep_logits(lm: CausalLM, n: int) -> dict:
     """The forward keyword that computes logits for the last ``n`` positions only, where
     the model supports it."""
     return {"logits_to_keep": n} if lm.supports_logits_to_keep else {}
+
+
+def with_cache(lm: CausalLM, cache) -> dict:
+    """The forward keyword that passes a KV cache: ``cache`` where the model's forward
+    takes it (transformers 5.x, which deprecates ``past_key_values`` with a
+    FutureWarning), ``past_key_values`` on older transformers."""
+    return {_cache_keyword(type(lm.model)): cache}
+
+
+@functools.lru_cache(maxsize=None)
+def _cache_keyword(model_class: type) -> str:
+    return "cache" if "cache" in inspect.signature(model_class.forward).parameters else "past_key_values"
+
+
+def returned_cache(out):
+    """The KV cache a forward returned, read without the deprecated ``past_key_values``
+    attribute where the output has ``cache``."""
+    cache = getattr(out, "cache", None)
+    return cache if cache is not None else out.past_key_values
 
 
 @torch.inference_mode()
@@ -124,7 +145,7 @@ def answer_pass(lm: CausalLM, prompt_ids: Sequence[int], answer_ids: Sequence[in
     out = lm.model(input_ids=ids, use_cache=True, **keep_logits(lm, keep))
     logp = torch.log_softmax(out.logits[0, -keep:-1].float(), dim=-1)
     picked = logp.gather(1, ids[0, -len(answer_ids):, None])[:, 0] if answer_ids else logp[:0, 0]
-    return AnswerPass(out.past_key_values, ids.shape[1], picked.double().cpu().numpy(),
+    return AnswerPass(returned_cache(out), ids.shape[1], picked.double().cpu().numpy(),
                       entropies(logp).double().cpu().numpy())
 
 
@@ -153,7 +174,7 @@ def next_token_logprobs_after(lm: CausalLM, cache, length: int, continuations: S
         rows.batch_repeat_interleave(len(chunk))
         positions = torch.arange(length, length + width, device=lm.device).expand(len(chunk), -1)
         mask = torch.ones((len(chunk), length + width), dtype=torch.long, device=lm.device)
-        logits = lm.model(input_ids=ids.to(lm.device), past_key_values=rows, use_cache=True,
+        logits = lm.model(input_ids=ids.to(lm.device), **with_cache(lm, rows), use_cache=True,
                           position_ids=positions, attention_mask=mask).logits
         last = torch.tensor([len(c) - 1 for c in chunk], device=lm.device)
         picked = logits[torch.arange(len(chunk), device=lm.device), last].float()
@@ -188,7 +209,7 @@ def continuation_logprobs_after(lm: CausalLM, prefill, continuations: Sequence[S
         rows.batch_repeat_interleave(len(chunk))
         positions = torch.arange(prefill.length, prefill.length + width, device=lm.device).expand(len(chunk), -1)
         mask = torch.ones((len(chunk), prefill.length + width), dtype=torch.long, device=lm.device)
-        logp = torch.log_softmax(lm.model(input_ids=ids.to(lm.device), past_key_values=rows, use_cache=True,
+        logp = torch.log_softmax(lm.model(input_ids=ids.to(lm.device), **with_cache(lm, rows), use_cache=True,
                                           position_ids=positions, attention_mask=mask).logits.float(), dim=-1)
         for b, c in enumerate(chunk):
             nxt = torch.tensor(c[1:], device=lm.device)

@@ -1,4 +1,4 @@
-"""Bounded work in `franq serve` (issue 29): the span segmentation of /render is
+"""Bounded work in `franq serve`: the span segmentation of /render is
 O(n log n) (operations counted, not timed); parsing, scoring and rendering run off the
 event loop, so /health answers while they work; a request over its time budget gets a
 504 and releases the model at the next forward pass; a client that declares more bytes

@@ -1,4 +1,4 @@
-"""Methods of papers 000 / 003 a reproducer looks for (issue 27 item 6), on hand-computed cases."""
+"""Methods of papers 000 / 003 a reproducer looks for, on hand-computed cases."""
 from __future__ import annotations
 
 import json
@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
+from conftest import assert_float32_close
 from franq.apps.answering import decision_metrics as M
 from franq.apps.answering.items import QAItem
 from franq.apps.answering.paper_methods import (
@@ -71,7 +72,7 @@ def test_dual_verifier_scores_and_picks_the_answer(tiny_lm):
     picks = dual.last.picks_rag
     assert dual.picked == [it.answer if p else it.closed_answer for it, p in zip(items, picks)]
     logp = DualGenerationVerifier(tiny_lm, score="log_prob").predict(items)
-    assert logp == pytest.approx([m[0] - m[1], m[2] - m[3]], abs=1e-5)
+    assert_float32_close(logp, [m[0] - m[1], m[2] - m[3]])
     assert np.sign(logp).tolist() == np.sign(s).tolist()  # the same decision at threshold 0
     pct = DualGenerationVerifier(tiny_lm, score="percentile").predict(items)
     assert pct == pytest.approx(dual.last.pct_rag - dual.last.pct_closed)

@@ -1,4 +1,4 @@
-"""Fault injection for the batch runner (issue 18): aliasing paths, special outputs, write
+"""Fault injection for the batch runner: aliasing paths, special outputs, write
 failures (disk full, read-only, permission), damaged output lines, signals at random points.
 
 Every case checks the guarantee, not just the message: the input is never changed, no
@@ -169,7 +169,7 @@ def test_dev_full_error_file_fails_with_one_line_naming_it(tmp_path):
 
 def _script(body: str) -> list[str]:
     return [sys.executable, "-c", "import json, sys, time\nsys.path.insert(0, 'tests')\n"
-            "from test_faults import EchoEngine\nfrom franq.runners.local import run_jsonl\n" + body]
+            "from test_batch_faults import EchoEngine\nfrom franq.runners.local import run_jsonl\n" + body]
 
 
 def _env() -> dict:

@@ -1,10 +1,10 @@
-"""Fuzz of franq's boundary (issue 18): malformed API calls, config values, batch records
-and model paths, each with the error it must give (one line, naming the field), and the
-odd-but-valid inputs with the outcome they must have (a warning, ``unaligned``, escaped
-output). Tiny model and a constant faithfulness backend: seconds, no real model."""
+"""Fuzz of franq's boundary: malformed API calls and model paths (config values:
+test_config.py; batch records: test_batch_fuzz.py), each with the error it must give (one
+line, naming the field), and the odd-but-valid inputs with the outcome they must have (a
+warning, ``unaligned``, escaped output). Tiny model and a constant faithfulness backend:
+seconds, no real model."""
 from __future__ import annotations
 
-import io
 import json
 import os
 import shutil
@@ -15,7 +15,6 @@ import pytest
 from conftest import ConstantFaithfulness, make_franq
 from franq.config import FranqConfig
 from franq.errors import FranqError, InputError
-from franq.runners.records import BadRecord, Record, RecordReader
 
 Q, P, A = "Where is the Eiffel Tower?", ["The Eiffel Tower is in Paris, France."], "The Eiffel Tower is in Paris."
 
@@ -151,118 +150,6 @@ def test_server_error_echoing_the_authorization_header_is_redacted_everywhere(ti
     line = json.dumps(result_record("x", res))
     for text in (" ".join(res.warnings), line):
         assert "opaque-credential-9f8e7d6c" not in text and "redacted" in text
-
-
-# ---------------------------------------------------------------------------- config values
-CONFIG_ERRORS = [
-    ({"model": {"device": 3}}, "'model.device': expected a string (or unset), got int"),
-    ({"model": {"device": "cuda:x"}}, "'model.device': expected a torch device"),
-    ({"model": {"device": "gpu"}}, "'model.device': expected a torch device"),
-    ({"model": {"device": ["cpu"]}}, "'model.device': expected a string"),
-    ({"model": {"dtype": 16}}, "'model.dtype': expected a string (or unset), got int"),
-    ({"model": {"dtype": "float8"}}, "'model.dtype': expected one of"),
-    ({"model": {"dtype": "fp16"}}, "'model.dtype': expected one of"),
-    ({"model": {"path": 5}}, "'model.path': expected a string (or unset), got int"),
-    ({"model": {"path": ""}}, "'model.path': is an empty string"),
-    ({"model": {"path": ["/models/x"]}}, "'model.path': expected a string"),
-    ({"model": {"path": True}}, "'model.path': expected a string (or unset), got bool"),
-    ({"model": {"gguf_file": 1}}, "'model.gguf_file': expected a string"),
-    ({"model": {"max_new_tokens": "256"}}, "'model.max_new_tokens': expected an integer, got str"),
-    ({"model": {"max_new_tokens": 0}}, "'model.max_new_tokens': expected a positive integer"),
-    ({"model": {"max_new_tokens": 2.5}}, "'model.max_new_tokens': expected an integer, got float"),
-    ({"model": {"on_overflow": "drop"}}, "'model.on_overflow': expected one of"),
-    ({"model": {"on_overflow": None}}, "'model.on_overflow': expected a string, got NoneType"),
-    ({"model": {"colour": "red"}}, "unknown key(s) ['colour']"),
-    ({"batch": 5}, "[batch]: expected a table of settings, got int"),
-    ({"mode": 3}, "'mode': expected a string, got int"),
-    ({"mode": "medium"}, "'mode': expected one of"),
-    ({"decomposer": {"name": 1}}, "'decomposer.name': expected a string, got int"),
-    ({"decomposer": {"timeout": "60"}}, "'decomposer.timeout': expected a number, got str"),
-    ({"decomposer": {"timeout": -1}}, "'decomposer.timeout': expected a positive number"),
-    ({"decomposer": {"max_retries": -1}}, "'decomposer.max_retries': expected 0 or more"),
-    ({"decomposer": {"api_key_env": "MY KEY"}}, "'decomposer.api_key_env': expected the name of an environment"),
-    ({"decomposer": {"api_key_env": 7}}, "'decomposer.api_key_env': expected a string"),
-    ({"decomposer": {"base_url": ""}}, "'decomposer.base_url': is an empty string"),
-    ({"faithfulness": {"name": None}}, "'faithfulness.name': expected a string, got NoneType"),
-    ({"faithfulness": {"map": 3}}, "'faithfulness.map': expected a string"),
-    ({"uq": {"seed": "1"}}, "'uq.seed': expected an integer, got str"),
-    ({"uq": {"temperature": True}}, "'uq.temperature': expected a number, got bool"),
-    ({"uq": {"temperature": -0.5}}, "'uq.temperature': expected a number >= 0"),
-    ({"uq": {"n_samples": 1}}, "'uq.n_samples': expected an integer >= 2"),
-    ({"uq": {"long": {"faith": 3}}}, "'uq.long.faith': expected a string, got int"),
-    ({"uq": {"short": {"extra": [1]}}}, "'uq.short.extra[0]': expected a string, got int"),
-    ({"uq": {"short": {"extra": "eigval"}}}, "extra: expected a list of scorer names"),
-    ({"calibration": {"calibrator": 0}}, "'calibration.calibrator': expected a string, got int"),
-    ({"calibration": {"on_mismatch": "ignore"}}, "'calibration.on_mismatch': expected one of"),
-    ({"batch": {"max_batch_tokens": "4096"}}, "'batch.max_batch_tokens': expected an integer, got str"),
-    ({"batch": {"max_batch_tokens": 0}}, "'batch.max_batch_tokens': expected a positive integer"),
-    ([1, 2], "expected an object at the top level, got list"),
-]
-
-
-@pytest.mark.parametrize("data, expected", CONFIG_ERRORS, ids=[str(i) for i in range(len(CONFIG_ERRORS))])
-def test_bad_config_value_fails_when_built_naming_the_field(data, expected):
-    with pytest.raises(InputError) as err:
-        FranqConfig.from_dict(data)
-    assert expected in str(err.value) and "\n" not in str(err.value)
-
-
-def test_config_file_with_duplicate_keys_names_the_file(tmp_path):
-    path = tmp_path / "franq.json"
-    path.write_text('{"model": {"device": "cpu", "device": "cuda"}}')
-    with pytest.raises(InputError, match=f"config {path}: .*'device' appears twice"):
-        FranqConfig.from_file(path)
-
-
-# ---------------------------------------------------------------------------- batch records
-def rec(**fields) -> bytes:
-    base = {"question": Q, "passages": P, "answer": A}
-    base.update(fields)
-    return json.dumps({k: v for k, v in base.items() if v is not ...}).encode()
-
-
-RECORD_ERRORS = [
-    ("nested duplicate key", b'{"question": "q", "passages": [{"text": "a", "text": "b"}], "answer": "a"}',
-     "key 'text' appears twice"),
-    ("duplicate id key", b'{"id": "a", "id": "b", "question": "q", "passages": ["p"], "answer": "a"}',
-     "key 'id' appears twice"),
-    ("claim surrogate", b'{"question": "q", "passages": ["p"], "answer": "a", "claims": ["\\ud800"]}',
-     "'claims[0]' holds an unpaired surrogate"),
-    ("passage title surrogate", b'{"question": "q", "passages": [{"text": "t", "title": "\\udc00"}], "answer": "a"}',
-     "'passages[0].title' holds an unpaired surrogate"),
-    ("claim too long", rec(claims=["x" * 10_001]), "'claims[0]' is 10001 characters, over the limit of 10000"),
-    ("too many claims", rec(claims=["c"] * 1001), "'claims' has 1001 claims"),
-    ("id is object", rec(id={"a": 1}), "'id' must be a string or an integer, got dict"),
-    ("id is null with claims int", rec(claims=[None]), "'claims[0]' must be a string, got NoneType"),
-    ("empty object", b"{}", "missing field 'question'"),
-    ("trailing garbage", rec() + b" x", "not valid JSON"),
-    ("two objects on a line", rec() + rec(), "not valid JSON"),
-    ("single quotes", b"{'question': 'q'}", "not valid JSON"),
-    ("-Infinity", b'{"question": -Infinity, "passages": ["p"], "answer": "a"}', "-Infinity is not valid JSON"),
-]
-
-
-@pytest.mark.parametrize("case", [c[0] for c in RECORD_ERRORS])
-def test_malformed_record_becomes_an_error_record_naming_the_field(case):
-    raw, expected = next((r, e) for name, r, e in RECORD_ERRORS if name == case)
-    items = list(RecordReader().read(io.BytesIO(raw + b"\n" + rec(id="after") + b"\n")))
-    assert isinstance(items[0], BadRecord) and items[0].reason.startswith("line 1: ")
-    assert expected in items[0].reason, items[0].reason
-    assert isinstance(items[1], Record) and items[1].id == "after"  # the run carries on
-
-
-def test_int_and_string_ids_compare_as_text_and_the_repeat_says_so():
-    items = list(RecordReader().read(io.BytesIO(rec(id=7) + b"\n" + rec(id="7") + b"\n")))
-    assert isinstance(items[0], Record) and items[0].id == "7"
-    assert isinstance(items[1], BadRecord) and items[1].duplicate
-    assert 'ids compare as text: 7 and "7" are the same id' in items[1].reason
-
-
-@pytest.mark.parametrize("raw", [b"\xef\xbb\xbf" + rec(id="bom"), rec(id="crlf") + b"\r",
-                                 rec(id="esc", answer="Paris \u001b[2J is here.")])
-def test_odd_but_valid_lines_are_read(raw):
-    items = list(RecordReader().read(io.BytesIO(raw + b"\n")))
-    assert len(items) == 1 and isinstance(items[0], Record)
 
 
 # ---------------------------------------------------------------------------- model paths

@@ -1,4 +1,4 @@
-"""Bounded work (issue 29): one table of limits (franq.limits) checked before any work,
+"""Bounded work: one table of limits (franq.limits) checked before any work,
 through the real CLI; CSV cells escaped against formula injection; the limits table in
 docs/batch.md is the one in franq.limits. Hostile inputs are scaled down: what is
 counted is work (tokenizer calls, model loads), never time."""

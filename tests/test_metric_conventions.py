@@ -1,4 +1,4 @@
-"""Metric conventions as the papers and their reference code define them (issue 27 item 5)."""
+"""Metric conventions as the papers and their reference code define them."""
 from __future__ import annotations
 
 import numpy as np

@@ -1,4 +1,4 @@
-"""Honest output (issue 13): raw values are always there and never change; calibrated ones
+"""Honest output: raw values are always there and never change; calibrated ones
 exist only when a calibrator was applied, and the result names its file. Long and short
 form are calibrated alike; a calibrator for another stack is not applied; a collapsed
 calibrator is reported when it is fitted and when it is loaded."""
