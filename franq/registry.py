@@ -39,13 +39,12 @@ import importlib
 from importlib.metadata import entry_points
 
 from franq.errors import InputError
-from franq.config_legacy import FranqDeprecationWarning
 from franq.settings import Setting
 
-__all__ = ["BUILTIN", "FranqDeprecationWarning", "Setting", "add_kind", "build", "clear_cache", "kinds", "lookup",
+__all__ = ["BUILTIN", "Setting", "add_kind", "build", "clear_cache", "kinds", "lookup",
            "names", "needs"]
 """With the lookups, what code outside the library needs to declare components: ``Setting``
-(a component's settings) and ``FranqDeprecationWarning`` (for a component's old names)."""
+(a component's settings)."""
 
 BUILTIN: dict[str, dict[str, str]] = {
     "scorers": {

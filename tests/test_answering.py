@@ -20,7 +20,7 @@ from franq.apps.answering import (
 from franq.apps.answering.sufficiency import token_chunks
 from franq.apps.answering.verify import overlapping_chunks
 from franq.cli import main
-from franq.config import FranqConfig, FranqDeprecationWarning
+from franq.config import FranqConfig
 from franq.errors import InputError
 from franq.io import parse_example
 from franq.apps.answering import prompts as P
@@ -262,13 +262,9 @@ def test_the_model_fallback_is_named_in_the_config(make_franq, tiny_lm, tiny_lm_
     assert out.decision.action == "fallback" and out.decision.fallback.startswith("model:")
     with pytest.raises(InputError, match=r"\[fallbacks.model\] path"):
         Answerer(make_franq(tiny_lm)).answer(ITEM.question, list(PASSAGES), verify="nli", fallback="model")
-    with pytest.warns(FranqDeprecationWarning, match=r"\[model\] fallback_path -> \[fallbacks.model\] path"):
-        old = make_franq(tiny_lm, {"model": {"max_new_tokens": 4, "fallback_path": str(tiny_lm_path)}})
-    assert old.config.settings_for("fallbacks", "model") == {"path": str(tiny_lm_path)}
-    with pytest.warns(FranqDeprecationWarning, match="fallback 'model:.*' is deprecated"):
-        short = Answerer(make_franq(tiny_lm, {"model": {"max_new_tokens": 4}})).answer(
+    with pytest.raises(InputError, match=r"fallback: .*'model:"):  # the model:PATH form, removed in 0.2.0
+        Answerer(make_franq(tiny_lm, {"model": {"max_new_tokens": 4}})).answer(
             ITEM.question, list(PASSAGES), verify="nli", fallback=f"model:{tiny_lm_path}", threshold=2.0)
-    assert short.decision.fallback == out.decision.fallback
 
 
 def test_verifiers_fallbacks_and_raters_are_registry_kinds_declared_by_the_apps():
@@ -293,8 +289,7 @@ def test_verifiers_fallbacks_and_raters_are_registry_kinds_declared_by_the_apps(
         make_rater("magic")
 
 
-def test_franq_answer_points_deciding_options_at_the_answering_app(make_franq, tiny_lm):
-    with pytest.raises(TypeError, match=r"moved to the answering application: franq.apps.answering.Answerer"):
+def test_franq_answer_takes_no_deciding_options(make_franq, tiny_lm):
+    """Deciding (verify, fallback) is the answering app's job; the forwarding message went in 0.2.0."""
+    with pytest.raises(TypeError, match="unexpected keyword argument 'verify'"):
         make_franq(tiny_lm).answer(ITEM.question, list(PASSAGES), verify="nli", fallback="closed_book")
-    with pytest.raises(TypeError, match=r"unexpected keyword argument\(s\) \['colour'\]"):
-        make_franq(tiny_lm).answer(ITEM.question, list(PASSAGES), colour="red")

@@ -46,7 +46,7 @@ def fitted(tmp_path_factory, tiny_lm_path):
     d = tmp_path_factory.mktemp("calib")
     raw = _raw_examples(d / "train.jsonl")
     out = d / "cal.json"
-    res = CliRunner().invoke(main, ["calibrate", str(raw), "-o", str(out), "--model", str(tiny_lm_path),
+    res = CliRunner().invoke(main, ["fit", "calibrator", str(raw), "-o", str(out), "--model", str(tiny_lm_path),
                                     "--faithfulness", "combined", "--min-per-condition", "5"])
     assert res.exit_code == 0, res.output
     return d, out, res
@@ -67,7 +67,7 @@ def test_calibrate_scores_raw_examples_then_writes_calibrator_and_report(fitted)
 def test_calibrate_accepts_scored_output_and_gives_same_calibrator(fitted, tmp_path):
     d, out, _ = fitted
     again = tmp_path / "again.json"
-    res = CliRunner().invoke(main, ["calibrate", str(d / "cal.scored.jsonl"), "-o", str(again),
+    res = CliRunner().invoke(main, ["fit", "calibrator", str(d / "cal.scored.jsonl"), "-o", str(again),
                                     "--min-per-condition", "5"])
     assert res.exit_code == 0, res.output
     assert json.loads(again.read_text()) == json.loads(out.read_text())
@@ -144,7 +144,7 @@ def test_calibrate_without_labels_is_a_clear_error(fitted, tmp_path):
             c["is_true"] = None
     path = tmp_path / "unlabelled.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in lines))
-    res = CliRunner().invoke(main, ["calibrate", str(path), "-o", str(tmp_path / "c.json")])
+    res = CliRunner().invoke(main, ["fit", "calibrator", str(path), "-o", str(tmp_path / "c.json")])
     assert res.exit_code != 0 and "no scored claims labelled 'is_true'" in res.output
 
 
@@ -158,7 +158,7 @@ def test_calibrate_xgboost_baseline_writes_xgboost_json_usable_by_score(fitted, 
     pytest.importorskip("xgboost")
     d, _, _ = fitted
     out = tmp_path / "xgb.json"
-    res = CliRunner().invoke(main, ["calibrate", str(d / "cal.scored.jsonl"), "-o", str(out), "--xgboost", "franq"])
+    res = CliRunner().invoke(main, ["fit", "calibrator", str(d / "cal.scored.jsonl"), "-o", str(out), "--xgboost", "franq"])
     assert res.exit_code == 0, res.output
     assert "learner" in json.loads(out.read_text())
     rec = json.loads(CliRunner().invoke(main, [
@@ -171,7 +171,7 @@ def test_calibrate_xgboost_baseline_writes_xgboost_json_usable_by_score(fitted, 
 def test_calibrate_xgboost_without_xgboost_says_which_extra_to_install(fitted, tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "xgboost", None)  # `import xgboost` raises ImportError
     d, _, _ = fitted
-    res = CliRunner().invoke(main, ["calibrate", str(d / "cal.scored.jsonl"), "-o", str(tmp_path / "xgb.json"),
+    res = CliRunner().invoke(main, ["fit", "calibrator", str(d / "cal.scored.jsonl"), "-o", str(tmp_path / "xgb.json"),
                                     "--xgboost", "franq"])
     assert res.exit_code == 1 and res.exception.__class__ is SystemExit
     assert res.output.strip().splitlines() == [
@@ -181,15 +181,13 @@ def test_calibrate_xgboost_without_xgboost_says_which_extra_to_install(fitted, t
 def test_config_validates_calibrator_settings():
     from franq.config import FranqConfig
 
-    from franq.config import FranqDeprecationWarning
-
     with pytest.raises(InputError, match="'calibration.on_mismatch': expected one of"):
         FranqConfig.from_dict({"calibration": {"on_mismatch": "ignore"}})
     with pytest.raises(InputError, match="'calibration.calibrator': expected 'default', 'none' or a file path"):
         FranqConfig.from_dict({"calibration": {"calibrator": ""}})
     assert FranqConfig.from_dict({"calibration": {"calibrator": "none"}}).calibration.calibrator == "none"
-    with pytest.warns(FranqDeprecationWarning, match=r"'calibrator' -> \[calibration\] calibrator"):
-        assert FranqConfig.from_dict({"calibrator": "none"}).calibration.calibrator == "none"
+    with pytest.raises(InputError, match=r"'calibrator' is now \[calibration\] calibrator"):
+        FranqConfig.from_dict({"calibrator": "none"})
 
 
 def test_missing_calibrator_file_is_an_input_error(tmp_path):

@@ -1,7 +1,8 @@
-"""FranqConfig: nested sections from TOML and JSON, old flat files with a deprecation
-warning naming the new keys, errors naming the key, overrides, and the CLI's help text."""
+"""FranqConfig: nested sections from TOML and JSON, the keys removed in 0.2.0 refused with
+their new names, errors naming the key, overrides, and the CLI's help text."""
 from __future__ import annotations
 
+import functools
 import importlib
 import json
 import re
@@ -11,7 +12,7 @@ import warnings
 
 import pytest
 
-from franq.config import FranqConfig, FranqDeprecationWarning
+from franq.config import FranqConfig
 from franq.errors import InputError
 
 NESTED_TOML = '''
@@ -52,7 +53,7 @@ NESTED = {
     "calibration": {"calibrator": "none", "on_mismatch": "error"},
     "batch": {"max_batch_tokens": 2048},
 }
-FLAT = {  # the same settings in the old flat keys (which cannot choose scorers)
+FLAT = {  # the same settings in the flat keys removed in 0.2.0
     "mode": "auto", "model": "/models/llama", "device": "cpu", "decomposer": "llm",
     "decomposer_model": "/models/chat", "faithfulness": "lexical", "judge": "jaccard", "n_samples": 5,
     "calibrator": "none", "calibrator_mismatch": "error", "max_batch_tokens": 2048,
@@ -60,7 +61,7 @@ FLAT = {  # the same settings in the old flat keys (which cannot choose scorers)
 
 
 def _strict(fn, *args):
-    """``fn(*args)`` with every warning an error: the nested form is not deprecated."""
+    """``fn(*args)`` with every warning an error."""
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         return fn(*args)
@@ -82,32 +83,29 @@ def test_nested_toml_and_json_files_load_the_same_config(tmp_path):
 
 
 @pytest.mark.parametrize("suffix", [".json", ".toml"])
-def test_flat_legacy_file_loads_with_a_warning_naming_each_new_key(tmp_path, suffix):
+def test_flat_file_is_refused_naming_each_old_key_and_its_new_key(tmp_path, suffix):
     path = tmp_path / f"old{suffix}"
     if suffix == ".json":
         path.write_text(json.dumps(FLAT))
     else:
         path.write_text("".join(f"{k} = {json.dumps(v)}\n" for k, v in FLAT.items()))
-    with pytest.warns(FranqDeprecationWarning) as record:
-        old = FranqConfig.from_file(path)
-    message = str(record[0].message)
-    assert str(path) in message
-    for renamed in ("'judge' -> [uq] equivalence", "'model' -> [model] path", "'device' -> [model] device",
-                    "'decomposer_model' -> [decomposer] model", "'faithfulness' -> [faithfulness] name",
-                    "'calibrator_mismatch' -> [calibration] on_mismatch",
-                    "'max_batch_tokens' -> [batch] max_batch_tokens"):
+    with pytest.raises(InputError) as error:
+        FranqConfig.from_file(path)
+    message = str(error.value)
+    assert str(path) in message and "unknown key(s)" in message and "renamed in 0.2.0" in message
+    for renamed in ("'judge' is now [uq] equivalence", "'model' is now [model] path", "'device' is now [model] device",
+                    "'decomposer_model' is now [decomposer] model", "'faithfulness' is now [faithfulness] name",
+                    "'calibrator_mismatch' is now [calibration] on_mismatch",
+                    "'max_batch_tokens' is now [batch] max_batch_tokens"):
         assert renamed in message
-    nested = {**NESTED, "uq": {"equivalence": "jaccard", "n_samples": 5}}
-    assert old == FranqConfig.from_dict(nested)
-    assert issubclass(FranqDeprecationWarning, FutureWarning)  # shown to users by default
 
 
 def test_from_dict_leaves_its_argument_unchanged():
-    data = {"judge": "jaccard", "uq": {"n_samples": 5}}
-    with pytest.warns(FranqDeprecationWarning):
-        config = FranqConfig.from_dict(data)
+    data = {"uq": {"equivalence": "jaccard", "n_samples": 5}, "faithfulness": {"name": "nli", "nli": {"model": "m"}}}
+    config = _strict(FranqConfig.from_dict, data)
     assert config.uq.equivalence == "jaccard" and config.uq.n_samples == 5
-    assert data == {"judge": "jaccard", "uq": {"n_samples": 5}}
+    assert data == {"uq": {"equivalence": "jaccard", "n_samples": 5},
+                    "faithfulness": {"name": "nli", "nli": {"model": "m"}}}
 
 
 @pytest.mark.parametrize("data, message", [
@@ -162,14 +160,15 @@ def _option_help(help_text: str) -> dict[str, str]:
     return out
 
 
-@pytest.mark.parametrize("command", ["score", "answer", "calibrate"])
+@pytest.mark.parametrize("command", [["score"], ["answer"], ["fit", "calibrator"]])
 def test_cli_help_describes_every_option(command):
     from franq import cli
 
-    proc = subprocess.run([sys.executable, "-m", "franq", command, "--help"], capture_output=True, text=True)
+    proc = subprocess.run([sys.executable, "-m", "franq", *command, "--help"], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     options = _option_help(proc.stdout)
-    declared = [p for p in cli.main.commands[command].params if p.param_type_name == "option"]
+    declared = [p for p in functools.reduce(lambda group, name: group.commands[name], command, cli.main).params
+                if p.param_type_name == "option"]
     assert len(options) == len(declared) + 1  # and --help
     undocumented = [term for term, desc in options.items() if not desc]
     assert not undocumented, f"options without help text: {undocumented}"
@@ -264,24 +263,22 @@ def test_bad_component_settings_are_named_before_any_model_loads(tmp_path, monke
     ("faithfulness", "judge_model", "faithfulness.judge", "model"),
     ("faithfulness", "judge_base_url", "faithfulness.judge", "base_url"),
 ])
-def test_old_component_keys_load_with_a_warning_naming_the_new_key(section, old, table, new):
-    extra = {"judge_model": "m"} if old == "judge_base_url" else {}
-    with pytest.warns(FranqDeprecationWarning, match=re.escape(f"[{section}] {old} -> [{table}] {new}")):
-        config = FranqConfig.from_dict({section: {old: "/m/x", **extra}})
-    kind, name = "faithfulness", table.split(".")[1]
-    assert config.settings_for(kind, name)[new] == "/m/x"
-    assert config == _strict(FranqConfig.from_dict, {section: {name: {new: "/m/x", **({"model": "m"} if extra else {})}}})
-    with pytest.warns(FranqDeprecationWarning, match=re.escape(f"'{old}' -> [{table}] {new}")):  # flat, older still
-        assert FranqConfig.from_dict({old: "/m/x", **extra}) == config
-    with pytest.raises(InputError, match="disagree"):
-        FranqConfig.from_dict({section: {old: "/m/x", name: {new: "/m/y"}}})
+def test_old_component_keys_are_refused_naming_the_new_key(section, old, table, new):
+    with pytest.raises(InputError, match=re.escape(f"[{section}]: unknown key(s) ['{old}']")
+                       + ".*" + re.escape(f"'{old}' is now [{table}] {new}")):
+        FranqConfig.from_dict({section: {old: "/m/x"}})
+    with pytest.raises(InputError, match=re.escape(f"'{old}' is now [{table}] {new}")):  # the older flat form
+        FranqConfig.from_dict({old: "/m/x"})
+    config = _strict(FranqConfig.from_dict, {section: {table.split(".")[1]: {new: "/m/x"}}})
+    assert config.settings_for("faithfulness", table.split(".")[1])[new] == "/m/x"
 
 
-def test_old_fallback_path_loads_with_a_warning_naming_the_new_key():
+def test_old_fallback_path_is_refused_naming_the_new_key():
     importlib.import_module("franq.apps")  # the applications declare the "fallbacks" kind
 
-    with pytest.warns(FranqDeprecationWarning, match=re.escape("[model] fallback_path -> [fallbacks.model] path")):
-        config = FranqConfig.from_dict({"model": {"fallback_path": "/m/big"}})
+    with pytest.raises(InputError, match=re.escape("'fallback_path' is now [fallbacks.model] path")):
+        FranqConfig.from_dict({"model": {"fallback_path": "/m/big"}})
+    config = _strict(FranqConfig.from_dict, {"fallbacks": {"model": {"path": "/m/big"}}})
     assert config.settings_for("fallbacks", "model") == {"path": "/m/big"}
     assert config.to_dict()["fallbacks"] == {"model": {"path": "/m/big"}}
 
@@ -309,7 +306,6 @@ def test_app_tables_load_without_importing_the_apps_first():
     assert out.stdout.strip() == "/models/second"
 
 
-def test_old_model_probe_key_loads_as_probe_file_with_a_warning():
-    with pytest.warns(FranqDeprecationWarning, match=r"\[model\] probe -> \[model\] probe_file"):
-        c = FranqConfig.from_dict({"model": {"probe": "p.json"}})
-    assert c.model.probe_file == "p.json"
+def test_old_model_probe_key_is_refused_naming_probe_file():
+    with pytest.raises(InputError, match=re.escape("'probe' is now [model] probe_file")):
+        FranqConfig.from_dict({"model": {"probe": "p.json"}})

@@ -402,7 +402,7 @@ def test_calibrate_refuses_to_write_over_its_input(tmp_path, flag):
     src = tmp_path / "labelled.jsonl"
     data = write_input(src, 2)
     out = src if flag == "-o" else tmp_path / "cal.json"
-    args = ["calibrate", str(src), "-o", str(out)] + ([] if flag == "-o" else [flag, str(src)])
+    args = ["fit", "calibrator", str(src), "-o", str(out)] + ([] if flag == "-o" else [flag, str(src)])
     res = CliRunner().invoke(main, args)
     assert res.exit_code == 1 and "is the same file as the input" in res.output, res.output
     assert src.read_bytes() == data

@@ -134,7 +134,7 @@ def fitted_probe(tiny_lm_path, tmp_path_factory):
                 f.write(json.dumps({"id": f"{r}-{i}", "question": q, "passages": [PASSAGE], "answer": a,
                                     "claims": [{"text": a, "is_faithful": ok, "is_true": ok}]}) + "\n")
     out = tmp / "probe.json"
-    res = CliRunner().invoke(main, ["fit-probe", str(data), "-o", str(out), "--model", str(tiny_lm_path),
+    res = CliRunner().invoke(main, ["fit", "probe", str(data), "-o", str(out), "--model", str(tiny_lm_path),
                                     "--device", "cpu", "--features", "lookback,hidden:1", "--folds", "3"])
     assert res.exit_code == 0, res.output
     return out, res.output

@@ -63,8 +63,8 @@ def test_verbose_flag_is_accepted_after_the_subcommand(tiny_lm_path):
     res = CliRunner().invoke(main, ["score", "-q", GOOD["question"], "-p", GOOD["passages"][0], "-a", GOOD["answer"],
                                     *_tiny(tiny_lm_path), "--format", "json", "-v"])
     assert res.exit_code == 0, res.output
-    for command in ("score", "answer", "calibrate", "report", "serve"):
-        assert "-v, --verbose" in CliRunner().invoke(main, [command, "--help"]).output
+    for command in (["score"], ["answer"], ["fit", "calibrator"], ["report"], ["serve"]):
+        assert "-v, --verbose" in CliRunner().invoke(main, [*command, "--help"]).output
 
 
 def test_user_metadata_passes_through_a_batch(tiny_lm_path, tmp_path):
@@ -201,7 +201,7 @@ def _scored_records(path, n_answers=40, seed=0):
 def test_calibrate_holdout_reports_held_apart_ece_and_auroc(tmp_path):
     src = _scored_records(tmp_path / "scored.jsonl")
     out = tmp_path / "cal.json"
-    res = CliRunner().invoke(main, ["calibrate", str(src), "-o", str(out), "--holdout", "0.25",
+    res = CliRunner().invoke(main, ["fit", "calibrator", str(src), "-o", str(out), "--holdout", "0.25",
                                     "--min-per-condition", "5"])
     assert res.exit_code == 0, res.output
     report = json.loads((tmp_path / "cal.report.json").read_text())
@@ -213,7 +213,7 @@ def test_calibrate_holdout_reports_held_apart_ece_and_auroc(tmp_path):
     assert re.search(r"held-apart ECE: raw \d\.\d{4}, calibrated \d\.\d{4}", res.output)
     assert "held-apart AUROC" in res.output
     assert FranqCalibrator.from_json(out).variant == "condition"
-    res = CliRunner().invoke(main, ["calibrate", str(_scored_records(tmp_path / "two.jsonl", n_answers=1)),
+    res = CliRunner().invoke(main, ["fit", "calibrator", str(_scored_records(tmp_path / "two.jsonl", n_answers=1)),
                                     "-o", str(tmp_path / "c2.json"), "--holdout", "0.2"])
     assert res.exit_code != 0 and "cannot be split" in res.output
 

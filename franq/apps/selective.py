@@ -114,9 +114,9 @@ def fit(input_path, output, features, label, coverage, combiner, folds, seed):
               help="The verifier's score column; also the policy's verifier name (one of "
                    f"{', '.join(answering.VERIFIERS)} for `franq answer --policy`).")
 @click.option("--label", default="correct", show_default=True, help="The 0/1 label: the answer is correct.")
-@click.option("--fallback", default="abstain", show_default=True, help="closed_book, abstain or model:PATH.")
+@click.option("--fallback", default="abstain", show_default=True, help="closed_book, abstain or model ([fallbacks.model] path).")
 @click.option("--fallback-label", default=None,
-              help="The 0/1 column: the fallback's answer is correct (closed_book, model:PATH).")
+              help="The 0/1 column: the fallback's answer is correct (closed_book, model).")
 @click.option("--abstain-utility", type=float, default=0.0, show_default=True,
               help="Utility of abstaining (fallback abstain), against 1 for a correct answer and 0 for a wrong one.")
 @click.option("--folds", type=click.IntRange(min=2), default=5, show_default=True)

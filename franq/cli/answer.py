@@ -41,7 +41,7 @@ VERIFIERS = registry.names("verifiers")  # the answering app's, then plugins' (e
                                  "self_p_true (the model's own P(True)), or a plugin's.")
 @click.option("--fallback", default=None,
               help="When the verifier says no: closed_book (answer without passages), abstain, model (the "
-                   "config's [fallbacks.model] path, a second model with the passages); model:PATH is deprecated.")
+                   "config's [fallbacks.model] path, a second model with the passages).")
 @click.option("--policy", "policy_path", type=click.Path(exists=True, dir_okay=False),
               help="Threshold policy JSON from `franq selective threshold` (sets the verifier, fallback and threshold).")
 @click.option("--verify-threshold", type=float, default=None,

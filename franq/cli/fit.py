@@ -1,5 +1,4 @@
-"""``franq fit ...``: the workbench's fitting commands (:mod:`franq.fit`). ``franq calibrate``
-and ``franq fit-probe`` are the same commands under their earlier names."""
+"""``franq fit ...``: the workbench's fitting commands (:mod:`franq.fit`)."""
 from __future__ import annotations
 
 import os

@@ -2,7 +2,7 @@
 
 The claim's hidden states after the probe's decoder layers, averaged over its tokens and
 captured during the pass FRANQ runs anyway (:mod:`franq.lm.capture`), go through a
-logistic regression fitted by ``franq fit-probe`` on claims labelled ``is_faithful``.
+logistic regression fitted by ``franq fit probe`` on claims labelled ``is_faithful``.
 The probe belongs to the model it was fitted with; the embedded model's ships in
 ``franq/data/``.
 """

@@ -16,7 +16,6 @@ may declare ``settings`` (its config table, e.g. ``[fallbacks.model] path = ...`
 from __future__ import annotations
 
 import dataclasses
-import warnings
 from pathlib import Path
 
 from franq.apps.answering.items import QAItem
@@ -36,7 +35,7 @@ VERIFIERS = ("trivial", "pre_answer", "nli", "dual", "p_true", "self_p_true", "i
 """The built-in verifiers (``registry.names("verifiers")`` adds the plugins')."""
 DEFAULT_THRESHOLD = {"dual": 0.0}  # a perplexity (or percentile, log-prob) difference; the others: probabilities
 FALLBACKS = ("closed_book", "abstain", "model")
-"""The built-in fallbacks (``model:PATH``, deprecated, is ``model`` with ``[fallbacks.model] path = PATH``)."""
+"""The built-in fallbacks (``model`` reads its model from ``[fallbacks.model] path``)."""
 
 
 def _generation(franq, mode: str) -> dict:
@@ -59,11 +58,7 @@ def build_verifier(name: str, franq, mode: str):
 
 
 def build_fallback(spec: str, franq, mode: str):
-    """The fallback registered as ``spec``; ``model:PATH`` (deprecated) is ``model`` with ``path = PATH``."""
-    if spec.startswith("model:") and spec[6:]:
-        warnings.warn(f"fallback {spec!r} is deprecated: use fallback 'model' with [fallbacks.model] path = "
-                      f"{spec[6:]!r} in the config", registry.FranqDeprecationWarning, stacklevel=3)
-        return _built("fallbacks", "fallback", "model", franq, mode, {"path": spec[6:]})
+    """The fallback registered as ``spec``."""
     return _built("fallbacks", "fallback", spec, franq, mode)
 
 

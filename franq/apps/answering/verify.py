@@ -17,8 +17,8 @@ likely faithful; ``v = score >= threshold`` (a fitted
     self_p_true   (003 5.1)     the model's own P(True) when asked "Is your answer true?"
     intrinsic, nli_prompt, p_true_sampled: 000 / 003 methods in :mod:`~franq.apps.answering.paper_methods`
 
-Fallbacks (000 section 6): ``closed_book`` (the same model without passages), ``model:PATH``
-(a second model, e.g. a larger one, with the passages) and ``abstain`` (no answer).
+Fallbacks (000 section 6): ``closed_book`` (the same model without passages), ``model``
+(a second model, e.g. a larger one, with the passages: ``[fallbacks.model] path``) and ``abstain`` (no answer).
 """
 from __future__ import annotations
 
