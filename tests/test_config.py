@@ -193,6 +193,33 @@ def test_threads_setting_is_checked_and_applied():
         torch.set_num_threads(before)
 
 
+def test_thread_count_precedence_is_flag_then_config_then_environment_then_default():
+    from franq.lm.threads import auto_threads, resolve_threads
+
+    env = {"OMP_NUM_THREADS": "3", "MKL_NUM_THREADS": "5"}
+    assert resolve_threads(2, 4, env) == (2, "flag")
+    assert resolve_threads(None, 4, env) == (4, "config")
+    assert resolve_threads(None, None, env) == (3, "OMP_NUM_THREADS")
+    assert resolve_threads(None, None, {"MKL_NUM_THREADS": "5"}) == (5, "MKL_NUM_THREADS")
+    assert resolve_threads(None, None, {"OMP_NUM_THREADS": "6,2"}) == (6, "OMP_NUM_THREADS")  # OpenMP's nested list
+    assert resolve_threads(None, None, {"OMP_NUM_THREADS": "many"}) == (auto_threads(), "default")
+    assert resolve_threads(None, None, {}) == (auto_threads(), "default")
+
+
+def test_every_threads_flag_is_the_one_shared_option():
+    """One definition, one default (unset: the config, the environment, then the default)."""
+    from franq import cli
+
+    def commands(group, path=()):
+        for name, command in group.commands.items():
+            yield from commands(command, (*path, name)) if hasattr(command, "commands") else [((*path, name), command)]
+
+    flags = {path: p for path, c in commands(cli.main) for p in c.params if "--threads" in getattr(p, "opts", ())}
+    assert {("score",), ("answer",), ("fit", "verifier"), ("bench", "observe"), ("bench", "all")} <= set(flags)
+    assert {(p.default, p.help, repr(p.type)) for p in flags.values()} == {
+        (None, flags[("score",)].help, repr(flags[("score",)].type))}
+
+
 COMPONENT_TOML = '''
 [faithfulness]
 name = "alignscore"

@@ -120,15 +120,14 @@ def lm_scorer(name: str, config):
 def run(datasets: Path, dev_dir: Path, *, backends=TEXT_BACKENDS, lm_backends=(), lm_pairs: int = 100,
         limit: int | None = None, only: tuple[str, ...] = (), out: Path | None = None,
         command: str = "franq bench faithfulness-sets") -> str:
-    import torch
-
     import franq
+    from franq.lm.threads import configure_threads
 
-    torch.set_num_threads(1)
+    configure_threads(1)  # the text backends; the pipelines of lm_scorer keep [model] threads = 1
     sets = load_sets(datasets, dev_dir, limit=limit)
     if only:
         sets = {k: v for k, v in sets.items() if k in only}
-    config = franq.FranqConfig()
+    config = franq.FranqConfig.from_dict({"model": {"threads": 1}})
     rows, means = [], {}
     for b in (*backends, *lm_backends):
         try:

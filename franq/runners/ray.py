@@ -49,13 +49,12 @@ class FranqActor:
     """
 
     def __init__(self, config: dict, threads: int = 1, batch_tokens: int = BATCH_TOKENS):
-        import torch
-
         from franq.pipeline import Franq
 
-        if threads > 0:
-            torch.set_num_threads(threads)
-        self.franq = Franq.from_config(FranqConfig.from_dict(config))
+        cfg = FranqConfig.from_dict(config)
+        if cfg.model.threads is None:  # [model] threads (or --threads) first, else the worker's CPUs
+            cfg = cfg.with_overrides({"model.threads": threads})
+        self.franq = Franq.from_config(cfg)
         self.batch_tokens = batch_tokens
 
     def __call__(self, batch: dict) -> dict:
