@@ -23,6 +23,7 @@ FLAT = {  # old top-level key -> new key
     "judge": "[uq] equivalence", "n_samples": "[uq] n_samples", "unfaith_samples": "[uq] unfaith_samples",
     "calibrator": "[calibration] calibrator", "calibrator_mismatch": "[calibration] on_mismatch",
     "max_batch_tokens": "[batch] max_batch_tokens",
+    "verifiers": "[checks.NAME] (the answering app's answer checks)",
 }
 IN_SECTION = {  # (section, old key) -> new key
     ("faithfulness", "alignscore_checkpoint"): "[faithfulness.alignscore] checkpoint",

@@ -8,7 +8,7 @@ Four kinds of component are chosen by name in :class:`~franq.config.FranqConfig`
     equivalence    franq.equivalence.*    do two sampled answers mean the same?
 
 Code outside the scoring library adds its own kinds with :func:`add_kind` (the
-applications, :mod:`franq.apps`, add ``apps``, ``verifiers``, ``fallbacks`` and
+applications, :mod:`franq.apps`, add ``apps``, ``checks``, ``fallbacks`` and
 ``raters`` when imported): the library names no application. A package whose import
 declares kinds names itself in the entry point group ``franq.kinds`` (franq's own
 ``setup.cfg`` lists ``franq.apps`` there), so the kinds are known wherever they are asked

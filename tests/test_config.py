@@ -305,6 +305,8 @@ def test_old_fallback_path_is_refused_naming_the_new_key():
 
     with pytest.raises(InputError, match=re.escape("'fallback_path' is now [fallbacks.model] path")):
         FranqConfig.from_dict({"model": {"fallback_path": "/m/big"}})
+    with pytest.raises(InputError, match=re.escape("'verifiers' is now [checks.NAME]")):  # the answer checks' tables
+        FranqConfig.from_dict({"verifiers": {"nli": {"backend": "verifier"}}})
     config = _strict(FranqConfig.from_dict, {"fallbacks": {"model": {"path": "/m/big"}}})
     assert config.settings_for("fallbacks", "model") == {"path": "/m/big"}
     assert config.to_dict()["fallbacks"] == {"model": {"path": "/m/big"}}

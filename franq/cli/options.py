@@ -96,7 +96,7 @@ STACK_OPTIONS = [
     click.option("--prompts", type=click.Choice(["franq", "paper"]), default=None,
                  help="Prompt wording (sets [prompts] style): " + choices_help(
                      {"franq": "franq's own", "paper": "the papers' verbatim: FRANQ fig. 3-6, the answering "
-                      "verifiers' 000 / 003 prompts"}, DEFAULTS.prompts.style) + "."),
+                      "checks' 000 / 003 prompts"}, DEFAULTS.prompts.style) + "."),
 ]
 """The common choices of a scoring stack, as flags over the config file."""
 
