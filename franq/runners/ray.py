@@ -1,4 +1,4 @@
-"""Scale-out engine for ``franq score --engine ray``: Ray Data ``map_batches`` over an
+"""Scale-out runner for ``franq score --runner ray``: Ray Data ``map_batches`` over an
 actor pool, one loaded :class:`~franq.pipeline.Franq` per actor.
 
 Optional: ``pip install 'franq[ray]'``. The driver still reads, validates, de-duplicates
@@ -71,7 +71,7 @@ class FranqActor:
         }
 
 
-class RayEngine:
+class RayRunner:
     """Scores records on ``workers`` Ray actors (``gpus_per_worker`` GPUs each)."""
 
     def __init__(self, config: FranqConfig, *, workers: int = 2, cpus_per_worker: float = 1.0,
@@ -80,7 +80,7 @@ class RayEngine:
         try:
             import ray
         except ImportError:
-            raise FranqError("engine 'ray': Ray is not installed; run `pip install 'franq[ray]'`") from None
+            raise FranqError("runner 'ray': Ray is not installed; run `pip install 'franq[ray]'`") from None
         self.ray = ray
         self.config = config.to_dict()
         self.workers = workers
