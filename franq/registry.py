@@ -74,7 +74,7 @@ BUILTIN: dict[str, dict[str, str]] = {
         "nli": "franq.faithfulness.nli:NLIFaithfulness",
         "judge": "franq.faithfulness.chat_judge:judge_faithfulness",
         "lookback": "franq.faithfulness.lookback:LookbackFaithfulness",
-        "probe": "franq.faithfulness.hidden_probe:HiddenProbeFaithfulness",
+        "hidden_probe": "franq.faithfulness.hidden_probe:HiddenProbeFaithfulness",
         "verifier": "franq.faithfulness.verifier:VerifierFaithfulness",
     },
     "decomposers": {

@@ -14,7 +14,7 @@ Dev sets (none used to fit anything shipped; built by :mod:`franq.fit.verifier_d
 
 Binary target everywhere: supported vs not (contradicted or not mentioned). Metrics: BAcc at
 P_faithful = 0.5, AUROC, ms per pair (wall clock, one torch thread). The text backends run on
-every pair; the backends that read the LM passes (context_pmi, lookback, probe) run through
+every pair; the backends that read the LM passes (context_pmi, lookback, hidden_probe) run through
 the pipeline with the embedded model on the first ``lm_pairs`` of each set.
 """
 from __future__ import annotations
@@ -32,7 +32,7 @@ from franq.evaluation.metrics import auroc, balanced_accuracy
 
 PAIR_SETS = ("synthetic-nq", "synthetic-expertqa", "nq-qa", "nq-declarative", "snli")
 TEXT_BACKENDS = ("lexical", "combined", "verifier")
-LM_BACKENDS = ("context_pmi", "lookback", "probe")
+LM_BACKENDS = ("context_pmi", "lookback", "hidden_probe")
 
 
 def write_dev_sets(raw: Path, datasets: Path, manifest_path: Path, out: Path, *, seed: int = 0,
