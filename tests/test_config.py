@@ -215,7 +215,8 @@ def test_every_threads_flag_is_the_one_shared_option():
             yield from commands(command, (*path, name)) if hasattr(command, "commands") else [((*path, name), command)]
 
     flags = {path: p for path, c in commands(cli.main) for p in c.params if "--threads" in getattr(p, "opts", ())}
-    assert {("score",), ("answer",), ("fit", "verifier"), ("bench", "observe"), ("bench", "all")} <= set(flags)
+    assert {("score",), ("answer",), ("fit", "probe"), ("fit", "verifier"), ("bench", "observe"),
+            ("bench", "all")} <= set(flags)
     assert {(p.default, p.help, repr(p.type)) for p in flags.values()} == {
         (None, flags[("score",)].help, repr(flags[("score",)].type))}
 
