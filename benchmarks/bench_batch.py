@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 
 from franq.config import FranqConfig
-from franq.runners.local import LocalEngine, run_jsonl
+from franq.runners.local import LocalRunner, run_jsonl
 
 
 def timed_run(factory, path: Path, tmp: Path, tag: str):
@@ -81,8 +81,8 @@ def main() -> None:
         chunks.append(p)
     config = FranqConfig.from_dict({"model": {"device": args.device, "dtype": args.dtype}})
     franq = Franq.from_config(config)
-    single = lambda: LocalEngine(franq, batch_tokens=0)  # noqa: E731
-    batched = lambda: LocalEngine(franq)  # noqa: E731
+    single = lambda: LocalRunner(franq, batch_tokens=0)  # noqa: E731
+    batched = lambda: LocalRunner(franq)  # noqa: E731
     warm = tmp / "warmup.jsonl"
     warm.write_text("\n".join(lines[:2]) + "\n", encoding="utf-8")
     timed_run(batched, warm, tmp, "warmup")
@@ -92,10 +92,10 @@ def main() -> None:
         result.update(compare([("single", single), ("batched", batched)], chunks, tmp, "chunk"))
         print(json.dumps({k: v for k, v in result.items() if k != "chunk"}), flush=True)
     if args.ray_chunks:
-        from franq.runners.ray import RayEngine
+        from franq.runners.ray import RayRunner
 
         def ray_factory():
-            return RayEngine(config, workers=args.workers, cpus_per_worker=1.0)
+            return RayRunner(config, workers=args.workers, cpus_per_worker=1.0)
 
         def ray_shutdown(name):
             if name == "ray":

@@ -45,7 +45,7 @@ from franq.lm.served import connect
 from franq.lm.served.launch import LlamaServer, f32_gguf
 from franq.lm.threads import configure_threads
 from franq.pipeline import Franq
-from franq.runners.local import LocalEngine, run_jsonl
+from franq.runners.local import LocalRunner, run_jsonl
 
 BASE = {"faithfulness": {"name": "lexical"}, "calibration": {"calibrator": "none"}}
 
@@ -200,7 +200,7 @@ def pass_cost(url: str, local, ex) -> dict:
 def timed(franq, path: Path, tmp: Path, tag: str) -> float:
     out = tmp / f"{tag}-{time.monotonic_ns()}.jsonl"
     t = time.perf_counter()
-    s = run_jsonl(lambda: LocalEngine(franq), str(path), str(out), errors_path=str(out) + ".err", progress=False)
+    s = run_jsonl(lambda: LocalRunner(franq), str(path), str(out), errors_path=str(out) + ".err", progress=False)
     if s.bad or not s.scored:
         print(f"{tag}: {s.scored} scored, {s.bad} bad (see {out}.err)", flush=True)
     return time.perf_counter() - t

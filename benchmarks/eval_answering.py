@@ -87,7 +87,7 @@ def observe(args) -> None:
     from franq.apps.answering.items import QAItem
     from franq.apps.answering.labelers import LocalLabeler
     from franq.apps.answering.sufficiency import AutoraterSufficiency, LabelSufficiency
-    from franq.apps.answering.verify import ClosedBookFallback, NLIVerifier, PreAnswerVerifier
+    from franq.apps.answering.verify import ClosedBookFallback, NLICheck, PreAnswerCheck
     from franq.evidence.samples import SamplingOptions
     from franq.faithfulness.chat_judge import LMJudgeFaithfulness
     from franq.lm.chat import LocalChat
@@ -96,7 +96,7 @@ def observe(args) -> None:
     labeler = LocalLabeler(lm)
     judge = LMJudgeFaithfulness(lm)
     closed = ClosedBookFallback(lm)
-    pre, nli = PreAnswerVerifier(labeler), NLIVerifier(judge)
+    pre, nli = PreAnswerCheck(labeler), NLICheck(judge)
     label = {p: LabelSufficiency(labeler, prompt=p) for p in ("corrected", "verbatim")}
     cached = short_records()
     options = SamplingOptions(max_new_tokens=16)

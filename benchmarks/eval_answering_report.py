@@ -38,7 +38,7 @@ def _read(path: Path) -> dict:
 
 def load(limit: int | None):
     """One row per question that has every pass: labels and raw signals."""
-    from franq.apps.answering import ContainsGoldSufficiency, NLIGoldSufficiency, NLIVerifier, QAItem
+    from franq.apps.answering import ContainsGoldSufficiency, NLIGoldSufficiency, NLICheck, QAItem
     from franq.evaluation.observe import short_key
     from franq.evaluation.units import attempted, is_correct
     from franq.evidence.samples import SamplingOptions
@@ -78,7 +78,7 @@ def load(limit: int | None):
     qa = [QAItem(it.question, it.passages, answer=r["answer"] or "-", gold_answers=it.answers)
           for (it, _), r in zip(items, rows)]
     combined = CombinedFaithfulness()
-    nli = NLIVerifier(combined).predict(qa)
+    nli = NLICheck(combined).predict(qa)
     gold = ContainsGoldSufficiency().rate(qa)
     gold_nli = NLIGoldSufficiency(combined).rate(qa)
     franq_p, franq_f = franq_p_true(items)

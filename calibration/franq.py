@@ -213,7 +213,7 @@ class FranqCalibrator:
     def _check_fitted(self) -> None:
         if not hasattr(self, "n_samples_"):
             raise NotFittedError(
-                "this FranqCalibrator is not fitted yet: fit one with `franq calibrate TRAIN.jsonl -o "
+                "this FranqCalibrator is not fitted yet: fit one with `franq fit calibrator TRAIN.jsonl -o "
                 "calibrator.json` (or FranqCalibrator(...).fit(...)) and load it with FranqCalibrator.from_json")
 
     def _cut(self, p_f: np.ndarray) -> np.ndarray:

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from franq.pipeline import Franq, score
     from franq.results import read_results, result_record
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 __all__ = [
     "AnswerScore", "CalibratorInfo", "CausalLM", "Claim", "ClaimScore", "ContextOverflowError", "Decision", "Example",
     "Franq", "FranqConfig", "FranqError", "InputError", "ModelNotFoundError", "Passage", "read_results",

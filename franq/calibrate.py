@@ -139,7 +139,7 @@ def resolve_calibrator(setting: str | None, stack: dict[str, str], *, on_mismatc
     detail = "; ".join(diffs)
     if on_mismatch == "error":
         raise CalibratorMismatchError(f"calibrator {setting} was fitted for another stack ({detail}); refit it "
-                                      f"with `franq calibrate` for this stack, or set calibration.on_mismatch="
+                                      f"with `franq fit calibrator` for this stack, or set calibration.on_mismatch="
                                       f"'force' / --calibrator-mismatch force to apply it anyway")
     if on_mismatch == "force":
         msg = f"calibrator {setting} applied although it was fitted for another stack ({detail})"

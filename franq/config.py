@@ -20,19 +20,18 @@ A config has one top-level choice, ``mode`` (which preset scores an answer: ``lo
     calibrator = "my-calibrator.json"
 
 Load with :meth:`FranqConfig.from_file` (TOML or JSON) or :meth:`FranqConfig.from_dict`;
-unknown keys are an error naming the key. A component's own settings are a table named
-after it (``[faithfulness.alignscore]``, ``[equivalence.nli]``, ``[fallbacks.model]``),
-declared by the component and checked against that declaration here, before any model
-loads (:mod:`franq.settings`); read them with :meth:`FranqConfig.settings_for`. Old
-config files (flat keys such as ``faithfulness = "lexical"``, ``judge = "lm"``; the old
-component keys such as ``[faithfulness] nli_model``) still load, with a deprecation
-warning naming each new key. A component that cannot run in a preset (e.g. a scorer that
+an unknown key is an error naming it (and, for a key removed in 0.2.0, its new name). A
+component's own settings are a table named after it (``[faithfulness.alignscore]``,
+``[fallbacks.model]``), declared by the component and checked against that declaration
+here, before any model loads (:mod:`franq.settings`); read them with
+:meth:`FranqConfig.settings_for`. A component that cannot run in a preset (e.g. a scorer that
 reads token passes in the short preset, which scores from samples) is refused when the
 config is built, with the reason.
 """
 from __future__ import annotations
 
 import dataclasses
+import functools
 import logging
 import re
 from dataclasses import dataclass, field
@@ -40,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from franq.errors import InputError, register_secret_env
-from franq.config_legacy import FranqDeprecationWarning, from_flat_keys, from_section_keys, table
+from franq.config_renamed import renamed_hint
 from franq import files
 from franq.limits import Limits, check_settings
 from franq.lm.prompts import PromptsConfig
@@ -50,7 +49,7 @@ from franq.settings import TABLE_HOME, ComponentTables, check_tables, split_tabl
 
 log = logging.getLogger(__name__)
 __all__ = ["BatchConfig", "CalibrationConfig", "DecomposerConfig", "FaithfulnessConfig", "FranqConfig",
-           "FranqDeprecationWarning", "ModelConfig", "PresetScorers", "PromptsConfig", "UQConfig"]
+           "ModelConfig", "PresetScorers", "PromptsConfig", "UQConfig"]
 
 MODES = ("long", "short", "auto")
 OVERFLOW = ("truncate", "error")
@@ -76,12 +75,11 @@ class ModelConfig(ServedKeys):  # served-model keys: franq.lm.served.checks.Serv
     max_new_tokens: int = 256
     """Longest answer ``franq answer`` generates (long form)."""
     threads: int | None = None
-    """Torch CPU threads; ``None`` = ``OMP_NUM_THREADS`` if set, else half the usable cores
-    (1 to 8; 1 on a 2-core machine): see :mod:`franq.lm.threads`."""
+    """Torch CPU threads; ``None``: ``OMP_NUM_THREADS``, else the default (:func:`franq.lm.threads.configure_threads`)."""
     probe_file: str | None = None
     """Probe file for this model's internals (``franq fit probe``), read by the lookback and probe
     faithfulness backends and the truth_probe / se_probe scorers; ``None`` = the one shipped for
-    the embedded model. (Was ``[model] probe``, which still loads with a warning.)"""
+    the embedded model."""
 
 
 @dataclass(frozen=True)
@@ -158,7 +156,7 @@ class UQConfig:
 @dataclass(frozen=True)
 class CalibrationConfig:
     calibrator: str = "default"
-    """``default`` (the shipped calibrator fitted for this stack, if any), ``none``, or a file from ``franq calibrate``."""
+    """``default`` (the shipped calibrator fitted for this stack, if any), ``none``, or a file from ``franq fit calibrator``."""
     on_mismatch: str = "warn"
     """A calibrator fitted for another stack: ``warn`` (and do not apply), ``error``, or ``force``."""
     threshold: float | None = None
@@ -218,22 +216,23 @@ class FranqConfig:
     # ------------------------------------------------------------------ building
     @classmethod
     def from_dict(cls, data: dict[str, Any], *, source: str = "config") -> FranqConfig:
-        """A config from nested sections (or, deprecated, the old flat keys)."""
+        """A config from nested sections (the module doc)."""
         if not isinstance(data, dict):
             raise InputError(f"{source}: expected an object at the top level, got {type(data).__name__}")
-        data = from_section_keys(from_flat_keys(data, source), source)
         data, tables = split_tables(data, SECTIONS, source)
-        unknown = sorted(set(data) - {"mode", "limits", *SECTIONS})
+        unknown = sorted(k for k in data if k not in {"mode", "limits", *SECTIONS} or renamed_hint([k])
+                         and not isinstance(data[k], (dict, SECTIONS[k])))  # the old flat `model = "x"`
         if unknown:
             raise InputError(f"{source}: unknown key(s) {unknown}; expected 'mode', the sections "
-                             f"{sorted([*SECTIONS, 'limits'])} and component tables of the kinds {top_kinds()}")
+                             f"{sorted([*SECTIONS, 'limits'])} and component tables of the kinds {top_kinds()}"
+                             + renamed_hint(unknown))
         kwargs: dict[str, Any] = {"components": ComponentTables.of(tables),
                                   "limits": Limits.of(data.get("limits"), where=f"{source}: [limits]")}
         if "mode" in data:
             kwargs["mode"] = data["mode"]
         for name, section_cls in SECTIONS.items():
             if name in data:
-                kwargs[name] = _section(section_cls, data[name], f"{source}: [{name}]")
+                kwargs[name] = _section(section_cls, data[name], f"{source}: [{name}]", name)
         return cls(**kwargs)
 
     @classmethod
@@ -264,11 +263,11 @@ class FranqConfig:
         for dotted, value in overrides.items():
             if value is not None:
                 *path, key = dotted.split(".")
-                table(data, path, "config")[key] = value
+                functools.reduce(lambda table, part: table.setdefault(part, {}), path, data)[key] = value
         return FranqConfig.from_dict(data, source="config")
 
 
-def _section(cls, value: Any, where: str):
+def _section(cls, value: Any, where: str, name: str | None = None):
     if isinstance(value, cls):
         return value
     if not isinstance(value, dict):
@@ -276,7 +275,8 @@ def _section(cls, value: Any, where: str):
     known = {f.name: f for f in dataclasses.fields(cls)}
     unknown = sorted(set(value) - set(known))
     if unknown:
-        raise InputError(f"{where}: unknown key(s) {unknown}; known keys are {sorted(known)}")
+        raise InputError(f"{where}: unknown key(s) {unknown}; known keys are {sorted(known)}"
+                         + renamed_hint(unknown, name))
     kwargs = dict(value)
     if cls is UQConfig:
         for preset in ("long", "short", "observer", "probe"):

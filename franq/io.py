@@ -121,7 +121,7 @@ three-condition calibrator fits each map on). It agrees with ``is_faithful`` whe
 given: supported is faithful, contradicted and not mentioned are not."""
 NUMERIC_LABELS = ("semantic_entropy",)
 """A claim's numeric labels: ``semantic_entropy`` (>= 0) of a whole short answer, what
-``franq fit-probe`` fits a semantic entropy probe on."""
+``franq fit probe`` fits a semantic entropy probe on."""
 
 
 def parse_claims(value: Any, where: str = "", *, limits: Mapping[str, int] | None = None

@@ -75,7 +75,7 @@ class Franq:
         from franq.lm.threads import configure_threads
 
         config = config or FranqConfig()
-        configure_threads(config.model.threads, limits=config.limits)
+        configure_threads(config=config.model.threads, limits=config.limits)
         return cls(config, load_lm(config))
 
     # ------------------------------------------------------------------ components
@@ -176,20 +176,13 @@ class Franq:
         return results  # type: ignore[return-value]
 
     def answer(self, question: str, passages: Sequence[str | dict | Passage], *,
-               max_new_tokens: int | None = None, mode: str | None = None, **moved) -> AnswerScore:
+               max_new_tokens: int | None = None, mode: str | None = None) -> AnswerScore:
         """Generate a greedy answer with the passages and score it. Long form reuses the
         generation's log-probabilities as the with-passages pass; short form generates a
         one-line answer and its samples from one prefill. "auto" generates as long form
         and scores a single short sentence as short form. Deciding what to do with the
         result (answer, fall back or abstain, paper 000) is an application's job:
         :class:`franq.apps.answering.Answerer`."""
-        if moved:
-            decide = sorted(set(moved) & {"verify", "fallback", "policy", "threshold"})
-            if decide:
-                raise TypeError(f"Franq.answer: {decide} moved to the answering application: "
-                                "franq.apps.answering.Answerer(pipeline).answer(question, passages, "
-                                f"{', '.join(f'{k}=...' for k in decide)})")
-            raise TypeError(f"Franq.answer() got unexpected keyword argument(s) {sorted(moved)}")
         question, passages = parse_text(question, "question"), parse_passages(passages)
         check_inputs(question, passages, limits=self.config.limits)
         if max_new_tokens is not None:
@@ -246,7 +239,7 @@ class Franq:
         """The long-form evidence of each claim of each example, without scoring: per
         example, one :class:`ClaimEvidence` per claim (``None`` where the claim is not
         scorable: not check-worthy or not aligned to the answer's tokens). ``capture`` asks
-        the with-passages pass for its internals too (what ``franq fit-probe`` reads);
+        the with-passages pass for its internals too (what ``franq fit probe`` reads);
         ``closed_book=False`` skips the closed-book pass (``closed_logprobs`` stay None)."""
         p = self.preset("long")
         work = self._claims(p, list(examples))

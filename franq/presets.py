@@ -24,7 +24,7 @@ and differ in what they gather and which scorers they use by default:
 ``probe``  short form without samples: the whole answer teacher-forced with and without
           the passages (the long preset's passes, hidden states captured); UQ_faith /
           UQ_unfaith = semantic entropy probes on the two passes (``se_probe``,
-          ``se_probe_closed``, fitted by ``franq fit-probe``): P(the samples would agree),
+          ``se_probe_closed``, fitted by ``franq fit probe``): P(the samples would agree),
           read from one answer's hidden states.
 
 Which short preset runs is ``uq.short_scoring``: ``auto`` (the default) scores answers

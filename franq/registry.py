@@ -8,7 +8,7 @@ Four kinds of component are chosen by name in :class:`~franq.config.FranqConfig`
     equivalence    franq.equivalence.*    do two sampled answers mean the same?
 
 Code outside the scoring library adds its own kinds with :func:`add_kind` (the
-applications, :mod:`franq.apps`, add ``apps``, ``verifiers``, ``fallbacks`` and
+applications, :mod:`franq.apps`, add ``apps``, ``checks``, ``fallbacks`` and
 ``raters`` when imported): the library names no application. A package whose import
 declares kinds names itself in the entry point group ``franq.kinds`` (franq's own
 ``setup.cfg`` lists ``franq.apps`` there), so the kinds are known wherever they are asked
@@ -39,13 +39,12 @@ import importlib
 from importlib.metadata import entry_points
 
 from franq.errors import InputError
-from franq.config_legacy import FranqDeprecationWarning
 from franq.settings import Setting
 
-__all__ = ["BUILTIN", "FranqDeprecationWarning", "Setting", "add_kind", "build", "clear_cache", "kinds", "lookup",
+__all__ = ["BUILTIN", "Setting", "add_kind", "build", "clear_cache", "kinds", "lookup",
            "names", "needs"]
 """With the lookups, what code outside the library needs to declare components: ``Setting``
-(a component's settings) and ``FranqDeprecationWarning`` (for a component's old names)."""
+(a component's settings)."""
 
 BUILTIN: dict[str, dict[str, str]] = {
     "scorers": {
@@ -75,7 +74,7 @@ BUILTIN: dict[str, dict[str, str]] = {
         "nli": "franq.faithfulness.nli:NLIFaithfulness",
         "judge": "franq.faithfulness.chat_judge:judge_faithfulness",
         "lookback": "franq.faithfulness.lookback:LookbackFaithfulness",
-        "probe": "franq.faithfulness.hidden_probe:HiddenProbeFaithfulness",
+        "hidden_probe": "franq.faithfulness.hidden_probe:HiddenProbeFaithfulness",
         "verifier": "franq.faithfulness.verifier:VerifierFaithfulness",
     },
     "decomposers": {

@@ -1,4 +1,4 @@
-"""Sufficiency raters, verifiers, fallbacks, Franq.answer(verify=...) and the answering
+"""Sufficiency raters, answer checks, fallbacks and the answering
 apps on tiny models and test doubles (fast). The real embedded model: the slow test at
 the end; an OpenAI-compatible server: tests/test_answering_openai.py."""
 from __future__ import annotations
@@ -14,14 +14,14 @@ from click.testing import CliRunner
 from conftest import assert_float32_close
 from franq.apps.answering import (
     Answerer,
-    ClosedBookFallback, ContainsGoldSufficiency, DualGenerationVerifier, LabelSufficiency, LocalLabeler,
-    NLIGoldSufficiency, NLIVerifier, PreAnswerVerifier, PTrueVerifier, QAItem, SelfPTrueVerifier, ThresholdPolicy,
-    TrivialVerifier, parse_verdict, read_qa_records,
+    ClosedBookFallback, ContainsGoldSufficiency, DualGenerationCheck, LabelSufficiency, LocalLabeler,
+    NLIGoldSufficiency, NLICheck, PreAnswerCheck, PTrueCheck, QAItem, SelfPTrueCheck, ThresholdPolicy,
+    TrivialCheck, parse_verdict, read_qa_records,
 )
 from franq.apps.answering.sufficiency import token_chunks
 from franq.apps.answering.verify import overlapping_chunks
 from franq.cli import main
-from franq.config import FranqConfig, FranqDeprecationWarning
+from franq.config import FranqConfig
 from franq.errors import InputError
 from franq.io import parse_example
 from franq.apps.answering import prompts as P
@@ -137,33 +137,33 @@ def test_reference_based_raters():
         ContainsGoldSufficiency().rate([QAItem("Q?", PASSAGES)])
 
 
-def test_nli_verifier_uses_each_passage_and_20_word_overlapping_chunks():
+def test_nli_check_uses_each_passage_and_20_word_overlapping_chunks():
     words = [f"w{i}" for i in range(100)]
     chunks = overlapping_chunks(" ".join(words), max_words=40, overlap=20)
     assert [c.split()[0] for c in chunks] == ["w0", "w20", "w40", "w60"] and chunks[-1].split()[-1] == "w99"
     assert all(len(c.split()) <= 40 for c in chunks)
     backend = RecordingBackend()
-    v = NLIVerifier(backend).predict([ITEM, QAItem(ITEM.question, PASSAGES, answer="1900")])
+    v = NLICheck(backend).predict([ITEM, QAItem(ITEM.question, PASSAGES, answer="1900")])
     assert v.tolist() == [1.0, 0.0]
     assert len(backend.pairs) == 4 and backend.pairs[1][0] == "Paris is the capital of France."
-    assert TrivialVerifier().predict([ITEM, ITEM]).tolist() == [1.0, 1.0]
+    assert TrivialCheck().predict([ITEM, ITEM]).tolist() == [1.0, 1.0]
 
 
-def test_p_true_verifier_takes_the_lowest_claim(make_franq, tiny_lm):
+def test_p_true_check_takes_the_lowest_claim(make_franq, tiny_lm):
     result = make_franq(tiny_lm).score("Where is the tower?", ["It is in Paris. It opened in 1889."],
                                        "It is in Paris. It opened in 1889.")
     raw = [c.p_true_raw for c in result.scored]
-    assert PTrueVerifier().predict([QAItem("q", PASSAGES, answer="a", score=result)])[0] == pytest.approx(min(raw))
+    assert PTrueCheck().predict([QAItem("q", PASSAGES, answer="a", score=result)])[0] == pytest.approx(min(raw))
     with pytest.raises(InputError, match="FRANQ result"):
-        PTrueVerifier().predict([ITEM])
+        PTrueCheck().predict([ITEM])
 
 
-def test_lm_verifiers_and_fallback_on_a_tiny_model(tiny_lm):
+def test_lm_checks_and_fallback_on_a_tiny_model(tiny_lm):
     lab = LocalLabeler(tiny_lm)
-    for verifier in (PreAnswerVerifier(lab), SelfPTrueVerifier(lab)):
+    for verifier in (PreAnswerCheck(lab), SelfPTrueCheck(lab)):
         p = verifier.predict([ITEM, ITEM])
         assert p.shape == (2,) and np.all((p >= 0) & (p <= 1)) and p[0] == pytest.approx(p[1])
-    dual = DualGenerationVerifier(tiny_lm, max_new_tokens=4, score="log_prob")
+    dual = DualGenerationCheck(tiny_lm, max_new_tokens=4, score="log_prob")
     given = QAItem(ITEM.question, PASSAGES, answer="1889", closed_answer="in 1900")
     d = dual.predict([given])[0]
     rag = tiny_lm.rag_prompt(ITEM.question, PASSAGES, reserve=4, instruction=SHORT_INSTRUCTION)
@@ -175,7 +175,7 @@ def test_lm_verifiers_and_fallback_on_a_tiny_model(tiny_lm):
     assert isinstance(ClosedBookFallback(tiny_lm, max_new_tokens=4).answer(ITEM.question, PASSAGES), str)
 
 
-def test_answer_decides_with_a_verifier_a_fallback_and_a_policy(make_franq, tiny_lm, tmp_path):
+def test_answer_decides_with_a_check_a_fallback_and_a_policy(make_franq, tiny_lm, tmp_path):
     franq = make_franq(tiny_lm, {"model": {"max_new_tokens": 6}})
     plain = franq.answer(ITEM.question, list(PASSAGES))
     assert plain.decision is None  # the existing call is unchanged
@@ -190,7 +190,7 @@ def test_answer_decides_with_a_verifier_a_fallback_and_a_policy(make_franq, tiny
     assert out.decision.policy == str(tmp_path / "policy.json")
     with pytest.raises(InputError, match="differs from the policy"):
         Answerer(franq).answer(ITEM.question, list(PASSAGES), verify="dual", policy=str(tmp_path / "policy.json"))
-    with pytest.raises(InputError, match="unknown verifier"):
+    with pytest.raises(InputError, match="unknown answer check"):
         Answerer(franq).answer(ITEM.question, list(PASSAGES), verify="magic")
     with pytest.raises(InputError, match="fallback"):
         Answerer(franq).answer(ITEM.question, list(PASSAGES), verify="trivial", fallback="pray")
@@ -263,23 +263,19 @@ def test_the_model_fallback_is_named_in_the_config(make_franq, tiny_lm, tiny_lm_
     assert out.decision.action == "fallback" and out.decision.fallback.startswith("model:")
     with pytest.raises(InputError, match=r"\[fallbacks.model\] path"):
         Answerer(make_franq(tiny_lm)).answer(ITEM.question, list(PASSAGES), verify="nli", fallback="model")
-    with pytest.warns(FranqDeprecationWarning, match=r"\[model\] fallback_path -> \[fallbacks.model\] path"):
-        old = make_franq(tiny_lm, {"model": {"max_new_tokens": 4, "fallback_path": str(tiny_lm_path)}})
-    assert old.config.settings_for("fallbacks", "model") == {"path": str(tiny_lm_path)}
-    with pytest.warns(FranqDeprecationWarning, match="fallback 'model:.*' is deprecated"):
-        short = Answerer(make_franq(tiny_lm, {"model": {"max_new_tokens": 4}})).answer(
+    with pytest.raises(InputError, match=r"fallback: .*'model:"):  # the model:PATH form, removed in 0.2.0
+        Answerer(make_franq(tiny_lm, {"model": {"max_new_tokens": 4}})).answer(
             ITEM.question, list(PASSAGES), verify="nli", fallback=f"model:{tiny_lm_path}", threshold=2.0)
-    assert short.decision.fallback == out.decision.fallback
 
 
-def test_verifiers_fallbacks_and_raters_are_registry_kinds_declared_by_the_apps():
+def test_checks_fallbacks_and_raters_are_registry_kinds_declared_by_the_apps():
     from franq import registry
-    from franq.apps.answering import RATERS, VERIFIERS, make_rater
+    from franq.apps.answering import RATERS, CHECKS, make_rater
 
-    assert registry.names("verifiers")[:len(VERIFIERS)] == list(VERIFIERS)
+    assert registry.names("checks")[:len(CHECKS)] == list(CHECKS)
     assert registry.names("fallbacks") == ["closed_book", "abstain", "model"]
     assert registry.names("raters")[:4] == list(RATERS)
-    assert {"verifiers", "fallbacks", "raters", "apps"} <= set(registry.kinds())
+    assert {"checks", "fallbacks", "raters", "apps"} <= set(registry.kinds())
     config = FranqConfig.from_dict({"raters": {"label": {"prompt": "verbatim", "chunk_tokens": 20}}})
     rater = make_rater("label", config, lm=SimpleNamespace(name="fake"))
     assert rater.name == "label:local:fake+verbatim" and rater.chunk_tokens == 20
@@ -294,8 +290,7 @@ def test_verifiers_fallbacks_and_raters_are_registry_kinds_declared_by_the_apps(
         make_rater("magic")
 
 
-def test_franq_answer_points_deciding_options_at_the_answering_app(make_franq, tiny_lm):
-    with pytest.raises(TypeError, match=r"moved to the answering application: franq.apps.answering.Answerer"):
+def test_franq_answer_takes_no_deciding_options(make_franq, tiny_lm):
+    """Deciding (verify, fallback) is the answering app's job; the forwarding message went in 0.2.0."""
+    with pytest.raises(TypeError, match="unexpected keyword argument 'verify'"):
         make_franq(tiny_lm).answer(ITEM.question, list(PASSAGES), verify="nli", fallback="closed_book")
-    with pytest.raises(TypeError, match=r"unexpected keyword argument\(s\) \['colour'\]"):
-        make_franq(tiny_lm).answer(ITEM.question, list(PASSAGES), colour="red")

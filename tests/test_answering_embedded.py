@@ -39,8 +39,8 @@ def test_every_rater_and_verifier_on_the_embedded_model(franq_short):
     for rater in raters:
         p = rater.rate([item])
         assert p.shape == (1,) and 0.0 <= p[0] <= 1.0, rater.name
-    verifiers = [A.TrivialVerifier(), A.PreAnswerVerifier(labeler), A.NLIVerifier(judge),
-                 A.NLIVerifier(franq_short.faithfulness), A.DualGenerationVerifier(lm), A.SelfPTrueVerifier(labeler)]
+    verifiers = [A.TrivialCheck(), A.PreAnswerCheck(labeler), A.NLICheck(judge),
+                 A.NLICheck(franq_short.faithfulness), A.DualGenerationCheck(lm), A.SelfPTrueCheck(labeler)]
     for verifier in verifiers:
         v = verifier.predict([item])
         assert v.shape == (1,) and np.isfinite(v[0]), verifier.name

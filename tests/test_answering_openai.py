@@ -11,8 +11,8 @@ from servers import ChatHandler, chat_server
 
 from claims.chat import OpenAIChat
 from franq.apps.answering import (
-    AutoraterSufficiency, LabelSufficiency, NLIVerifier, OpenAIDualGeneration, OpenAILabeler, PreAnswerVerifier,
-    QAItem, SelfPTrueVerifier,
+    AutoraterSufficiency, LabelSufficiency, NLICheck, OpenAIDualGeneration, OpenAILabeler, PreAnswerCheck,
+    QAItem, SelfPTrueCheck,
 )
 from franq.errors import FranqError
 from franq.faithfulness.chat_judge import OpenAIJudgeFaithfulness
@@ -62,13 +62,13 @@ def test_every_rater_and_verifier_runs_against_the_server(server):
     assert rater.rate([ITEM, no_answer]).tolist() == [1.0, 0.0]
     assert "timestamp 2019-01-01" in server.requests[-1]["messages"][0]["content"]
 
-    assert PreAnswerVerifier(labeler).predict([ITEM])[0] == pytest.approx(p("yes", "no"))
-    assert SelfPTrueVerifier(labeler).predict([ITEM])[0] == pytest.approx(p("True", "False"))
+    assert PreAnswerCheck(labeler).predict([ITEM])[0] == pytest.approx(p("yes", "no"))
+    assert SelfPTrueCheck(labeler).predict([ITEM])[0] == pytest.approx(p("True", "False"))
     asked = server.requests[-1]["messages"]
     assert [m["role"] for m in asked] == ["system", "user", "assistant", "user"] and asked[2]["content"] == "1889"
 
     judge = OpenAIJudgeFaithfulness("tiny", base_url=server.base_url)
-    assert NLIVerifier(judge).predict([ITEM])[0] == pytest.approx(p("yes", "no"))
+    assert NLICheck(judge).predict([ITEM])[0] == pytest.approx(p("yes", "no"))
     assert 'The answer to the question "When was the tower built?" is: "1889"' in \
         server.requests[-1]["messages"][-1]["content"]
 

@@ -13,11 +13,11 @@ from conftest import assert_float32_close
 from franq.apps.answering import decision_metrics as M
 from franq.apps.answering.items import QAItem
 from franq.apps.answering.paper_methods import (
-    IntrinsicAbstentionVerifier, PromptNLIBackend, SampledPTrueVerifier, confidence_percentile,
+    IntrinsicAbstentionCheck, PromptNLIBackend, SampledPTrueCheck, confidence_percentile,
     dual_perplexity_scores, is_refusal, sampled_p_true,
 )
 from franq.apps.answering.policy import SelectivePolicy, load_policy
-from franq.apps.answering.verify import DualGenerationVerifier
+from franq.apps.answering.verify import DualGenerationCheck
 from franq.lm.prompts import SHORT_INSTRUCTION
 from franq.types import Passage
 
@@ -28,7 +28,7 @@ PASSAGES = (Passage("The Eiffel Tower was finished in 1889.", "Eiffel Tower"),)
 def test_intrinsic_abstention_reads_the_generators_refusal():
     answers = ["__DONT_KNOW__", "1889", "I don't know.", "", "DONT KNOW", "It opened in 1889."]
     items = [QAItem("When?", PASSAGES, answer=a) for a in answers]
-    v = IntrinsicAbstentionVerifier().predict(items)
+    v = IntrinsicAbstentionCheck().predict(items)
     assert v.tolist() == [0, 1, 0, 0, 0, 1]
     assert is_refusal("The answer is unanswerable from the context") and not is_refusal("Knowledge is power")
     # a hard label: 000 Table 7's AUC is precision x recall. V (faithful) for answers 2 and 6, all answerable
@@ -38,7 +38,7 @@ def test_intrinsic_abstention_reads_the_generators_refusal():
 
 
 def test_intrinsic_abstention_generates_with_000s_prompt(tiny_lm):
-    verifier = IntrinsicAbstentionVerifier(tiny_lm, max_new_tokens=3)
+    verifier = IntrinsicAbstentionCheck(tiny_lm, max_new_tokens=3)
     v = verifier.predict([QAItem("When?", PASSAGES)])
     assert len(verifier.answers) == 1 and v.tolist() == [0.0 if is_refusal(verifier.answers[0]) else 1.0]
 
@@ -56,10 +56,10 @@ def test_dual_generation_perplexity_difference_percentiles_and_pick_by_hand():
     assert confidence_percentile([3.0, 0.5, 6.0], [1, 2, 4, 5]).tolist() == [0.5, 1.0, 0.0]
 
 
-def test_dual_verifier_scores_and_picks_the_answer(tiny_lm):
+def test_dual_check_scores_and_picks_the_answer(tiny_lm):
     items = [QAItem("When was it finished?", PASSAGES, answer="1889", closed_answer="in 1900"),
              QAItem("Where is it?", PASSAGES, answer="Paris", closed_answer="Rome")]
-    dual = DualGenerationVerifier(tiny_lm, max_new_tokens=4)
+    dual = DualGenerationCheck(tiny_lm, max_new_tokens=4)
     s = dual.predict(items)
     pairs = []
     for it in items:
@@ -71,10 +71,10 @@ def test_dual_verifier_scores_and_picks_the_answer(tiny_lm):
     assert s == pytest.approx([math.exp(-m[1]) - math.exp(-m[0]), math.exp(-m[3]) - math.exp(-m[2])], rel=1e-4)
     picks = dual.last.picks_rag
     assert dual.picked == [it.answer if p else it.closed_answer for it, p in zip(items, picks)]
-    logp = DualGenerationVerifier(tiny_lm, score="log_prob").predict(items)
+    logp = DualGenerationCheck(tiny_lm, score="log_prob").predict(items)
     assert_float32_close(logp, [m[0] - m[1], m[2] - m[3]])
     assert np.sign(logp).tolist() == np.sign(s).tolist()  # the same decision at threshold 0
-    pct = DualGenerationVerifier(tiny_lm, score="percentile").predict(items)
+    pct = DualGenerationCheck(tiny_lm, score="percentile").predict(items)
     assert pct == pytest.approx(dual.last.pct_rag - dual.last.pct_closed)
 
 
@@ -111,13 +111,13 @@ class _Labeler:
                          for m in messages_list])
 
 
-def test_sampled_p_true_verifier_draws_20_answers_and_5_judgements_each():
+def test_sampled_p_true_check_draws_20_answers_and_5_judgements_each():
     lm, lab = _LM(), _Labeler()
-    v = SampledPTrueVerifier(lm, lab)
+    v = SampledPTrueCheck(lm, lab)
     assert v.predict([QAItem("Q?", PASSAGES)]).tolist() == [12 / 20]  # 12 of 20 answers judged True 5 times
     assert lm.calls[0][0] == 20 and lm.calls[0][1]["temperature"] == 1.0 and lab.n == 20
     assert v.samples[0].count("yes") == 12
-    paper = SampledPTrueVerifier(lm, lab, n_samples=4, prompt="paper")
+    paper = SampledPTrueCheck(lm, lab, n_samples=4, prompt="paper")
     assert paper.predict([QAItem("Q?", PASSAGES)]).tolist() == [1.0]
     assert paper.judge_messages(QAItem("Q?", PASSAGES), "A")[0]["content"].startswith("Your task is to judge")
 
@@ -175,14 +175,14 @@ def test_selective_fit_cli_combiner_xgboost(tmp_path):
     assert load_policy(tmp_path / "s.json").cv["k"] == 3
 
 
-def test_new_verifiers_are_registered_by_name(make_franq, tiny_lm):
-    from franq.apps.answering.decide import build_verifier
+def test_new_checks_are_registered_by_name(make_franq, tiny_lm):
+    from franq.apps.answering.decide import build_check
 
-    franq = make_franq(tiny_lm, {"verifiers": {"dual": {"score": "percentile"},
+    franq = make_franq(tiny_lm, {"checks": {"dual": {"score": "percentile"},
                                                "p_true_sampled": {"n_samples": 3}}})
-    assert isinstance(build_verifier("intrinsic", franq, "short"), IntrinsicAbstentionVerifier)
-    assert build_verifier("dual", franq, "short").score == "percentile"
-    assert build_verifier("dual", make_franq(tiny_lm), "short").score == "perplexity"
-    assert build_verifier("p_true_sampled", franq, "short").n_samples == 3
-    assert build_verifier("p_true_sampled", make_franq(tiny_lm), "short").n_judgements == 5
-    assert build_verifier("nli_prompt", franq, "short").name.startswith("nli:prompt_nli:")
+    assert isinstance(build_check("intrinsic", franq, "short"), IntrinsicAbstentionCheck)
+    assert build_check("dual", franq, "short").score == "percentile"
+    assert build_check("dual", make_franq(tiny_lm), "short").score == "perplexity"
+    assert build_check("p_true_sampled", franq, "short").n_samples == 3
+    assert build_check("p_true_sampled", make_franq(tiny_lm), "short").n_judgements == 5
+    assert build_check("nli_prompt", franq, "short").name.startswith("nli:prompt_nli:")

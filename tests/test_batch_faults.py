@@ -3,7 +3,7 @@ failures (disk full, read-only, permission), damaged output lines, signals at ra
 
 Every case checks the guarantee, not just the message: the input is never changed, no
 result already written is lost or duplicated, a damaged line is kept in the recovery file,
-and a rerun finishes the job. The scoring engine is a stand-in (:class:`EchoEngine`), so
+and a rerun finishes the job. The scoring runner is a stand-in (:class:`EchoRunner`), so
 these tests load no model and take seconds.
 """
 from __future__ import annotations
@@ -29,7 +29,7 @@ from franq.runners.local import run_jsonl
 ROOT = Path(__file__).resolve().parents[1]
 
 
-class EchoEngine:
+class EchoRunner:
     """Scores a record as an output line carrying its id and answer (no model)."""
 
     def __init__(self, delay: float = 0.0, per_batch: int = 1):
@@ -64,7 +64,7 @@ def write_input(path: Path, n: int, with_id: bool = True) -> bytes:
 
 
 def run(src, out, errors=None, **kw):
-    return run_jsonl(lambda: EchoEngine(**kw), str(src), None if out is None else str(out),
+    return run_jsonl(lambda: EchoRunner(**kw), str(src), None if out is None else str(out),
                      errors_path=None if errors is None else str(errors), progress=False)
 
 
@@ -169,7 +169,7 @@ def test_dev_full_error_file_fails_with_one_line_naming_it(tmp_path):
 
 def _script(body: str) -> list[str]:
     return [sys.executable, "-c", "import json, sys, time\nsys.path.insert(0, 'tests')\n"
-            "from test_batch_faults import EchoEngine\nfrom franq.runners.local import run_jsonl\n" + body]
+            "from test_batch_faults import EchoRunner\nfrom franq.runners.local import run_jsonl\n" + body]
 
 
 def _env() -> dict:
@@ -179,7 +179,7 @@ def _env() -> dict:
 def test_dev_stdout_into_a_pipe_streams_and_ends(tmp_path):
     src = tmp_path / "in.jsonl"
     write_input(src, 5)
-    proc = subprocess.run(_script(f"print(run_jsonl(EchoEngine, {str(src)!r}, '/dev/stdout', progress=False)"
+    proc = subprocess.run(_script(f"print(run_jsonl(EchoRunner, {str(src)!r}, '/dev/stdout', progress=False)"
                                   f".scored, file=sys.stderr)"),
                           cwd=ROOT, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert proc.returncode == 0, proc.stderr
@@ -376,7 +376,7 @@ def test_signals_at_random_points_lose_and_duplicate_nothing(tmp_path):
     src, out = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
     n = 150
     write_input(src, n, with_id=False)
-    script = _script(f"s = run_jsonl(lambda: EchoEngine(delay=0.004, per_batch=3), {str(src)!r}, {str(out)!r}, "
+    script = _script(f"s = run_jsonl(lambda: EchoRunner(delay=0.004, per_batch=3), {str(src)!r}, {str(out)!r}, "
                      f"progress=False)\nprint(s.scored, s.skipped, s.recovered)")
     rng = random.Random(18)
     for sig in (signal.SIGKILL, signal.SIGTERM, signal.SIGINT, signal.SIGKILL):
@@ -402,7 +402,7 @@ def test_calibrate_refuses_to_write_over_its_input(tmp_path, flag):
     src = tmp_path / "labelled.jsonl"
     data = write_input(src, 2)
     out = src if flag == "-o" else tmp_path / "cal.json"
-    args = ["calibrate", str(src), "-o", str(out)] + ([] if flag == "-o" else [flag, str(src)])
+    args = ["fit", "calibrator", str(src), "-o", str(out)] + ([] if flag == "-o" else [flag, str(src)])
     res = CliRunner().invoke(main, args)
     assert res.exit_code == 1 and "is the same file as the input" in res.output, res.output
     assert src.read_bytes() == data

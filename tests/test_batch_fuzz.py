@@ -90,7 +90,7 @@ def test_fuzz_malformed_records_each_get_an_error_and_valid_ones_are_scored(tmp_
     out = tmp_path / "out.jsonl"
 
     res = CliRunner().invoke(main, ["score", str(src), "-o", str(out), "--config", str(cfg), "--quiet",
-                                    "--max-record-bytes", "4000", "--max-passage-chars", "500"])
+                                    "--limit", "record_bytes=4000", "--limit", "passage_chars=500"])
 
     assert res.exit_code == 0, res.output
     errors = [json.loads(x) for x in (tmp_path / "out.jsonl.errors.jsonl").read_text().splitlines()]

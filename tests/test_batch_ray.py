@@ -1,5 +1,5 @@
-"""``franq score --engine ray``: the same records scored on 2 local Ray Data actors give
-the same output lines as the local engine. Skipped when Ray is not installed."""
+"""``franq score --runner ray``: the same records scored on 2 local Ray Data actors give
+the same output lines as the local runner. Skipped when Ray is not installed."""
 from __future__ import annotations
 
 import json
@@ -27,7 +27,7 @@ def test_ray_engine_on_two_local_workers_matches_local_engine(tmp_path, tiny_lm_
     local = runner.invoke(main, ["score", str(src), "-o", str(tmp_path / "local.jsonl"), "--config", str(cfg), "--quiet"])
     try:
         on_ray = runner.invoke(main, ["score", str(src), "-o", str(tmp_path / "ray.jsonl"), "--config", str(cfg),
-                                      "--quiet", "--engine", "ray", "--workers", "2"])
+                                      "--quiet", "--runner", "ray", "--workers", "2"])
     finally:
         ray.shutdown()
     assert local.exit_code == 0 and on_ray.exit_code == 0, on_ray.output

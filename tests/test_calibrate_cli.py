@@ -51,7 +51,7 @@ def fitted(tmp_path_factory, tiny_lm_path):
     d = tmp_path_factory.mktemp("calib")
     raw = _raw_examples(d / "train.jsonl")
     out = d / "cal.json"
-    res = CliRunner().invoke(main, ["calibrate", str(raw), "-o", str(out), "--model", str(tiny_lm_path),
+    res = CliRunner().invoke(main, ["fit", "calibrator", str(raw), "-o", str(out), "--model", str(tiny_lm_path),
                                     "--faithfulness", "combined", "--min-per-condition", "5"])
     assert res.exit_code == 0, res.output
     return d, out, res
@@ -72,7 +72,7 @@ def test_calibrate_scores_raw_examples_then_writes_calibrator_and_report(fitted)
 def test_calibrate_accepts_scored_output_and_gives_same_calibrator(fitted, tmp_path):
     d, out, _ = fitted
     again = tmp_path / "again.json"
-    res = CliRunner().invoke(main, ["calibrate", str(d / "cal.scored.jsonl"), "-o", str(again),
+    res = CliRunner().invoke(main, ["fit", "calibrator", str(d / "cal.scored.jsonl"), "-o", str(again),
                                     "--min-per-condition", "5"])
     assert res.exit_code == 0, res.output
     assert json.loads(again.read_text()) == json.loads(out.read_text())
@@ -149,7 +149,7 @@ def test_calibrate_without_labels_is_a_clear_error(fitted, tmp_path):
             c["is_true"] = None
     path = tmp_path / "unlabelled.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in lines))
-    res = CliRunner().invoke(main, ["calibrate", str(path), "-o", str(tmp_path / "c.json")])
+    res = CliRunner().invoke(main, ["fit", "calibrator", str(path), "-o", str(tmp_path / "c.json")])
     assert res.exit_code != 0 and "no scored claims labelled 'is_true'" in res.output
 
 
@@ -164,7 +164,7 @@ def test_calibrate_xgboost_baseline_writes_xgboost_json_usable_by_score(fitted, 
     pytest.importorskip("xgboost")
     d, _, _ = fitted
     out = tmp_path / "xgb.json"
-    res = CliRunner().invoke(main, ["calibrate", str(d / "cal.scored.jsonl"), "-o", str(out), "--xgboost", "franq"])
+    res = CliRunner().invoke(main, ["fit", "calibrator", str(d / "cal.scored.jsonl"), "-o", str(out), "--xgboost", "franq"])
     assert res.exit_code == 0, res.output
     assert "learner" in json.loads(out.read_text())
     rec = json.loads(CliRunner().invoke(main, [
@@ -177,7 +177,7 @@ def test_calibrate_xgboost_baseline_writes_xgboost_json_usable_by_score(fitted, 
 def test_calibrate_xgboost_without_xgboost_says_which_extra_to_install(fitted, tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "xgboost", None)  # `import xgboost` raises ImportError
     d, _, _ = fitted
-    res = CliRunner().invoke(main, ["calibrate", str(d / "cal.scored.jsonl"), "-o", str(tmp_path / "xgb.json"),
+    res = CliRunner().invoke(main, ["fit", "calibrator", str(d / "cal.scored.jsonl"), "-o", str(tmp_path / "xgb.json"),
                                     "--xgboost", "franq"])
     assert res.exit_code == 1 and res.exception.__class__ is SystemExit
     assert res.output.strip().splitlines() == [
@@ -286,7 +286,7 @@ def _scored_records(path, n_answers=40, seed=0):
 def test_calibrate_holdout_reports_held_apart_ece_and_auroc(tmp_path):
     src = _scored_records(tmp_path / "scored.jsonl")
     out = tmp_path / "cal.json"
-    res = CliRunner().invoke(main, ["calibrate", str(src), "-o", str(out), "--holdout", "0.25",
+    res = CliRunner().invoke(main, ["fit", "calibrator", str(src), "-o", str(out), "--holdout", "0.25",
                                     "--min-per-condition", "5"])
     assert res.exit_code == 0, res.output
     report = json.loads((tmp_path / "cal.report.json").read_text())
@@ -298,6 +298,6 @@ def test_calibrate_holdout_reports_held_apart_ece_and_auroc(tmp_path):
     assert re.search(r"held-apart ECE: raw \d\.\d{4}, calibrated \d\.\d{4}", res.output)
     assert "held-apart AUROC" in res.output
     assert FranqCalibrator.from_json(out).variant == "condition"
-    res = CliRunner().invoke(main, ["calibrate", str(_scored_records(tmp_path / "two.jsonl", n_answers=1)),
+    res = CliRunner().invoke(main, ["fit", "calibrator", str(_scored_records(tmp_path / "two.jsonl", n_answers=1)),
                                     "-o", str(tmp_path / "c2.json"), "--holdout", "0.2"])
     assert res.exit_code != 0 and "cannot be split" in res.output

@@ -3,6 +3,8 @@ option states is the config's default (they cannot drift apart), and -v is accep
 the subcommand."""
 from __future__ import annotations
 
+import functools
+
 import re
 import subprocess
 import sys
@@ -63,8 +65,8 @@ def test_verbose_flag_is_accepted_after_the_subcommand(tiny_lm_path):
     res = CliRunner().invoke(main, ["score", "-q", GOOD["question"], "-p", GOOD["passages"][0], "-a", GOOD["answer"],
                                     *tiny_cli_args(tiny_lm_path), "--format", "json", "-v"])
     assert res.exit_code == 0, res.output
-    for command in ("score", "answer", "calibrate", "report", "serve"):
-        assert "-v, --verbose" in CliRunner().invoke(main, [command, "--help"]).output
+    for command in (["score"], ["answer"], ["fit", "calibrator"], ["report"], ["serve"]):
+        assert "-v, --verbose" in CliRunner().invoke(main, [*command, "--help"]).output
 
 
 def _option_help(help_text: str) -> dict[str, str]:
@@ -83,14 +85,15 @@ def _option_help(help_text: str) -> dict[str, str]:
     return out
 
 
-@pytest.mark.parametrize("command", ["score", "answer", "calibrate"])
+@pytest.mark.parametrize("command", [["score"], ["answer"], ["fit", "calibrator"]])
 def test_cli_help_describes_every_option(command):
     from franq import cli
 
-    proc = subprocess.run([sys.executable, "-m", "franq", command, "--help"], capture_output=True, text=True)
+    proc = subprocess.run([sys.executable, "-m", "franq", *command, "--help"], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     options = _option_help(proc.stdout)
-    declared = [p for p in cli.main.commands[command].params if p.param_type_name == "option"]
+    declared = [p for p in functools.reduce(lambda group, name: group.commands[name], command, cli.main).params
+                if p.param_type_name == "option"]
     assert len(options) == len(declared) + 1  # and --help
     undocumented = [term for term, desc in options.items() if not desc]
     assert not undocumented, f"options without help text: {undocumented}"

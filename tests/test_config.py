@@ -1,6 +1,5 @@
-"""FranqConfig: nested sections from TOML and JSON, old flat files with a deprecation
-warning naming the new keys, errors naming the key (every bad value, when the config is
-built), duplicate and unknown keys in a file, overrides, component tables."""
+"""FranqConfig: nested sections from TOML and JSON, the keys removed in 0.2.0 refused with
+their new names, errors naming the key, overrides, and the CLI's help text."""
 from __future__ import annotations
 
 import importlib
@@ -12,7 +11,7 @@ import warnings
 
 import pytest
 
-from franq.config import FranqConfig, FranqDeprecationWarning
+from franq.config import FranqConfig
 from franq.errors import InputError
 
 NESTED_TOML = '''
@@ -53,7 +52,7 @@ NESTED = {
     "calibration": {"calibrator": "none", "on_mismatch": "error"},
     "batch": {"max_batch_tokens": 2048},
 }
-FLAT = {  # the same settings in the old flat keys (which cannot choose scorers)
+FLAT = {  # the same settings in the flat keys removed in 0.2.0
     "mode": "auto", "model": "/models/llama", "device": "cpu", "decomposer": "llm",
     "decomposer_model": "/models/chat", "faithfulness": "lexical", "judge": "jaccard", "n_samples": 5,
     "calibrator": "none", "calibrator_mismatch": "error", "max_batch_tokens": 2048,
@@ -61,7 +60,7 @@ FLAT = {  # the same settings in the old flat keys (which cannot choose scorers)
 
 
 def _strict(fn, *args):
-    """``fn(*args)`` with every warning an error: the nested form is not deprecated."""
+    """``fn(*args)`` with every warning an error."""
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         return fn(*args)
@@ -83,32 +82,29 @@ def test_nested_toml_and_json_files_load_the_same_config(tmp_path):
 
 
 @pytest.mark.parametrize("suffix", [".json", ".toml"])
-def test_flat_legacy_file_loads_with_a_warning_naming_each_new_key(tmp_path, suffix):
+def test_flat_file_is_refused_naming_each_old_key_and_its_new_key(tmp_path, suffix):
     path = tmp_path / f"old{suffix}"
     if suffix == ".json":
         path.write_text(json.dumps(FLAT))
     else:
         path.write_text("".join(f"{k} = {json.dumps(v)}\n" for k, v in FLAT.items()))
-    with pytest.warns(FranqDeprecationWarning) as record:
-        old = FranqConfig.from_file(path)
-    message = str(record[0].message)
-    assert str(path) in message
-    for renamed in ("'judge' -> [uq] equivalence", "'model' -> [model] path", "'device' -> [model] device",
-                    "'decomposer_model' -> [decomposer] model", "'faithfulness' -> [faithfulness] name",
-                    "'calibrator_mismatch' -> [calibration] on_mismatch",
-                    "'max_batch_tokens' -> [batch] max_batch_tokens"):
+    with pytest.raises(InputError) as error:
+        FranqConfig.from_file(path)
+    message = str(error.value)
+    assert str(path) in message and "unknown key(s)" in message and "renamed in 0.2.0" in message
+    for renamed in ("'judge' is now [uq] equivalence", "'model' is now [model] path", "'device' is now [model] device",
+                    "'decomposer_model' is now [decomposer] model", "'faithfulness' is now [faithfulness] name",
+                    "'calibrator_mismatch' is now [calibration] on_mismatch",
+                    "'max_batch_tokens' is now [batch] max_batch_tokens"):
         assert renamed in message
-    nested = {**NESTED, "uq": {"equivalence": "jaccard", "n_samples": 5}}
-    assert old == FranqConfig.from_dict(nested)
-    assert issubclass(FranqDeprecationWarning, FutureWarning)  # shown to users by default
 
 
 def test_from_dict_leaves_its_argument_unchanged():
-    data = {"judge": "jaccard", "uq": {"n_samples": 5}}
-    with pytest.warns(FranqDeprecationWarning):
-        config = FranqConfig.from_dict(data)
+    data = {"uq": {"equivalence": "jaccard", "n_samples": 5}, "faithfulness": {"name": "nli", "nli": {"model": "m"}}}
+    config = _strict(FranqConfig.from_dict, data)
     assert config.uq.equivalence == "jaccard" and config.uq.n_samples == 5
-    assert data == {"judge": "jaccard", "uq": {"n_samples": 5}}
+    assert data == {"uq": {"equivalence": "jaccard", "n_samples": 5},
+                    "faithfulness": {"name": "nli", "nli": {"model": "m"}}}
 
 
 @pytest.mark.parametrize("data, message", [
@@ -161,6 +157,34 @@ def test_threads_setting_is_checked_and_applied():
         assert configure_threads(1) == 1 == torch.get_num_threads()
     finally:
         torch.set_num_threads(before)
+
+
+def test_thread_count_precedence_is_flag_then_config_then_environment_then_default():
+    from franq.lm.threads import auto_threads, resolve_threads
+
+    env = {"OMP_NUM_THREADS": "3", "MKL_NUM_THREADS": "5"}
+    assert resolve_threads(2, 4, env) == (2, "flag")
+    assert resolve_threads(None, 4, env) == (4, "config")
+    assert resolve_threads(None, None, env) == (3, "OMP_NUM_THREADS")
+    assert resolve_threads(None, None, {"MKL_NUM_THREADS": "5"}) == (5, "MKL_NUM_THREADS")
+    assert resolve_threads(None, None, {"OMP_NUM_THREADS": "6,2"}) == (6, "OMP_NUM_THREADS")  # OpenMP's nested list
+    assert resolve_threads(None, None, {"OMP_NUM_THREADS": "many"}) == (auto_threads(), "default")
+    assert resolve_threads(None, None, {}) == (auto_threads(), "default")
+
+
+def test_every_threads_flag_is_the_one_shared_option():
+    """One definition, one default (unset: the config, the environment, then the default)."""
+    from franq import cli
+
+    def commands(group, path=()):
+        for name, command in group.commands.items():
+            yield from commands(command, (*path, name)) if hasattr(command, "commands") else [((*path, name), command)]
+
+    flags = {path: p for path, c in commands(cli.main) for p in c.params if "--threads" in getattr(p, "opts", ())}
+    assert {("score",), ("answer",), ("fit", "probe"), ("fit", "verifier"), ("bench", "observe"),
+            ("bench", "all")} <= set(flags)
+    assert {(p.default, p.help, repr(p.type)) for p in flags.values()} == {
+        (None, flags[("score",)].help, repr(flags[("score",)].type))}
 
 
 COMPONENT_TOML = '''
@@ -233,24 +257,24 @@ def test_bad_component_settings_are_named_before_any_model_loads(tmp_path, monke
     ("faithfulness", "judge_model", "faithfulness.judge", "model"),
     ("faithfulness", "judge_base_url", "faithfulness.judge", "base_url"),
 ])
-def test_old_component_keys_load_with_a_warning_naming_the_new_key(section, old, table, new):
-    extra = {"judge_model": "m"} if old == "judge_base_url" else {}
-    with pytest.warns(FranqDeprecationWarning, match=re.escape(f"[{section}] {old} -> [{table}] {new}")):
-        config = FranqConfig.from_dict({section: {old: "/m/x", **extra}})
-    kind, name = "faithfulness", table.split(".")[1]
-    assert config.settings_for(kind, name)[new] == "/m/x"
-    assert config == _strict(FranqConfig.from_dict, {section: {name: {new: "/m/x", **({"model": "m"} if extra else {})}}})
-    with pytest.warns(FranqDeprecationWarning, match=re.escape(f"'{old}' -> [{table}] {new}")):  # flat, older still
-        assert FranqConfig.from_dict({old: "/m/x", **extra}) == config
-    with pytest.raises(InputError, match="disagree"):
-        FranqConfig.from_dict({section: {old: "/m/x", name: {new: "/m/y"}}})
+def test_old_component_keys_are_refused_naming_the_new_key(section, old, table, new):
+    with pytest.raises(InputError, match=re.escape(f"[{section}]: unknown key(s) ['{old}']")
+                       + ".*" + re.escape(f"'{old}' is now [{table}] {new}")):
+        FranqConfig.from_dict({section: {old: "/m/x"}})
+    with pytest.raises(InputError, match=re.escape(f"'{old}' is now [{table}] {new}")):  # the older flat form
+        FranqConfig.from_dict({old: "/m/x"})
+    config = _strict(FranqConfig.from_dict, {section: {table.split(".")[1]: {new: "/m/x"}}})
+    assert config.settings_for("faithfulness", table.split(".")[1])[new] == "/m/x"
 
 
-def test_old_fallback_path_loads_with_a_warning_naming_the_new_key():
+def test_old_fallback_path_is_refused_naming_the_new_key():
     importlib.import_module("franq.apps")  # the applications declare the "fallbacks" kind
 
-    with pytest.warns(FranqDeprecationWarning, match=re.escape("[model] fallback_path -> [fallbacks.model] path")):
-        config = FranqConfig.from_dict({"model": {"fallback_path": "/m/big"}})
+    with pytest.raises(InputError, match=re.escape("'fallback_path' is now [fallbacks.model] path")):
+        FranqConfig.from_dict({"model": {"fallback_path": "/m/big"}})
+    with pytest.raises(InputError, match=re.escape("'verifiers' is now [checks.NAME]")):  # the answer checks' tables
+        FranqConfig.from_dict({"verifiers": {"nli": {"backend": "verifier"}}})
+    config = _strict(FranqConfig.from_dict, {"fallbacks": {"model": {"path": "/m/big"}}})
     assert config.settings_for("fallbacks", "model") == {"path": "/m/big"}
     assert config.to_dict()["fallbacks"] == {"model": {"path": "/m/big"}}
 
@@ -278,10 +302,9 @@ def test_app_tables_load_without_importing_the_apps_first():
     assert out.stdout.strip() == "/models/second"
 
 
-def test_old_model_probe_key_loads_as_probe_file_with_a_warning():
-    with pytest.warns(FranqDeprecationWarning, match=r"\[model\] probe -> \[model\] probe_file"):
-        c = FranqConfig.from_dict({"model": {"probe": "p.json"}})
-    assert c.model.probe_file == "p.json"
+def test_old_model_probe_key_is_refused_naming_probe_file():
+    with pytest.raises(InputError, match=re.escape("'probe' is now [model] probe_file")):
+        FranqConfig.from_dict({"model": {"probe": "p.json"}})
 
 
 # ---------------------------------------------------------------------------- config values
@@ -361,15 +384,14 @@ def test_config_rejects_unknown_keys_and_bad_values(tmp_path):
 def test_config_validates_calibrator_settings():
     from franq.config import FranqConfig
 
-    from franq.config import FranqDeprecationWarning
 
     with pytest.raises(InputError, match="'calibration.on_mismatch': expected one of"):
         FranqConfig.from_dict({"calibration": {"on_mismatch": "ignore"}})
     with pytest.raises(InputError, match="'calibration.calibrator': expected 'default', 'none' or a file path"):
         FranqConfig.from_dict({"calibration": {"calibrator": ""}})
     assert FranqConfig.from_dict({"calibration": {"calibrator": "none"}}).calibration.calibrator == "none"
-    with pytest.warns(FranqDeprecationWarning, match=r"'calibrator' -> \[calibration\] calibrator"):
-        assert FranqConfig.from_dict({"calibrator": "none"}).calibration.calibrator == "none"
+    with pytest.raises(InputError, match=r"'calibrator' is now \[calibration\] calibrator"):
+        FranqConfig.from_dict({"calibrator": "none"})
 
 
 def test_config_names_missing_backend_settings():

@@ -135,7 +135,7 @@ def fitted_probe(tiny_lm_path, tmp_path_factory):
                 f.write(json.dumps({"id": f"{r}-{i}", "question": q, "passages": [PASSAGE], "answer": a,
                                     "claims": [{"text": a, "is_faithful": ok, "is_true": ok}]}) + "\n")
     out = tmp / "probe.json"
-    res = CliRunner().invoke(main, ["fit-probe", str(data), "-o", str(out), "--model", str(tiny_lm_path),
+    res = CliRunner().invoke(main, ["fit", "probe", str(data), "-o", str(out), "--model", str(tiny_lm_path),
                                     "--device", "cpu", "--features", "lookback,hidden:1", "--folds", "3"])
     assert res.exit_code == 0, res.output
     return out, res.output
@@ -155,7 +155,7 @@ def test_fit_probe_cli_writes_probes_with_model_data_hash_and_cv(fitted_probe, t
     assert report["n_answers"] == 24 and "CV AUROC" in output
 
 
-@pytest.mark.parametrize("backend", ["lookback", "probe"])
+@pytest.mark.parametrize("backend", ["lookback", "hidden_probe"])
 def test_probe_backends_score_from_the_pass(fitted_probe, tiny_lm, make_franq, backend):
     out, _ = fitted_probe
     fr = make_franq(tiny_lm, {"faithfulness": {"name": backend}, "model": {"probe_file": str(out)}})
@@ -211,14 +211,14 @@ def test_rauq_and_truth_probe_score_in_the_long_preset(fitted_probe, tiny_lm, ma
 
 def test_a_generated_answer_keeps_its_own_logprobs_and_gets_internals(fitted_probe, tiny_lm, make_franq):
     out, _ = fitted_probe
-    fr = make_franq(tiny_lm, {"faithfulness": {"name": "probe"}, "model": {"probe_file": str(out)}})
+    fr = make_franq(tiny_lm, {"faithfulness": {"name": "hidden_probe"}, "model": {"probe_file": str(out)}})
     res = fr.answer("Where is the tower?", [PASSAGE], max_new_tokens=12)
     assert all(0 < c.p_faithful < 1 for c in res.scored)
 
 
 def test_capture_specs_of_the_components_are_merged(fitted_probe, tiny_lm, make_franq):
     out, _ = fitted_probe
-    fr = make_franq(tiny_lm, {"faithfulness": {"name": "probe"}, "model": {"probe_file": str(out)},
+    fr = make_franq(tiny_lm, {"faithfulness": {"name": "hidden_probe"}, "model": {"probe_file": str(out)},
                               "uq": {"long": {"extra": ["rauq"]}}})
     assert fr.preset("long").evidence.capture == CaptureSpec(attention=True, hidden_layers=(1,))
     assert make_franq(tiny_lm).preset("long").evidence.capture is None  # nothing reads internals: plain passes

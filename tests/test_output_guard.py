@@ -131,7 +131,7 @@ def test_score_html_onto_its_own_output(files):
 
 def test_calibrate_outputs_onto_the_input(files):
     run_refused(["fit", "calibrator", files / "scores.jsonl", "-o", files / "scores.jsonl"], files, "scores.jsonl")
-    run_refused(["calibrate", files / "scores.jsonl", "-o", files / "c.json", "--report", files / "scores.jsonl"],
+    run_refused(["fit", "calibrator", files / "scores.jsonl", "-o", files / "c.json", "--report", files / "scores.jsonl"],
                 files, "scores.jsonl")
 
 

@@ -15,7 +15,7 @@ from claims.paper_prompts import PAPER_ALIGN, PAPER_DECOMPOSE
 from conftest import make_franq
 from franq.apps.answering import prompts as AP
 from franq.apps.answering.items import QAItem
-from franq.apps.answering.verify import PreAnswerVerifier, SelfPTrueVerifier
+from franq.apps.answering.verify import PreAnswerCheck, SelfPTrueCheck
 from franq.config import FranqConfig
 from franq.errors import InputError
 from franq.lm import prompts as LP
@@ -194,24 +194,24 @@ class _Labeler:
         return np.full(len(messages_list), 0.7)
 
 
-def test_verifiers_send_the_paper_prompts_by_name():
+def test_checks_send_the_paper_prompts_by_name():
     item = QAItem("Q?", PASSAGES, answer="1889")
     lab = _Labeler()
-    PreAnswerVerifier(lab, prompt="paper").predict([item])
+    PreAnswerCheck(lab, prompt="paper").predict([item])
     assert lab.calls[-1][0][0][0]["content"].startswith("I will give you a question and several contexts")
     assert lab.calls[-1][1] == AP.NOMIRACL_LABELS
-    SelfPTrueVerifier(lab, prompt="paper").predict([item])
+    SelfPTrueCheck(lab, prompt="paper").predict([item])
     assert lab.calls[-1][0][0][0]["content"].startswith("Your task is to judge the validity")
     assert lab.calls[-1][1] == AP.P_TRUE_000_LABELS
-    PreAnswerVerifier(lab).predict([item])
+    PreAnswerCheck(lab).predict([item])
     assert lab.calls[-1][0][0][0]["content"].startswith("Passages:")  # franq's, the default
     with pytest.raises(InputError, match="prompt"):
-        PreAnswerVerifier(lab, prompt="x")
+        PreAnswerCheck(lab, prompt="x")
 
 
-def test_registered_verifiers_read_the_config_style(make_franq, tiny_lm):
-    from franq.apps.answering.decide import build_verifier
+def test_registered_checks_read_the_config_style(make_franq, tiny_lm):
+    from franq.apps.answering.decide import build_check
 
     franq = make_franq(tiny_lm, {"prompts": {"style": "paper", "answer": "franq"}})
-    assert build_verifier("pre_answer", franq, "short").prompt == "paper"
-    assert build_verifier("self_p_true", make_franq(tiny_lm), "short").prompt == "franq"
+    assert build_check("pre_answer", franq, "short").prompt == "paper"
+    assert build_check("self_p_true", make_franq(tiny_lm), "short").prompt == "franq"

@@ -23,7 +23,7 @@ REFUSED = {  # (kind, built-in name) -> the presets that cannot run it
     ("faithfulness", "context_pmi"): {"short", "observer"},
     ("scorers", "claim_prob"): {"short", "observer"},
     ("scorers", "parametric"): {"short", "observer"},
-    **{("faithfulness", name): {"short", "observer"} for name in ("lookback", "probe")},
+    **{("faithfulness", name): {"short", "observer"} for name in ("lookback", "hidden_probe")},
     **{("scorers", name): {"short", "observer"} for name in ("rauq", "truth_probe", "ccp")},
     **{("scorers", name): {"long", "probe"} for name in SAMPLE_SCORERS},
     **{("scorers", name): {"long", "short", "probe"} for name in ANSWER_SCORERS},

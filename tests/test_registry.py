@@ -249,7 +249,7 @@ def test_kinds_added_outside_the_library(monkeypatch):
     importlib.import_module("franq.apps")  # declares the applications' kinds
 
     assert registry.kinds()[:4] == ("scorers", "faithfulness", "decomposers", "equivalence")
-    assert {"apps", "verifiers", "fallbacks", "raters"} <= set(registry.kinds())
+    assert {"apps", "checks", "fallbacks", "raters"} <= set(registry.kinds())
     assert '"franq.apps.' not in (ROOT / "franq" / "registry.py").read_text()  # no app module named
     monkeypatch.setattr(registry, "BUILTIN", {k: dict(v) for k, v in registry.BUILTIN.items()})
     monkeypatch.setattr(registry, "_LABEL", dict(registry._LABEL))

@@ -95,7 +95,7 @@ def se_probe(tiny_lm_path, tmp_path_factory):
                 f.write(json.dumps({"id": f"{r}-{i}", "question": q, "passages": [PASSAGE], "answer": a,
                                     "claims": [{"text": a, "semantic_entropy": se + 0.01 * r}]}) + "\n")
     out = tmp / "se.safetensors"
-    res = CliRunner().invoke(main, ["fit-probe", str(data), "-o", str(out), "--model", str(tiny_lm_path),
+    res = CliRunner().invoke(main, ["fit", "probe", str(data), "-o", str(out), "--model", str(tiny_lm_path),
                                     "--device", "cpu", "--features", "hidden:1@last,hidden_closed:1@last",
                                     "--folds", "3"])
     assert res.exit_code == 0, res.output

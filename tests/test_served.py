@@ -360,7 +360,7 @@ def test_retries_on_503_and_429_then_a_clear_error(bos_lm, bos_lm_path):
 
 
 def test_batch_run_stops_when_the_server_goes_away_and_the_rerun_resumes(bos_lm, bos_lm_path, tmp_path):
-    from franq.runners.local import LocalEngine, run_jsonl
+    from franq.runners.local import LocalRunner, run_jsonl
 
     records = [{"id": f"r{i}", "question": f"{QUESTION} ({i})", "passages": PASSAGES,
                 "answer": f"Paris is the capital. It has {i} towers."} for i in range(6)]
@@ -371,7 +371,7 @@ def test_batch_run_stops_when_the_server_goes_away_and_the_rerun_resumes(bos_lm,
     server.posts, server.die_after = 0, 5  # two answers per batch, two requests per answer: dies in batch 2
 
     def factory():
-        return LocalEngine(fr, batch_tokens=1, max_answers=2)
+        return LocalRunner(fr, batch_tokens=1, max_answers=2)
 
     out = tmp_path / "out.jsonl"
     with pytest.raises(ServerUnavailable, match="rerun"):
@@ -384,7 +384,7 @@ def test_batch_run_stops_when_the_server_goes_away_and_the_rerun_resumes(bos_lm,
     lines = [json.loads(x) for x in out.read_text().splitlines()]
     assert sorted(x["id"] for x in lines) == [r["id"] for r in records]  # nothing lost, nothing twice
     clean = tmp_path / "clean.jsonl"
-    run_jsonl(lambda: LocalEngine(make_franq(bos_lm), batch_tokens=1, max_answers=2), str(src), str(clean),
+    run_jsonl(lambda: LocalRunner(make_franq(bos_lm), batch_tokens=1, max_answers=2), str(src), str(clean),
               progress=False)
     want = {json.loads(x)["id"]: json.loads(x) for x in clean.read_text().splitlines()}
     for x in lines:

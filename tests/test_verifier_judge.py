@@ -1,6 +1,6 @@
 """The verifier as franq's one NLI model: the ``verifier`` sample-equivalence
 judge (bidirectional entailment, as the paper's DeBERTa judge) and the answering app's
-``nli`` check with ``[verifiers.nli] backend = "verifier"``. Tiny random models."""
+``nli`` check with ``[checks.nli] backend = "verifier"``. Tiny random models."""
 from __future__ import annotations
 
 import numpy as np
@@ -42,7 +42,7 @@ def test_answering_nli_check_can_use_the_verifier(tiny_lm, verifier_dir):
     from franq.apps.answering import Answerer
 
     franq = make_franq(tiny_lm, {"faithfulness": {"name": "lexical", "verifier": {"model": str(verifier_dir)}},
-                                 "verifiers": {"nli": {"backend": "verifier"}}, "model": {"max_new_tokens": 4}})
+                                 "checks": {"nli": {"backend": "verifier"}}, "model": {"max_new_tokens": 4}})
     result = Answerer(franq).answer("Where is the tower?", PASSAGES, verify="nli", fallback="abstain",
                                     threshold=0.5, mode="short")
     assert result.decision.verify.startswith("nli:verifier:tiny-verifier")

@@ -12,7 +12,7 @@ each with its built-ins; plugins add more through the entry point group ``franq.
 and a component's settings table is ``[<kind>.<name>]`` (e.g. ``[fallbacks.model] path``)::
 
     apps        a click command each, a ``franq`` subcommand
-    verifiers   answering: is the answer faithful? (``franq answer --verify``)
+    checks      answering: is the answer faithful? (``franq answer --verify``)
     fallbacks   answering: what to say instead (``--fallback``)
     raters      sufficiency: is the context sufficient? (``franq sufficiency --rater``)
 
@@ -39,9 +39,9 @@ registry.add_kind("apps", {
     "selective": "franq.apps.selective:selective",
     "trust": "franq.apps.trust:command",
 }, label="application")
-registry.add_kind("verifiers", {name: f"{_DECIDE}:{name}_verifier" for name in
+registry.add_kind("checks", {name: f"{_DECIDE}:{name}_check" for name in
                                 ("trivial", "pre_answer", "nli", "dual", "p_true", "self_p_true",
-                                 "intrinsic", "nli_prompt", "p_true_sampled")}, label="verifier")
+                                 "intrinsic", "nli_prompt", "p_true_sampled")}, label="answer check")
 registry.add_kind("fallbacks", {name: f"{_DECIDE}:{name}_fallback" for name in ("closed_book", "abstain", "model")},
                   label="fallback")
 registry.add_kind("raters", {"label": f"{_RATERS}:label_rater", "autorater": f"{_RATERS}:autorater",

@@ -12,7 +12,7 @@ plus your labels works too once flattened).
 
 ``fit``: logistic regression of the label on the features, out-of-fold (k-fold) metrics,
 a threshold for the target coverage. ``threshold``: the answer/fallback threshold on one
-verifier's score, chosen by k-fold cross-validation; `franq answer --policy` applies it.
+answer check's score, chosen by k-fold cross-validation; `franq answer --policy` applies it.
 """
 from __future__ import annotations
 
@@ -111,12 +111,12 @@ def fit(input_path, output, features, label, coverage, combiner, folds, seed):
 @click.argument("input_path", type=click.Path(exists=True, dir_okay=False))
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="Policy JSON to write.")
 @click.option("--score", "score_col", required=True,
-              help="The verifier's score column; also the policy's verifier name (one of "
-                   f"{', '.join(answering.VERIFIERS)} for `franq answer --policy`).")
+              help="The answer check's score column; also the policy's check name (one of "
+                   f"{', '.join(answering.CHECKS)} for `franq answer --policy`).")
 @click.option("--label", default="correct", show_default=True, help="The 0/1 label: the answer is correct.")
-@click.option("--fallback", default="abstain", show_default=True, help="closed_book, abstain or model:PATH.")
+@click.option("--fallback", default="abstain", show_default=True, help="closed_book, abstain or model ([fallbacks.model] path).")
 @click.option("--fallback-label", default=None,
-              help="The 0/1 column: the fallback's answer is correct (closed_book, model:PATH).")
+              help="The 0/1 column: the fallback's answer is correct (closed_book, model).")
 @click.option("--abstain-utility", type=float, default=0.0, show_default=True,
               help="Utility of abstaining (fallback abstain), against 1 for a correct answer and 0 for a wrong one.")
 @click.option("--folds", type=click.IntRange(min=2), default=5, show_default=True)

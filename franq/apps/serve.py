@@ -310,7 +310,7 @@ def _server(config, work: Work):
 @click.option("--gguf-file", help="A GGUF file inside --model, or a path to one.")
 @click.option("--device", help="cpu, cuda, cuda:1, mps.")
 @click.option("--faithfulness", help=f"Faithfulness backend (default: {franq.FranqConfig().faithfulness.name}).")
-@click.option("--calibrator", help="'default', 'none', or a file from `franq calibrate`.")
+@click.option("--calibrator", help="'default', 'none', or a file from `franq fit calibrator`.")
 @click.option("--mode", type=click.Choice(["long", "short", "auto"]), default=None, help="Default preset.")
 @click.option("--threshold", type=click.FloatRange(0.0, 1.0), default=None,
               help="Default verdict threshold (a request's 'threshold' overrides it).")

@@ -47,8 +47,6 @@ def main(verbose: bool) -> None:
 main.add_command(score)
 main.add_command(answer)
 main.add_command(fit)
-main.add_command(fit.commands["calibrator"], "calibrate")  # the earlier names
-main.add_command(fit.commands["probe"], "fit-probe")
 main.add_command(bench)
 main.add_command(config)
 

@@ -20,7 +20,7 @@ from franq.io import parse_example, parse_passages
 from franq.limits import check, check_inputs
 from franq.results import ResultLine
 
-VERIFIERS = registry.names("verifiers")  # the answering app's, then plugins' (entry point group franq.verifiers)
+CHECKS = registry.names("checks")  # the answering app's, then plugins' (entry point group franq.checks)
 
 
 @click.command()
@@ -34,18 +34,18 @@ VERIFIERS = registry.names("verifiers")  # the answering app's, then plugins' (e
 @HTML_OPTION
 @THRESHOLD_OPTION
 @click.option("--quiet", is_flag=True, help="No progress bar.")
-@click.option("--verify", type=click.Choice(VERIFIERS),
-              default=None, help="Verify the answer (answering with faithfulness, paper 000): trivial, pre_answer "
+@click.option("--verify", type=click.Choice(CHECKS),
+              default=None, help="Check the answer with this answer check (answering with faithfulness, paper 000): trivial, pre_answer "
                                  "(yes/no before answering), nli (the faithfulness backend on 'The answer to the "
                                  "question ... is ...'), dual (with vs without passages), p_true (FRANQ), "
                                  "self_p_true (the model's own P(True)), or a plugin's.")
 @click.option("--fallback", default=None,
-              help="When the verifier says no: closed_book (answer without passages), abstain, model (the "
-                   "config's [fallbacks.model] path, a second model with the passages); model:PATH is deprecated.")
+              help="When the answer check says no: closed_book (answer without passages), abstain, model (the "
+                   "config's [fallbacks.model] path, a second model with the passages).")
 @click.option("--policy", "policy_path", type=click.Path(exists=True, dir_okay=False),
-              help="Threshold policy JSON from `franq selective threshold` (sets the verifier, fallback and threshold).")
+              help="Threshold policy JSON from `franq selective threshold` (sets the check, fallback and threshold).")
 @click.option("--verify-threshold", type=float, default=None,
-              help="Answer when the verifier's score is at least this (default: the policy's; else 0.5, 0 for dual).")
+              help="Answer when the check's score is at least this (default: the policy's; else 0.5, 0 for dual).")
 @stack
 def answer(question, passages, max_new_tokens, fmt, raw_csv, html_path, threshold, quiet, verify, fallback, policy_path,
            verify_threshold, stack: StackFlags):

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import click
 
-from franq.cli.options import fail, options
+from franq.cli.options import THREADS_OPTION, fail, options
 
 ROOT_OPTION = click.option("--root", type=click.Path(file_okay=False, path_type=Path), default=".",
                            show_default=True, help="The franq checkout holding datasets/, benchmarks/ and docs/.")
@@ -30,8 +30,6 @@ MODEL_OPTIONS = [
     click.option("--max-new-tokens", type=int, default=16, show_default=True,
                  help="Short-form answer and sample length."),
 ]
-THREADS_OPTION = click.option("--threads", type=int, default=0, show_default=True,
-                              help="Torch threads (0 = torch's default).")
 REPORT_OPTIONS = [
     click.option("--quick", is_flag=True, help="The CI-sized subset (a smoke test of every stage)."),
     click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,

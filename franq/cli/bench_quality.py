@@ -60,7 +60,7 @@ def faithfulness(test, test_scores, judge_claims, speed_claims, repeats, out, ro
 @bench.command("faithfulness-sets")
 @click.option("--backends", default="lexical,combined,verifier", show_default=True,
               help="Text backends, run on every pair.")
-@click.option("--lm-backends", default="", help="Backends that read the LM passes (context_pmi,lookback,probe), "
+@click.option("--lm-backends", default="", help="Backends that read the LM passes (context_pmi,lookback,hidden_probe), "
               "run through the pipeline on the first --lm-pairs of each set.")
 @click.option("--lm-pairs", type=int, default=100, show_default=True)
 @click.option("--limit", type=int, default=None, help="At most this many pairs per set.")

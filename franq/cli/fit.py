@@ -1,5 +1,4 @@
-"""``franq fit ...``: the workbench's fitting commands (:mod:`franq.fit`). ``franq calibrate``
-and ``franq fit-probe`` are the same commands under their earlier names."""
+"""``franq fit ...``: the workbench's fitting commands (:mod:`franq.fit`)."""
 from __future__ import annotations
 
 import os
@@ -7,7 +6,7 @@ import sys
 
 import click
 
-from franq.cli.options import StackFlags, fail, load_pipeline, model_stack, printable, stack, stack_files
+from franq.cli.options import THREADS_OPTION, StackFlags, fail, load_pipeline, model_stack, printable, stack, stack_files
 from franq.cli.table import format_fit_report
 from franq.errors import FranqError
 from franq.files import check_outputs
@@ -217,7 +216,7 @@ def shipped(names, out_dir, in_place, datasets_dir, raw, check, evaluate, list_o
 @click.option("--epochs", type=float, default=1.0, show_default=True)
 @click.option("--batch-size", type=int, default=32, show_default=True)
 @click.option("--lr", type=float, default=4e-5, show_default=True)
-@click.option("--threads", type=int, default=1, show_default=True, help="CPU threads for torch.")
+@THREADS_OPTION
 @click.option("--base", type=click.Path(exists=True, file_okay=False),
               help="Encoder to start from. Default: all-MiniLM-L6-v2 from its registry package.")
 @click.option("--name", default="franq-verifier", show_default=True,

@@ -62,6 +62,13 @@ LIMIT_OPTION = click.option(
 """``--limit NAME=N`` (repeatable): the command gets ``limits`` as ``((name, n), ...)``;
 every command that scores or reads input takes it (:data:`MODEL_OPTIONS` has it)."""
 
+THREADS_OPTION = click.option(
+    "--threads", type=click.IntRange(min=1), default=None,
+    help="Torch CPU threads. Default: the config's [model] threads (a fit recipe's count), else "
+         "OMP_NUM_THREADS, else half the usable cores, 1 to 8 (1 on a 2-core machine).")
+"""``--threads N``, the one definition every command uses; the value goes to
+:func:`franq.lm.threads.configure_threads` (through ``[model] threads`` where there is a config)."""
+
 MODEL_OPTIONS = [
     click.option("--config", "config_path", type=click.Path(exists=True, dir_okay=False),
                  help="TOML or JSON config file (sections: model, decomposer, faithfulness, uq, "
@@ -72,9 +79,7 @@ MODEL_OPTIONS = [
     click.option("--device", help="cpu, cuda, cuda:1, mps (default: cuda if available, else cpu)."),
     click.option("--dtype", type=click.Choice(["float32", "bfloat16", "float16", "auto"]), default=None,
                  help="Model weights' dtype (default: float32 on cpu, bfloat16 on a GPU)."),
-    click.option("--threads", type=click.IntRange(min=1), default=None,
-                 help="Torch CPU threads (default: OMP_NUM_THREADS if set, else half the usable cores, "
-                      "1 to 8: 1 on a 2-core machine). Sets [model] threads."),
+    THREADS_OPTION,
     LIMIT_OPTION,
 ]
 """The options that choose the model (commands that only run its passes, like ``fit probe``)."""
@@ -82,7 +87,7 @@ MODEL_OPTIONS = [
 STACK_OPTIONS = [
     *MODEL_OPTIONS,
     click.option("--faithfulness", help="Faithfulness backend: combined, lexical, context_pmi, alignscore, nli, "
-                                        "judge, lookback, probe, verifier, or a plugin's name "
+                                        "judge, lookback, hidden_probe, verifier, or a plugin's name "
                                         f"(default: {DEFAULTS.faithfulness.name})."),
     click.option("--calibrator", help=choices_help(
         {"default": "the shipped calibrator fitted for this stack, if any", "none": "raw values only"},
@@ -91,7 +96,7 @@ STACK_OPTIONS = [
     click.option("--prompts", type=click.Choice(["franq", "paper"]), default=None,
                  help="Prompt wording (sets [prompts] style): " + choices_help(
                      {"franq": "franq's own", "paper": "the papers' verbatim: FRANQ fig. 3-6, the answering "
-                      "verifiers' 000 / 003 prompts"}, DEFAULTS.prompts.style) + "."),
+                      "checks' 000 / 003 prompts"}, DEFAULTS.prompts.style) + "."),
 ]
 """The common choices of a scoring stack, as flags over the config file."""
 

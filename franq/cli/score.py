@@ -27,20 +27,16 @@ from franq.results import ResultLine, read_results, result_record
 class BatchOptions:
     """How a JSONL batch runs (``franq score IN.jsonl``): :func:`franq.runners.local.score_file`'s options."""
 
-    engine: str = "local"
+    runner: str = "local"
     workers: int = 2
     cpus_per_worker: float = 1.0
     gpus_per_worker: float = 0.0
     ray_address: str | None = None
     batch_tokens: int = BATCH_TOKENS
-    max_record_bytes: int | None = None
-    """Old spelling of ``--limit record_bytes=N``."""
-    max_passage_chars: int | None = None
-    """Old spelling of ``--limit passage_chars=N``."""
 
 
 BATCH_OPTIONS = [
-    click.option("--engine", type=click.Choice(["local", "ray"]), default="local", show_default=True,
+    click.option("--runner", type=click.Choice(["local", "ray"]), default="local", show_default=True,
                  help="Batch mode: score in this process, or on Ray Data actors (pip install 'franq[ray]')."),
     click.option("--workers", type=click.IntRange(min=1), default=2, show_default=True,
                  help="Ray: number of actors, each with one loaded model."),
@@ -52,10 +48,6 @@ BATCH_OPTIONS = [
                  help="Ray: cluster address ('auto' = the running cluster). Default: a local Ray."),
     click.option("--batch-tokens", type=click.IntRange(min=0), default=BATCH_TOKENS, show_default=True,
                  help="Batch mode: answers per scoring call, by estimated tokens (0 = one answer per call)."),
-    click.option("--max-record-bytes", type=click.IntRange(min=1), default=None,
-                 help="Same as --limit record_bytes=N: a JSONL line longer than this is a bad record."),
-    click.option("--max-passage-chars", type=click.IntRange(min=1), default=None,
-                 help="Same as --limit passage_chars=N: a passage longer than this is a bad record."),
 ]
 
 FORMAT_OPTION = click.option(
@@ -101,8 +93,6 @@ def score(input_path, output, errors_path, question, passages, answer, example, 
         check_outputs(outputs, {"input": input_path, **stack_files(stack)})
         cfg = stack.config(calibrator_mismatch=calibrator_mismatch, threshold=threshold,
                            **decomposer_flags(decomposer, decomposer_model, decomposer_base_url))
-        cfg = cfg.with_overrides({"limits.record_bytes": batch.max_record_bytes,
-                                  "limits.passage_chars": batch.max_passage_chars})
         check_outputs(outputs, {"input": input_path, **stack_files(stack, cfg)})
         if input_path and (input_path == "-" or input_path.endswith(".jsonl")):
             if fmt == "csv":
@@ -112,8 +102,7 @@ def score(input_path, output, errors_path, question, passages, answer, example, 
                 raise InputError("--html: a batch report is made from the output file; give -o OUT.jsonl")
             check_batch_paths(input_path, output, errors_path)
             check_named_files(cfg)  # a missing calibrator, model or probe fails now, not after the model loads
-            options = {k: v for k, v in asdict(batch).items() if k not in ("max_record_bytes", "max_passage_chars")}
-            summary = score_file(cfg, input_path, output, errors_path=errors_path, progress=not quiet, **options)
+            summary = score_file(cfg, input_path, output, errors_path=errors_path, progress=not quiet, **asdict(batch))
             click.echo(printable(summary.message()), err=True)
             if html_path:
                 write_html_report(html_path, output)

@@ -98,16 +98,15 @@ _LOADED: dict = {}  # model name -> CausalLM, so `all` loads it once
 
 
 def observe(layout: Layout, setting: str, split: str, *, variant: str = "clean", model: str | None = None,
-            limit: int | None = None, max_new_tokens: int = 16, threads: int = 0, cache: Path | None = None,
+            limit: int | None = None, max_new_tokens: int = 16, threads: int | None = None, cache: Path | None = None,
             fresh: bool = False) -> None:
     """Run the model passes of one setting and split into the cache (resumable)."""
     from franq.lm import CausalLM
     from franq.evaluation.p_true import PTrue
 
-    if threads:
-        import torch
+    from franq.lm.threads import configure_threads
 
-        torch.set_num_threads(threads)
+    configure_threads(threads)
     if model not in _LOADED:
         _LOADED[model] = CausalLM.load(model)
     lm = _LOADED[model]

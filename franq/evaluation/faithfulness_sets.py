@@ -14,7 +14,7 @@ Dev sets (none used to fit anything shipped; built by :mod:`franq.fit.verifier_d
 
 Binary target everywhere: supported vs not (contradicted or not mentioned). Metrics: BAcc at
 P_faithful = 0.5, AUROC, ms per pair (wall clock, one torch thread). The text backends run on
-every pair; the backends that read the LM passes (context_pmi, lookback, probe) run through
+every pair; the backends that read the LM passes (context_pmi, lookback, hidden_probe) run through
 the pipeline with the embedded model on the first ``lm_pairs`` of each set.
 """
 from __future__ import annotations
@@ -32,7 +32,7 @@ from franq.evaluation.metrics import auroc, balanced_accuracy
 
 PAIR_SETS = ("synthetic-nq", "synthetic-expertqa", "nq-qa", "nq-declarative", "snli")
 TEXT_BACKENDS = ("lexical", "combined", "verifier")
-LM_BACKENDS = ("context_pmi", "lookback", "probe")
+LM_BACKENDS = ("context_pmi", "lookback", "hidden_probe")
 
 
 def write_dev_sets(raw: Path, datasets: Path, manifest_path: Path, out: Path, *, seed: int = 0,
@@ -120,15 +120,14 @@ def lm_scorer(name: str, config):
 def run(datasets: Path, dev_dir: Path, *, backends=TEXT_BACKENDS, lm_backends=(), lm_pairs: int = 100,
         limit: int | None = None, only: tuple[str, ...] = (), out: Path | None = None,
         command: str = "franq bench faithfulness-sets") -> str:
-    import torch
-
     import franq
+    from franq.lm.threads import configure_threads
 
-    torch.set_num_threads(1)
+    configure_threads(1)  # the text backends; the pipelines of lm_scorer keep [model] threads = 1
     sets = load_sets(datasets, dev_dir, limit=limit)
     if only:
         sets = {k: v for k, v in sets.items() if k in only}
-    config = franq.FranqConfig()
+    config = franq.FranqConfig.from_dict({"model": {"threads": 1}})
     rows, means = [], {}
     for b in (*backends, *lm_backends):
         try:

@@ -44,16 +44,13 @@ def cache_dir(root: str | Path, dataset: str | Path) -> Path:
 
 def run(root: Path, dataset: str | Path, *, max_prompt_tokens: int = 3000, limit: int = 0) -> None:
     """Cache the features of every answer of ``dataset`` not cached yet (resumable)."""
-    import torch
-
-    from franq import Franq
+    from franq import Franq, FranqConfig
     from franq.io import parse_example
     from franq.lm.capture import CaptureSpec
 
-    torch.set_num_threads(1)
     out = cache_dir(root, dataset)
     out.mkdir(parents=True, exist_ok=True)
-    fr = Franq.from_config()
+    fr = Franq.from_config(FranqConfig.from_dict({"model": {"threads": 1}}))
     lm = fr.lm
     spec = CaptureSpec(attention=True, hidden_layers=LAYERS, closed_hidden_layers=LAYERS)
     records = [json.loads(line) for line in open(dataset, encoding="utf-8")]

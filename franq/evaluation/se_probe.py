@@ -7,9 +7,9 @@ Labels come from the committed short-form generations (datasets/generations/shor
 per question the greedy answer and 10 samples at temperature 1 with the passages): the
 short preset's semantic entropy of those samples (normalized-answer equivalence, as
 ``franq score --mode short``), and whether the greedy answer matches a gold answer. The
-labelled answers are written as the JSONL ``franq fit-probe`` reads
+labelled answers are written as the JSONL ``franq fit probe`` reads
 (``benchmarks/cache/se-probe/{train,test}.jsonl``: one claim = the answer, with its
-``semantic_entropy`` and ``is_true``), so ``franq fit-probe benchmarks/cache/se-probe/train.jsonl
+``semantic_entropy`` and ``is_true``), so ``franq fit probe benchmarks/cache/se-probe/train.jsonl
 -o se.json --features hidden:16@last,hidden_closed:16@last`` refits the shipped probes.
 
 Then, with the embedded model: the with-passages and closed-book passes over each greedy
@@ -99,7 +99,6 @@ def run(root: Path, *, n_train: int = 300, n_test: int = 200, time_n: int = 20, 
         out: str | Path | None = None, command: str = "franq bench se-probe") -> str:
     """The table, printed and written to ``out`` (default ``root/benchmarks/results/se-probe.md``);
     with ``write`` the probe file and the probe-preset calibrator go into that folder."""
-    import torch
     from franq.evaluation.metrics import auroc, pr_auc
 
     from franq.config import FranqConfig
@@ -109,7 +108,6 @@ def run(root: Path, *, n_train: int = 300, n_test: int = 200, time_n: int = 20, 
     from franq.fit.probe import fit_probe, target_labels
     from franq.fit.shipped_probes import SE_DATA  # the shipped probes' provenance string
 
-    torch.set_num_threads(1)
     root = Path(root)
     out = Path(out) if out is not None else root / "benchmarks" / "results" / "se-probe.md"
     cache = root / OUT
@@ -120,7 +118,7 @@ def run(root: Path, *, n_train: int = 300, n_test: int = 200, time_n: int = 20, 
         if not path.exists():
             path.write_text("".join(json.dumps(r) + "\n" for r in labelled(root, split, n)), encoding="utf-8")
         data[split] = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
-    fr = Franq.from_config(FranqConfig.from_dict({"faithfulness": {"name": "lexical"},
+    fr = Franq.from_config(FranqConfig.from_dict({"model": {"threads": 1}, "faithfulness": {"name": "lexical"},
                                                   "calibration": {"calibrator": "none"}}))
     xs = {s: features(fr, data[s], s, cache) for s in data}
     lab = {s: {"semantic_entropy": np.array([r["claims"][0]["semantic_entropy"] for r in data[s]])} for s in data}

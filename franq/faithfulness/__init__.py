@@ -4,7 +4,7 @@
     combined     CombinedFaithfulness     logistic regression over offline signals (default)
     context_pmi  ContextPMIFaithfulness   passages' effect on the claim's token log-probs
     lookback     LookbackFaithfulness     Lookback Lens: attention ratios of the pass, fitted probe
-    probe        HiddenProbeFaithfulness  hidden states of the pass, fitted probe
+    hidden_probe HiddenProbeFaithfulness  hidden states of the pass, fitted probe
     alignscore   AlignScoreFaithfulness   published AlignScore checkpoints (paper's choice)
     nli          NLIFaithfulness          any local sequence-classification NLI model
     judge        judge_faithfulness -> LMJudgeFaithfulness / OpenAIJudgeFaithfulness: P(yes) of a chat model

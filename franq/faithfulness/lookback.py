@@ -5,7 +5,7 @@ the prompt (question and passages) over that plus the mean attention on the answ
 before it, while the model predicts the token; a claim's features are the ratios averaged
 over its tokens (layers x heads values; 270 for SmolLM2-135M), captured during the
 with-passages pass without keeping any attention map (:mod:`franq.lm.capture`). A logistic
-regression fitted by ``franq fit-probe`` maps them to P(supported). The probe belongs to
+regression fitted by ``franq fit probe`` maps them to P(supported). The probe belongs to
 the model it was fitted with; the embedded model's ships in ``franq/data/``.
 """
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Fit a FRANQ calibrator from labelled claims: scored answers + labels -> training arrays
 (:class:`TrainingClaims`) -> a fitted calibrator (``calibration/``), with a held-apart
-evaluation. ``franq fit calibrator`` (also ``franq calibrate``) is its command; the
+evaluation. ``franq fit calibrator`` is its command; the
 calibrate stage that applies the result is :mod:`franq.calibrate`."""
 from __future__ import annotations
 

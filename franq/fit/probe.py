@@ -1,5 +1,5 @@
 """Fit linear probes on a model's internals from labelled claims (``franq fit probe``, also
-``franq fit-probe``): the features of FRANQ's passes, a logistic regression per target and
+``franq fit probe``): the features of FRANQ's passes, a logistic regression per target and
 feature set with C chosen by cross-validation grouped by answer, written as a probe file
 (:mod:`franq.internals.probe_file`)."""
 from __future__ import annotations

@@ -55,13 +55,10 @@ class _Progress:
 @lru_cache(maxsize=1)
 def _pipeline():
     """The embedded model's pipeline (one thread: the shipped files were fitted that way)."""
-    import torch
-
     from franq.config import FranqConfig
     from franq.pipeline import Franq
 
-    torch.set_num_threads(1)
-    return Franq.from_config(FranqConfig.from_dict({"faithfulness": {"name": "lexical"},
+    return Franq.from_config(FranqConfig.from_dict({"model": {"threads": 1}, "faithfulness": {"name": "lexical"},
                                                     "calibration": {"calibrator": "none"}}))
 
 

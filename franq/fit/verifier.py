@@ -23,8 +23,11 @@ from pathlib import Path
 import numpy as np
 
 from franq.fit.verifier_data import LABELS, build, sentences, sha256, windows
+from franq.lm.threads import configure_threads
 
 log = logging.getLogger(__name__)
+RECIPE_THREADS = 1
+"""The verifier's recipe trains with one CPU thread (as the shipped one was); ``--threads`` overrides."""
 
 
 def _batches(pairs: list[dict], batch_size: int, rng: random.Random) -> list[list[int]]:
@@ -96,7 +99,7 @@ def evaluate(model, tokenizer, dev: dict[str, list[dict]], *, max_length: int, w
 
 def fit_verifier(*, raw: Path, datasets: Path, manifest_path: Path, out: Path, seed: int = 0,
                  epochs: float = 1.0, batch_size: int = 32, lr: float = 4e-5, warmup: float = 0.06,
-                 threads: int = 1, base: str | None = None, log_every: int = 50, name: str = "franq-verifier") -> dict:
+                 threads: int | None = None, base: str | None = None, log_every: int = 50, name: str = "franq-verifier") -> dict:
     """Train and write the verifier directory ``out``; returns the card (``name``: the
     model's name in it, which results carry as ``verifier:<name>``)."""
     import torch
@@ -107,7 +110,7 @@ def fit_verifier(*, raw: Path, datasets: Path, manifest_path: Path, out: Path, s
 
     t0 = time.time()
     torch.manual_seed(seed)
-    torch.set_num_threads(threads)
+    threads = configure_threads(threads, RECIPE_THREADS)  # --threads, else the recipe's
     manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
     max_length, window_words = int(manifest["max_length"]), int(manifest["window_words"])
     data = build(raw, datasets, manifest, seed=seed)

@@ -98,7 +98,7 @@ class ProbeFile:
     def check_model(self, lm_name: str | None, where: str = "probe file") -> None:
         if lm_name is not None and self.model != lm_name:
             raise InputError(f"{where}: fitted for model {self.model!r}, not {lm_name!r}; a probe reads one "
-                             f"model's internals: fit one for this model with `franq fit-probe`")
+                             f"model's internals: fit one for this model with `franq fit probe`")
 
     def save(self, path: str | Path) -> None:
         """Write as safetensors when ``path`` ends in ``.safetensors``, else as JSON."""
@@ -135,7 +135,7 @@ class ProbeFile:
                 meta = (f.metadata() or {}).get("franq_probe")
                 if meta is None:
                     raise InputError(f"probe file {path}: a safetensors file without 'franq_probe' metadata "
-                                     f"(not written by `franq fit-probe`)")
+                                     f"(not written by `franq fit probe`)")
                 data = files.load_json(meta, f"probe file {path}: 'franq_probe' metadata")
                 for k, p in enumerate(data.get("probes", []) if isinstance(data, dict) else []):
                     for key in ARRAYS:
@@ -215,7 +215,7 @@ def load_probes(path: str | Path | None, lm_name: str | None, where: str) -> Pro
     if path is None:
         if lm_name is None or not packaged_probe_path(lm_name).is_file():
             raise InputError(f"{where}: no probe file is shipped for model {lm_name!r}; fit one with "
-                             f"`franq fit-probe labelled.jsonl -o probe.json` and pass it")
+                             f"`franq fit probe labelled.jsonl -o probe.json` and pass it")
         path = packaged_probe_path(lm_name)
     probes = ProbeFile.load(path)
     probes.check_model(lm_name, where)

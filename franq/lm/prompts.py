@@ -43,7 +43,7 @@ class PromptsConfig:
     paper's, verbatim (``paper``). ``style`` sets every family; ``answer`` (the RAG /
     closed-book answer prompt: FRANQ fig. 3 short form, fig. 4 long form), ``decompose``
     (fig. 5) and ``align`` (fig. 6) override it for theirs (unset: ``style``). The
-    answering application's verifiers read ``style`` unless their ``prompt`` setting says."""
+    answering application's answer checks read ``style`` unless their ``prompt`` setting says."""
 
     style: str = "franq"
     """Every prompt family's wording: ``franq`` or ``paper`` (verbatim)."""

@@ -1,4 +1,5 @@
-"""How many CPU threads torch uses: chosen deliberately, not left to torch's default.
+"""How many CPU threads torch uses: chosen deliberately, not left to torch's default, and
+set in one place, :func:`configure_threads` (every command and entry point calls it).
 
 Torch starts one intra-op thread per core. On a small machine that is also running other
 work (a 2-core laptop or CI runner, several franq workers on one host) those threads
@@ -6,12 +7,8 @@ oversubscribe the cores and spin-wait on each other: the issue that motivated th
 measured the same scoring about 5x faster with one thread, with identical outputs
 (benchmarks/results/threads.md has this machine's numbers).
 
-``model.threads`` (``--threads``): a positive number is used as is. ``None`` (the default)
-leaves an explicit ``OMP_NUM_THREADS`` / ``MKL_NUM_THREADS`` alone, and otherwise picks
-:func:`auto_threads`: one thread per two usable cores, at least 1 and at most 8, so a
-2-core machine runs one thread. A count over the ``threads`` limit (:mod:`franq.limits`;
-256 unless raised) is refused before torch is asked: torch answers ``1000000`` with a
-MemoryError, then a segfault.
+A count over the ``threads`` limit (:mod:`franq.limits`; 256 unless raised) is refused
+before torch is asked: torch answers ``1000000`` with a MemoryError, then a segfault.
 """
 from __future__ import annotations
 
@@ -24,6 +21,7 @@ from franq.limits import check
 log = logging.getLogger(__name__)
 
 MAX_AUTO_THREADS = 8
+ENV_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS")
 
 
 def usable_cores() -> int:
@@ -40,18 +38,45 @@ def auto_threads(cores: int | None = None) -> int:
     return max(1, min(MAX_AUTO_THREADS, cores // 2))
 
 
-def configure_threads(threads: int | None, *, limits: Mapping[str, int] | None = None) -> int:
-    """Set torch's intra-op thread count (see the module doc); returns the count in use.
+def resolve_threads(flag: int | None = None, config: int | None = None,
+                    environ: Mapping[str, str] | None = None) -> tuple[int, str]:
+    """The thread count and where it came from (``"flag"``, ``"config"``, the environment
+    variable's name, or ``"default"``): see :func:`configure_threads`."""
+    if flag is not None:
+        return flag, "flag"
+    if config is not None:
+        return config, "config"
+    environ = os.environ if environ is None else environ
+    for var in ENV_VARS:
+        value = environ.get(var, "").split(",")[0].strip()  # OpenMP also takes a list per nesting level
+        if value.isdigit() and int(value) >= 1:
+            return int(value), var
+        if value:
+            log.warning("%s=%r is not a thread count; ignored", var, environ[var])
+    return auto_threads(), "default"
+
+
+def configure_threads(flag: int | None = None, config: int | None = None, *,
+                      limits: Mapping[str, int] | None = None) -> int:
+    """Set torch's intra-op thread count; returns the count in use. The one way franq
+    sets it: every ``--threads`` flag (:data:`franq.cli.options.THREADS_OPTION`, one
+    definition for all commands), ``[model] threads``, the batch workers and the
+    workbench's fits and benchmarks come through here.
+
+    Precedence, first set wins:
+
+    1. ``flag``: ``--threads N`` (or a caller's explicit count, e.g. a fit recipe's);
+    2. ``config``: ``[model] threads``;
+    3. the environment: ``OMP_NUM_THREADS``, else ``MKL_NUM_THREADS``;
+    4. the default, :func:`auto_threads`: one thread per two usable cores, 1 to 8 (so a
+       2-core machine runs one thread).
+
     ``limits``: the limits in force (``config.limits``; the defaults when None)."""
-    if threads is not None:
-        check("threads", threads, subject="threads", limits=limits)
+    threads, source = resolve_threads(flag, config)
+    check("threads", threads, subject=source if source in ENV_VARS else "threads", limits=limits)
     import torch
 
-    if threads is None:
-        if os.environ.get("OMP_NUM_THREADS") or os.environ.get("MKL_NUM_THREADS"):
-            return torch.get_num_threads()
-        threads = auto_threads()
     if torch.get_num_threads() != threads:
         torch.set_num_threads(threads)
-        log.info("torch CPU threads: %d", threads)
+        log.info("torch CPU threads: %d (%s)", threads, source)
     return threads

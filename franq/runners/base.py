@@ -1,4 +1,4 @@
-"""What every engine shares: the :class:`Engine` contract, the :class:`Scored` outcome, and
+"""What every runner shares: the :class:`Runner` contract, the :class:`Scored` outcome, and
 scoring records in token-bounded batches with one loaded :class:`~franq.pipeline.Franq`.
 
 :mod:`franq.runners.local` (this process) and :mod:`franq.runners.ray` (inside each Ray
@@ -33,7 +33,7 @@ class Scored:
     n_claims: int
 
 
-class Engine(Protocol):
+class Runner(Protocol):
     """Scores a stream of records; yields one list of outcomes per batch (a
     :class:`Scored` or :class:`BadRecord` for each record of the batch)."""
 

@@ -1,6 +1,6 @@
 """Batch scoring of JSONL files: streaming, resumable, and robust to bad records.
 
-    franq score IN.jsonl -o OUT.jsonl [--errors ERR.jsonl] [--engine local|ray] [--quiet]
+    franq score IN.jsonl -o OUT.jsonl [--errors ERR.jsonl] [--runner local|ray] [--quiet]
 
 * Streaming with bounded memory: input is read line by line (a line longer than
   the ``record_bytes`` limit is skipped without being held in memory), answers are scored in
@@ -25,8 +25,8 @@
   ``FranqConfig.max_batch_tokens``. A failing batch is retried one answer at a time so
   a bad answer cannot sink the others.
 
-The scoring engine is pluggable: :class:`LocalEngine` (this process) or
-:class:`franq.runners.ray.RayEngine` (Ray Data actors); both score through
+The scoring runner is pluggable: :class:`LocalRunner` (this process) or
+:class:`franq.runners.ray.RayRunner` (Ray Data actors); both score through
 :func:`franq.runners.base.score_batches`. Input records are :mod:`franq.runners.records`, the output :mod:`franq.runners.output`.
 """
 from __future__ import annotations
@@ -39,7 +39,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from franq.errors import InputError
-from franq.runners.base import BATCH_TOKENS, MAX_BATCH_ANSWERS, Engine, Scored, score_batches
+from franq.runners.base import BATCH_TOKENS, MAX_BATCH_ANSWERS, Runner, Scored, score_batches
 from franq.runners.paths import FILE, STREAM, check_distinct, check_input, output_kind
 from franq.runners.output import ErrorFile, OutputLog, StreamOutput, is_result_line
 from franq.runners.records import BadRecord, Record, RecordReader, count_lines
@@ -70,7 +70,7 @@ class BatchSummary:
                 f"{moved}")
 
 
-class LocalEngine:
+class LocalRunner:
     """Scores in this process with one loaded :class:`~franq.pipeline.Franq`.
 
     ``batch_tokens=0`` scores one answer per call (the unbatched baseline)."""
@@ -115,7 +115,7 @@ class _Progress:
             self.bar.close()
 
 
-def run_jsonl(engine_factory: Callable[[], Engine], input_path: str, output: str | None, *,
+def run_jsonl(runner_factory: Callable[[], Runner], input_path: str, output: str | None, *,
               errors_path: str | None = None, progress: bool = True, fsync: bool = True,
               limits=None) -> BatchSummary:
     """Score a JSONL file into ``output`` (``None`` or ``"-"``: stdout, no resume; a path
@@ -123,7 +123,7 @@ def run_jsonl(engine_factory: Callable[[], Engine], input_path: str, output: str
 
     Before anything is read or written: the input exists, and the input, output, error and
     recovery files are four different files (:func:`franq.runners.paths.check_distinct`).
-    ``engine_factory`` is called once, when the first record to score is met: a locked
+    ``runner_factory`` is called once, when the first record to score is met: a locked
     or foreign output fails before any model is loaded, and a finished run loads none.
     ``limits``: the bounds on each record (:class:`franq.limits.Limits`; the defaults when None).
     """
@@ -163,7 +163,7 @@ def run_jsonl(engine_factory: Callable[[], Engine], input_path: str, output: str
         with stream:
             records = good_records()
             first = next(records, None)  # load no model when nothing is left to score
-            batches = engine_factory().run(itertools.chain([first], records)) if first else ()
+            batches = runner_factory().run(itertools.chain([first], records)) if first else ()
             for outcomes in batches:
                 lines = []
                 for outcome in outcomes:
@@ -190,28 +190,28 @@ def run_jsonl(engine_factory: Callable[[], Engine], input_path: str, output: str
 
 
 def score_file(config, input_path: str, output: str | None, *, errors_path: str | None = None,
-               engine: str = "local", workers: int = 2, cpus_per_worker: float = 1.0,
+               runner: str = "local", workers: int = 2, cpus_per_worker: float = 1.0,
                gpus_per_worker: float = 0.0, ray_address: str | None = None,
                batch_tokens: int = BATCH_TOKENS, progress: bool = True) -> BatchSummary:
-    """``franq score IN.jsonl -o OUT.jsonl``: pick the engine for a :class:`FranqConfig`
+    """``franq score IN.jsonl -o OUT.jsonl``: pick the runner for a :class:`FranqConfig`
     and run :func:`run_jsonl` within the config's limits (``config.limits``). Bad records
     go to ``errors_path`` (default ``OUT.errors.jsonl``, or stderr when writing to stdout)."""
     if errors_path is None and output_kind(output) == FILE:
         errors_path = output + ".errors.jsonl"
-    if engine == "ray":
-        from franq.runners.ray import RayEngine
+    if runner == "ray":
+        from franq.runners.ray import RayRunner
 
-        def factory() -> Engine:
-            return RayEngine(config, workers=workers, cpus_per_worker=cpus_per_worker,
+        def factory() -> Runner:
+            return RayRunner(config, workers=workers, cpus_per_worker=cpus_per_worker,
                              gpus_per_worker=gpus_per_worker, address=ray_address,
                              batch_tokens=batch_tokens)
-    elif engine == "local":
-        def factory() -> Engine:
+    elif runner == "local":
+        def factory() -> Runner:
             from franq.pipeline import Franq
 
-            return LocalEngine(Franq.from_config(config), batch_tokens=batch_tokens)
+            return LocalRunner(Franq.from_config(config), batch_tokens=batch_tokens)
     else:
-        raise InputError(f"engine: expected 'local' or 'ray', got {engine!r}")
+        raise InputError(f"runner: expected 'local' or 'ray', got {runner!r}")
     return run_jsonl(factory, input_path, output, errors_path=errors_path, progress=progress,
                      limits=config.limits)
 

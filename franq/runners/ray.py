@@ -1,4 +1,4 @@
-"""Scale-out engine for ``franq score --engine ray``: Ray Data ``map_batches`` over an
+"""Scale-out runner for ``franq score --runner ray``: Ray Data ``map_batches`` over an
 actor pool, one loaded :class:`~franq.pipeline.Franq` per actor.
 
 Optional: ``pip install 'franq[ray]'``. The driver still reads, validates, de-duplicates
@@ -49,13 +49,12 @@ class FranqActor:
     """
 
     def __init__(self, config: dict, threads: int = 1, batch_tokens: int = BATCH_TOKENS):
-        import torch
-
         from franq.pipeline import Franq
 
-        if threads > 0:
-            torch.set_num_threads(threads)
-        self.franq = Franq.from_config(FranqConfig.from_dict(config))
+        cfg = FranqConfig.from_dict(config)
+        if cfg.model.threads is None:  # [model] threads (or --threads) first, else the worker's CPUs
+            cfg = cfg.with_overrides({"model.threads": threads})
+        self.franq = Franq.from_config(cfg)
         self.batch_tokens = batch_tokens
 
     def __call__(self, batch: dict) -> dict:
@@ -72,7 +71,7 @@ class FranqActor:
         }
 
 
-class RayEngine:
+class RayRunner:
     """Scores records on ``workers`` Ray actors (``gpus_per_worker`` GPUs each)."""
 
     def __init__(self, config: FranqConfig, *, workers: int = 2, cpus_per_worker: float = 1.0,
@@ -81,7 +80,7 @@ class RayEngine:
         try:
             import ray
         except ImportError:
-            raise FranqError("engine 'ray': Ray is not installed; run `pip install 'franq[ray]'`") from None
+            raise FranqError("runner 'ray': Ray is not installed; run `pip install 'franq[ray]'`") from None
         self.ray = ray
         self.config = config.to_dict()
         self.workers = workers

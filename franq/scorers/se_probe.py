@@ -2,7 +2,7 @@
 
 Semantic entropy needs N sampled answers per question (the ``short`` preset draws 10). A
 semantic entropy probe predicts, from the hidden states of one answer, whether its
-question's semantic entropy is low: a logistic regression fitted by ``franq fit-probe``
+question's semantic entropy is low: a logistic regression fitted by ``franq fit probe``
 on answers labelled with the semantic entropy of their samples (target
 ``low_semantic_entropy``: below the threshold that best splits the fitting data). The
 ``probe`` preset (``uq.short_scoring = "probe"``) scores a short answer with it from the

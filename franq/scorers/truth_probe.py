@@ -1,7 +1,7 @@
 """Truth probe (SAPLMA-style): P(claim true) from the with-passages pass's hidden states.
 
 A logistic regression on the claim's hidden states (pooled over its tokens at the probe's
-layers), fitted by ``franq fit-probe`` on claims labelled ``is_true``, read from the probe
+layers), fitted by ``franq fit probe`` on claims labelled ``is_true``, read from the probe
 file of the model (``[model] probe_file``; default the one shipped for the embedded model). Use
 it as an extra signal, or as UQ_faith / UQ_unfaith. It is supervised: it knows only what
 its training claims taught it, and belongs to the model it was fitted with.

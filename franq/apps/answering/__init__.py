@@ -6,11 +6,11 @@ Context"): the application namespace ``franq.apps.answering``.
     sufficiency   SufficiencyRater protocol; AutoraterSufficiency (003's 1-shot CoT prompt on any
                   chat model), LabelSufficiency (FLAMe-style label probability, 1600-token
                   chunks), ContainsGoldSufficiency and NLIGoldSufficiency (need gold answers)
-    verify        Verifier protocol; TrivialVerifier, PreAnswerVerifier, NLIVerifier,
-                  DualGenerationVerifier, PTrueVerifier (FRANQ), SelfPTrueVerifier; the
+    verify        AnswerCheck protocol; TrivialCheck, PreAnswerCheck, NLICheck,
+                  DualGenerationCheck, PTrueCheck (FRANQ), SelfPTrueCheck; the
                   fallbacks ClosedBookFallback, ModelFallback, AbstainFallback
-    paper_methods IntrinsicAbstentionVerifier (000), PromptNLIBackend (000 A.3), Dual Generation's
-                  perplexities / percentiles / pick, SampledPTrueVerifier (003: 20 samples x 5 judgements)
+    paper_methods IntrinsicAbstentionCheck (000), PromptNLIBackend (000 A.3), Dual Generation's
+                  perplexities / percentiles / pick, SampledPTrueCheck (003: 20 samples x 5 judgements)
     qa_records    read_qa_records: JSONL records with optional gold labels (--pass-through)
     labelers      LocalLabeler / OpenAILabeler: label-word probabilities of chat prompts
     policy        ThresholdPolicy (k-fold CV threshold for answer / fallback), SelectivePolicy
@@ -23,11 +23,11 @@ Every score is "higher = more likely sufficient / faithful / correct".
 from __future__ import annotations
 
 from franq.apps.answering import decision_metrics
-from franq.apps.answering.decide import FALLBACKS, VERIFIERS, Answerer, build_fallback, build_verifier
+from franq.apps.answering.decide import FALLBACKS, CHECKS, Answerer, build_fallback, build_check
 from franq.apps.answering.items import QAItem
 from franq.apps.answering.labelers import LocalLabeler, OpenAILabeler
 from franq.apps.answering.paper_methods import (
-    IntrinsicAbstentionVerifier, PromptNLIBackend, SampledPTrueVerifier, dual_perplexity_scores, is_refusal,
+    IntrinsicAbstentionCheck, PromptNLIBackend, SampledPTrueCheck, dual_perplexity_scores, is_refusal,
 )
 from franq.apps.answering.policy import SelectivePolicy, ThresholdPolicy, load_policy
 from franq.apps.answering.qa_records import QARecord, read_qa_records
@@ -36,16 +36,16 @@ from franq.apps.answering.sufficiency import (
     make_rater, parse_verdict,
 )
 from franq.apps.answering.verify import (
-    AbstainFallback, ClosedBookFallback, DualGenerationVerifier, ModelFallback, NLIVerifier, OpenAIDualGeneration,
-    PreAnswerVerifier, PTrueVerifier, SelfPTrueVerifier, TrivialVerifier, Verifier,
+    AbstainFallback, ClosedBookFallback, DualGenerationCheck, ModelFallback, NLICheck, OpenAIDualGeneration,
+    PreAnswerCheck, PTrueCheck, SelfPTrueCheck, TrivialCheck, AnswerCheck,
 )
 
 __all__ = [
     "AbstainFallback", "Answerer", "AutoraterSufficiency", "ClosedBookFallback", "ContainsGoldSufficiency",
-    "DualGenerationVerifier", "FALLBACKS", "IntrinsicAbstentionVerifier", "PromptNLIBackend", "SampledPTrueVerifier",
+    "DualGenerationCheck", "FALLBACKS", "IntrinsicAbstentionCheck", "PromptNLIBackend", "SampledPTrueCheck",
     "dual_perplexity_scores", "is_refusal", "LabelSufficiency", "LocalLabeler", "ModelFallback", "NLIGoldSufficiency",
-    "NLIVerifier", "OpenAIDualGeneration", "OpenAILabeler", "PTrueVerifier", "PreAnswerVerifier", "QAItem", "QARecord", "RATERS",
+    "NLICheck", "OpenAIDualGeneration", "OpenAILabeler", "PTrueCheck", "PreAnswerCheck", "QAItem", "QARecord", "RATERS",
     "SelectivePolicy",
-    "SelfPTrueVerifier", "SufficiencyRater", "ThresholdPolicy", "TrivialVerifier", "VERIFIERS", "Verifier",
-    "build_fallback", "build_verifier", "load_policy", "make_rater", "decision_metrics", "parse_verdict", "read_qa_records",
+    "SelfPTrueCheck", "SufficiencyRater", "ThresholdPolicy", "TrivialCheck", "CHECKS", "AnswerCheck",
+    "build_fallback", "build_check", "load_policy", "make_rater", "decision_metrics", "parse_verdict", "read_qa_records",
 ]

@@ -1,42 +1,43 @@
 """Answer, fall back or abstain (paper 000): :class:`Answerer` wraps a :class:`franq.Franq`.
 :meth:`franq.Franq.answer` generates an answer and scores it; :meth:`Answerer.answer`
-then builds the named verifier and fallback on the pipeline's model and faithfulness
-backend (once per answerer), verifies the answer and applies the threshold (the
-policy's, the caller's, or the verifier's default)::
+then builds the named answer check and fallback on the pipeline's model and faithfulness
+backend (once per answerer), checks the answer and applies the threshold (the
+policy's, the caller's, or the check's default)::
 
     answerer = Answerer(franq.Franq.from_config(config))
     result = answerer.answer(question, passages, verify="nli", fallback="closed_book")
     result.decision.action        # "answer", "fallback" or "abstain"
 
-Verifiers and fallbacks are components of the kinds ``verifiers`` and ``fallbacks``
+Answer checks and fallbacks are components of the kinds ``checks`` and ``fallbacks``
 (declared by :mod:`franq.apps`; plugins add more through the entry point groups
-``franq.verifiers`` / ``franq.fallbacks``): a factory ``make(franq, mode, settings)`` that
-may declare ``settings`` (its config table, e.g. ``[fallbacks.model] path = ...``).
+``franq.checks`` / ``franq.fallbacks``): a factory ``make(franq, mode, settings)`` that
+may declare ``settings`` (its config table, e.g. ``[fallbacks.model] path = ...``). "Verifier"
+names only franq's three-way model (:mod:`franq.verifier`), which the ``nli`` check can use
+(``[checks.nli] backend = "verifier"``); the answering app's kinds were called verifiers before 0.2.0.
 """
 from __future__ import annotations
 
 import dataclasses
-import warnings
 from pathlib import Path
 
 from franq.apps.answering.items import QAItem
 from franq.apps.answering.labelers import LocalLabeler
-from franq.apps.answering.paper_methods import IntrinsicAbstentionVerifier, PromptNLIBackend, SampledPTrueVerifier
+from franq.apps.answering.paper_methods import IntrinsicAbstentionCheck, PromptNLIBackend, SampledPTrueCheck
 from franq.apps.answering.policy import SelectivePolicy, ThresholdPolicy, load_policy
 from franq.apps.answering.verify import (
-    AbstainFallback, ClosedBookFallback, DualGenerationVerifier, ModelFallback, NLIVerifier, PreAnswerVerifier,
-    PTrueVerifier, SelfPTrueVerifier, TrivialVerifier,
+    AbstainFallback, ClosedBookFallback, DualGenerationCheck, ModelFallback, NLICheck, PreAnswerCheck,
+    PTrueCheck, SelfPTrueCheck, TrivialCheck,
 )
 from franq import AnswerScore, Decision, InputError, registry
 from franq.io import parse_passages
 from franq.lm.prompts import SHORT_INSTRUCTION
 
-VERIFIERS = ("trivial", "pre_answer", "nli", "dual", "p_true", "self_p_true", "intrinsic", "nli_prompt",
+CHECKS = ("trivial", "pre_answer", "nli", "dual", "p_true", "self_p_true", "intrinsic", "nli_prompt",
              "p_true_sampled")
-"""The built-in verifiers (``registry.names("verifiers")`` adds the plugins')."""
+"""The built-in answer checks (``registry.names("checks")`` adds the plugins')."""
 DEFAULT_THRESHOLD = {"dual": 0.0}  # a perplexity (or percentile, log-prob) difference; the others: probabilities
 FALLBACKS = ("closed_book", "abstain", "model")
-"""The built-in fallbacks (``model:PATH``, deprecated, is ``model`` with ``[fallbacks.model] path = PATH``)."""
+"""The built-in fallbacks (``model`` reads its model from ``[fallbacks.model] path``)."""
 
 
 def _generation(franq, mode: str) -> dict:
@@ -53,27 +54,23 @@ def _built(kind: str, what: str, name: str, franq, mode: str, given: dict | None
         raise InputError(f"{what}: {exc}") from None
 
 
-def build_verifier(name: str, franq, mode: str):
-    """The verifier registered as ``name``, on ``franq``'s model and faithfulness backend."""
-    return _built("verifiers", "verify", name, franq, mode)
+def build_check(name: str, franq, mode: str):
+    """The answer check registered as ``name``, on ``franq``'s model and faithfulness backend."""
+    return _built("checks", "verify", name, franq, mode)
 
 
 def build_fallback(spec: str, franq, mode: str):
-    """The fallback registered as ``spec``; ``model:PATH`` (deprecated) is ``model`` with ``path = PATH``."""
-    if spec.startswith("model:") and spec[6:]:
-        warnings.warn(f"fallback {spec!r} is deprecated: use fallback 'model' with [fallbacks.model] path = "
-                      f"{spec[6:]!r} in the config", registry.FranqDeprecationWarning, stacklevel=3)
-        return _built("fallbacks", "fallback", "model", franq, mode, {"path": spec[6:]})
+    """The fallback registered as ``spec``."""
     return _built("fallbacks", "fallback", spec, franq, mode)
 
 
 # ---------------------------------------------------------------------------- the built-ins
-def trivial_verifier(franq, mode, settings):
-    return TrivialVerifier()
+def trivial_check(franq, mode, settings):
+    return TrivialCheck()
 
 
 def _prompt(franq, settings) -> str:
-    """A verifier's ``prompt`` setting, else the config's ``[prompts] style``."""
+    """A check's ``prompt`` setting, else the config's ``[prompts] style``."""
     return settings.get("prompt") or franq.config.prompts.style
 
 
@@ -81,62 +78,62 @@ PROMPT_SETTING = registry.Setting("prompt", str, None, "franq or paper (the pape
                                                        "unset: the config's [prompts] style")
 
 
-def pre_answer_verifier(franq, mode, settings):
-    return PreAnswerVerifier(LocalLabeler(franq.lm), prompt=_prompt(franq, settings))
+def pre_answer_check(franq, mode, settings):
+    return PreAnswerCheck(LocalLabeler(franq.lm), prompt=_prompt(franq, settings))
 
 
-def nli_verifier(franq, mode, settings):
+def nli_check(franq, mode, settings):
     """000's post-answering NLI with the pipeline's faithfulness backend, or the one named
-    by ``[verifiers.nli] backend`` (``"verifier"``: franq's own three-way verifier)."""
+    by ``[checks.nli] backend`` (``"verifier"``: franq's own three-way verifier)."""
     name = settings["backend"]
     if not name or franq.faithfulness.name.split(":")[0] == name:
-        return NLIVerifier(franq.faithfulness)
-    return NLIVerifier(registry.build("faithfulness", name, franq.config, franq.lm))
+        return NLICheck(franq.faithfulness)
+    return NLICheck(registry.build("faithfulness", name, franq.config, franq.lm))
 
 
-nli_verifier.settings = (registry.Setting(
+nli_check.settings = (registry.Setting(
     "backend", str, None, "the faithfulness backend that checks the answer, e.g. 'verifier' (unset: the pipeline's)"),)
 
 
-def nli_prompt_verifier(franq, mode, settings):
+def nli_prompt_check(franq, mode, settings):
     """000 A.3: Post-Answering NLI with the generating model as the NLI model (p("1"))."""
-    return NLIVerifier(PromptNLIBackend(franq.lm, pair=settings["pair"]))
+    return NLICheck(PromptNLIBackend(franq.lm, pair=settings["pair"]))
 
 
-def dual_verifier(franq, mode, settings):
-    return DualGenerationVerifier(franq.lm, **_generation(franq, mode), score=settings["score"])
+def dual_check(franq, mode, settings):
+    return DualGenerationCheck(franq.lm, **_generation(franq, mode), score=settings["score"])
 
 
-def intrinsic_verifier(franq, mode, settings):
-    return IntrinsicAbstentionVerifier(franq.lm if settings["generate"] else None,
+def intrinsic_check(franq, mode, settings):
+    return IntrinsicAbstentionCheck(franq.lm if settings["generate"] else None,
                                        max_new_tokens=_generation(franq, mode)["max_new_tokens"])
 
 
-def p_true_sampled_verifier(franq, mode, settings):
+def p_true_sampled_check(franq, mode, settings):
     g = _generation(franq, mode)
-    return SampledPTrueVerifier(franq.lm, LocalLabeler(franq.lm), n_samples=settings["n_samples"],
+    return SampledPTrueCheck(franq.lm, LocalLabeler(franq.lm), n_samples=settings["n_samples"],
                                 n_judgements=settings["n_judgements"], temperature=settings["temperature"],
                                 instruction=g["instruction"], max_new_tokens=g["max_new_tokens"],
                                 seed=settings["seed"], prompt=_prompt(franq, settings))
 
 
-def p_true_verifier(franq, mode, settings):
-    return PTrueVerifier()
+def p_true_check(franq, mode, settings):
+    return PTrueCheck()
 
 
-def self_p_true_verifier(franq, mode, settings):
-    return SelfPTrueVerifier(LocalLabeler(franq.lm), instruction=_generation(franq, mode)["instruction"],
+def self_p_true_check(franq, mode, settings):
+    return SelfPTrueCheck(LocalLabeler(franq.lm), instruction=_generation(franq, mode)["instruction"],
                              prompt=_prompt(franq, settings))
 
 
-pre_answer_verifier.settings = (PROMPT_SETTING,)
-self_p_true_verifier.settings = (PROMPT_SETTING,)
-dual_verifier.settings = (registry.Setting("score", str, "perplexity", "perplexity (000: closed-book minus RAG "
+pre_answer_check.settings = (PROMPT_SETTING,)
+self_p_true_check.settings = (PROMPT_SETTING,)
+dual_check.settings = (registry.Setting("score", str, "perplexity", "perplexity (000: closed-book minus RAG "
                                            "perplexity), percentile (Wu et al.) or log_prob"),)
-nli_prompt_verifier.settings = (registry.Setting("pair", bool, False, "read p(1) / (p(1) + p(0)) instead of p(1)"),)
-intrinsic_verifier.settings = (registry.Setting("generate", bool, True, "answer 000's abstention prompt (else "
+nli_prompt_check.settings = (registry.Setting("pair", bool, False, "read p(1) / (p(1) + p(0)) instead of p(1)"),)
+intrinsic_check.settings = (registry.Setting("generate", bool, True, "answer 000's abstention prompt (else "
                                                 "read the given answer's refusal)"),)
-p_true_sampled_verifier.settings = (
+p_true_sampled_check.settings = (
     registry.Setting("n_samples", int, 20, "sampled answers per question (003: 20)"),
     registry.Setting("n_judgements", int, 5, "sampled judgements per answer (003: 5)"),
     registry.Setting("temperature", float, 1.0, "sampling temperature of the answers"),
@@ -169,7 +166,7 @@ class Answerer:
     """A scoring pipeline that also decides: answer, fall back or abstain.
 
     ``answer(question, passages, verify=, fallback=, policy=, threshold=)``: ``verify`` is
-    one of :data:`VERIFIERS` (or a plugin's); ``fallback`` ``closed_book``, ``abstain`` or
+    one of :data:`CHECKS` (or a plugin's); ``fallback`` ``closed_book``, ``abstain`` or
     ``model`` (the config's ``[fallbacks.model] path``); ``policy`` a threshold policy
     file from ``franq selective threshold`` or a :class:`ThresholdPolicy`. ``threshold``
     overrides the policy's (default: 0.5, or 0 for ``dual``). Without any of the three
@@ -178,7 +175,7 @@ class Answerer:
 
     def __init__(self, franq):
         self.franq = franq
-        self._built: dict = {}  # verifiers and fallbacks by (kind, name, mode)
+        self._built: dict = {}  # checks and fallbacks by (kind, name, mode)
 
     def answer(self, question: str, passages, *, max_new_tokens: int | None = None, mode: str | None = None,
                verify: str | None = None, fallback: str | None = None, policy=None,
@@ -192,7 +189,7 @@ class Answerer:
 
 def decide(franq, cache: dict, result: AnswerScore, passages, *, verify: str | None, fallback: str | None,
            policy, threshold: float | None) -> AnswerScore:
-    """``result`` with its :class:`~franq.Decision` (``cache`` keeps the verifiers and
+    """``result`` with its :class:`~franq.Decision` (``cache`` keeps the checks and
     fallbacks built so far)."""
     source = None
     if policy is not None:
@@ -213,19 +210,19 @@ def decide(franq, cache: dict, result: AnswerScore, passages, *, verify: str | N
     mode = result.mode
     key = ("verify", verify, mode)
     if key not in cache:
-        cache[key] = build_verifier(verify, franq, mode)
+        cache[key] = build_check(verify, franq, mode)
     fkey = ("fallback", fallback, mode)
     if fkey not in cache:
         cache[fkey] = build_fallback(fallback, franq, mode)
-    verifier, fb = cache[key], cache[fkey]
+    check, fb = cache[key], cache[fkey]
     item = QAItem(result.question, tuple(passages), answer=result.answer, score=result)
-    score = float(verifier.predict([item])[0])
+    score = float(check.predict([item])[0])
     if threshold is None:
         threshold = DEFAULT_THRESHOLD.get(verify, 0.5)
     if score >= threshold:
-        d = Decision("answer", result.answer, verifier.name, score, threshold, fb.name, policy=source)
+        d = Decision("answer", result.answer, check.name, score, threshold, fb.name, policy=source)
     else:
         alt = fb.answer(result.question, passages)
-        d = Decision("abstain" if alt is None else "fallback", alt, verifier.name, score, threshold, fb.name,
+        d = Decision("abstain" if alt is None else "fallback", alt, check.name, score, threshold, fb.name,
                      fallback_answer=alt, policy=source)
     return dataclasses.replace(result, decision=d)

@@ -1,12 +1,12 @@
-"""Methods of papers 000 and 003 that a reproducer looks for, beside franq's verifiers
+"""Methods of papers 000 and 003 that a reproducer looks for, beside franq's answer checks
 (:mod:`franq.apps.answering.verify`). Every score is "higher = more likely faithful /
 correct".
 
-    IntrinsicAbstentionVerifier  000 4.1: the generator's own refusal is v (1 = it answered)
+    IntrinsicAbstentionCheck  000 4.1: the generator's own refusal is v (1 = it answered)
     PromptNLIBackend             000 A.3: the generating model as the NLI model, p("1")
     dual_perplexity_scores       000 4.1 / Wu et al. 2024: Dual Generation's perplexity
                                  difference, percentiles, and the answer it picks
-    SampledPTrueVerifier         003 5.1: P(True) from 20 sampled answers x 5 sampled judgements
+    SampledPTrueCheck         003 5.1: P(True) from 20 sampled answers x 5 sampled judgements
                                  (Kadavath et al. 2022)
 
 The XGBoost 3-fold combiner of 000 E.3 is :class:`~franq.apps.answering.policy.SelectivePolicy`
@@ -39,7 +39,7 @@ def is_refusal(text: str | None) -> bool:
     return not (text or "").strip() or bool(REFUSAL.search(text))
 
 
-class IntrinsicAbstentionVerifier:
+class IntrinsicAbstentionCheck:
     """000's Intrinsic Abstention (section 4.1, prompt in appendix C): the model is asked
     to answer only if the context supports the answer and to output ``__DONT_KNOW__``
     otherwise; v = 1 iff it answered. A hard label (0 or 1): 000 Table 7 reads its AUC as
@@ -78,7 +78,7 @@ class PromptNLIBackend:
     probability of the answer "1" as the next token (the paper uses its log-probability;
     the ranking is the same), summed over the spellings' first tokens. ``pair=True`` reads
     p("1") / (p("1") + p("0")) instead. ``predict(pairs)`` of (premise, hypothesis), so it
-    serves :class:`~franq.apps.answering.verify.NLIVerifier` as its backend."""
+    serves :class:`~franq.apps.answering.verify.NLICheck` as its backend."""
 
     def __init__(self, lm, *, pair: bool = False, max_batch_tokens: int = 4096):
         from franq.lm.labels import LabelWords
@@ -157,7 +157,7 @@ def sampled_p_true(p_true_per_sample, n_judgements: int, rng: np.random.Generato
     return float((rng.random((len(p), n_judgements)) < p[:, None]).mean())
 
 
-class SampledPTrueVerifier:
+class SampledPTrueCheck:
     """P(True) as 003 computes it (section 5.1, after Kadavath et al. 2022): sample
     ``n_samples`` (20) answers with the passages, ask the model ``n_judgements`` (5) times
     whether each is correct, and return the share of "True" judgements. Each judgement is

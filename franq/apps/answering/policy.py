@@ -1,6 +1,6 @@
 """Decision policies fitted on labelled data and saved as small JSON files.
 
-:class:`ThresholdPolicy` (paper 000 section 6): answer when the verifier's score is at
+:class:`ThresholdPolicy` (paper 000 section 6): answer when the answer check's score is at
 least ``threshold``, else take the fallback. :meth:`ThresholdPolicy.fit` picks the
 threshold that maximizes the mean utility (answer's correctness, or the fallback's
 utility) and estimates what it gains by k-fold cross-validation: for each fold, the

@@ -91,7 +91,7 @@ def pre_answer_messages(question: str, context: str) -> list[dict[str, str]]:
 
 # ==================================================================================
 # The papers' own prompts, verbatim, selectable with ``prompts="paper"`` (issue 27;
-# ``[prompts] style = "paper"`` or a verifier's ``prompt`` setting). ``franq`` (default)
+# ``[prompts] style = "paper"`` or an answer check's ``prompt`` setting). ``franq`` (default)
 # keeps the prompts above. tests/test_paper_prompts.py pins each text to its source.
 # ==================================================================================
 PROMPT_STYLES = ("franq", "paper")

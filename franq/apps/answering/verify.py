@@ -17,8 +17,8 @@ likely faithful; ``v = score >= threshold`` (a fitted
     self_p_true   (003 5.1)     the model's own P(True) when asked "Is your answer true?"
     intrinsic, nli_prompt, p_true_sampled: 000 / 003 methods in :mod:`~franq.apps.answering.paper_methods`
 
-Fallbacks (000 section 6): ``closed_book`` (the same model without passages), ``model:PATH``
-(a second model, e.g. a larger one, with the passages) and ``abstain`` (no answer).
+Fallbacks (000 section 6): ``closed_book`` (the same model without passages), ``model``
+(a second model, e.g. a larger one, with the passages: ``[fallbacks.model] path``) and ``abstain`` (no answer).
 """
 from __future__ import annotations
 
@@ -42,7 +42,7 @@ NLI_OVERLAP_WORDS = 20
 
 
 @runtime_checkable
-class Verifier(Protocol):
+class AnswerCheck(Protocol):
     name: str
 
     def predict(self, items: Sequence[QAItem]) -> np.ndarray:
@@ -50,7 +50,7 @@ class Verifier(Protocol):
         ...
 
 
-class TrivialVerifier:
+class TrivialCheck:
     """Always v = 1 (000's "Trivial")."""
 
     name = "trivial"
@@ -59,7 +59,7 @@ class TrivialVerifier:
         return np.ones(len(items), dtype=np.float64)
 
 
-class PreAnswerVerifier:
+class PreAnswerCheck:
     """P(yes) that the passages contain the answer, asked before answering (000's
     Pre-Answering Prediction): label-word probabilities from a
     :class:`~franq.apps.answering.labelers.LocalLabeler` or :class:`~franq.apps.answering.labelers.OpenAILabeler`."""
@@ -88,7 +88,7 @@ def overlapping_chunks(text: str, *, max_words: int = NLI_CHUNK_WORDS, overlap: 
     return [" ".join(words[i:i + max_words]) for i in range(0, len(words) - overlap, step)]
 
 
-class NLIVerifier:
+class NLICheck:
     """000's Post-Answering NLI with any faithfulness backend (``predict(pairs)``): each
     passage is its own premise (long ones cut into ``chunk_words``-word chunks that overlap
     by 20 words), the hypothesis is 'The answer to the question "q" is: "a"', and the
@@ -124,7 +124,7 @@ def greedy_answer(lm, prompt_ids: Sequence[int], *, max_new_tokens: int, one_lin
 DUAL_SCORES = ("perplexity", "percentile", "log_prob")
 
 
-class DualGenerationVerifier:
+class DualGenerationCheck:
     """000's Dual Generation (section 4.1, after Wu et al. 2024): the answer with the
     passages and the closed-book answer without them, each scored by its length-normalized
     perplexity under its own prompt. ``score``: ``perplexity`` (000's decision function,
@@ -174,7 +174,7 @@ class DualGenerationVerifier:
         return d.difference if self.score == "perplexity" else d.pct_rag - d.pct_closed
 
 
-class PTrueVerifier:
+class PTrueCheck:
     """FRANQ's answer-level P(true): the lowest P(true) over the answer's scored claims
     (calibrated when available, else raw); 0.5 when no claim was scored."""
 
@@ -189,7 +189,7 @@ class PTrueVerifier:
         return np.array(out, dtype=np.float64)
 
 
-class SelfPTrueVerifier:
+class SelfPTrueCheck:
     """Self-rated P(True) (Kadavath et al. 2022; 003's confidence signal): after the
     answer, the same chat continues with "Is your answer true?" and P(True) is read from
     the reply's first token (:data:`franq.lm.prompts.ANSWER_QUESTION`, the follow-up

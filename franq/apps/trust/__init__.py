@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 
 import click
+
+from franq.lm.threads import configure_threads
 
 STRATEGIES = ("baseline", "critical", "hedge", "verify")
 
@@ -125,7 +126,7 @@ def run_command(conditions_path, out_dir, strategies, only, limit, model, base_u
         if base_url:
             generator = m.ServerGenerator(model, base_url=base_url, max_new_tokens=max_new_tokens)
         else:
-            _one_thread()
+            configure_threads()  # OMP_NUM_THREADS, else the default
             lm = franq.CausalLM.load(model)
             generator = m.LocalGenerator(lm, max_new_tokens=max_new_tokens)
         pipeline = None
@@ -144,13 +145,6 @@ def run_command(conditions_path, out_dir, strategies, only, limit, model, base_u
     except (franq.FranqError, ValueError, OSError) as exc:
         _fail(exc)
     click.echo(json.dumps(counts))
-
-
-def _one_thread():
-    import torch
-
-    if "OMP_NUM_THREADS" in os.environ:
-        torch.set_num_threads(max(1, int(os.environ["OMP_NUM_THREADS"])))
 
 
 @command.command("report")
