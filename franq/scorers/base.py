@@ -1,6 +1,6 @@
 """The scorer protocol: what the pipeline calls, and what a scorer declares.
 
-A scorer reads :class:`~franq.evidence.ClaimEvidence` and returns named raw values, one
+A scorer reads :class:`~franq.stages.record.ClaimEvidence` and returns named raw values, one
 array per declared :class:`Signal`. The declarations are the contract between the
 pipeline, calibration and evaluation: the first signal is the scorer's *primary* value
 (the one the FRANQ mix and the calibrator use, through :meth:`Scorer.probability`), and
@@ -61,7 +61,7 @@ class Scorer(Protocol):
     signals: tuple[Signal, ...]
 
     def score(self, batch: Sequence) -> dict[str, np.ndarray]:
-        """Raw values for a batch of :class:`~franq.evidence.ClaimEvidence`: one array of
+        """Raw values for a batch of :class:`~franq.stages.record.ClaimEvidence`: one array of
         shape ``(len(batch),)`` per declared signal, keyed by the signal's name."""
         ...
 
