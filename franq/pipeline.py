@@ -30,9 +30,9 @@ from franq.evidence import SAMPLES
 from franq.evidence.passes import TokenPasses
 from franq.evidence.samples import SamplingOptions, greedy_short_answer
 from franq.io import Example, as_examples, parse_claims, parse_passages, parse_text
-from franq.limits import check, check_inputs
+from franq.limits import check, check_example, check_inputs
 from franq.lm.capture import CaptureSpec
-from franq.presets import PRESETS, check_preset, is_short_answer, presets_for, short_preset
+from franq.presets import PRESETS, check_config, check_preset, is_short_answer, presets_for, short_preset
 from franq.stages.calibrate import calibrate
 from franq.stages.claims import find_claims, scorable
 from franq.stages.evidence import gather
@@ -55,6 +55,11 @@ class Franq:
     """
 
     def __init__(self, config: FranqConfig, lm, *, decomposer=None, faithfulness=None, equivalence=None):
+        check_config(config)
+        self._build(config, lm, decomposer=decomposer, faithfulness=faithfulness, equivalence=equivalence)
+
+    def _build(self, config: FranqConfig, lm, *, decomposer=None, faithfulness=None, equivalence=None) -> None:
+        """Resolve the components by name (:mod:`franq.registry`) and build each preset of the mode."""
         self.config = config
         self.lm = lm
         self.prompt_style = config.prompts.of("answer")
@@ -74,8 +79,12 @@ class Franq:
         from franq.lm.threads import configure_threads
 
         config = config or FranqConfig()
+        check_config(config)  # before the model loads
         configure_threads(config.model.threads, limits=config.limits)
-        return cls(config, load_lm(config))
+        teacher_forces = any(p.teacher_forces for p in presets_for(config.mode, config))
+        franq = cls.__new__(cls)
+        franq._build(config, load_lm(config, teacher_forces=teacher_forces))
+        return franq
 
     # ------------------------------------------------------------------ components
     def preset(self, name: str) -> PresetPipeline:
@@ -110,10 +119,11 @@ class Franq:
         as text instead of decomposing the answer; each is located in the answer.
         ``mode``: "long", "short" or "auto" (a single short sentence is short); default
         the config's."""
-        given = parse_claims(claims, limits=self.config.limits)
+        given = parse_claims(claims, limits=self.config.limits)  # checked as they are read
         example = Example(parse_text(question, "question"), parse_passages(passages),
                           parse_text(answer, "answer"), claims=given[0] if given else None)
-        return self.score_many([example], mode=mode)[0]
+        check_example(example, limits=self.config.limits, claims=False)
+        return self._score([example], mode=mode)[0]
 
     def score_many(self, examples: Iterable[Example | dict] | object, *, mode: str | None = None,
                    sample_sets: Sequence | None = None, generated: bool = False) -> list[AnswerScore]:
@@ -125,7 +135,12 @@ class Franq:
         model's own, so short form scores them in-policy (with ``uq.short_scoring="auto"``);
         otherwise as an observer. Every example is checked against ``config.limits``
         (:mod:`franq.limits`) before any work."""
-        examples = as_examples(examples, limits=self.config.limits)
+        return self._score(as_examples(examples, limits=self.config.limits), mode=mode, sample_sets=sample_sets,
+                           generated=generated)
+
+    def _score(self, examples: list[Example], *, mode: str | None = None, sample_sets: Sequence | None = None,
+               generated: bool = False) -> list[AnswerScore]:
+        """:meth:`score_many` of examples already checked."""
         chosen = self._choose_presets(examples, mode, generated=generated)
         results: list[AnswerScore | None] = [None] * len(examples)
         for name in PRESETS:
@@ -176,8 +191,8 @@ class Franq:
                 text, warnings, samples = self.preset("short").evidence.greedy_answer(question, passages)
             if not text:
                 raise ValueError("the model generated an empty answer")
-            result = self.score_many([Example(question, passages, text)], mode="short",
-                                     sample_sets=None if samples is None else [samples], generated=True)[0]
+            result = self._score([Example(question, passages, text)], mode="short",
+                                 sample_sets=None if samples is None else [samples], generated=True)[0]
             return dataclasses.replace(result, warnings=tuple(warnings) + result.warnings)
         n = max_new_tokens or self.config.model.max_new_tokens
         prompt = self.lm.rag_prompt(question, passages, reserve=n, on_overflow=self.config.model.on_overflow,
@@ -187,7 +202,7 @@ class Franq:
             raise ValueError("the model generated an empty answer")
         example = Example(question, passages, gen.text)
         if mode == "auto" and is_short_answer(gen.text):
-            return self.score_many([example], mode="short", generated=True)[0]
+            return self._score([example], mode="short", generated=True)[0]
         p = self.preset("long")
         [record] = self._claims(p, [example], token_ids=list(gen.token_ids), offsets=list(gen.offsets))
         record.rag_logprobs = np.asarray(gen.token_logprobs, dtype=np.float64)

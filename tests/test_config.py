@@ -13,6 +13,7 @@ import pytest
 
 from franq.config import FranqConfig, FranqDeprecationWarning
 from franq.errors import InputError
+from franq.presets import check_config
 
 NESTED_TOML = '''
 mode = "auto"
@@ -143,7 +144,7 @@ def test_with_overrides_changes_the_named_keys_and_ignores_none():
     with pytest.raises(InputError, match=r"\[model\]: unknown key\(s\) \['paht'\]"):
         base.with_overrides({"model.paht": "x"})
     with pytest.raises(InputError, match="'faithfulness.name': 'context_pmi' cannot run in the short preset"):
-        base.with_overrides({"faithfulness.name": "context_pmi", "mode": "short"})
+        check_config(base.with_overrides({"faithfulness.name": "context_pmi", "mode": "short"}))
 
 
 def _option_help(help_text: str) -> dict[str, str]:
@@ -254,7 +255,7 @@ def test_bad_component_settings_are_named_before_any_model_loads(tmp_path, monke
     path = tmp_path / "franq.toml"
     path.write_text(table)
     with pytest.raises(InputError, match=re.escape(message)):
-        FranqConfig.from_file(path)
+        check_config(FranqConfig.from_file(path))  # what Franq.from_config runs before loading the model
 
 
 @pytest.mark.parametrize("section, old, table, new", [

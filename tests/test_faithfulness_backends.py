@@ -23,6 +23,7 @@ from franq.faithfulness.lexical import LexicalFaithfulness
 from franq.faithfulness.logistic import LogisticMap
 from franq.stages.record import ClaimEvidence
 from franq.types import Passage
+from franq.presets import check_config
 
 CONTEXT = ("The Eiffel Tower is a wrought-iron lattice tower in Paris, France. It was built from "
            "1887 to 1889 and designed by the engineer Gustave Eiffel.")
@@ -106,8 +107,8 @@ def test_combined_map_with_pass_features_is_refused_in_the_short_preset(tmp_path
     section = {"name": "combined", "map": str(tmp_path / "m.json")}
     assert registry.needs(CombinedFaithfulness, FranqConfig.from_dict({"faithfulness": section})) == {PASSES}
     with pytest.raises(InputError, match="'faithfulness.name': 'combined' cannot run in the short preset"):
-        FranqConfig.from_dict({"mode": "short", "faithfulness": section})
-    FranqConfig.from_dict({"mode": "short"})  # the packaged map reads text only: it runs in both presets
+        check_config(FranqConfig.from_dict({"mode": "short", "faithfulness": section}))
+    check_config(FranqConfig.from_dict({"mode": "short"}))  # the packaged map reads text only: it runs in both presets
 
 
 def test_predict_faithfulness_hands_each_backend_the_pairs_and_the_evidence(constant_faithfulness):
@@ -144,7 +145,7 @@ def test_pipeline_hands_both_passes_to_context_pmi(tiny_lm, make_franq):
 
 def test_config_names_missing_backend_settings():
     def config(**faithfulness):
-        return FranqConfig.from_dict({"faithfulness": faithfulness})
+        return check_config(FranqConfig.from_dict({"faithfulness": faithfulness}))
 
     with pytest.raises(InputError, match="'faithfulness.alignscore.checkpoint': required"):
         config(name="alignscore", alignscore={"base_model": "x"})

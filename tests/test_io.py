@@ -6,6 +6,7 @@ import pytest
 from franq.config import FranqConfig
 from franq.errors import InputError
 from franq.io import load_json, parse_example
+from franq.presets import check_config
 
 GOOD = {"id": "a1", "question": "Q?", "passages": ["p1", {"title": "T", "text": "p2"}], "answer": "A."}
 
@@ -64,7 +65,7 @@ def test_config_rejects_unknown_keys_and_bad_values(tmp_path):
     with pytest.raises(InputError, match=r"unknown key\(s\) \['modle'\]"):
         FranqConfig.from_file(path)
     with pytest.raises(InputError, match="'faithfulness.name'"):
-        FranqConfig.from_dict({"faithfulness": {"name": "magic"}})
+        check_config(FranqConfig.from_dict({"faithfulness": {"name": "magic"}}))
     toml = tmp_path / "c.toml"
     toml.write_text('[model]\npath = "/models/llama"\n\n[batch]\nmax_batch_tokens = 2048\n')
     config = FranqConfig.from_file(toml)

@@ -14,6 +14,7 @@ from franq import registry
 from franq.config import FranqConfig
 from franq.errors import InputError
 from franq.io import Example, parse_passages
+from franq.presets import check_config
 
 QUESTION = "What is the capital of France?"
 PASSAGES = ["Paris is the capital of France."]
@@ -68,7 +69,7 @@ def test_default_config_uses_the_atomic_decomposer(tiny_lm):
 ])
 def test_bad_decomposer_config_names_the_field(changes, field):
     with pytest.raises(InputError, match=f"'{field}'"):
-        FranqConfig.from_dict({"decomposer": changes})
+        check_config(FranqConfig.from_dict({"decomposer": changes}))
 
 
 @pytest.fixture(scope="module")

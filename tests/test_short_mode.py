@@ -10,6 +10,7 @@ from click.testing import CliRunner
 from conftest import make_franq
 from franq.equivalence.normalized import NormalizedAnswerJudge, normalize_answer
 from franq.presets import is_short_answer
+from franq.presets import check_config
 
 PASSAGES = ["The Eiffel Tower is in Paris, France.", "Gustave Eiffel designed the tower."]
 QUESTION = "Where is the Eiffel Tower?"
@@ -139,7 +140,7 @@ def test_config_rejects_unknown_judge():
     from franq.errors import InputError
 
     with pytest.raises(InputError, match="'uq.equivalence': unknown equivalence judge 'gpt'"):
-        FranqConfig.from_dict({"uq": {"equivalence": "gpt"}})
+        check_config(FranqConfig.from_dict({"uq": {"equivalence": "gpt"}}))
 
 
 def test_normalized_judge_ignores_words_repeated_from_the_question():
