@@ -1,18 +1,21 @@
-"""Franq: one pipeline of named components, run in this order for every answer::
+"""Franq: owns the loaded models and runs the stages (:mod:`franq.stages`, one module each)
+in this order for every answer::
 
-    claims       decomposer + aligner (long) | the whole answer (short)
-    evidence     passes (teacher forcing with / without passages) | samples
-    uq_faith     a scorer: p(c|x,r) (long) | semantic entropy (short)
-    uq_unfaith   a scorer: p(c|x) (long) | sum of eigenvalues (short)
-    extra        more scorers whose signals are kept in the results
-    faithfulness P(claim supported by the passages)
-    mix          P(true) = P_f * UQ_faith + (1 - P_f) * UQ_unfaith (uncalibrated)
-    calibrator   isotonic maps fitted on labelled claims (none / calibrated / condition / soft)
+    claims        decomposer + aligner (long) | the whole answer (short)
+    evidence      passes (teacher forcing with / without passages) | samples
+    uq            UQ_faith: p(c|x,r) (long) | semantic entropy (short); UQ_unfaith: p(c|x) | sum of
+                  eigenvalues; extra scorers, whose signals are kept in the results
+    faithfulness  P(claim supported by its passages)
+    mix           P(true) = P_f * UQ_faith + (1 - P_f) * UQ_unfaith (uncalibrated)
+    calibrate     isotonic maps fitted on labelled claims (none / calibrated / condition / soft)
+    result        an AnswerScore, one ClaimScore per claim
 
-Long and short form are two presets of this one class (:mod:`franq.presets`); every
-component is chosen by name in :class:`~franq.config.FranqConfig` and built through
-:mod:`franq.registry`. Forward passes and faithfulness calls are batched across all
-answers of a :meth:`Franq.score_many` call.
+One :class:`~franq.stages.record.AnswerRecord` per answer carries the example (its
+passages as given) through the stages. Long and short form are two presets of this one
+class (:mod:`franq.presets`); every component is chosen by name in
+:class:`~franq.config.FranqConfig` and built through :mod:`franq.registry` when the pipeline
+is built. Forward passes and faithfulness calls are batched across all answers of a
+:meth:`Franq.score_many` call.
 """
 from __future__ import annotations
 
