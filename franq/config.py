@@ -43,8 +43,8 @@ from franq.config_renamed import renamed_hint
 from franq import files
 from franq.limits import Limits, check_settings
 from franq.lm.prompts import PromptsConfig
-from franq.lm.served.checks import ServedKeys, check_model_keys, check_served
-from franq.settings import TABLE_HOME, ComponentTables, check_tables, split_tables, top_kinds, where
+from franq.lm.served.checks import ServedKeys, check_model_keys
+from franq.settings import TABLE_HOME, ComponentTables, split_tables, top_kinds, where
 
 
 log = logging.getLogger(__name__)
@@ -195,15 +195,7 @@ class FranqConfig:
             if not isinstance(getattr(self, name), cls):
                 raise InputError(f"config '{name}': expected a {cls.__name__} section, "
                                  f"got {type(getattr(self, name)).__name__}")
-        _check_values(self)
-        from franq.presets import check_config  # the presets read the registry
-
-        check_config(self)
-        check_served(self)
-        chosen = {("faithfulness", self.faithfulness.name): "faithfulness.name",
-                  ("decomposers", self.decomposer.name): "decomposer.name",
-                  ("equivalence", self.uq.equivalence): "uq.equivalence"}
-        check_tables(self, chosen)
+        _check_values(self)  # the components it names are resolved and checked where a pipeline is built
 
     def settings_for(self, kind: str, name: str) -> dict[str, Any]:
         """The settings of component ``name`` of ``kind`` (``"faithfulness", "alignscore"``):

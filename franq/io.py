@@ -236,7 +236,7 @@ def parse_example(obj: Any, where: str = "", *, limits: Mapping[str, int] | None
         claim_labels=claims[1] if claims else None,
         labels=labels or None,
         meta=None if meta is None else dict(meta),
-    ), limits=limits, where=where)
+    ), limits=limits, where=where, claims=False)  # the claims were checked as they were read
 
 
 def as_examples(examples: Any, *, limits: Mapping[str, int] | None = None) -> list[Example]:

@@ -180,13 +180,14 @@ def check_inputs(question: str | None, passages: Sequence, *, limits: Mapping[st
     check("context_chars", total, where=where, subject="'passages' together", limits=limits)
 
 
-def check_example(example, *, limits: Mapping[str, int] | None = None, where: str = ""):
+def check_example(example, *, limits: Mapping[str, int] | None = None, where: str = "", claims: bool = True):
     """``example`` (a :class:`~franq.io.Example`) within ``limits``: its question, passages,
     answer and given claims (:func:`check_inputs`, ``answer_chars``, ``claims``,
-    ``claim_chars``). Returns ``example``."""
+    ``claim_chars``; ``claims=False``: they were checked as they were read,
+    :func:`franq.io.parse_claims`). Returns ``example``."""
     check_inputs(example.question, example.passages, limits=limits, where=where)
     check("answer_chars", len(example.answer), where=where, subject="'answer'", limits=limits)
-    if example.claims is not None:
+    if claims and example.claims is not None:
         check("claims", len(example.claims), where=where, subject="'claims'", limits=limits)
         for i, claim in enumerate(example.claims):
             check("claim_chars", len(claim), where=where, subject=f"'claims[{i}]'", limits=limits)

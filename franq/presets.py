@@ -55,6 +55,11 @@ class Preset:
     """True: the answer is one claim (no decomposition, no token alignment)."""
 
     @property
+    def teacher_forces(self) -> bool:
+        """It teacher-forces the answer (the token passes; the observer: the answer's likelihood)."""
+        return bool({PASSES, ANSWER_SAMPLES} & self.evidence)
+
+    @property
     def form(self) -> str:
         """``long`` or ``short``: the mode this preset serves (what results report)."""
         return "short" if self.whole_answer else "long"
@@ -123,8 +128,14 @@ def scorer_names(config, preset: Preset):
 
 
 def check_config(config) -> None:
-    """Refuse, with the reason, every configured component that cannot run in a preset the
-    mode uses, and every name no registry knows."""
+    """Resolve every component ``config`` names (:mod:`franq.registry`), once, where a
+    pipeline is built (:class:`~franq.pipeline.Franq`; a config itself is only a schema):
+    refuse, with the reason, every name no registry knows, every component that cannot run
+    in a preset the mode uses or on a served model, and every component table whose
+    settings its component does not declare."""
+    from franq.lm.served.checks import check_served
+    from franq.settings import check_tables
+
     _check_known("decomposers", config.decomposer.name, "decomposer.name")
     _check_known("equivalence", config.uq.equivalence, "uq.equivalence")
     for preset in PRESETS.values():  # names of a preset the mode does not run must exist too
@@ -134,6 +145,10 @@ def check_config(config) -> None:
     _check_known("faithfulness", config.faithfulness.name, "faithfulness.name")  # its settings: franq.settings
     for preset in presets_for(config.mode, config):
         check_preset(config, preset)
+    check_served(config)
+    check_tables(config, {("faithfulness", config.faithfulness.name): "faithfulness.name",
+                          ("decomposers", config.decomposer.name): "decomposer.name",
+                          ("equivalence", config.uq.equivalence): "uq.equivalence"})
 
 
 def _check_known(kind: str, name: str, where: str):

@@ -27,6 +27,7 @@ from franq.io import parse_example
 from franq.apps.answering import prompts as P
 from franq.lm.prompts import SHORT_INSTRUCTION
 from franq.types import Passage
+from franq.presets import check_config
 
 PASSAGES = (Passage("The Eiffel Tower was built in 1889 by Gustave Eiffel.", "Eiffel Tower"),
             Passage("Paris is the capital of France."))
@@ -283,9 +284,9 @@ def test_checks_fallbacks_and_raters_are_registry_kinds_declared_by_the_apps():
     lexical = FranqConfig.from_dict({"faithfulness": {"name": "lexical"}})
     assert make_rater("nli_gold", lexical, threshold=0.7, prompt="ignored").threshold == 0.7
     with pytest.raises(InputError, match="'raters.label.chunk_tokens': expected an integer"):
-        FranqConfig.from_dict({"raters": {"label": {"chunk_tokens": "many"}}})
+        check_config(FranqConfig.from_dict({"raters": {"label": {"chunk_tokens": "many"}}}))
     with pytest.raises(InputError, match="'fallbacks.model.paht': unknown setting; known: \\['path'\\]"):
-        FranqConfig.from_dict({"fallbacks": {"model": {"paht": "x"}}})
+        check_config(FranqConfig.from_dict({"fallbacks": {"model": {"paht": "x"}}}))
     with pytest.raises(InputError, match="rater: unknown sufficiency rater 'magic'"):
         make_rater("magic")
 

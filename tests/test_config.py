@@ -13,6 +13,7 @@ import pytest
 
 from franq.config import FranqConfig
 from franq.errors import InputError
+from franq.presets import check_config
 
 NESTED_TOML = '''
 mode = "auto"
@@ -140,7 +141,7 @@ def test_with_overrides_changes_the_named_keys_and_ignores_none():
     with pytest.raises(InputError, match=r"\[model\]: unknown key\(s\) \['paht'\]"):
         base.with_overrides({"model.paht": "x"})
     with pytest.raises(InputError, match="'faithfulness.name': 'context_pmi' cannot run in the short preset"):
-        base.with_overrides({"faithfulness.name": "context_pmi", "mode": "short"})
+        check_config(base.with_overrides({"faithfulness.name": "context_pmi", "mode": "short"}))
 
 
 def test_threads_setting_is_checked_and_applied():
@@ -247,7 +248,7 @@ def test_bad_component_settings_are_named_before_any_model_loads(tmp_path, monke
     path = tmp_path / "franq.toml"
     path.write_text(table)
     with pytest.raises(InputError, match=re.escape(message)):
-        FranqConfig.from_file(path)
+        check_config(FranqConfig.from_file(path))  # what Franq.from_config runs before loading the model
 
 
 @pytest.mark.parametrize("section, old, table, new", [
@@ -374,7 +375,7 @@ def test_config_rejects_unknown_keys_and_bad_values(tmp_path):
     with pytest.raises(InputError, match=r"unknown key\(s\) \['modle'\]"):
         FranqConfig.from_file(path)
     with pytest.raises(InputError, match="'faithfulness.name'"):
-        FranqConfig.from_dict({"faithfulness": {"name": "magic"}})
+        check_config(FranqConfig.from_dict({"faithfulness": {"name": "magic"}}))
     toml = tmp_path / "c.toml"
     toml.write_text('[model]\npath = "/models/llama"\n\n[batch]\nmax_batch_tokens = 2048\n')
     config = FranqConfig.from_file(toml)
@@ -396,7 +397,7 @@ def test_config_validates_calibrator_settings():
 
 def test_config_names_missing_backend_settings():
     def config(**faithfulness):
-        return FranqConfig.from_dict({"faithfulness": faithfulness})
+        return check_config(FranqConfig.from_dict({"faithfulness": faithfulness}))
 
     with pytest.raises(InputError, match="'faithfulness.alignscore.checkpoint': required"):
         config(name="alignscore", alignscore={"base_model": "x"})
@@ -419,7 +420,7 @@ def test_config_names_missing_backend_settings():
 ])
 def test_bad_decomposer_config_names_the_field(changes, field):
     with pytest.raises(InputError, match=f"'{field}'"):
-        FranqConfig.from_dict({"decomposer": changes})
+        check_config(FranqConfig.from_dict({"decomposer": changes}))
 
 
 def test_config_rejects_unknown_judge():
@@ -427,4 +428,4 @@ def test_config_rejects_unknown_judge():
     from franq.errors import InputError
 
     with pytest.raises(InputError, match="'uq.equivalence': unknown equivalence judge 'gpt'"):
-        FranqConfig.from_dict({"uq": {"equivalence": "gpt"}})
+        check_config(FranqConfig.from_dict({"uq": {"equivalence": "gpt"}}))

@@ -11,6 +11,7 @@ from franq.scorers.diversity import SampleContext, semantic_classes
 from franq.scorers.eccentricity import EccentricityScorer
 from franq.scorers.eigval import SumEigenvaluesScorer
 from franq.scorers.semantic_entropy import SemanticEntropyScorer
+from franq.presets import check_config
 
 ENTAIL = 2  # label order (contradiction, neutral, entailment)
 
@@ -111,7 +112,7 @@ def test_nli_argmax_is_a_named_setting(nli_dir):
     judge = registry.build("equivalence", "nli_argmax", cfg, None)
     assert judge.name.startswith("nli_argmax:")
     with pytest.raises(ValueError, match="equivalence.nli_argmax.model"):
-        FranqConfig.from_dict({"mode": "short", "uq": {"equivalence": "nli_argmax"}})
+        check_config(FranqConfig.from_dict({"mode": "short", "uq": {"equivalence": "nli_argmax"}}))
 
 
 def test_samples_context_carries_the_judges_decisions(nli_dir):

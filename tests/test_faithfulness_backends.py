@@ -14,14 +14,17 @@ from conftest import assert_float32_close
 from franq import registry
 from franq.config import FranqConfig
 from franq.errors import FranqError, InputError
-from franq.evidence import PASSES, ClaimEvidence
-from franq.faithfulness.base import NeedsPassesError, predict_faithfulness
+from franq.evidence import PASSES
+from franq.faithfulness.base import NeedsPassesError, predict_faithfulness, text_pairs
 from franq.faithfulness.combined import CombinedFaithfulness
 from franq.faithfulness.context_pmi import ContextPMIFaithfulness
 from franq.faithfulness.features import TEXT_FEATURES, pass_features, pass_features_from_sums
 from franq.faithfulness.chat_judge import LMJudgeFaithfulness, OpenAIJudgeFaithfulness
 from franq.faithfulness.lexical import LexicalFaithfulness
 from franq.faithfulness.logistic import LogisticMap
+from franq.stages.record import ClaimEvidence
+from franq.types import Passage
+from franq.presets import check_config
 
 CONTEXT = ("The Eiffel Tower is a wrought-iron lattice tower in Paris, France. It was built from "
            "1887 to 1889 and designed by the engineer Gustave Eiffel.")
@@ -31,8 +34,8 @@ UNSUPPORTED = "Marseille hosts the largest harbour of the Mediterranean coast si
 
 def _ctx(rag, closed, positions=(0, 1, 2), statement="c"):
     claim = Claim(text=statement, char_spans=((0, 1),), token_positions=tuple(positions), token_ids=(1, 2, 3))
-    return ClaimEvidence(claim, "q", CONTEXT, statement, rag_logprobs=np.asarray(rag, float),
-                         closed_logprobs=np.asarray(closed, float))
+    return ClaimEvidence.of(claim, passages=(Passage(CONTEXT),), statement=statement,
+                            rag_logprobs=np.asarray(rag, float), closed_logprobs=np.asarray(closed, float))
 
 
 def test_logistic_map_round_trips_through_json(tmp_path):
@@ -105,8 +108,8 @@ def test_combined_map_with_pass_features_is_refused_in_the_short_preset(tmp_path
     section = {"name": "combined", "map": str(tmp_path / "m.json")}
     assert registry.needs(CombinedFaithfulness, FranqConfig.from_dict({"faithfulness": section})) == {PASSES}
     with pytest.raises(InputError, match="'faithfulness.name': 'combined' cannot run in the short preset"):
-        FranqConfig.from_dict({"mode": "short", "faithfulness": section})
-    FranqConfig.from_dict({"mode": "short"})  # the packaged map reads text only: it runs in both presets
+        check_config(FranqConfig.from_dict({"mode": "short", "faithfulness": section}))
+    check_config(FranqConfig.from_dict({"mode": "short"}))  # the packaged map reads text only: it runs in both presets
 
 
 def test_predict_faithfulness_hands_each_backend_the_pairs_and_the_evidence(constant_faithfulness):
@@ -123,7 +126,7 @@ def test_predict_faithfulness_hands_each_backend_the_pairs_and_the_evidence(cons
             return np.full(len(pairs), 0.25)
 
     assert predict_faithfulness(Spy(), evidence)[0] == 0.25
-    assert seen["pairs"] == [(CONTEXT, SUPPORTED)] == [e.pair for e in evidence] and seen["evidence"] == evidence
+    assert seen["pairs"] == [(CONTEXT, SUPPORTED)] == text_pairs(evidence) and seen["evidence"] == evidence
     with pytest.raises(ValueError, match="shape"):
         predict_faithfulness(SimpleNamespace(name="bad", predict=lambda p, e=None: np.zeros(3)), evidence)
 

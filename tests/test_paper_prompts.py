@@ -119,12 +119,14 @@ def test_config_and_cli_select_the_paper_answer_prompt(tiny_lm_path):
     assert StackFlags(prompts="paper").config().prompts.style == "paper"
     with pytest.raises(InputError, match="prompts.style"):
         FranqConfig.from_dict({"prompts": {"style": "gpt"}})
-    lm = CausalLM.load(str(tiny_lm_path))  # its own copy: the pipeline sets the answer prompt's style on its LM
+    lm = CausalLM.load(str(tiny_lm_path))
     franq = make_franq(lm, {"prompts": {"answer": "paper"}})
-    assert "answer the question with a balanced" in lm.rag_prompt("Why?", list(PASSAGES)).text
+    assert franq.prompt_style == "paper" and franq.preset("long").evidence.style == "paper"
+    assert "answer the question with a balanced" in lm.rag_prompt("Why?", list(PASSAGES), style=franq.prompt_style).text
     assert franq.preset("long").stack["prompt_version"] == LP.PAPER_PROMPT_VERSION
-    make_franq(lm)
-    assert lm.prompt_style == "franq" and "balanced" not in lm.rag_prompt("Why?", list(PASSAGES)).text
+    # the pipeline holds the style: the shared model carries none, and another pipeline on it keeps its own
+    assert not hasattr(lm, "prompt_style") and "balanced" not in lm.rag_prompt("Why?", list(PASSAGES)).text
+    assert make_franq(lm).preset("long").evidence.style == "franq"
 
 
 def test_score_cli_takes_prompts_flag():

@@ -15,6 +15,7 @@ from franq.errors import InputError
 from franq.io import parse_example
 from franq.pipeline import Franq
 from franq.presets import PRESETS, presets_for
+from franq.presets import check_config
 
 SAMPLE_SCORERS = ("semantic_entropy", "eigval", "degree_matrix", "eccentricity", "lexical_similarity",
                   "semantic_entropy_norm")
@@ -89,7 +90,7 @@ def _expect_refused(kind: str, name: str, preset: str) -> bool:
 def _runs_or_is_refused(data: dict, kind: str, name: str, preset: str, key: str, tiny_lm, example):
     if _expect_refused(kind, name, preset):
         with pytest.raises(InputError) as err:
-            FranqConfig.from_dict(data)
+            check_config(FranqConfig.from_dict(data))
         if kind == "faithfulness":  # one backend for every preset of the mode: the first that refuses it is named
             preset = next(p.name for p in presets_for(data["mode"]) if _expect_refused(kind, name, p.name))
         assert f"config '{key}': '{name}' cannot run in the {preset} preset: it reads" in str(err.value)
@@ -150,7 +151,7 @@ def test_the_expected_split_between_the_presets():
 def test_auto_mode_refuses_what_the_short_preset_cannot_run_and_says_why():
     with pytest.raises(InputError, match="'faithfulness.name': 'context_pmi' cannot run in the short preset "
                                          r"\(mode 'auto' scores single short sentences with it\)"):
-        FranqConfig.from_dict({"mode": "auto", "faithfulness": {"name": "context_pmi"}})
+        check_config(FranqConfig.from_dict({"mode": "auto", "faithfulness": {"name": "context_pmi"}}))
     FranqConfig.from_dict({"mode": "long", "faithfulness": {"name": "context_pmi"}})
 
 

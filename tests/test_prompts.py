@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 from types import SimpleNamespace
 
+from franq.faithfulness.base import passages_context
 from franq.lm import prompts as P
 from franq.types import Passage
 
@@ -53,8 +54,8 @@ def test_the_answer_prompt_numbers_the_passages():
 
 
 def test_the_faithfulness_context_is_title_dot_text_blocks():
-    assert P.passages_context(PASSAGES) == "Eiffel Tower. The tower was built in 1889.\n\nGustave Eiffel was an engineer."
-    assert P.passages_context([]) == ""
+    assert passages_context(PASSAGES) == "Eiffel Tower. The tower was built in 1889.\n\nGustave Eiffel was an engineer."
+    assert passages_context([]) == ""
 
 
 def test_the_chat_template_renders_the_same_messages(tiny_lm):

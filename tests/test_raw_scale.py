@@ -12,7 +12,8 @@ import pytest
 from claims.types import Claim
 from franq import registry
 from franq.config import FranqConfig
-from franq.evidence import ANSWER_SAMPLES, INTERNALS, SAMPLES, ClaimEvidence
+from franq.evidence import ANSWER_SAMPLES, INTERNALS, SAMPLES
+from franq.stages.record import ClaimEvidence
 from franq.mix import mix
 from franq.presets import PRESETS, scorer_names
 from franq.scorers.base import primary
@@ -55,10 +56,10 @@ def _evidence(preset, rng, *, sizes, equal_likelihood: bool, soft=False):
     if SAMPLES in preset.evidence:
         s = _samples_world(rng, sizes=sizes, lp_per_sample=-float(rng.uniform(15, 40)) if equal_likelihood else None,
                            soft=soft, answer_class=0 if ANSWER_SAMPLES in preset.evidence else None)
-        return ClaimEvidence(claim, "q", "ctx", "q a", samples=s, closed_samples=s)
+        return ClaimEvidence.of(claim, statement="q a", samples=s, closed_samples=s)
     lp = -rng.uniform(0.01, 4.0, 6)
     closed = lp if equal_likelihood else -rng.uniform(0.01, 4.0, 6)
-    return ClaimEvidence(claim, "q", "ctx", "a claim", rag_logprobs=lp, closed_logprobs=closed)
+    return ClaimEvidence.of(claim, rag_logprobs=lp, closed_logprobs=closed)
 
 
 def _pairs():
@@ -132,6 +133,6 @@ def test_distinct_long_samples_give_one_over_the_number_of_meanings_not_zero():
     for _ in range(20):
         s = SampleContext(tuple(f"sample {k}" for k in range(10)), -rng.uniform(20.0, 60.0, 10), np.eye(10),
                           lengths=np.full(10, 16))
-        ev = [ClaimEvidence(Claim("a", ((0, 1),)), "q", "ctx", "q a", samples=s)]
+        ev = [ClaimEvidence.of(Claim("a", ((0, 1),)), statement="q a", samples=s)]
         a, b = _probabilities("semantic_entropy", ev)[0], _probabilities("eigval", ev)[0]
         assert b == pytest.approx(0.1) and 0.1 / 3 < a <= 0.1 + 1e-12, a

@@ -15,6 +15,7 @@ import pytest
 from franq import registry
 from franq.config import FranqConfig
 from franq.errors import InputError
+from franq.presets import check_config
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -158,14 +159,14 @@ def test_plugin_scorer_from_an_entry_point_is_uq_unfaith(plugin, tiny_lm, make_f
 
 def test_plugin_needs_are_checked_like_builtin_ones(plugin):
     with pytest.raises(InputError, match="'uq.long.faith': 'toy_samples' cannot run in the long preset"):
-        FranqConfig.from_dict({"uq": {"long": {"faith": "toy_samples"}}})
-    FranqConfig.from_dict({"mode": "short", "uq": {"short": {"faith": "toy_samples"}}})
+        check_config(FranqConfig.from_dict({"uq": {"long": {"faith": "toy_samples"}}}))
+    check_config(FranqConfig.from_dict({"mode": "short", "uq": {"short": {"faith": "toy_samples"}}}))
 
 
 def test_broken_plugin_names_itself(plugin):
     with pytest.raises(InputError, match="'uq.equivalence': equivalence judge 'broken': its entry point "
                                          "'toy_franq_plugin:NoSuchClass' failed to load"):
-        FranqConfig.from_dict({"uq": {"equivalence": "broken"}})
+        check_config(FranqConfig.from_dict({"uq": {"equivalence": "broken"}}))
 
 
 def test_plugins_are_gone_after_clear_cache_without_them(plugin, monkeypatch):
@@ -174,7 +175,7 @@ def test_plugins_are_gone_after_clear_cache_without_them(plugin, monkeypatch):
     registry.clear_cache()
     assert "toy" not in registry.names("faithfulness")
     with pytest.raises(InputError, match="'faithfulness.name': unknown faithfulness backend 'toy'"):
-        FranqConfig.from_dict({"faithfulness": {"name": "toy"}})
+        check_config(FranqConfig.from_dict({"faithfulness": {"name": "toy"}}))
 
 
 def test_cli_scores_with_a_plugin_installed_as_one_file_and_one_registration(tmp_path, tiny_lm_path):
@@ -241,7 +242,7 @@ def test_plugin_settings_defaults_and_overrides(plugin):
     assert config.settings_for("faithfulness", "toy_set")["constant"] == 1
     assert config.to_dict()["faithfulness"]["toy_set"] == {"constant": 1}
     with pytest.raises(InputError, match="'faithfulness.toy_set.label': expected a string, got int 3"):
-        config.with_overrides({"faithfulness.toy_set.label": 3})
+        check_config(config.with_overrides({"faithfulness.toy_set.label": 3}))
 
 
 def test_kinds_added_outside_the_library(monkeypatch):
@@ -258,4 +259,4 @@ def test_kinds_added_outside_the_library(monkeypatch):
     with pytest.raises(InputError, match="unknown widget 'fancy'; known: \\['plain'\\]"):
         registry.lookup("widgets", "fancy")
     with pytest.raises(InputError, match="config 'widgets.plain.x': unknown setting; known: \\[\\]"):
-        FranqConfig.from_dict({"widgets": {"plain": {"x": 1}}})
+        check_config(FranqConfig.from_dict({"widgets": {"plain": {"x": 1}}}))

@@ -101,10 +101,10 @@ def test_scores_are_probability_like_and_decrease_with_uncertainty():
     agree = SampleContext(("Paris",) * 5, np.full(5, -0.1), np.ones((5, 5)))
     split = SampleContext(("Paris", "Lyon", "Nice", "Metz", "Caen"), np.full(5, -1.6), np.eye(5))
     from claims.types import Claim
-    from franq.evidence import ClaimEvidence
+    from franq.stages.record import ClaimEvidence
     from franq.scorers.base import primary
 
-    evidence = [ClaimEvidence(Claim("a", ((0, 1),)), "q", "ctx", "q a", samples=c) for c in (agree, split)]
+    evidence = [ClaimEvidence.of(Claim("a", ((0, 1),)), statement="q a", samples=c) for c in (agree, split)]
     for scorer in (SemanticEntropyScorer(), SumEigenvaluesScorer(), DegreeMatrixScorer(),
                    EccentricityScorer(), LexicalSimilarityScorer()):
         s = scorer.probability(scorer.score(evidence)[primary(scorer).name])
@@ -123,10 +123,11 @@ def test_sample_context_error_names_the_field():
                                     EccentricityScorer(), LexicalSimilarityScorer()], ids=lambda s: s.name)
 def test_score_on_evidence_returns_the_declared_uncertainty_signal(scorer):
     from claims.types import Claim
-    from franq.evidence import SAMPLES, ClaimEvidence
+    from franq.evidence import SAMPLES
+    from franq.stages.record import ClaimEvidence
     from franq.scorers.base import Scorer, check_output, primary
 
-    evidence = [ClaimEvidence(Claim("a", ((0, 1),)), "q", "ctx", "q a", samples=c) for c in CASES[:3]]
+    evidence = [ClaimEvidence.of(Claim("a", ((0, 1),)), statement="q a", samples=c) for c in CASES[:3]]
     out = check_output(scorer, scorer.score(evidence), 3)
     assert isinstance(scorer, Scorer) and scorer.needs == {SAMPLES}
     sig = next(s for s in scorer.signals if s.name == f"u_{scorer.name}")

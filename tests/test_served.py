@@ -16,6 +16,7 @@ from franq.lm.served import connect, engines
 from franq.lm.served.base import ScoreItem, SampleParams
 from franq.lm.served.client import Request, ServerClient, ServerUnavailable
 from franq.lm.served.model import WhiteBoxError
+from franq.presets import check_config
 from served_fakes import KINDS, FakeServer, PinnedClient, PinnedTokenizer, fixture
 
 QUESTION = "What is the capital of France?"
@@ -306,9 +307,9 @@ def test_server_without_prompt_logprobs_is_refused_for_passes_only(bos_lm, bos_l
 
 def test_config_refuses_white_box_components_and_a_missing_tokenizer(bos_lm_path):
     with pytest.raises(InputError, match="faithfulness.name.*lookback.*internals"):
-        served_config(bos_lm_path, "vllm", faithfulness={"name": "lookback"})
+        check_config(served_config(bos_lm_path, "vllm", faithfulness={"name": "lookback"}))
     with pytest.raises(InputError, match="uq.long.extra.*rauq.*internals"):
-        served_config(bos_lm_path, "vllm", uq={"long": {"extra": ["rauq"]}})
+        check_config(served_config(bos_lm_path, "vllm", uq={"long": {"extra": ["rauq"]}}))
     with pytest.raises(InputError, match="model.tokenizer"):
         franq_config({"model": {"server": "http://127.0.0.1:8000"}})
     with pytest.raises(InputError, match="model.engine"):

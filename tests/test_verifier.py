@@ -229,7 +229,8 @@ def test_passage_titles_reach_the_verifier_only_when_asked(verifier_dir):
     from franq.faithfulness.verifier import VerifierFaithfulness
     from franq.types import Passage
 
-    ev = [SimpleNamespace(passages=(Passage("Paris is in France.", "https://example.org/page"),))]
+    ev = [SimpleNamespace(passages=(Passage("Paris is in France.", "https://example.org/page"),),
+                          statement="Paris is in France.")]
     pairs = [("Paris is in France.", "Paris is in France.")]
     seen = []
     off = VerifierFaithfulness(verifier_dir)

@@ -47,7 +47,8 @@ def run(*, questions: int = 12, n: int = 10, max_new_tokens: int = 24, seed: int
     from franq.equivalence.lm_judge import LMJudge
     from franq.equivalence.normalized import NormalizedAnswerJudge, normalize_answer
     from franq.lm import CausalLM
-    from franq.lm.prompts import SHORT_INSTRUCTION, passages_context
+    from franq.faithfulness.base import passages_context
+    from franq.lm.prompts import SHORT_INSTRUCTION
     from franq.mix import mix
     from franq.scorers.eigval import SumEigenvaluesScorer
     from franq.scorers.diversity import SampleContext

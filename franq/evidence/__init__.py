@@ -1,7 +1,8 @@
 """What the pipeline gathers about each claim before anything is scored.
 
 The evidence stage runs the model passes a preset needs and hands each scorer and the
-faithfulness backend one :class:`ClaimEvidence` per claim:
+faithfulness backend, through each claim's :class:`~franq.stages.record.ClaimEvidence`
+(a view of the answer's :class:`~franq.stages.record.AnswerRecord`, which they fill):
 
     passes    franq.evidence.passes.TokenPasses: the answer's tokens teacher-forced with
               the passages (p(y_t | x, r, y_<t), paper eq. 1) and without (eq. 3)
@@ -19,12 +20,6 @@ it gathers, and a component that needs more is refused when the config is built.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-import numpy as np
-
-from claims.types import Claim
-
 PASSES = "passes"
 SAMPLES = "samples"
 ANSWER_SAMPLES = "answer_samples"
@@ -36,37 +31,3 @@ EVIDENCE_KINDS = {
     SAMPLES: "N sampled answers to the question and their pairwise entailment",
     ANSWER_SAMPLES: "the entailment between the answer being scored and each sample, and the answer's own likelihood",
 }
-
-
-@dataclass(frozen=True)
-class ClaimEvidence:
-    """One claim and everything gathered for it.
-
-    ``statement`` is the text the faithfulness backend checks against ``context`` (the
-    claim itself in long form; question and answer together in short form). ``rag_logprobs``
-    / ``closed_logprobs`` cover every answer token (the claim's own are
-    ``claim.token_positions``); ``samples`` / ``closed_samples`` are
-    :class:`franq.scorers.diversity.SampleContext` objects; ``internals`` is the answer's
-    :class:`~franq.lm.capture.TokenInternals` (pool it over ``claim.token_positions``) and
-    ``closed_internals`` the closed-book pass's (hidden states only, when a component asks).
-    What a preset does not gather is ``None``.
-    """
-
-    claim: Claim
-    question: str
-    context: str
-    statement: str
-    rag_logprobs: np.ndarray | None = None
-    closed_logprobs: np.ndarray | None = None
-    samples: object | None = None
-    closed_samples: object | None = None
-    internals: object | None = None
-    closed_internals: object | None = None
-    passages: tuple = ()
-    """The example's :class:`~franq.types.Passage` objects (``context`` joins them): for
-    backends that read each passage on its own (the verifier's windows never cross passages)."""
-
-    @property
-    def pair(self) -> tuple[str, str]:
-        """``(context, statement)``: what a text-only faithfulness backend reads."""
-        return self.context, self.statement

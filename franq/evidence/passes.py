@@ -24,8 +24,9 @@ class TokenPasses:
     name = "passes"
 
     def __init__(self, lm, *, on_overflow: str = "truncate", max_batch_tokens: int = 4096, capture=None,
-                 closed_book: bool = True):
+                 closed_book: bool = True, style: str = "franq"):
         self.lm = lm
+        self.style = style
         self.closed_book = closed_book
         self.on_overflow = on_overflow
         self.max_batch_tokens = max_batch_tokens
@@ -35,21 +36,21 @@ class TokenPasses:
         """Fill ``rag_logprobs`` / ``closed_logprobs`` (unless ``closed_book`` is off) and,
         with ``capture``, ``internals`` (with-passages pass) and ``closed_internals``
         (closed-book pass, hidden states only) of each answer (see
-        :class:`franq.stages.AnswerWork`); prompt truncations go to its warnings."""
+        :class:`franq.stages.record.AnswerRecord`); prompt truncations go to its warnings."""
         specs = {"rag": self.capture.rag if self.capture and self.capture.rag else None,
                  "closed": self.capture.closed if self.capture and self.closed_book else None}
         runs: dict = {None: ([], [])}  # capture spec (None: plain) -> (items, (answer, pass) slots)
         for a in answers:
             if a.rag_logprobs is None or specs["rag"]:
                 rag = self.lm.rag_prompt(a.example.question, a.example.passages, reserve=len(a.answer_ids),
-                                         on_overflow=self.on_overflow)
+                                         on_overflow=self.on_overflow, style=self.style)
                 if a.rag_logprobs is None:
                     a.warnings.extend(rag.warnings)
                 items, slots = runs.setdefault(specs["rag"], ([], []))
                 items.append((rag.ids, a.answer_ids))
                 slots.append((a, "rag"))
             if self.closed_book:
-                closed = self.lm.closed_book_prompt(a.example.question)
+                closed = self.lm.closed_book_prompt(a.example.question, style=self.style)
                 items, slots = runs.setdefault(specs["closed"], ([], []))
                 items.append((closed.ids, a.answer_ids))
                 slots.append((a, "closed"))

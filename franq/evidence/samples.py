@@ -55,16 +55,19 @@ class SamplingOptions:
                          prefill=prefill)
 
 
-def short_rag_prompt(lm, question: str, passages, *, options: SamplingOptions, on_overflow: str = "truncate"):
-    """The short-form prompt with the passages, leaving room for ``options.max_new_tokens``."""
+def short_rag_prompt(lm, question: str, passages, *, options: SamplingOptions, on_overflow: str = "truncate",
+                     style: str = "franq"):
+    """The short-form prompt with the passages, leaving room for ``options.max_new_tokens``
+    (``style``: the answer prompt's wording, :meth:`franq.lm.CausalLM.render`)."""
     return lm.rag_prompt(question, passages, reserve=options.max_new_tokens, on_overflow=on_overflow,
-                         instruction=SHORT_INSTRUCTION)
+                         instruction=SHORT_INSTRUCTION, style=style)
 
 
-def greedy_short_answer(lm, question: str, passages, *, options: SamplingOptions, on_overflow: str = "truncate"):
+def greedy_short_answer(lm, question: str, passages, *, options: SamplingOptions, on_overflow: str = "truncate",
+                        style: str = "franq"):
     """The greedy one-line answer to the short-form prompt (what :meth:`SampleDraws.greedy_answer`
     returns as row 0), without drawing samples; and the prompt's warnings."""
-    prompt = short_rag_prompt(lm, question, passages, options=options, on_overflow=on_overflow)
+    prompt = short_rag_prompt(lm, question, passages, options=options, on_overflow=on_overflow, style=style)
     return options.draw(lm, prompt.ids, greedy_first=True, n=0).samples[0].text, prompt.warnings
 
 
@@ -72,8 +75,10 @@ class SampleDraws:
     name = "samples"
 
     def __init__(self, lm, judge, *, options: SamplingOptions | None = None, on_overflow: str = "truncate",
-                 with_answer: bool = False, max_batch_tokens: int = 4096):
+                 with_answer: bool = False, max_batch_tokens: int = 4096, style: str = "franq"):
         self.lm = lm
+        self.style = style
+        """The answer prompt's wording (:meth:`franq.lm.CausalLM.render`)."""
         self.judge = judge
         self.options = options or SamplingOptions()
         self.on_overflow = on_overflow
@@ -108,7 +113,8 @@ class SampleDraws:
         passages, all from one prefill (the greedy answer is row 0 of the same batch)."""
         from franq.lm.sampling import SampleSet
 
-        prompt = short_rag_prompt(self.lm, question, passages, options=self.options, on_overflow=self.on_overflow)
+        prompt = short_rag_prompt(self.lm, question, passages, options=self.options, on_overflow=self.on_overflow,
+                                  style=self.style)
         s = self.options.draw(self.lm, prompt.ids, greedy_first=True)
         return s.samples[0].text, prompt.warnings, SampleSet(s.samples[1:], s.prompt_tokens)
 
@@ -133,7 +139,7 @@ class SampleDraws:
         missing = [a for a in group if a.sample_set is None]
         if missing or self.with_answer:
             prompt = lm.rag_prompt(question, passages, reserve=max([o.max_new_tokens, *map(len, ids)]),
-                                   on_overflow=self.on_overflow, instruction=SHORT_INSTRUCTION)
+                                   on_overflow=self.on_overflow, instruction=SHORT_INSTRUCTION, style=self.style)
             for a in group:
                 a.warnings.extend(prompt.warnings)
             pre = lm.prefill(prompt.ids)
@@ -145,7 +151,7 @@ class SampleDraws:
                     a.sample_set = drawn
         closed_prompt = closed_pre = None
         if self.with_answer or o.unfaith_samples == "closed":
-            closed_prompt = lm.closed_book_prompt(question, instruction=SHORT_INSTRUCTION)
+            closed_prompt = lm.closed_book_prompt(question, instruction=SHORT_INSTRUCTION, style=self.style)
             closed_pre = lm.prefill(closed_prompt.ids)
             if self.with_answer:
                 closed = lm.continuation_logprobs_after(closed_pre, ids)

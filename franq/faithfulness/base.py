@@ -1,16 +1,22 @@
 """The faithfulness protocol: P(claim supported by the passages).
 
-One method, called by the pipeline for every preset::
+A backend is one file with one class, plus one line in :mod:`franq.registry` (or a
+``franq.faithfulness`` entry point in another package)::
 
     class MyBackend:
         name = "my-backend-v1"      # stable id, recorded in results and calibrator files
         needs = frozenset()         # evidence kinds it reads besides the text (franq.evidence)
-        def predict(self, pairs, evidence=None) -> np.ndarray: ...
+        def predict(self, pairs, evidence=None) -> np.ndarray: ...   # P(supported), shape (n,)
 
-``pairs[k]`` is ``(context, statement)``: the passages joined by blank lines, and the
-claim (long form) or "question answer" (short form). ``evidence[k]`` is the claim's
-:class:`~franq.evidence.ClaimEvidence`: text-only backends ignore it; a backend that reads
-the token passes (``needs = {"passes"}``) raises :class:`NeedsPassesError` without it.
+The pipeline hands every backend each claim's :class:`~franq.stages.record.ClaimEvidence`
+as ``evidence[k]``: its ``passages`` (the example's :class:`~franq.types.Passage` objects,
+as given) and its ``statement`` (the claim in long form; "question answer" in short form),
+with the token passes of the claim's answer. A text-only backend reads ``pairs[k]``,
+``(context, statement)``, which :func:`text_pairs` builds from them, the one place the
+passages are joined into one text (:func:`passages_context`). A backend that reads each
+passage on its own (the verifier) reads ``evidence[k].passages``; one that reads the token
+passes (``needs = {"passes"}``) raises :class:`NeedsPassesError` when called on text alone
+(``evidence=None``, as evaluation code calls backends on stored pairs).
 
 A backend that tells "the passages contradict the claim" from "the passages do not
 mention it" (the ``verifier``) also defines, optionally::
@@ -21,6 +27,7 @@ returning P_supported, P_contradicted and P_not_mentioned per claim (summing to 
 passage window each was read from; its ``predict`` is ``p_supported``. The pipeline calls
 ``predict_conditions`` when a backend has it (:func:`predict_conditions`) and ``predict``
 otherwise; for those backends P_contradicted and P_not_mentioned are unknown (None).
+A claim of an answer given no passages is asked of no backend (:func:`predict_faithfulness`).
 """
 from __future__ import annotations
 
@@ -29,6 +36,8 @@ from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 import numpy as np
+
+from franq.types import Passage
 
 
 @runtime_checkable
@@ -56,16 +65,34 @@ class NeedsPassesError(ValueError):
     """A backend that reads the token passes was called on text alone."""
 
 
+def passages_context(passages: Sequence[Passage]) -> str:
+    """Passages as text-only faithfulness backends read them: ``title. text`` (or the text
+    alone), blank lines between. The shipped faithfulness maps were fitted on this exact format."""
+    return "\n\n".join(f"{p.title}. {p.text}" if p.title else p.text for p in passages)
+
+
+def text_pairs(evidence: Sequence) -> list[tuple[str, str]]:
+    """``(context, statement)`` of each claim (:class:`~franq.stages.record.ClaimEvidence`):
+    what a text-only backend's ``predict`` reads."""
+    return [(passages_context(e.passages), e.statement) for e in evidence]
+
+
+def _given(pairs: Sequence[tuple[str, str]]) -> list[int]:
+    """The claims whose answer was given passages (with some text)."""
+    return [i for i, (context, _) in enumerate(pairs) if context.strip()]
+
+
 def predict_faithfulness(backend, evidence: Sequence) -> np.ndarray:
-    """P(supported) for each :class:`~franq.evidence.ClaimEvidence`, checked and clipped to [0, 1].
+    """P(supported) for each :class:`~franq.stages.record.ClaimEvidence`, checked and clipped to [0, 1].
     A claim of an answer given no passages (retrieval returned nothing) is supported by
     nothing: 0, without asking the backend (so P(true) is UQ_unfaith, the closed-book term)."""
     out = np.zeros(len(evidence), dtype=np.float64)
-    given = [i for i, e in enumerate(evidence) if e.context.strip()]
+    pairs = text_pairs(evidence)
+    given = _given(pairs)
     if not given:
         return out
     batch = [evidence[i] for i in given]
-    p = np.asarray(backend.predict([e.pair for e in batch], batch), dtype=np.float64)
+    p = np.asarray(backend.predict([pairs[i] for i in given], batch), dtype=np.float64)
     if p.shape != (len(batch),):
         raise ValueError(f"faithfulness backend {backend.name!r} returned shape {p.shape}, "
                          f"expected ({len(batch)},)")
@@ -86,11 +113,12 @@ def predict_conditions(backend, evidence: Sequence) -> Conditions | None:
     n = len(evidence)
     arrays = [np.zeros(n), np.zeros(n), np.ones(n)]
     windows: list = [None] * n
-    given = [i for i, e in enumerate(evidence) if e.context.strip()]
+    pairs = text_pairs(evidence)
+    given = _given(pairs)
     if not given:
         return Conditions(*arrays, tuple(windows))
     batch = [evidence[i] for i in given]
-    out = backend.predict_conditions([e.pair for e in batch], batch)
+    out = backend.predict_conditions([pairs[i] for i in given], batch)
     for k, field in enumerate(("p_supported", "p_contradicted", "p_not_mentioned")):
         a = np.clip(np.asarray(getattr(out, field), dtype=np.float64), 0.0, 1.0)
         if a.shape != (len(batch),):

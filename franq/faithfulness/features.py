@@ -30,7 +30,7 @@ PASS_FEATURES = ("pmi_mean", "rag_mean", "closed_mean")
 
 
 def pass_features(ctx) -> dict[str, float]:
-    """Pass features of one :class:`~franq.evidence.ClaimEvidence`."""
+    """Pass features of one :class:`~franq.stages.record.ClaimEvidence`."""
     pos = list(ctx.claim.token_positions)
     if not pos:
         raise ValueError(f"claim {ctx.claim.text!r} has no aligned tokens")

@@ -54,15 +54,15 @@ class VerifierFaithfulness:
                      + (":titles" if self.titles else ""))
 
     def predict_conditions(self, pairs: Sequence[tuple[str, str]], evidence: Sequence | None = None) -> Conditions:
-        items, titles = [], []
-        for k, (context, statement) in enumerate(pairs):
-            passages = getattr(evidence[k], "passages", ()) if evidence is not None else ()
-            if passages:
-                items.append(([p.text for p in passages], statement))
-                titles.append([p.title for p in passages])
-            else:  # text only: the context is one passage
-                items.append(([context], statement))
-                titles.append([""])
+        """P(supported / contradicted / not mentioned) of each claim, read over windows of each
+        of its passages (``evidence[k].passages``: windows never cross passages); on text
+        alone (``evidence=None``), each context is one passage."""
+        if evidence is not None:
+            items = [([p.text for p in e.passages], e.statement) for e in evidence]
+            titles = [[p.title for p in e.passages] for e in evidence]
+        else:
+            items = [([context], statement) for context, statement in pairs]
+            titles = [[""] for _ in pairs]
         verdicts = self.verifier.verify(items, titles=titles if self.titles else None)
         return Conditions(np.array([v.p_supported for v in verdicts], dtype=np.float64),
                           np.array([v.p_contradicted for v in verdicts], dtype=np.float64),

@@ -14,10 +14,11 @@ from pathlib import Path
 import numpy as np
 
 from franq.errors import InputError
+from franq.faithfulness.base import passages_context
 from franq.faithfulness.features import TEXT_FEATURES, feature_matrix, pass_features_from_sums
 from franq.faithfulness.logistic import LogisticMap
 from franq.lm.load import EMBEDDED_NAME
-from franq.lm.prompts import PROMPT_VERSION, passages_context
+from franq.lm.prompts import PROMPT_VERSION
 from franq.types import Passage
 
 STACK = {"model": EMBEDDED_NAME, "prompt": PROMPT_VERSION, "lexical": "lexical-v1",

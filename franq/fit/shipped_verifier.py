@@ -60,19 +60,19 @@ def long_verifier_lines(datasets: Path, backend, records: list[dict] | None = No
 def with_conditions(lines: list, passages: list, backend) -> list:
     """``lines`` (ResultLines) with ``backend``'s P_s, P_c, P_n and evidence window in place
     of their P_faithful, under the long stack of that backend."""
-    from franq.evidence import ClaimEvidence
-    from franq.lm.prompts import passages_context
+    from franq.faithfulness.base import text_pairs
     from franq.results import ResultLine
+    from franq.stages.record import ClaimEvidence
     from franq.types import Stack
 
     stack = Stack.from_dict({**LONG_STACK, "faithfulness": backend.name})
     evidence = []
     for ps, line in zip(passages, lines):
-        context = passages_context(ps)
         for c in line.result.claims:
             if c.status == "scored":
-                evidence.append(ClaimEvidence(c.claim, line.result.question, context, c.claim.text, passages=ps))
-    cond = backend.predict_conditions([e.pair for e in evidence], evidence)
+                evidence.append(ClaimEvidence.of(c.claim, question=line.result.question, passages=ps,
+                                                 answer=line.result.answer))
+    cond = backend.predict_conditions(text_pairs(evidence), evidence)
     k, out = 0, []
     for line in lines:
         claims = []

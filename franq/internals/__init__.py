@@ -10,7 +10,7 @@ A probe (:mod:`franq.internals.probe_file`) reads one named feature set of a cla
 pooled over the claim's tokens: ``"pool": "mean"`` (the default) or ``"last"`` (the
 claim's last token; for a whole short answer, the state the answer ends in, as semantic
 entropy probes read). :func:`claim_features` computes them from a
-:class:`~franq.evidence.ClaimEvidence` whose ``internals`` / ``closed_internals`` the passes
+:class:`~franq.stages.record.ClaimEvidence` whose ``internals`` / ``closed_internals`` the passes
 captured (:mod:`franq.lm.capture`); :func:`capture_for` is the capture a feature spec needs.
 Feature specs are plain dicts, stored in probe files: ``{"kind": "lookback"}``,
 ``{"kind": "hidden", "layers": [16]}``, ``{"kind": "hidden_diff", "layers": [8], "pool": "last"}``.

@@ -27,19 +27,17 @@ __all__ = ["AnswerPass", "CausalLM", "Generation", "Prompt"]
 _HOMES = {"AnswerPass": "teacher_forcing", "CausalLM": "model", "Generation": "sampling", "Prompt": "model"}
 
 
-def load_lm(config):
+def load_lm(config, *, teacher_forces: bool = True):
     """The scoring model of a :class:`~franq.config.FranqConfig`: a served one when
     ``[model] server`` is set (connected and probed; refused when it lacks prompt
-    log-probabilities and a preset of the mode teacher-forces the answer), else loaded in-process."""
+    log-probabilities and ``teacher_forces``: a preset the pipeline runs teacher-forces
+    the answer), else loaded in-process."""
     m = config.model
     if m.server is None:
         from franq.lm.model import CausalLM
         return CausalLM.load(m.path, gguf_file=m.gguf_file, device=m.device, dtype=m.dtype)
-    from franq.evidence import ANSWER_SAMPLES, PASSES
     from franq.lm.served import connect
-    from franq.presets import presets_for
-    forced = {PASSES, ANSWER_SAMPLES}  # what teacher-forces the answer (the observer: its likelihood)
-    return connect(m, needs_passes=any(forced & p.evidence for p in presets_for(config.mode, config)))
+    return connect(m, needs_passes=teacher_forces)
 
 
 def __getattr__(name: str):

@@ -33,9 +33,6 @@ class Prompt:
 class CausalLM:
     """A loaded causal LM and its tokenizer. Load with :meth:`load`; share one instance."""
 
-    prompt_style = "franq"
-    """The answer prompt's wording, ``franq`` or ``paper`` (``[prompts] answer``; set by the pipeline)."""
-
     def __init__(self, model, tokenizer, *, name: str):
         self.model = model.eval()
         self.tokenizer = tokenizer
@@ -47,8 +44,6 @@ class CausalLM:
             self.pad_id = 0
         self.supports_logits_to_keep = "logits_to_keep" in inspect.signature(model.forward).parameters
         self._sampler: sampling.Sampler | None = None  # built on first sample()
-        """The answer prompt's wording: ``franq`` or ``paper`` (FRANQ fig. 3 / 4); the
-        pipeline sets it from ``[prompts] answer``."""
 
     @classmethod
     def load(cls, name_or_path: str | None = None, *, gguf_file: str | None = None,
@@ -63,14 +58,17 @@ class CausalLM:
         return cls(model, tokenizer, name=name)
 
     # ------------------------------------------------------------------ prompts
-    def render(self, question: str, passages: Sequence[Passage] | None, *, instruction: str | None = None) -> str:
+    def render(self, question: str, passages: Sequence[Passage] | None, *, instruction: str | None = None,
+               style: str = "franq") -> str:
         """The chat prompt up to the start of the answer. ``passages=None`` gives the
         closed-book prompt: identical, with the passages block removed (paper eq. 3).
-        ``instruction`` replaces the default one (short-form mode asks for one line)."""
-        return answer_prompt_text(self.tokenizer, question, passages, instruction=instruction, style=self.prompt_style)
+        ``instruction`` replaces the default one (short-form mode asks for one line).
+        ``style``: the wording, ``franq`` or ``paper`` (FRANQ fig. 3 / 4; a pipeline passes
+        its ``[prompts] answer``)."""
+        return answer_prompt_text(self.tokenizer, question, passages, instruction=instruction, style=style)
 
     def rag_prompt(self, question: str, passages: Sequence[Passage], *, reserve: int = 0,
-                   on_overflow: str = "truncate", instruction: str | None = None) -> Prompt:
+                   on_overflow: str = "truncate", instruction: str | None = None, style: str = "franq") -> Prompt:
         """The prompt with passages, fitted into the context with ``reserve`` tokens left
         for the answer. On overflow, ``"truncate"`` shortens passages from the last one
         backwards and records a warning for each; ``"error"`` raises.
@@ -82,10 +80,10 @@ class CausalLM:
         those counts and confirmed with a few whole-prompt tokenizations (O(log passages)),
         and a prompt that cannot fit even with every passage text cut fails at once
         (:class:`_Fit`)."""
-        return _Fit(self, question, list(passages), reserve, instruction).run(on_overflow)
+        return _Fit(self, question, list(passages), reserve, instruction, style).run(on_overflow)
 
-    def closed_book_prompt(self, question: str, *, instruction: str | None = None) -> Prompt:
-        text = self.render(question, None, instruction=instruction)
+    def closed_book_prompt(self, question: str, *, instruction: str | None = None, style: str = "franq") -> Prompt:
+        text = self.render(question, None, instruction=instruction, style=style)
         return Prompt(text, tuple(self.encode(text)))
 
     # ------------------------------------------------------------------ tokens
@@ -154,15 +152,16 @@ class _Fit:
     MARGIN = 8
     """Tokens a truncated passage gives up beyond the excess (re-tokenizing a cut text can differ)."""
 
-    def __init__(self, lm: CausalLM, question: str, passages: list[Passage], reserve: int, instruction: str | None):
+    def __init__(self, lm: CausalLM, question: str, passages: list[Passage], reserve: int, instruction: str | None,
+                 style: str = "franq"):
         self.lm, self.question, self.passages = lm, question, passages
-        self.reserve, self.instruction = reserve, instruction
+        self.reserve, self.instruction, self.style = reserve, instruction, style
         self.order = [i for i in reversed(range(len(passages))) if passages[i].text]  # the order they are cut in
         self.states: dict[int, tuple[str, list[int]]] = {}
         self.p_ids: list[list[int]] | None = None
 
     def prompt(self, passages: Sequence[Passage]) -> tuple[str, list[int]]:
-        text = self.lm.render(self.question, passages, instruction=self.instruction)
+        text = self.lm.render(self.question, passages, instruction=self.instruction, style=self.style)
         return text, self.lm.encode(text)
 
     def excess(self, ids: Sequence[int]) -> int:
@@ -265,7 +264,7 @@ class _Fit:
     def overflow(self, ids: Sequence[int]):
         """The error when even the prompt with every passage text cut (``ids``) does not fit."""
         lm, n, reserve = self.lm, len(self.passages), self.reserve
-        closed = len(lm.encode(lm.render(self.question, None, instruction=self.instruction)))
+        closed = len(lm.encode(lm.render(self.question, None, instruction=self.instruction, style=self.style)))
         if closed + reserve <= lm.max_context:  # the passages' numbers and titles are what overflows
             raise ContextOverflowError(
                 f"passages: the headers of the {n} passages (their numbers and titles) take "

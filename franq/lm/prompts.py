@@ -137,12 +137,6 @@ def format_passages(passages: Sequence[Passage]) -> str:
                        for i, p in enumerate(passages, 1))
 
 
-def passages_context(passages: Sequence[Passage]) -> str:
-    """Passages as faithfulness backends read them: ``title. text`` (or the text alone),
-    blank lines between. The shipped faithfulness maps were fitted on this exact format."""
-    return "\n\n".join(f"{p.title}. {p.text}" if p.title else p.text for p in passages)
-
-
 # ---------------------------------------------------------------- rendering
 def chat_text(tokenizer, messages: list[dict[str, str]], *, fallback: str) -> str:
     """``messages`` through the tokenizer's chat template, up to the start of the reply;

@@ -199,7 +199,10 @@ def score_file(config, input_path: str, output: str | None, *, errors_path: str 
     if errors_path is None and output_kind(output) == FILE:
         errors_path = output + ".errors.jsonl"
     if runner == "ray":
+        from franq.presets import check_config
         from franq.runners.ray import RayRunner
+
+        check_config(config)  # here: each worker builds its own pipeline, where an error would be wrapped
 
         def factory() -> Runner:
             return RayRunner(config, workers=workers, cpus_per_worker=cpus_per_worker,

@@ -1,8 +1,11 @@
 """The scorer protocol: what the pipeline calls, and what a scorer declares.
 
-A scorer reads :class:`~franq.evidence.ClaimEvidence` and returns named raw values, one
-array per declared :class:`Signal`. The declarations are the contract between the
-pipeline, calibration and evaluation: the first signal is the scorer's *primary* value
+A scorer reads a batch of :class:`~franq.stages.record.ClaimEvidence` (one per claim, a
+view of its answer's record: ``claim``, ``question``, ``passages``, ``statement`` and the
+evidence the preset gathered, ``rag_logprobs`` / ``closed_logprobs``, ``samples`` /
+``closed_samples``, ``internals``; what the preset does not gather is ``None``) and
+returns named raw values, one array per declared :class:`Signal`. The declarations are
+the contract between the pipeline, calibration and evaluation: the first signal is the scorer's *primary* value
 (the one the FRANQ mix and the calibrator use, through :meth:`Scorer.probability`), and
 each signal states its scale and direction, so nobody downstream needs to know a string
 key or guess whether higher means more uncertain.
@@ -61,7 +64,7 @@ class Scorer(Protocol):
     signals: tuple[Signal, ...]
 
     def score(self, batch: Sequence) -> dict[str, np.ndarray]:
-        """Raw values for a batch of :class:`~franq.evidence.ClaimEvidence`: one array of
+        """Raw values for a batch of :class:`~franq.stages.record.ClaimEvidence`: one array of
         shape ``(len(batch),)`` per declared signal, keyed by the signal's name."""
         ...
 

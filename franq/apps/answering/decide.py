@@ -101,7 +101,8 @@ def nli_prompt_check(franq, mode, settings):
 
 
 def dual_check(franq, mode, settings):
-    return DualGenerationCheck(franq.lm, **_generation(franq, mode), score=settings["score"])
+    return DualGenerationCheck(franq.lm, **_generation(franq, mode), score=settings["score"],
+                               answer_style=franq.prompt_style)
 
 
 def intrinsic_check(franq, mode, settings):
@@ -114,7 +115,8 @@ def p_true_sampled_check(franq, mode, settings):
     return SampledPTrueCheck(franq.lm, LocalLabeler(franq.lm), n_samples=settings["n_samples"],
                                 n_judgements=settings["n_judgements"], temperature=settings["temperature"],
                                 instruction=g["instruction"], max_new_tokens=g["max_new_tokens"],
-                                seed=settings["seed"], prompt=_prompt(franq, settings))
+                                seed=settings["seed"], prompt=_prompt(franq, settings),
+                                answer_style=franq.prompt_style)
 
 
 def p_true_check(franq, mode, settings):
@@ -145,7 +147,7 @@ def abstain_fallback(franq, mode, settings):
 
 
 def closed_book_fallback(franq, mode, settings):
-    return ClosedBookFallback(franq.lm, **_generation(franq, mode))
+    return ClosedBookFallback(franq.lm, **_generation(franq, mode), answer_style=franq.prompt_style)
 
 
 def model_fallback(franq, mode, settings):

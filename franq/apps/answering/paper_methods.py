@@ -170,13 +170,14 @@ class SampledPTrueCheck:
 
     def __init__(self, lm, labeler, *, n_samples: int = 20, n_judgements: int = 5, temperature: float = 1.0,
                  instruction: str | None = SHORT_INSTRUCTION, max_new_tokens: int = 16, seed: int = 0,
-                 expected: bool = False, prompt: str = "franq"):
+                 expected: bool = False, prompt: str = "franq", answer_style: str = "franq"):
         if prompt not in ("franq", "paper"):
             raise InputError(f"p_true_sampled prompt: expected 'franq' or 'paper', got {prompt!r}")
         self.lm, self.labeler = lm, labeler
         self.n_samples, self.n_judgements = n_samples, n_judgements
         self.temperature, self.instruction = temperature, instruction
         self.max_new_tokens, self.seed, self.expected, self.prompt = max_new_tokens, seed, expected, prompt
+        self.answer_style = answer_style  # the answer prompt's wording (the pipeline's prompt_style)
         self.name = f"p_true_sampled:{labeler.name}"
         self.samples: list[list[str]] = []
 
@@ -192,7 +193,7 @@ class SampledPTrueCheck:
         out, self.samples = [], []
         for k, it in enumerate(items):
             prompt = self.lm.rag_prompt(it.question, it.passages, reserve=self.max_new_tokens,
-                                        instruction=self.instruction)
+                                        instruction=self.instruction, style=self.answer_style)
             drawn = self.lm.sample(list(prompt.ids), self.n_samples, temperature=self.temperature,
                                    max_new_tokens=self.max_new_tokens, seed=self.seed + k,
                                    stop_at_newline=self.instruction == SHORT_INSTRUCTION)

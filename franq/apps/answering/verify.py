@@ -138,10 +138,13 @@ class DualGenerationCheck:
     The closed-book answer is ``item.closed_answer`` or generated greedily (``closed_answers``)."""
 
     def __init__(self, lm, *, instruction: str | None = SHORT_INSTRUCTION, max_new_tokens: int = 16,
-                 max_batch_tokens: int = 4096, score: str = "perplexity", reference: tuple | None = None):
+                 max_batch_tokens: int = 4096, score: str = "perplexity", reference: tuple | None = None,
+                 answer_style: str = "franq"):
         if score not in DUAL_SCORES:
             raise InputError(f"dual score: expected one of {list(DUAL_SCORES)}, got {score!r}")
         self.lm = lm
+        self.answer_style = answer_style
+        """The answer prompt's wording (the pipeline's ``prompt_style``)."""
         self.instruction = instruction
         self.max_new_tokens = max_new_tokens
         self.max_batch_tokens = max_batch_tokens
@@ -157,8 +160,9 @@ class DualGenerationCheck:
         one_line = self.instruction == SHORT_INSTRUCTION
         for it in items:
             answer = _answer(it, self.name)
-            rag = lm.rag_prompt(it.question, it.passages, reserve=len(lm.encode(answer)), instruction=self.instruction)
-            closed = lm.closed_book_prompt(it.question, instruction=self.instruction)
+            rag = lm.rag_prompt(it.question, it.passages, reserve=len(lm.encode(answer)), instruction=self.instruction,
+                                style=self.answer_style)
+            closed = lm.closed_book_prompt(it.question, instruction=self.instruction, style=self.answer_style)
             closed_answer = it.closed_answer if it.closed_answer is not None else greedy_answer(
                 lm, closed.ids, max_new_tokens=self.max_new_tokens, one_line=one_line)
             self.closed_answers.append(closed_answer)
@@ -277,14 +281,17 @@ def _answer(item: QAItem, who: str) -> str:
 class ClosedBookFallback:
     """The same model's greedy answer without the passages (000's No-RAG fallback)."""
 
-    def __init__(self, lm, *, instruction: str | None = SHORT_INSTRUCTION, max_new_tokens: int = 16):
+    def __init__(self, lm, *, instruction: str | None = SHORT_INSTRUCTION, max_new_tokens: int = 16,
+                 answer_style: str = "franq"):
         self.lm = lm
         self.instruction = instruction
         self.max_new_tokens = max_new_tokens
+        self.answer_style = answer_style
+        """The answer prompt's wording (the pipeline's ``prompt_style``)."""
         self.name = "closed_book"
 
     def answer(self, question: str, passages) -> str | None:
-        prompt = self.lm.closed_book_prompt(question, instruction=self.instruction)
+        prompt = self.lm.closed_book_prompt(question, instruction=self.instruction, style=self.answer_style)
         return greedy_answer(self.lm, prompt.ids, max_new_tokens=self.max_new_tokens,
                              one_line=self.instruction == SHORT_INSTRUCTION)
 
