@@ -37,7 +37,7 @@ def _auc_gain(a, b, y, groups=None) -> str:
 
 def _item(rec: dict, claim: str) -> tuple[list[str], str]:
     """``(passage texts, claim)`` of a franq record, the claim's citation markers stripped."""
-    from franq.fit.verifier_data import CITATION_RE
+    from franq.fit.verifier.data import CITATION_RE
 
     return [p["text"] for p in rec["passages"]], CITATION_RE.sub("", claim).strip()
 
