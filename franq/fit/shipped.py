@@ -74,21 +74,17 @@ def data_dir() -> Path:
 
 
 def _retrain_verifier(datasets: Path, out: Path, raw) -> Path:
-    """The shipped verifier's recipe chain (v1, then v7) into ``out/verifier``; its base
+    """The shipped verifier's recipe (its base, then v7) into ``out/verifier``; the base
     beside it, or in a temporary folder when ``out`` is franq/data/ itself."""
     import tempfile
 
-    from franq.evaluation.data import raw_data_dir
+    from franq.evaluation.common import raw_data_dir
     from franq.fit.verifier.recipe import SHIPPED as RECIPE
     from franq.fit.verifier.recipe import fit_recipe
 
-    target = out / "verifier"
-    base = None
-    if out.resolve() == data_dir().resolve():
-        base = Path(tempfile.mkdtemp(prefix="franq-verifier-base-")) / "base"
-        fit_recipe(RECIPE.base, raw=raw_data_dir(raw), datasets=datasets, out=base)
-    fit_recipe(RECIPE, raw=raw_data_dir(raw), datasets=datasets, out=target, base=base)
-    return target
+    base_into = Path(tempfile.mkdtemp(prefix="franq-verifier-base-")) if out.resolve() == data_dir().resolve() else None
+    fit_recipe(RECIPE, raw=raw_data_dir(raw), datasets=datasets, out=out / "verifier", base_into=base_into)
+    return out / "verifier"
 
 
 def _verifier_recipe_check(datasets: Path) -> list[str]:
@@ -98,9 +94,9 @@ def _verifier_recipe_check(datasets: Path) -> list[str]:
 
 
 VERIFIER = Shipped("verifier", _retrain_verifier,
-                   "the recipe in franq/fit/verifier/recipe.py: v1 from all-MiniLM-L6-v2 on "
-                   "datasets/verifier/manifest.json (lr 4e-5), then v7 from v1 on manifest-v7.json (lr 2e-5)",
-                   model_passes="fine-tuning v1 then v7: about 80 minutes on one CPU thread (retrain only)", raw=True,
+                   "the recipe in franq/fit/verifier/recipe.py: v7 from v1 (its weights from git at 10e1ccf) on "
+                   "datasets/verifier/manifest-v7.json, lr 2e-5, seed 0",
+                   model_passes="fine-tuning v7: about 40 minutes on one CPU thread (retrain only)", raw=True,
                    recipe_check=_verifier_recipe_check)
 """The shipped verifier folder: retrained only on request; checked against its recipe."""
 WITH_VERIFIER: tuple[Shipped, ...] = (

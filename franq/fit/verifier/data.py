@@ -276,7 +276,7 @@ def build(raw: Path, datasets: Path, manifest: dict, *, seed: int = 0) -> dict[s
     """{"train": {source: pairs}, "dev": {source: pairs}} as ``manifest`` asks (per-source caps,
     window size); deterministic for a seed."""
     from claims.atomic import AtomicDecomposer
-    from franq.evaluation.data import expertqa_held_out
+    from franq.evaluation.common import expertqa_held_out
     from franq.fit.verifier.qa import answer_types, declarative_pairs, nq_qa_pairs, nq_rows
     from franq.lm.resources import wordnet_reader
 

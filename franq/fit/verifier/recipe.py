@@ -7,10 +7,14 @@ trainings, each from the committed manifest named here:
     v1  the packaged all-MiniLM-L6-v2 fine-tuned on datasets/verifier/manifest.json, lr 4e-5
     v7  v1 fine-tuned further on datasets/verifier/manifest-v7.json, lr 2e-5
 
-``franq fit verifier -o OUT`` runs the chain: v1 into ``OUT-base`` (kept, and reused when
-its card is there), then v7 into ``OUT``. Each takes about 40 minutes on one CPU thread.
-The weights depend on the CPU's float arithmetic, so a rebuild on another machine matches
-the recipe and the training sets, not necessarily every weight's last bit.
+``franq fit verifier -o OUT`` runs the chain: the base into ``OUT-base`` (reused when its
+card is there), then v7 into ``OUT`` (about 40 minutes on one CPU thread). The base is the
+shipped v1's own weights, taken from git (``franq/data/verifier`` at commit 10e1ccf, checked
+against the sha256 v7's card records), because today's code no longer builds v1's exact
+training set: its ``synthetic`` source gives 6,822 pairs where v1's card says 6,737 (the
+other sources and v7's sets are as recorded). Without git, or with ``retrain_base``, v1 is
+trained by its recipe first (about 40 minutes more), and v7 then differs from the shipped
+weights. The weights also depend on the CPU's float arithmetic.
 """
 from __future__ import annotations
 
@@ -35,6 +39,7 @@ class Recipe:
     steps: int
     base: Recipe | None = None       # None: the packaged all-MiniLM-L6-v2
     base_sha256: str | None = None   # the base's weights (model.safetensors) the shipped card records
+    base_commit: str | None = None   # the commit whose franq/data/verifier holds those weights
     seed: int = 0
     epochs: float = 1.0
     batch_size: int = 32
@@ -54,7 +59,7 @@ V1 = Recipe("franq-verifier-minilm-v1", "verifier/manifest.json",
             "d0f2a34e0b11f4e6dbe27e850a9be1ada71b1494ffbb7439302b563d0de6920d", lr=4e-5, steps=530)
 V7 = Recipe("franq-verifier-minilm-v7", "verifier/manifest-v7.json",
             "92d12af6ceda6b8df9190e0a698185e25e2952d9b617ef3b29eec16b9d95623d", lr=2e-5, steps=457, base=V1,
-            base_sha256="317d1823958ea4d9d8a4dbb96782dfa4e2e7bf2c48eaa5afe57dfae3a8b88631")
+            base_sha256="317d1823958ea4d9d8a4dbb96782dfa4e2e7bf2c48eaa5afe57dfae3a8b88631", base_commit="10e1ccf")
 RECIPES = {"v1": V1, "v7": V7}
 SHIPPED = V7
 """The recipe of ``franq/data/verifier``."""
@@ -67,20 +72,54 @@ def base_dir_for(out: Path) -> Path:
     return out.with_name(out.name + "-base")
 
 
+def base_from_git(recipe: Recipe, root: Path, out: Path) -> bool:
+    """Write the base's folder as committed (``recipe.base_commit``) into ``out``; False
+    (nothing kept) when ``root`` is no git checkout holding it or its weights are not the
+    recorded ones."""
+    import io
+    import subprocess
+    import tarfile
+
+    from franq.fit.verifier.data import sha256
+
+    if not recipe.base_commit:
+        return False
+    try:
+        tar = subprocess.run(["git", "-C", str(root), "archive", "--format=tar", recipe.base_commit,
+                              "franq/data/verifier"], capture_output=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return False
+    out.mkdir(parents=True, exist_ok=True)
+    with tarfile.open(fileobj=io.BytesIO(tar)) as archive:
+        for member in archive.getmembers():
+            if member.isfile():
+                (out / Path(member.name).name).write_bytes(archive.extractfile(member).read())
+    if sha256(out / "model.safetensors") != recipe.base_sha256:
+        for f in out.iterdir():
+            f.unlink()
+        return False
+    return True
+
+
 def fit_recipe(recipe: Recipe = SHIPPED, *, raw: Path, datasets: Path, out: Path, base: Path | None = None,
-               threads: int = 1, log_every: int = 50) -> dict:
+               base_into: Path | None = None, retrain_base: bool = False, threads: int = 1,
+               log_every: int = 50) -> dict:
     """Train ``recipe`` into ``out``; returns its card. With a base recipe and no ``base``
-    folder, the base is trained first (its own recipe, into :func:`base_dir_for`), or reused
-    when that folder already holds its card. A base whose weights differ from the recorded
-    ones is trained on, with a warning (the result will not be the shipped bytes)."""
+    folder, the base goes into ``base_into`` (default :func:`base_dir_for`; reused when it holds
+    its card): from git as committed (:func:`base_from_git`, the checkout holding
+    ``datasets``), else, or with ``retrain_base``, trained by its own recipe. A base whose
+    weights differ from the recorded ones is trained on, with a warning (the result will
+    not be the shipped bytes)."""
     from franq.fit.verifier.data import sha256
     from franq.fit.verifier.train import fit_verifier
 
     if recipe.base is not None and base is None:
-        base = base_dir_for(out)
+        base = Path(base_into) if base_into is not None else base_dir_for(out)
         card = base / "card.json"
         if card.is_file() and json.loads(card.read_text(encoding="utf-8")).get("name") == recipe.base.name:
             log.info("reusing the base %s in %s", recipe.base.name, base)
+        elif not retrain_base and base_from_git(recipe, Path(datasets).resolve().parent, base):
+            log.info("the base %s from git (%s) in %s", recipe.base.name, recipe.base_commit, base)
         else:
             log.info("training the base %s into %s first", recipe.base.name, base)
             fit_recipe(recipe.base, raw=raw, datasets=datasets, out=base, threads=threads, log_every=log_every)

@@ -62,7 +62,7 @@ def evaluate(model, tokenizer, dev: dict[str, list[dict]], *, max_length: int, w
     labels; supported-vs-not BAcc at 0.5 and AUROC of P_supported everywhere. ExpertQA and
     WiCE are scored the way franq scores them: every window of every passage, P_supported =
     the max over windows."""
-    from franq.evaluation.metrics import auroc
+    from franq.evaluation.common import auroc
 
     metrics = {}
     for name, pairs in dev.items():
