@@ -203,7 +203,7 @@ def shipped(names, out_dir, in_place, datasets_dir, raw, check, retrain_verifier
                              echo=lambda msg: click.echo(msg, err=True))
     except (FranqError, ValueError, FileNotFoundError) as exc:
         raise fail(exc) from None
-    click.echo(f"wrote {len(rows)} file(s) into {out}", err=True)
+    click.echo(f"wrote {sum(r['bytes'] is not None for r in rows)} file(s) into {out}", err=True)
     click.echo(table.format_table(rows))
     for r in rows:
         if "evaluation" in r:

@@ -249,7 +249,8 @@ def format_table(rows: list[dict]) -> str:
 def describe() -> str:
     """The table of shipped files: what each is fitted on and what its rebuild costs."""
     lines = [f"{s.name}\n    fitted on: {s.fitted_on}\n    model passes: {s.model_passes or 'none'}"
-             + ("\n    raw data: nq-open-oracle (--raw / $FRANQ_RAW_DATA)" if s.raw else "") for s in SHIPPED]
+             + (f"\n    raw data: {'the SOURCES.md files' if s.recipe_check else 'nq-open-oracle'} "
+                "(--raw / $FRANQ_RAW_DATA)" if s.raw else "") for s in SHIPPED]
     lines += [f"{n}\n    not fitted: {why}" for n, why in NOT_FITTED.items()]
     return "\n".join(lines)
 
