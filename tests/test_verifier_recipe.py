@@ -91,6 +91,8 @@ def test_fit_verifier_with_no_options_trains_v7_on_the_committed_v1(tmp_path, mo
     assert v7["name"] == _shipped_card()["name"]
     assert {k: v7[k] for k in ("seed", "epochs", "batch_size", "warmup")} == {
         k: _shipped_card()["training"][k] for k in ("seed", "epochs", "batch_size", "warmup")}
+    assert CliRunner().invoke(main, [*args, "--retrain-base"]).exit_code == 0  # the committed v1 is not reused
+    assert [c["name"] for c in calls[1:]] == ["franq-verifier-minilm-v1", "franq-verifier-minilm-v7"]
 
 
 def test_fit_verifier_retrain_base_runs_the_chain_and_reuses_its_base(tmp_path, monkeypatch):
@@ -104,6 +106,8 @@ def test_fit_verifier_retrain_base_runs_the_chain_and_reuses_its_base(tmp_path, 
     assert v7["base"] == str(tmp_path / "v7-base") and v7["lr"] == 2e-5
     assert CliRunner().invoke(main, args).exit_code == 0
     assert [c["name"] for c in calls[2:]] == ["franq-verifier-minilm-v7"]  # the base is there: not trained again
+    assert CliRunner().invoke(main, [*args, "--retrain-base"]).exit_code == 0  # a trained base is reused too
+    assert [c["name"] for c in calls[3:]] == ["franq-verifier-minilm-v7"]
     assert CliRunner().invoke(main, [*args, "--recipe", "v1"]).exit_code == 0
     assert calls[-1]["base"] is None and calls[-1]["lr"] == 4e-5
     assert "known: v1, v7" in CliRunner().invoke(main, [*args, "--recipe", "v9"]).output

@@ -116,7 +116,9 @@ def fit_recipe(recipe: Recipe = SHIPPED, *, raw: Path, datasets: Path, out: Path
     if recipe.base is not None and base is None:
         base = Path(base_into) if base_into is not None else base_dir_for(out)
         card = base / "card.json"
-        if card.is_file() and json.loads(card.read_text(encoding="utf-8")).get("name") == recipe.base.name:
+        committed = (base / "model.safetensors").is_file() and sha256(base / "model.safetensors") == recipe.base_sha256
+        if card.is_file() and json.loads(card.read_text(encoding="utf-8")).get("name") == recipe.base.name \
+                and not (retrain_base and committed):  # retrain_base: never the committed copy
             log.info("reusing the base %s in %s", recipe.base.name, base)
         elif not retrain_base and base_from_git(recipe, Path(datasets).resolve().parent, base):
             log.info("the base %s from git (%s) in %s", recipe.base.name, recipe.base_commit, base)
