@@ -4,11 +4,11 @@
     OMP_NUM_THREADS=1 python benchmarks/bench_verifier_aggregation.py [--model DIR] [--window-words N]
         [--sets reported|fit] [--out benchmarks/results/verifier-aggregation.md]
 
-Sets (franq.fit.verifier_eval.long_evidence_sets; citation markers stripped, windows read
+Sets (franq.fit.verifier.eval.long_evidence_sets; citation markers stripped, windows read
 without passage titles, as franq reads them): WiCE held out (144 claims, whole Wikipedia
 pages), 400 ExpertQA rand_test claims of the 205 answers no fit has seen, and the 199 of
 those with one fact contradicted by a typed substitution (all false). ``--sets fit``: the fit
-splits instead (WiCE fit, 400 ExpertQA train claims; verifier_eval.fit_evidence_sets), which
+splits instead (WiCE fit, 400 ExpertQA train claims; franq.fit.verifier.eval.fit_evidence_sets), which
 no report reads, to choose window settings away from the reported sets. The verifier runs
 once per set over every (window, claim) pair; each rule is then applied to the same window
 probabilities. Per rule and set: balanced accuracy of P_supported at 0.5, AUROC of
@@ -54,7 +54,7 @@ def main(argv=None) -> int:
     import torch
 
     torch.set_num_threads(args.threads)
-    from franq.fit.verifier_eval import fit_evidence_sets, long_evidence_sets
+    from franq.fit.verifier.eval import fit_evidence_sets, long_evidence_sets
     from franq.verifier import Verifier, aggregate
     from franq.verifier.model import shipped_verifier_dir
 

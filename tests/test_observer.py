@@ -106,13 +106,13 @@ def test_observer_answer_likelihood_is_the_teacher_forced_one(tiny_lm):
 def test_the_shipped_observer_calibrator_is_picked_for_the_default_embedded_stack():
     from franq.calibrate import default_calibrator_path
     from franq.config import FranqConfig
-    from franq.evaluation.units import _NamedModel
+    from franq.evaluation.units import NamedModel
     from franq.faithfulness.combined import CombinedFaithfulness
     from franq.lm.load import EMBEDDED_NAME
     from franq.pipeline import Franq
 
     franq = Franq(FranqConfig.from_dict({"mode": "short", "calibration": {"calibrator": "none"}}),
-                  _NamedModel(EMBEDDED_NAME), faithfulness=CombinedFaithfulness(lm_name=EMBEDDED_NAME))
+                  NamedModel(EMBEDDED_NAME), faithfulness=CombinedFaithfulness(lm_name=EMBEDDED_NAME))
     observer, in_policy = default_calibrator_path(franq.preset("observer").stack), \
         default_calibrator_path(franq.preset("short").stack)
     assert observer.name.startswith("calibrator-short-observer-") and in_policy.name.startswith("calibrator-short-emb")

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from franq.fit.verifier import _base, _shown, card_markdown
-from franq.fit.verifier_data import sha256
+from franq.fit.verifier.train import _base, _shown, card_markdown
+from franq.fit.verifier.data import sha256
 from franq.verifier.model import shipped_verifier_dir
 
 

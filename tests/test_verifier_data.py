@@ -3,8 +3,8 @@ import random
 
 import pytest
 
-from franq.fit.verifier_corrupt import Corruptor, shorten_subject, tagger
-from franq.fit.verifier_data import detok, sentences, synthetic_pairs, window_around, windows
+from franq.fit.verifier.corrupt import Corruptor
+from franq.fit.verifier.data import detok, sentences, synthetic_pairs, window_around, windows
 
 
 def test_windows_cover_every_sentence_with_overlap():
@@ -52,69 +52,24 @@ def _docs():
             for d in range(12)]
 
 
-def test_synthetic_pairs_walk_the_passages_again_until_n_and_add_far_windows():
+def test_synthetic_pairs_make_all_three_labels_from_each_passage_once():
     kw = dict(window_words=12, nlp=_nlp, decomposer=None, source="t")
-    one = synthetic_pairs(_docs(), n=1000, corruptor=Corruptor(_nlp, None, random.Random(0)), rng=random.Random(0),
-                          **kw)
-    two = synthetic_pairs(_docs(), n=1000, corruptor=Corruptor(_nlp, None, random.Random(0)), rng=random.Random(0),
-                          passes=2, **kw)
-    assert sum(p["how"] == "sentence" for p in two) > sum(p["how"] == "sentence" for p in one) > 0
-    far = synthetic_pairs(_docs(), n=1000, corruptor=Corruptor(_nlp, None, random.Random(0)), rng=random.Random(1),
-                          far=1.0, **kw)
-    faraway = [p for p in far if p["how"] == "far"]
-    assert faraway and all(p["label"] == 2 and p["claim"] not in p["premise"] for p in faraway)
-    assert not any(p["how"] == "far" for p in one)  # off unless asked
+    pairs = synthetic_pairs(_docs(), n=1000, corruptor=Corruptor(_nlp, None, random.Random(0)), rng=random.Random(0),
+                            **kw)
+    assert sum(p["how"] == "sentence" for p in pairs) == len(_docs())  # one sentence of each passage
+    assert {p["label"] for p in pairs} == {0, 1, 2}
+    assert all(p["claim"] in p["premise"] for p in pairs if p["label"] == 0)
 
 
-def test_shorten_subject_names_the_subject_as_answers_refer_back_to_it():
-    from franq.lm.resources import wordnet_reader
+def test_a_manifest_with_a_switch_of_an_unshipped_candidate_is_refused():
+    from franq.errors import InputError
+    from franq.fit.verifier.data import check_manifest
 
-    wn = wordnet_reader()
-    if wn is None:
-        pytest.skip("no WordNet (the wn package)")
-    assert shorten_subject("The Eiffel Tower is a wrought-iron lattice tower.", wn) == \
-        "The tower is a wrought-iron lattice tower."
-    assert shorten_subject("The Garabit Viaduct was built by Eiffel.", wn) == "The viaduct was built by Eiffel."
-    assert shorten_subject("Gustave Eiffel was a French engineer.", wn) is None  # a name, not a noun
-    assert shorten_subject("The tower was built in 1889.", wn) is None  # already short
-    assert shorten_subject("The Eiffel Tower is tall.", None) is None
-
-
-def test_cohyponym_swaps_a_concrete_noun_of_the_predicate_never_the_subject():
-    from franq.lm.resources import wordnet_reader
-
-    wn = wordnet_reader()
-    nlp = tagger()
-    if wn is None or nlp is None:
-        pytest.skip("no WordNet or spaCy pipeline")
-    c = Corruptor(nlp, wn, random.Random(0), cohyponym=True)
-    text = "The tower is made of iron."
-    out = c._cohyponym(text, nlp(text))
-    assert out and out.startswith("The tower is made of ") and out != text
-    assert c._cohyponym("The tower is made of interest.", nlp("The tower is made of interest.")) is None  # abstract
-    assert "cohyponym" in c.kinds and "cohyponym" not in Corruptor(nlp, wn, random.Random(0)).kinds
-
-
-def test_partial_pairs_join_two_facts_supported_only_when_the_window_states_both():
-    from franq.fit.verifier_data import words
-    from franq.fit.verifier_partial import join, partial_pairs
-
-    pairs = partial_pairs(_docs(), n=1000, window_words=20, nlp=_nlp, decomposer=None,
-                          corruptor=Corruptor(_nlp, None, random.Random(0)), rng=random.Random(0))
-    by = {label: [p for p in pairs if p["label"] == label] for label in (0, 1, 2)}
-    assert by[0] and by[1] and by[2] and all(p["source"] == "synthetic-partial" for p in pairs)
-    for p in pairs:
-        facts = [f.strip(" .") for f in p["claim"].replace(", and ", "; ").split("; ")]
-        assert len(facts) == 2  # every label is a two-fact claim: length is no cue
-        stated = [f.lower() in p["premise"].lower() for f in facts]  # "It spans" joined as "and it spans"
-        if p["label"] == 0:
-            assert all(stated)
-        elif p["label"] == 2:  # one fact stated, the other from outside the window
-            assert sum(stated) == 1 and not words(facts[stated.index(False)]) <= words(p["premise"])
-        else:  # one fact changed by a typed substitution
-            assert sum(stated) == 1 and p["how"].startswith("one-")
-    assert join("The tower is in Paris.", "It was built in 1889.", random.Random(0)) in (
-        "The tower is in Paris, and it was built in 1889.", "The tower is in Paris; it was built in 1889.")
+    check_manifest({"augment": {"declarative_qa": True, "window_entity_swap": 0.5}, "train_pairs": {"snli": 1}})
+    with pytest.raises(InputError, match="near_substitutes"):
+        check_manifest({"augment": {"near_substitutes": 0.5}, "train_pairs": {}})
+    with pytest.raises(InputError, match="synthetic-partial"):
+        check_manifest({"train_pairs": {"synthetic-partial": 3000}})
 
 
 def test_window_entity_swap_takes_an_entity_the_window_names_in_another_sentence():

@@ -1,8 +1,8 @@
-"""Declarative question-answer claims for the verifier (franq.fit.verifier_declarative):
+"""Declarative question-answer claims for the verifier (franq.fit.verifier.qa):
 the question said as a statement with an answer in it, and the pairs built from them."""
 import random
 
-from franq.fit.verifier_declarative import declarative_pairs, statement
+from franq.fit.verifier.qa import declarative_pairs, statement
 
 
 def _tags(text: str) -> list[tuple[str, str]]:

@@ -1,4 +1,4 @@
-"""The held-out short-form table (franq.fit.verifier_eval.short_table): its counts are the
+"""The held-out short-form table (franq.fit.verifier.eval.short_table): its counts are the
 rows' own, read per passage variant."""
 from types import SimpleNamespace
 
@@ -6,7 +6,7 @@ import numpy as np
 
 from calibration.contract import ClaimInputs
 from calibration.three_condition import ThreeConditionCalibrator
-from franq.fit.verifier_eval import short_table
+from franq.fit.verifier.eval import short_table
 
 
 def _row(variant, p_s, p_c, uq, right, status="scored"):
@@ -40,7 +40,7 @@ def test_short_table_counts_per_variant():
 def test_fit_sets_are_the_fit_splits():
     from pathlib import Path
 
-    from franq.fit.verifier_eval import claim_items, fit_evidence_sets
+    from franq.fit.verifier.eval import claim_items, fit_evidence_sets
 
     datasets = Path(__file__).resolve().parents[1] / "datasets"
     fit = fit_evidence_sets(datasets)

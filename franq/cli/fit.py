@@ -12,6 +12,7 @@ from franq.errors import FranqError
 from franq.files import check_outputs
 
 MAP_FILES = ("faithfulness-combined.json", "faithfulness-context-pmi.json")
+
 """What ``franq fit faithfulness`` writes into its folder."""
 
 
@@ -160,12 +161,16 @@ def faithfulness(train, out_dir, scores, with_pmi, only_pmi, data_label):
 @click.option("--raw", type=click.Path(exists=True, file_okay=False),
               help="Raw public data folder (nq-open-oracle), for the observer calibrator. Default: $FRANQ_RAW_DATA.")
 @click.option("--check", is_flag=True, help="Compare each rebuilt file byte for byte with the shipped one and "
-                                            "print a table (identical / differs, and why).")
+                                            "print a table (identical / differs, and why). The verifier is not "
+                                            "retrained: its card is compared with its recipe (the table says which check ran).")
+@click.option("--retrain-verifier", is_flag=True,
+              help="Also retrain the verifier by its recipe (v1, then v7: about 80 minutes on one CPU thread); "
+                   "with --check, compare its weights with the shipped ones.")
 @click.option("--evaluate", is_flag=True, help="Also print the held-out results table of the files that have one "
                                                "(the short-form calibrator: benchmarks/results/short-calibrator.md).")
 @click.option("--list", "list_only", is_flag=True, help="List the shipped files, what each is fitted on and "
                                                         "what its rebuild costs; rebuild nothing.")
-def shipped(names, out_dir, in_place, datasets_dir, raw, check, evaluate, list_only):
+def shipped(names, out_dir, in_place, datasets_dir, raw, check, retrain_verifier, evaluate, list_only):
     """Rebuild the files shipped in franq/data/ from the committed datasets.
 
     NAMES are file names in franq/data/ (all fitted files when none). The maps and the
@@ -175,8 +180,10 @@ def shipped(names, out_dir, in_place, datasets_dir, raw, check, evaluate, list_o
     the raw nq-open file (--raw or $FRANQ_RAW_DATA). The probe-preset calibrator and the
     probe file need the embedded model's passes with captured internals: about 25-45
     minutes on one CPU thread for the probe calibrator, 13 more for the probe file's
-    faithfulness probes (-v logs the progress). example.json is data, not fitted, and is
-    not rebuilt. Results: benchmarks/results/shipped-artefacts.md.
+    faithfulness probes (-v logs the progress). The verifier (franq/data/verifier) is
+    retrained by its recipe only with --retrain-verifier (as `franq fit verifier` does);
+    --check alone compares its card with the recipe. example.json is data, not fitted, and
+    is not rebuilt. Results: benchmarks/results/shipped-artefacts.md.
     """
     import tempfile
     from pathlib import Path
@@ -192,11 +199,11 @@ def shipped(names, out_dir, in_place, datasets_dir, raw, check, evaluate, list_o
         raise click.UsageError("--check compares with the shipped files: it cannot be used with --in-place")
     out = table.data_dir() if in_place else Path(out_dir or tempfile.mkdtemp(prefix="franq-shipped-"))
     try:
-        rows = table.rebuild(names, out=out, datasets=datasets_dir, raw=raw, check=check, evaluate=evaluate,
+        rows = table.rebuild(names, out=out, datasets=datasets_dir, raw=raw, check=check, evaluate=evaluate, retrain=retrain_verifier,
                              echo=lambda msg: click.echo(msg, err=True))
     except (FranqError, ValueError, FileNotFoundError) as exc:
         raise fail(exc) from None
-    click.echo(f"wrote {len(rows)} file(s) into {out}", err=True)
+    click.echo(f"wrote {sum(r['bytes'] is not None for r in rows)} file(s) into {out}", err=True)
     click.echo(table.format_table(rows))
     for r in rows:
         if "evaluation" in r:
@@ -206,40 +213,42 @@ def shipped(names, out_dir, in_place, datasets_dir, raw, check, evaluate, list_o
 @fit.command("verifier")
 @click.option("-o", "--out", "out_dir", required=True, type=click.Path(file_okay=False),
               help="Directory to write: model.safetensors, config.json, tokenizer files, card.json, CARD.md.")
-@click.option("--manifest", type=click.Path(exists=True, dir_okay=False), default="datasets/verifier/manifest.json",
-              show_default=True, help="Which sources, how many pairs of each, window size and max length.")
 @click.option("--raw", type=click.Path(exists=True, file_okay=False),
               help="The raw data directory (shared/data/raw). Default: $FRANQ_RAW_DATA.")
 @click.option("--datasets", "datasets_dir", type=click.Path(exists=True, file_okay=False), default="datasets",
-              show_default=True, help="franq's datasets/ (the ExpertQA, WiCE and nq-open splits).")
-@click.option("--seed", type=int, default=0, show_default=True)
-@click.option("--epochs", type=float, default=1.0, show_default=True)
-@click.option("--batch-size", type=int, default=32, show_default=True)
-@click.option("--lr", type=float, default=4e-5, show_default=True)
-@THREADS_OPTION
+              show_default=True, help="franq's datasets/ (the manifests and the ExpertQA, WiCE and nq-open splits).")
+@click.option("--recipe", "recipe_name", help="Which verifier's recipe (franq/fit/verifier/recipe.py), e.g. v1, "
+                                                 "the shipped verifier's base. Default: the shipped verifier's.")
 @click.option("--base", type=click.Path(exists=True, file_okay=False),
-              help="Encoder to start from. Default: all-MiniLM-L6-v2 from its registry package.")
-@click.option("--name", default="franq-verifier", show_default=True,
-              help="The model's name in its card (results name it verifier:NAME).")
-def verifier(out_dir, manifest, raw, datasets_dir, seed, epochs, batch_size, lr, threads, base, name):
-    """Train franq's three-way verifier (supported / contradicted / not mentioned).
+              help="The recipe's base verifier folder (v7: v1). Default: OUT-base, filled from git as committed "
+                   "(v1's weights at 10e1ccf) or, without git, trained by its recipe (reused when it is there).")
+@click.option("--retrain-base", is_flag=True, help="Train the base by its own recipe even where git holds it.")
+@THREADS_OPTION
+def verifier(out_dir, raw, datasets_dir, recipe_name, base, retrain_base, threads):
+    """Rebuild franq's three-way verifier (supported / contradicted / not mentioned) by its recipe.
 
-    Builds the training and dev pairs from the manifest's sources (SNLI, synthetic claims
-    from nq-open / ExpertQA / WiCE passages, ExpertQA and WiCE human labels), fine-tunes the
-    packaged all-MiniLM-L6-v2 as a cross-encoder and writes an fp16 safetensors model with a
-    card (data hashes and licences, settings, dev metrics per source, time). On CPU with one
-    thread this takes about an hour for the default manifest.
+    With no options but -o this trains the shipped verifier (franq/data/verifier) as it was
+    trained: v7 from v1 on datasets/verifier/manifest-v7.json, lr 2e-5, seed 0, one epoch,
+    batch 32. v1 (all-MiniLM-L6-v2 fine-tuned on datasets/verifier/manifest.json, lr 4e-5)
+    is taken from git as committed, or trained by its recipe (--retrain-base, or without
+    git; today's code builds 6,822 synthetic pairs for it where v1 had 6,737, so the result
+    then differs from the shipped weights). Each training builds its pairs from the
+    manifest's sources (SNLI, synthetic claims from nq-open / ExpertQA / WiCE passages,
+    ExpertQA and WiCE human labels) and writes fp16 safetensors with a card (data hashes and
+    licences, recipe, dev metrics, time): about 40 minutes on one CPU thread. `franq fit
+    shipped --check` compares the shipped card with the recipe.
     """
     from pathlib import Path
 
-    from franq.evaluation.data import raw_data_dir
-    from franq.fit.verifier import fit_verifier
+    from franq.evaluation.common import raw_data_dir
+    from franq.fit.verifier.recipe import RECIPES, SHIPPED, fit_recipe
 
+    if recipe_name is not None and recipe_name not in RECIPES:
+        raise click.BadParameter(f"{recipe_name!r}; known: {', '.join(RECIPES)}", param_hint="--recipe")
     try:
-        card = fit_verifier(raw=raw_data_dir(raw), datasets=Path(datasets_dir), manifest_path=Path(manifest),
-                            out=Path(out_dir), seed=seed, epochs=epochs, batch_size=batch_size, lr=lr,
-                            threads=threads, base=base, name=name)
+        card = fit_recipe(RECIPES[recipe_name] if recipe_name else SHIPPED, raw=raw_data_dir(raw), datasets=Path(datasets_dir),
+                          out=Path(out_dir), base=Path(base) if base else None, retrain_base=retrain_base, threads=threads)
     except FranqError as exc:
-        fail(exc)
+        raise fail(exc) from None
     click.echo((Path(out_dir) / "CARD.md").read_text(encoding="utf-8"))
     click.echo(f"wrote {out_dir} ({card['training']['total_seconds']} s)")

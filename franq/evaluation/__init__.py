@@ -7,6 +7,7 @@
     p_true.py    the P(True) baseline: follow-up questions on the kept cache
     methods.py   the paper's method groups: general, RAG-specific, XGBoost, FRANQ variants
     report.py    bootstrap intervals, paper-style tables, JSON, plots
+    common.py    what franq.fit uses of this package: its one door (NamedModel, data, keys, metrics)
 
 The quality evaluations beside the paper's tables, one module each (``franq bench NAME``,
 franq/cli/bench_quality.py):

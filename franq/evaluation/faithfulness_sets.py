@@ -1,7 +1,7 @@
 """``franq bench faithfulness-sets``: every faithfulness backend on every held-apart dev set
 of the verifier, so that the default is chosen on several sets, never one.
 
-Dev sets (none used to fit anything shipped; built by :mod:`franq.fit.verifier_data`):
+Dev sets (none used to fit anything shipped; built by :mod:`franq.fit.verifier.data`):
 
 ``expertqa``            ExpertQA rand_test claims (support labels), against all of the
                         answer's passages; ``[n]`` citation markers stripped (a cue, not a
@@ -39,7 +39,7 @@ def write_dev_sets(raw: Path, datasets: Path, manifest_path: Path, out: Path, *,
                    names: tuple[str, ...] = PAIR_SETS) -> None:
     """Build the pair dev sets ``names`` once (the same pairs ``franq fit verifier`` reports on
     for the same manifest and seed) and keep them in ``out`` (datasets/verifier/dev)."""
-    from franq.fit.verifier_data import build
+    from franq.fit.verifier.data import build
 
     manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
     dev = build(raw, datasets, manifest, seed=seed)["dev"]
@@ -53,7 +53,7 @@ def write_dev_sets(raw: Path, datasets: Path, manifest_path: Path, out: Path, *,
 def load_sets(datasets: Path, dev_dir: Path, *, limit: int | None = None, seed: int = 0) -> dict[str, list[dict]]:
     """{set: [{"context", "claim", "supported"}]}: the pair sets from ``dev_dir`` and the
     ExpertQA / WiCE held-out claims against all their passages, joined as franq joins them."""
-    from franq.fit.verifier_data import CITATION_RE
+    from franq.fit.verifier.data import CITATION_RE
 
     sets: dict[str, list[dict]] = {}
     for name in PAIR_SETS:

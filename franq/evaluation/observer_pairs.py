@@ -36,7 +36,7 @@ from franq.evaluation.benchmark import Layout, read_cache, slug
 from franq.evaluation.data import load_nq_open, passage_answers, raw_data_dir
 from franq.evaluation.metrics import auroc, bootstrap
 from franq.evaluation.observe import short_key
-from franq.evaluation.units import _NamedModel, attempted, is_correct
+from franq.evaluation.units import NamedModel, attempted, is_correct
 from franq.evidence.samples import SamplingOptions
 from franq.faithfulness.combined import CombinedFaithfulness
 from franq.io import Example
@@ -102,7 +102,7 @@ def score_rows(rows, *, scoring: str, calibrator: str = "none", faith=None, lm=N
     if scoring == "observer":
         uq["observer"] = {"faith": "answer_mass", "unfaith": "answer_share", "extra": EXTRA}
     config = FranqConfig.from_dict({"mode": "short", "uq": uq, "calibration": {"calibrator": calibrator}})
-    franq = Franq(config, lm or _NamedModel(EMBEDDED_NAME), faithfulness=faith)
+    franq = Franq(config, lm or NamedModel(EMBEDDED_NAME), faithfulness=faith)
     examples = [Example(it.question, it.passages, answer) for it, _, answer, *_ in rows]
     return franq, franq.score_many(examples, sample_sets=[s for _, s, *_ in rows])
 
@@ -195,7 +195,7 @@ def run(root: Path, *, raw: str | Path | None = None, n_train: int = 300, n_test
 
     config = FranqConfig.from_dict({"mode": "short", "uq": {"observer": {"faith": best[0], "unfaith": best[1]}},
                                     "calibration": {"calibrator": "none"}})
-    stack = Franq(config, _NamedModel(EMBEDDED_NAME), faithfulness=faith).preset("observer").stack
+    stack = Franq(config, NamedModel(EMBEDDED_NAME), faithfulness=faith).preset("observer").stack
     cal = FranqCalibrator(variant="condition", fitted_for=stack, description=(
         f"observer short-form calibrator: fitted by franq bench observer --fit on nq-open train questions "
         f"1-{n_train} ({len(train)} answers: the gold answer vs a distractor passage's answer, per question)"))

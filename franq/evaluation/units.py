@@ -114,8 +114,10 @@ def attempted(answer: str) -> bool:
     return bool(answer.strip()) and not NOT_ATTEMPTED.search(answer)
 
 
-class _NamedModel:
-    """Stands in for the LM where only its name is read (scoring cached samples)."""
+class NamedModel:
+    """Stands in for the LM where only its name is read (scoring cached samples, or text
+    only): ``Franq(config, NamedModel(name), ...)``. Shared with :mod:`franq.fit` through
+    :mod:`franq.evaluation.common`."""
 
     def __init__(self, name: str):
         self.name = name
@@ -136,7 +138,7 @@ def short_units(items: Sequence, records: Sequence[dict], *, model_name: str, fa
     from franq.pipeline import Franq
 
     config = FranqConfig.from_dict({"mode": "short", "calibration": {"calibrator": "none"}})
-    franq = Franq(config, _NamedModel(model_name), faithfulness=faithfulness, equivalence=judge)
+    franq = Franq(config, NamedModel(model_name), faithfulness=faithfulness, equivalence=judge)
     kept, skipped = [], {"not_attempted": 0}
     for it, rec in zip(items, records):
         text = rec["greedy"]["text"]

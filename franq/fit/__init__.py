@@ -8,4 +8,5 @@ fitted here; nothing under ``franq/`` outside the workbench imports it.
     shipped       the table of files in ``franq/data/`` and their rebuild (``franq fit shipped``),
                   from the committed data (generations), the calibrators
                   (shipped_calibrators) and the probe file (shipped_probes)
+    verifier      the verifier's recipes, training data and training (``franq fit verifier``)
 """

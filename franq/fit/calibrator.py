@@ -285,7 +285,7 @@ def split_holdout(data: TrainingClaims, fraction: float, *, seed: int = 0) -> tu
 def holdout_metrics(cal, data: TrainingClaims) -> dict:
     """ECE, Brier and AUROC on held-apart claims: raw P(true) (the uncalibrated mix) and the
     fitted calibrator's P(true). AUROC is NaN (null in JSON) when one class only."""
-    from franq.evaluation.metrics import auroc
+    from franq.evaluation.common import auroc
 
     raw = data.p_faithful * data.uq_faith + (1.0 - data.p_faithful) * data.uq_unfaith
     fitted = cal.predict(data.inputs())

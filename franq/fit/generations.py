@@ -10,8 +10,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from franq.errors import InputError
-from franq.evaluation.benchmark import read_records, slug
-from franq.evaluation.data import seeded_lines
+from franq.evaluation.common import read_records, seeded_lines, slug
 
 
 def datasets_dir(path: str | Path | None = None) -> Path:
@@ -51,7 +50,7 @@ def long_scored(datasets: Path, records: list[dict], stack: dict[str, str]) -> l
     committed long-form snapshot of ``stack``: what :func:`franq.fit.calibrator.training_claims`
     reads."""
     from claims.types import Claim
-    from franq.evaluation.observe import long_key
+    from franq.evaluation.common import long_key
     from franq.io import Example
     from franq.results import ResultLine
     from franq.types import AnswerScore, ClaimScore, Stack
@@ -81,8 +80,7 @@ def short_observed(datasets: Path, model: str, split: str, n: int, variants=("cl
     committed short-form observation: the clean passage lists, plus the corrupted lists of
     the questions whose gold passage was replaced (the others share generations); and how
     many had none."""
-    from franq.evaluation.data import load_nq_open
-    from franq.evaluation.observe import short_key
+    from franq.evaluation.common import load_nq_open, short_key
     from franq.evidence.samples import SamplingOptions
 
     cache = snapshot(datasets, f"short-nq-open.{slug(model)}.jsonl")

@@ -5,7 +5,11 @@ committed ``datasets/``, the raw public data only where named), whether the embe
 model runs, and what it was fitted on. ``example.json`` is data (the example ``franq score
 --example`` scores), not fitted: it is listed in :data:`NOT_FITTED` and never rebuilt.
 :func:`compare` tells a byte-identical rebuild from one whose numbers differ only in the
-last digits of floating-point arithmetic, and from a real difference."""
+last digits of floating-point arithmetic, and from a real difference.
+
+The verifier (``franq/data/verifier``) is retrained by its recipe
+(:mod:`franq.fit.verifier.recipe`) only when asked (``retrain``: about 80 minutes on one CPU
+thread); a check without it compares the shipped card with the recipe, with no training."""
 from __future__ import annotations
 
 import json
@@ -17,8 +21,9 @@ from pathlib import Path
 from franq.errors import InputError
 from franq.fit import shipped_calibrators as cals
 from franq.fit import shipped_probes as probes
+from franq.fit.verifier.recipe import compare_verifier
 from franq.fit import shipped_verifier as verifier
-from franq.fit import verifier_eval
+from franq.fit.verifier import eval as verifier_eval
 
 
 @dataclass(frozen=True)
@@ -31,6 +36,7 @@ class Shipped:
     model_passes: str = ""        # empty: no model runs
     raw: bool = False             # needs the raw public data (--raw / $FRANQ_RAW_DATA)
     evaluate: Callable[[Path, Path], str] | None = None  # (datasets, rebuilt file) -> a results table
+    recipe_check: Callable[[Path], list[str]] | None = None  # (datasets) -> differences; rebuilt only on request
 
 
 _CAL = "SmolLM2-135M-Instruct.Q4-1-combined-v1.json"
@@ -67,6 +73,32 @@ def data_dir() -> Path:
     return Path(str(resources.files("franq").joinpath("data")))
 
 
+def _retrain_verifier(datasets: Path, out: Path, raw) -> Path:
+    """The shipped verifier's recipe (its base, then v7) into ``out/verifier``; the base
+    beside it, or in a temporary folder when ``out`` is franq/data/ itself."""
+    import tempfile
+
+    from franq.evaluation.common import raw_data_dir
+    from franq.fit.verifier.recipe import SHIPPED as RECIPE
+    from franq.fit.verifier.recipe import fit_recipe
+
+    base_into = Path(tempfile.mkdtemp(prefix="franq-verifier-base-")) if out.resolve() == data_dir().resolve() else None
+    fit_recipe(RECIPE, raw=raw_data_dir(raw), datasets=datasets, out=out / "verifier", base_into=base_into)
+    return out / "verifier"
+
+
+def _verifier_recipe_check(datasets: Path) -> list[str]:
+    from franq.fit.verifier.recipe import check_card
+
+    return check_card(json.loads((data_dir() / "verifier" / "card.json").read_text(encoding="utf-8")), datasets)
+
+
+VERIFIER = Shipped("verifier", _retrain_verifier,
+                   "the recipe in franq/fit/verifier/recipe.py: v7 from v1 (its weights from git at 10e1ccf) on "
+                   "datasets/verifier/manifest-v7.json, lr 2e-5, seed 0",
+                   model_passes="fine-tuning v7: about 40 minutes on one CPU thread (retrain only)", raw=True,
+                   recipe_check=_verifier_recipe_check)
+"""The shipped verifier folder: retrained only on request; checked against its recipe."""
 WITH_VERIFIER: tuple[Shipped, ...] = (
     Shipped(verifier.LONG_NAME, verifier.long_verifier_calibrator,
             "three-condition (condition variant) on the is_true-labelled claims of the 120-answer ExpertQA sample, "
@@ -82,7 +114,8 @@ WITH_VERIFIER: tuple[Shipped, ...] = (
 )
 """The three-condition calibrators of the shipped verifier (``franq/data/verifier``): listed
 with the other fitted files once that verifier is shipped."""
-SHIPPED: tuple[Shipped, ...] = BASE + (WITH_VERIFIER if (data_dir() / "verifier" / "card.json").is_file() else ())
+SHIPPED: tuple[Shipped, ...] = BASE + ((VERIFIER, *WITH_VERIFIER) if (data_dir() / "verifier" / "card.json").is_file()
+                                      else ())
 
 
 def lookup(names) -> list[Shipped]:
@@ -144,11 +177,19 @@ def compare(rebuilt: Path, shipped: Path) -> tuple[bool, str]:
     return False, f"differs: numbers up to {worst:.1e} relative"
 
 
+def _size(path: Path) -> int:
+    """A file's bytes; a verifier folder's weights' bytes."""
+    return (path / "model.safetensors").stat().st_size if path.is_dir() else path.stat().st_size
+
+
 def rebuild(names=(), *, out: Path, datasets: Path | None = None, raw: str | Path | None = None,
-            check: bool = False, evaluate: bool = False, echo: Callable[[str], None] = print) -> list[dict]:
+            check: bool = False, evaluate: bool = False, retrain: bool = False,
+            echo: Callable[[str], None] = print) -> list[dict]:
     """Rebuild the named (or all) shipped files into ``out``; with ``check``, compare each
     with the shipped one; with ``evaluate``, the results table of those that have one
-    (row key ``evaluation``). One row per file: name, bytes, seconds, and the comparison."""
+    (row key ``evaluation``). One row per file: name, bytes, seconds, and the comparison
+    (``why`` says which kind of check ran). The verifier is retrained only with
+    ``retrain``; without it, ``check`` compares its card with its recipe (no training)."""
     import time
 
     from franq.fit.generations import datasets_dir
@@ -159,16 +200,32 @@ def rebuild(names=(), *, out: Path, datasets: Path | None = None, raw: str | Pat
     out.mkdir(parents=True, exist_ok=True)
     rows = []
     for s in entries:
+        if s.recipe_check is not None and not retrain:
+            if check:
+                t = time.perf_counter()
+                diffs = s.recipe_check(folder)
+                rows.append({"name": s.name, "bytes": None, "seconds": round(time.perf_counter() - t, 1),
+                             "shipped_bytes": _size(data_dir() / s.name), "identical": not diffs,
+                             "why": "recipe check, not retrained: " + (
+                                 "the card matches the recipe (manifest sha256, base and its weights sha256, lr, "
+                                 "seed, epochs, batch, steps) and the datasets files" if not diffs
+                                 else "differs: " + "; ".join(diffs))})
+            elif names:
+                raise InputError(f"{s.name} is retrained only with --retrain-verifier ({s.model_passes}); "
+                                 "--check compares its card with its recipe")
+            else:
+                echo(f"{s.name}: not retrained (--retrain-verifier: {s.model_passes})")
+            continue
         echo(f"{s.name}: rebuilding" + (f" (model passes: {s.model_passes})" if s.model_passes else ""))
         t = time.perf_counter()
         path = s.rebuild(folder, out, raw)
-        row = {"name": s.name, "bytes": path.stat().st_size, "seconds": round(time.perf_counter() - t, 1),
+        row = {"name": s.name, "bytes": _size(path), "seconds": round(time.perf_counter() - t, 1),
                "path": str(path)}
         if check:
             shipped = data_dir() / s.name
-            same, why = compare(path, shipped) if shipped.is_file() else (False, "no shipped file")
-            row |= {"shipped_bytes": shipped.stat().st_size if shipped.is_file() else None,
-                    "identical": same, "why": why}
+            same, why = (compare_verifier(path, shipped) if path.is_dir() else compare(path, shipped)) \
+                if shipped.exists() else (False, "no shipped file")
+            row |= {"shipped_bytes": _size(shipped) if shipped.exists() else None, "identical": same, "why": why}
         if evaluate and s.evaluate is not None:
             row["evaluation"] = s.evaluate(folder, path)
         rows.append(row)
@@ -182,7 +239,8 @@ def format_table(rows: list[dict]) -> str:
     lines = [head, "|" + "---|" * head.count(" | ") + "---|"]
     for r in rows:
         if check:
-            lines.append(f"| {r['name']} | {r['bytes']} | {r['shipped_bytes']} | {r['seconds']:g} | {r['why']} |")
+            lines.append(f"| {r['name']} | {'-' if r['bytes'] is None else r['bytes']} | {r['shipped_bytes']} | "
+                         f"{r['seconds']:g} | {r['why']} |")
         else:
             lines.append(f"| {r['name']} | {r['bytes']} | {r['seconds']:g} |")
     return "\n".join(lines)
@@ -191,7 +249,8 @@ def format_table(rows: list[dict]) -> str:
 def describe() -> str:
     """The table of shipped files: what each is fitted on and what its rebuild costs."""
     lines = [f"{s.name}\n    fitted on: {s.fitted_on}\n    model passes: {s.model_passes or 'none'}"
-             + ("\n    raw data: nq-open-oracle (--raw / $FRANQ_RAW_DATA)" if s.raw else "") for s in SHIPPED]
+             + (f"\n    raw data: {'the SOURCES.md files' if s.recipe_check else 'nq-open-oracle'} "
+                "(--raw / $FRANQ_RAW_DATA)" if s.raw else "") for s in SHIPPED]
     lines += [f"{n}\n    not fitted: {why}" for n, why in NOT_FITTED.items()]
     return "\n".join(lines)
 

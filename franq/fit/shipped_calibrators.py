@@ -27,7 +27,7 @@ SHORT_TRAIN = 300
 
 
 def calibrator_name(mode: str, stack: dict[str, str]) -> str:
-    from franq.evaluation.benchmark import slug
+    from franq.evaluation.common import slug
 
     return f"calibrator-{mode}-{slug(stack['model'])}-{slug(stack['faithfulness'])}.json"
 
@@ -91,21 +91,20 @@ def _short_franq(uq: dict | None = None, lm=None):
     """The short preset over cached samples (no model unless ``lm`` is given): the pipeline
     and its faithfulness backend."""
     from franq.config import FranqConfig
-    from franq.evaluation.units import _NamedModel
+    from franq.evaluation.common import NamedModel
     from franq.faithfulness.combined import CombinedFaithfulness
     from franq.pipeline import Franq
 
     faith = CombinedFaithfulness(lm_name=EMBEDDED_NAME)
     config = FranqConfig.from_dict({"mode": "short", "uq": uq or {}, "calibration": {"calibrator": "none"}})
-    return Franq(config, lm or _NamedModel(EMBEDDED_NAME), faithfulness=faith), faith
+    return Franq(config, lm or NamedModel(EMBEDDED_NAME), faithfulness=faith), faith
 
 
 def short_calibrator(datasets: Path, out: Path, raw=None) -> Path:
     """The in-policy short-form calibrator on the attempted greedy answers of all 300
     committed nq-open train questions (clean and corrupted passage lists): the short preset
     on the committed samples, labels = normalized match of the greedy answer."""
-    from franq.evaluation.methods import SHORT
-    from franq.evaluation.units import short_units
+    from franq.evaluation.common import SHORT, short_units
     from franq.fit.generations import short_observed
 
     fr, faith = _short_franq()
@@ -127,8 +126,7 @@ def distractor_pairs(datasets: Path, raw: Path, n: int) -> list[tuple]:
     the first gold answer (true) and a distractor passage's answer (false): the gold answer
     of the question whose gold passage is this question's first distractor (in passage
     order) whose answer does not match this question's gold."""
-    from franq.evaluation.data import passage_answers
-    from franq.evaluation.units import is_correct
+    from franq.evaluation.common import is_correct, passage_answers
     from franq.fit.generations import read_jsonl, short_observed
 
     owners = passage_answers(datasets / "nq-open", raw)
@@ -149,8 +147,7 @@ def observer_calibrator(datasets: Path, out: Path, raw: Path | None = None, *, l
     train questions (raw nq-open needed to name each distractor passage's answer). Observer
     scoring teacher-forces each answer after the prompt: the embedded model runs (about a
     minute on CPU)."""
-    from franq.evaluation.data import raw_data_dir
-    from franq.evaluation.observe import cached_sample_set
+    from franq.evaluation.common import cached_sample_set, raw_data_dir
     from franq.io import Example
 
     pairs = distractor_pairs(datasets, raw_data_dir(raw), OBSERVER_TRAIN)
@@ -184,13 +181,8 @@ def evaluate_short_calibrator(datasets: Path, path: Path) -> str:
     the first 200 nq-open test questions (clean and corrupted lists), against the raw mix:
     the table of benchmarks/results/short-calibrator.md."""
     from franq.calibrate import load_calibrator
-    from franq.evaluation.data import load_nq_open
-    from franq.evaluation.methods import SHORT
-    from franq.evaluation.metrics import auroc, ece, pr_auc
-    from franq.evaluation.observe import short_key
-    from franq.evaluation.units import short_units
+    from franq.evaluation.common import SHORT, auroc, ece, load_nq_open, pr_auc, short_key, short_units, slug
     from franq.evidence.samples import SamplingOptions
-    from franq.evaluation.benchmark import slug
     from franq.fit.generations import snapshot
 
     cal = load_calibrator(path)

@@ -2,7 +2,7 @@
 (GPT-4 / Bing answers) are almost never contradicted by their passages, so T_c, the map
 fitted on contradicted claims, needs claims that are. Here: answers of the ExpertQA
 calibration sample with one true claim corrupted by a typed substitution (same-type entity,
-number, year, negation, WordNet antonym; :class:`franq.fit.verifier_corrupt.Corruptor`) in
+number, year, negation, WordNet antonym; :class:`franq.fit.verifier.corrupt.Corruptor`) in
 the answer text itself, labelled false and contradicted, and scored like any answer (the
 embedded model's passes on the corrupted answer, the verifier on its passages).
 """
@@ -21,7 +21,7 @@ def corrupted_records(records: list[dict], *, seed: int = 0) -> list[dict]:
     """One record per answer that has a true claim found verbatim in its answer text: that
     claim corrupted in the answer and in the claim list (``is_true`` false, ``is_faithful``
     false, ``condition`` contradicted); the other claims left unlabelled (not fitted on)."""
-    from franq.fit.verifier_corrupt import Corruptor, tagger
+    from franq.fit.verifier.corrupt import Corruptor, tagger
     from franq.lm.resources import wordnet_reader
 
     nlp = tagger()

@@ -68,8 +68,7 @@ def se_rows(datasets: Path, split: str = "train", n: int = SE_TRAIN) -> list[dic
     ``split`` as labelled records (one claim = the answer, its semantic entropy and
     correctness), as ``franq fit probe`` reads them; ``meta`` carries the short preset's
     P_faithful. Train takes the clean and corrupted passage lists, test the clean ones."""
-    from franq.evaluation.observe import cached_sample_set
-    from franq.evaluation.units import attempted, is_correct
+    from franq.evaluation.common import attempted, cached_sample_set, is_correct
     from franq.fit.generations import short_observed
     from franq.fit.shipped_calibrators import _short_franq
     from franq.io import Example

@@ -208,14 +208,13 @@ def short_verifier_results(datasets: Path, backend, n: int = SHORT_TRAIN, *, spl
     """The short preset with ``backend`` on the committed nq-open samples of ``split``: per
     attempted greedy answer, ``(variant, AnswerScore, is_true)``."""
     from franq.config import FranqConfig
-    from franq.evaluation.observe import cached_sample_set
-    from franq.evaluation.units import _NamedModel, attempted, is_correct
+    from franq.evaluation.common import NamedModel, attempted, cached_sample_set, is_correct
     from franq.fit.generations import short_observed
     from franq.io import Example
     from franq.pipeline import Franq
 
     config = FranqConfig.from_dict({"mode": "short", "calibration": {"calibrator": "none"}})
-    fr = Franq(config, _NamedModel(EMBEDDED_NAME), faithfulness=backend)
+    fr = Franq(config, NamedModel(EMBEDDED_NAME), faithfulness=backend)
     rows, _ = short_observed(datasets, EMBEDDED_NAME, split, n)
     kept = [(it, rec, v) for it, rec, v in rows if attempted(rec["greedy"]["text"]) and "p_true_logprobs" in rec]
     scores = fr.score_many([Example(it.question, it.passages, rec["greedy"]["text"]) for it, rec, _ in kept],

@@ -1,10 +1,6 @@
 """Contradicted claims for the verifier's synthetic data: one typed substitution per claim
-(a same-type entity from spaCy's NER, random or, with :meth:`Corruptor.use_near`, one the
-sentence encoder finds close, a number, a year, a negation, a WordNet antonym, a
-WordNet co-hyponym noun: "iron" -> "gold"; or, :meth:`Corruptor.from_window`, an entity
-the window names in another role), and :func:`shorten_subject`, which names a
-claim's subject the way answers refer back to it ("The Eiffel Tower is ..." -> "The tower
-is ...")."""
+(a same-type entity from spaCy's NER, a number, a year, a negation, a WordNet antonym; or,
+:meth:`Corruptor.from_window`, an entity the window names in another role)."""
 from __future__ import annotations
 
 import random
@@ -16,8 +12,6 @@ NEGATED = re.compile(r"\b(is|are|was|were|can|could|will|would|does|did|do|has|h
                      r"|\b(isn't|aren't|wasn't|weren't|doesn't|didn't|don't|cannot|can't)\b")
 YEAR_RE = re.compile(r"\b(1[5-9]\d\d|20[0-3]\d)\b")
 NUMBER_RE = re.compile(r"(?<![\w.,])(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)(?![\w])")
-SUBJECT_RE = re.compile(r"^(?:The )?((?:[A-Z][\w'-]* ){0,3})([A-Z][a-z]+) (?=(?:is|was|are|were|has|had)\b)")
-CONCRETE = {"noun.substance", "noun.artifact", "noun.location", "noun.object", "noun.animal", "noun.plant", "noun.food"}
 SWAP_TYPES = ("PERSON", "GPE", "ORG", "NORP", "LOC", "FAC", "EVENT", "WORK_OF_ART", "LANGUAGE", "DATE", "PRODUCT")
 
 
@@ -39,21 +33,10 @@ def tagger():
 class Corruptor:
     """One typed substitution per claim: same-type entity, number, year, negation, antonym."""
 
-    def __init__(self, nlp, wordnet, rng: random.Random, *, cohyponym: bool = False):
+    def __init__(self, nlp, wordnet, rng: random.Random):
         self.nlp, self.wn, self.rng = nlp, wordnet, rng
         self.pool: dict[str, list[str]] = defaultdict(list)
-        self.kinds = ["entity", "entity", "number", "year", "negation", "antonym"] + (["cohyponym"] if cohyponym else [])
-        self.near = None  # a franq.fit.verifier_near.NearestPool over self.pool, see use_near
-        self.near_share = 0.0
-
-    def use_near(self, near, share: float) -> None:
-        """From now on, ``share`` of the entity substitutions take one of the entity's nearest
-        same-type entities in ``near`` (a NearestPool, given this pool's entities) instead of
-        a random one; ``share`` 0 turns it off."""
-        for label, ents in self.pool.items():
-            if near is not None and label not in near:
-                near.add(label, ents)
-        self.near, self.near_share = near, float(share)
+        self.kinds = ["entity", "entity", "number", "year", "negation", "antonym"]
 
     def add_entities(self, doc) -> None:
         for ent in doc.ents:
@@ -91,11 +74,6 @@ class Corruptor:
         if not ents:
             return None
         e = self.rng.choice(ents)
-        if self.near is not None and self.near_share and self.rng.random() < self.near_share:
-            other = self.near.nearest(e.label_, e.text, self.rng,
-                                      lambda o: o.lower() not in text.lower() and e.text not in o)
-            if other:
-                return text[:e.start_char] + other + text[e.end_char:]
         for _ in range(10):
             other = self.rng.choice(self.pool[e.label_])
             if other.lower() != e.text.lower() and other.lower() not in text.lower() and e.text not in other:
@@ -149,36 +127,3 @@ class Corruptor:
                         continue  # an inflected verb: the antonym's lemma would not agree
                     return text[:t.idx] + ant + text[t.idx + len(t.text):]
         return None
-
-    def _cohyponym(self, text, doc):
-        """A concrete common noun of the predicate (a substance, an artefact, a place, an
-        animal, ...) swapped for a sibling under its WordNet hypernym ("made of iron" ->
-        "made of gold"); synonyms (the same synset) are never chosen."""
-        if self.wn is None:
-            return None
-        verb = next((t.i for t in doc if t.pos_ in ("VERB", "AUX")), len(doc))
-        tokens = [t for t in doc if t.i > verb and t.pos_ == "NOUN" and t.tag_ == "NN" and t.is_alpha and len(t.text) > 2]
-        self.rng.shuffle(tokens)  # a noun of the predicate ("made of iron"), not the subject
-        for t in tokens[:3]:
-            synsets = [x for x in self.wn.synsets(t.text.lower(), pos="n")[:1] if x.lexname() in CONCRETE]
-            own = {x.name().lower() for s in synsets for x in s.lemmas()}
-            sibs = sorted({x.name().replace("_", " ") for s in synsets for h in s.hypernyms() for sib in h.hyponyms()
-                           if sib not in synsets and sib.lexname() == s.lexname() for x in sib.lemmas()[:1]
-                           if "_" not in x.name() and x.name().islower() and x.name().lower() not in own})
-            if sibs:
-                new = self.rng.choice(sibs)
-                return text[:t.idx] + new + text[t.idx + len(t.text):]
-        return None
-
-
-def shorten_subject(text: str, wordnet) -> str | None:
-    """"The Eiffel Tower was built ..." -> "The tower was built ...": a capitalised subject
-    of up to four words whose last word is a common noun in WordNet (not a person's name)
-    read as "The <noun>"; None when the claim does not start so."""
-    m = SUBJECT_RE.match(text)
-    if m is None or not m.group(1) or wordnet is None:
-        return None
-    head = m.group(2).lower()
-    if not wordnet.synsets(head, pos="n") or wordnet.synsets(head, pos="n")[0].lexname() == "noun.person":
-        return None
-    return f"The {head} " + text[m.end():]

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from calibration.contract import ClaimInputs
-from franq.evaluation.metrics import auroc, bootstrap
+from franq.evaluation.common import auroc, bootstrap
 
 
 def _auc(p, y) -> str:
@@ -38,7 +38,7 @@ def _auc_gain(a, b, y, groups=None) -> str:
 
 def _item(rec: dict, claim: str) -> tuple[list[str], str]:
     """``(passage texts, claim)`` of a franq record, the claim's citation markers stripped."""
-    from franq.fit.verifier_data import CITATION_RE
+    from franq.fit.verifier.data import CITATION_RE
 
     return [p["text"] for p in rec["passages"]], CITATION_RE.sub("", claim).strip()
 
@@ -71,7 +71,7 @@ def long_evidence_sets(datasets: Path) -> dict:
     contradicted by a typed substitution (franq.fit.shipped_contradictions; all y 0; 199:
     the corruption is drawn over all 217 answers, as the committed generations were, and
     the 12 answers that are also in train are then left out)."""
-    from franq.evaluation.data import expertqa_held_out
+    from franq.evaluation.common import expertqa_held_out
     from franq.fit.generations import read_jsonl
     from franq.fit.shipped_contradictions import corrupted_records
 
@@ -89,7 +89,7 @@ def long_evidence_sets(datasets: Path) -> dict:
 
 def _seen_contradicted(datasets: Path) -> set[str]:
     """Ids of the contradicted copies of the ExpertQA test answers that are also in train."""
-    from franq.evaluation.data import expertqa_seen_in_train
+    from franq.evaluation.common import expertqa_seen_in_train
     from franq.fit.shipped_contradictions import contradicted_id
 
     return {contradicted_id(i) for i in expertqa_seen_in_train(datasets)}
@@ -127,7 +127,7 @@ def evaluate_long(datasets: Path, path, verifier=None, *, backend=None) -> str:
     calibrator file, or a list of them (the verifier runs once; one table each)."""
     paths = [Path(x) for x in path] if isinstance(path, (list, tuple)) else [Path(path)]
     from calibration.three_condition import ThreeConditionCalibrator
-    from franq.evaluation.data import expertqa_held_out
+    from franq.evaluation.common import expertqa_held_out
     from franq.fit.calibrator import training_claims
     from franq.fit.shipped_verifier import (TEST_CONTRADICTED, contradicted_lines, long_verifier_lines,
                                             verifier_backend)

@@ -23,9 +23,13 @@ Sources (each with its own dev split, reported separately):
 ``wice``        WiCE dev claims in datasets/wice/fit.jsonl: supported -> the window with its
                 supporting sentences; partially / not supported -> not mentioned. Dev: the
                 held-out 40% (datasets/wice/heldout.jsonl), scored over whole pages.
-``synthetic-partial``  two facts joined into one claim against a window that states both,
-                one, or one changed (franq.fit.verifier_partial). Dev: the ExpertQA rand_test
-                passages.
+
+The manifest (datasets/verifier/manifest*.json) sets how many pairs of each source, the
+window size, ``"rng"`` and two ``"augment"`` switches: ``declarative_qa`` (``nq-declarative``
+training pairs, :mod:`franq.fit.verifier.qa`), ``paraphrased_contradictions``
+(``expertqa-contradicted``) and ``window_entity_swap`` (a share of the synthetic
+contradictions take an entity the window names elsewhere). :data:`AUGMENT` lists them; a
+manifest with any other switch is refused.
 """
 from __future__ import annotations
 
@@ -37,10 +41,15 @@ import re
 from collections import defaultdict
 from pathlib import Path
 
-from franq.evaluation.data import expertqa_held_out
-from franq.fit.verifier_corrupt import Corruptor, shorten_subject, tagger
+from franq.errors import InputError
+from franq.fit.verifier.corrupt import Corruptor, tagger
 
 LABELS = ("supported", "contradicted", "not_mentioned")
+AUGMENT = ("declarative_qa", "paraphrased_contradictions", "window_entity_swap")
+"""The manifest's ``"augment"`` switches (those of the shipped recipes, manifest.json and
+manifest-v7.json)."""
+SOURCES = ("snli", "synthetic", "nq-qa", "nq-declarative", "expertqa", "expertqa-contradicted", "wice")
+"""The training sources a manifest may cap (``train_pairs``)."""
 SNLI_LABELS = {"entailment": 0, "contradiction": 1, "neutral": 2}
 CITATION_RE = re.compile(r"\s*\[\d+(?:[,\s]*\d+)*\]")
 SENTENCE_RE = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[]?[A-Z0-9])")
@@ -125,24 +134,16 @@ class RelatedPassages:
 
 # ----------------------------------------------------------------- builders
 def synthetic_pairs(docs: list[list[str]], *, n: int, window_words: int, nlp, decomposer, corruptor: Corruptor,
-                    rng: random.Random, source: str, shorten: float = 0.0, far: float = 0.0, passes: int = 1,
-                    window_swap: float = 0.0) -> list[dict]:
-    """``n`` (about) balanced pairs from passages given as lists of sentences.
-
-    ``shorten``: the share of claims whose capitalised subject is named as answers refer
-    back to it ("The tower is ..."; the claim's supported, contradicted and not-mentioned
-    pairs alike, so the form is no cue). ``far``: the share of not-mentioned pairs read
-    against another window of the same passage (same topic, not this fact: the window that
-    speaks of the engineer, not of the tower's dates). ``passes``: how many times the
-    passages are walked (a sentence each time) before ``n`` is reached. ``window_swap``: the
-    share of contradicted claims whose substitute is an entity the window names elsewhere
-    (:meth:`Corruptor.from_window`), when it names one."""
+                    rng: random.Random, source: str, window_swap: float = 0.0) -> list[dict]:
+    """``n`` (about) balanced pairs from passages given as lists of sentences, a random
+    sentence of each passage. ``window_swap``: the share of contradicted claims whose
+    substitute is an entity the window names elsewhere (:meth:`Corruptor.from_window`), when
+    it names one."""
     out: list[dict] = []
     related = RelatedPassages(docs)
     order = [d for d, s in enumerate(docs) if s]
     rng.shuffle(order)
-    passes = max(1, int(passes))
-    for d in order * passes:  # each pass another random sentence of each passage
+    for d in order:
         if len(out) >= n:
             break
         sents = docs[d]
@@ -154,8 +155,6 @@ def synthetic_pairs(docs: list[list[str]], *, n: int, window_words: int, nlp, de
         if decomposer is not None and rng.random() < 0.5:
             parts = [c.text for c in decomposer.decompose(sent) if len(c.text.split()) >= 4]
             claim = rng.choice(parts) if parts else sent
-        if shorten and rng.random() < shorten:
-            claim = shorten_subject(claim, corruptor.wn) or claim
         i, j = window_around(sents, k, window_words, rng)
         premise = " ".join(sents[i:j])
         out.append({"premise": premise, "claim": claim, "label": 0, "source": source, "how": "sentence"})
@@ -168,13 +167,6 @@ def synthetic_pairs(docs: list[list[str]], *, n: int, window_words: int, nlp, de
         if bad:
             out.append({"premise": premise, "claim": bad[0], "label": 1, "source": source, "how": bad[1]})
         rest = [s for x, s in enumerate(sents[i:j], i) if x != k and overlap(words(s), words(claim)) < 0.5]
-        away = [x for x in range(len(sents)) if (x < i - 1 or x > j) and overlap(words(sents[x]), words(claim)) < 0.5]
-        if far and away and rng.random() < far:
-            a, b = window_around(sents, rng.choice(away), window_words, rng)
-            if not a <= k < b:
-                out.append({"premise": " ".join(sents[a:b]), "claim": claim, "label": 2, "source": source,
-                            "how": "far"})
-                continue
         if rng.random() < 0.5 and len(rest) >= 1:
             out.append({"premise": " ".join(rest), "claim": claim, "label": 2, "source": source, "how": "removed"})
         else:
@@ -269,21 +261,33 @@ def wice_supported_windows(raw: Path, ids: set[str], window_words: int) -> list[
     return out
 
 
+def check_manifest(manifest: dict) -> None:
+    """Refuse a manifest whose ``"augment"`` names a switch :func:`build` does not know (the
+    switches of candidates that were not shipped are gone: git keeps them)."""
+    unknown = sorted(set(manifest.get("augment", {})) - set(AUGMENT))
+    if unknown:
+        raise InputError(f"manifest 'augment' has unknown switch(es) {', '.join(unknown)}; known: {', '.join(AUGMENT)}")
+    extra = sorted(set(manifest.get("train_pairs", {})) - set(SOURCES))
+    if extra:
+        raise InputError(f"manifest 'train_pairs' has unknown source(s) {', '.join(extra)}; known: {', '.join(SOURCES)}")
+
+
 def build(raw: Path, datasets: Path, manifest: dict, *, seed: int = 0) -> dict[str, dict[str, list[dict]]]:
     """{"train": {source: pairs}, "dev": {source: pairs}} as ``manifest`` asks (per-source caps,
     window size); deterministic for a seed."""
     from claims.atomic import AtomicDecomposer
-    from franq.fit.verifier_declarative import declarative_pairs
-    from franq.fit.verifier_qa import answer_types, nq_qa_pairs, nq_rows
+    from franq.evaluation.common import expertqa_held_out
+    from franq.fit.verifier.qa import answer_types, declarative_pairs, nq_qa_pairs, nq_rows
     from franq.lm.resources import wordnet_reader
 
+    check_manifest(manifest)
     rng = random.Random(seed)
     ww = int(manifest["window_words"])
     caps = manifest["train_pairs"]
     nlp = tagger()  # tagger + NER (the decomposer loads its own parser)
     decomposer = AtomicDecomposer()
     augment = manifest.get("augment", {})
-    corruptor = Corruptor(nlp, wordnet_reader(), rng, cohyponym=bool(augment.get("cohyponym", False)))
+    corruptor = Corruptor(nlp, wordnet_reader(), rng)
     train: dict[str, list[dict]] = {}
     dev: dict[str, list[dict]] = {}
 
@@ -314,44 +318,21 @@ def build(raw: Path, datasets: Path, manifest: dict, *, seed: int = 0) -> dict[s
     # the committed dev sets stay as built; the human-labelled dev claims below leave them out
     dev_eqa_docs = docs_of([p["text"] for rec in eqa_test for p in rec["passages"]])
     kw = dict(window_words=ww, nlp=nlp, decomposer=decomposer, corruptor=corruptor)
-    # hard substitutes (franq.fit.verifier_near) for this share of the training sets' entity
-    # swaps and wrong answers; the dev sets stay as they were, plus "synthetic-near-nq"
-    near_share = float(augment.get("near_substitutes", 0.0))
-    near = None
-    if near_share:
-        from franq.fit.verifier_near import NearestPool, minilm_encoder
-
-        near = NearestPool(minilm_encoder())
-    hard = {"near": near, "near_share": near_share} if near else {}
-
-    def training(on: bool) -> None:
-        corruptor.use_near(near, near_share if on else 0.0)
-
     shared = manifest.get("rng", "shared") == "shared"  # "shared": one stream for all (how v1 was built)
 
     def own(name: str) -> random.Random:  # "own": each set its own stream, so a change to one never moves another
         corruptor.rng = rng if shared else random.Random(f"{seed}:{name}")
         return corruptor.rng
 
-    training(True)
     train["synthetic"] = synthetic_pairs(train_docs, n=caps["synthetic"], source="synthetic", rng=own("synthetic"),
-                                         shorten=float(augment.get("shorten_subject", 0.0)),
-                                         far=float(augment.get("far_window", 0.0)),
-                                         passes=int(augment.get("passes", 1)),
                                          window_swap=float(augment.get("window_entity_swap", 0.0)), **kw)
-    training(False)
     dev["synthetic-nq"] = synthetic_pairs(dev_nq_docs, n=manifest["dev_pairs"], source="synthetic-nq",
                                           rng=own("synthetic-nq"), **kw)
     dev["synthetic-expertqa"] = synthetic_pairs(dev_eqa_docs, n=manifest["dev_pairs"], source="synthetic-expertqa",
                                                 rng=own("synthetic-expertqa"), **kw)
-    if near:
-        corruptor.use_near(near, 1.0)
-        dev["synthetic-near-nq"] = synthetic_pairs(dev_nq_docs, n=manifest["dev_pairs"], source="synthetic-near-nq",
-                                                   rng=own("synthetic-near-nq"), **kw)
-        training(False)
     types_train, types_dev = answer_types(nq_train, nlp), answer_types(nq_dev, nlp)  # (typed, kinds) each
     train["nq-qa"] = nq_qa_pairs(nq_train, rng=own("nq-qa"), window_words=ww, typed=types_train[0],
-                                 kinds=types_train[1], **hard)
+                                 kinds=types_train[1])
     dev["nq-qa"] = nq_qa_pairs(nq_dev, rng=own("nq-qa-dev"), window_words=ww, typed=types_dev[0],
                                kinds=types_dev[1])[: manifest["dev_pairs"]]
     # questions said as statements: contradictions worded otherwise than the passage. The dev
@@ -361,25 +342,15 @@ def build(raw: Path, datasets: Path, manifest: dict, *, seed: int = 0) -> dict[s
                                               kinds=types_dev[1])[: manifest["dev_pairs"]]
     if augment.get("declarative_qa"):
         train["nq-declarative"] = declarative_pairs(nq_train, nlp=nlp, rng=own("nq-declarative"), window_words=ww,
-                                                    typed=types_train[0], kinds=types_train[1], **hard)
+                                                    typed=types_train[0], kinds=types_train[1])
     train["expertqa"] = labelled_claims(datasets / "expertqa" / "train.jsonl", "expertqa", ww)
     if augment.get("paraphrased_contradictions"):
         own("expertqa-contradicted")
-        training(True)
         train["expertqa-contradicted"] = paraphrased_contradictions(train["expertqa"], corruptor)
-        training(False)
     eqa_dev = labelled_claims(eqa_held, "expertqa", ww)
     dev["expertqa"] = random.Random(seed).sample(eqa_dev, min(len(eqa_dev), manifest.get("dev_expertqa", 500)))
     train["wice"] = wice_supported_windows(raw, {r["id"] for r in wice_fit}, ww)
     dev["wice"] = labelled_claims(datasets / "wice" / "heldout.jsonl", "wice", ww)
-    if caps.get("synthetic-partial"):  # two-fact claims (franq.fit.verifier_partial), built last: no other set moves
-        from franq.fit.verifier_partial import partial_pairs
-
-        train["synthetic-partial"] = partial_pairs(train_docs, n=caps["synthetic-partial"], rng=own("synthetic-partial"),
-                                                   **kw)
-        dev["synthetic-partial-expertqa"] = partial_pairs(dev_eqa_docs, n=manifest["dev_pairs"],
-                                                          rng=own("synthetic-partial-dev"),
-                                                          source="synthetic-partial-expertqa", **kw)
     for name, pairs in train.items():
         rng.shuffle(pairs)
         cap = caps.get(name)

@@ -1,8 +1,9 @@
-"""``franq fit verifier``: train franq's three-way verifier (supported / contradicted / not
-mentioned), a cross-encoder initialised from the packaged all-MiniLM-L6-v2.
+"""Train one of franq's three-way verifiers (supported / contradicted / not mentioned), a
+cross-encoder initialised from the packaged all-MiniLM-L6-v2 or from another verifier
+(``franq fit verifier`` runs :mod:`franq.fit.verifier.recipe`'s recipes through this).
 
-    manifest (datasets/verifier/manifest.json) + seed
-      -> pairs (franq.fit.verifier_data.build: SNLI, synthetic claims, nq-open, ExpertQA, WiCE)
+    manifest (datasets/verifier/manifest*.json) + seed
+      -> pairs (franq.fit.verifier.data.build: SNLI, synthetic claims, nq-open, ExpertQA, WiCE)
       -> fine-tuning (AdamW, linear warm-up and decay, length-bucketed batches)
       -> OUT/model.safetensors (fp16), config.json, tokenizer files, card.json, CARD.md
 
@@ -22,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from franq.fit.verifier_data import LABELS, build, sentences, sha256, windows
+from franq.fit.verifier.data import LABELS, build, sentences, sha256, windows
 from franq.lm.threads import configure_threads
 
 log = logging.getLogger(__name__)
@@ -64,7 +65,7 @@ def evaluate(model, tokenizer, dev: dict[str, list[dict]], *, max_length: int, w
     labels; supported-vs-not BAcc at 0.5 and AUROC of P_supported everywhere. ExpertQA and
     WiCE are scored the way franq scores them: every window of every passage, P_supported =
     the max over windows."""
-    from franq.evaluation.metrics import auroc
+    from franq.evaluation.common import auroc
 
     metrics = {}
     for name, pairs in dev.items():
@@ -97,11 +98,12 @@ def evaluate(model, tokenizer, dev: dict[str, list[dict]], *, max_length: int, w
     return metrics
 
 
-def fit_verifier(*, raw: Path, datasets: Path, manifest_path: Path, out: Path, seed: int = 0,
-                 epochs: float = 1.0, batch_size: int = 32, lr: float = 4e-5, warmup: float = 0.06,
-                 threads: int | None = None, base: str | None = None, log_every: int = 50, name: str = "franq-verifier") -> dict:
+def fit_verifier(*, raw: Path, datasets: Path, manifest_path: Path, out: Path, seed: int, epochs: float,
+                 batch_size: int, lr: float, warmup: float, name: str, threads: int | None = None,
+                 base: str | None = None, log_every: int = 50) -> dict:
     """Train and write the verifier directory ``out``; returns the card (``name``: the
-    model's name in it, which results carry as ``verifier:<name>``)."""
+    model's name in it, which results carry as ``verifier:<name>``). The settings have no
+    defaults: a :class:`~franq.fit.verifier.recipe.Recipe` holds them."""
     import torch
     from safetensors.torch import save_file
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
@@ -204,7 +206,7 @@ def card_markdown(card: dict) -> str:
              "A three-way cross-encoder (supported / contradicted / not mentioned) fine-tuned from "
              f"{card['base_model']}; input: (passage window of about {card['window_words']} words, claim), "
              f"at most {card['max_length']} tokens; weights {card['dtype']}.", "",
-             "Built by `franq fit verifier` (franq/fit/verifier.py) from "
+             "Built by `franq fit verifier` (franq/fit/verifier/) from "
              f"{card.get('manifest', 'datasets/verifier/manifest.json')} (sha256 {card['manifest_sha256'][:12]}), "
              f"seed {card['training']['seed']}{_continued(card)}.", "",
              "## Data (only shared/data/SOURCES.md files and synthetic claims built from them)", "",

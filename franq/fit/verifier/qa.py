@@ -1,20 +1,95 @@
-"""Declarative question-answer claims for the verifier: an nq-open question and an answer
-said as a statement ("when did the berlin wall fall" + "1989" -> "The berlin wall fell in
-1989."), against the gold passage's window that holds the gold answer.
+"""The verifier's question-answer pairs from nq-open (``nq-qa`` and ``nq-declarative`` of
+:func:`franq.fit.verifier.data.build`): per question, its gold answer said against the gold
+passage (supported), another question's answer of the same type (contradicted), and the gold
+answer against another question's passage (not mentioned).
 
-The synthetic contradictions (a passage sentence with one span swapped) are near-copies of
-the premise; these are not: the statement is worded as the question is, the passage says
-the fact its own way, and the contradicted ones name another question's answer of the same
-type ("The berlin wall fell in 1975."), as an answer that gets a fact wrong does. Rules
-cover the common question forms (who / what / when / where / how many); a question no rule
-reads is left out.
+``nq-qa`` says the question and answer as "question answer". ``nq-declarative`` says them as
+a statement ("when did the berlin wall fall" + "1989" -> "The berlin wall fell in 1989."). The
+synthetic contradictions (a passage sentence with one span swapped) are near-copies of the
+premise; these are not: the statement is worded as the question is, the passage says the
+fact its own way, and the contradicted ones name another question's answer of the same type
+("The berlin wall fell in 1975."), as an answer that gets a fact wrong does. Rules cover the
+common question forms (who / what / when / where / how many); a question no rule reads is
+left out.
 """
 from __future__ import annotations
 
+import gzip
+import json
 import random
 import re
+from collections import defaultdict
+from pathlib import Path
 
-from franq.fit.verifier_qa import qa_pairs
+from franq.fit.verifier.data import sentences, window_around
+
+
+def nq_rows(raw: Path) -> list[dict]:
+    rows = []
+    for i, line in enumerate(gzip.open(raw / "nq-open-oracle.jsonl.gz", "rt", encoding="utf-8")):
+        r = json.loads(line)
+        gold = next((c for c in r["ctxs"] if c.get("isgold")), r["ctxs"][0])
+        rows.append({"id": f"nq-{i}", "question": r["question"], "answers": r["answers"], "passage": gold["text"]})
+    return rows
+
+
+def answer_types(rows: list[dict], nlp) -> tuple[dict[str, list[dict]], dict[str, str]]:
+    """Each question's gold answer typed (spaCy's entity label, else NUM / CAP / LOW):
+    ``(rows by type, type by row id)``, where a wrong answer of the same type is drawn from."""
+    typed = defaultdict(list)
+    kinds = {}
+    for r, doc in zip(rows, nlp.pipe([r["answers"][0] for r in rows], batch_size=128)):
+        a = r["answers"][0]
+        ents = doc.ents
+        kinds[r["id"]] = (ents[0].label_ if len(ents) == 1 and len(ents[0].text) >= len(a) - 2
+                          else "NUM" if any(ch.isdigit() for ch in a) else "CAP" if a[:1].isupper() else "LOW")
+        typed[kinds[r["id"]]].append(r)
+    return typed, kinds
+
+
+def nq_qa_pairs(rows: list[dict], *, rng: random.Random, window_words: int, typed: dict, kinds: dict) -> list[dict]:
+    """Short-form statements "question answer" against the gold passage's window with the
+    answer (``typed``, ``kinds``: :func:`answer_types` of ``rows``)."""
+    return qa_pairs(rows, lambda r, answer: f"{r['question']} {answer}", rng=rng, window_words=window_words,
+                    typed=typed, kinds=kinds, source="nq-qa")
+
+
+def qa_pairs(rows: list[dict], say, *, rng: random.Random, window_words: int, typed: dict, kinds: dict,
+             source: str) -> list[dict]:
+    """Per question, ``say(row, answer)`` (a claim, or None to leave the question out) with the
+    gold answer against the gold passage's window that names it (supported), with another
+    question's answer of the same type (contradicted), and the gold claim against another
+    question's passage (not mentioned)."""
+    out = []
+    for r in rows:
+        answer = r["answers"][0]
+        claim = say(r, answer)
+        if claim is None:
+            continue
+        sents = sentences(r["passage"])
+        hit = [k for k, s in enumerate(sents) if any(a.lower() in s.lower() for a in r["answers"])]
+        if not hit:
+            continue
+        i, j = window_around(sents, hit[0], window_words, rng)
+        premise = " ".join(sents[i:j])
+        out.append({"premise": premise, "claim": claim, "label": 0, "source": source, "how": "gold"})
+        pool = [x for x in typed[kinds[r["id"]]] if x is not r]
+        for _ in range(5):
+            other = rng.choice(pool)["answers"][0] if pool else None
+            if other and other.lower() not in premise.lower() and answer.lower() not in other.lower():
+                bad = say(r, other)
+                if bad:
+                    out.append({"premise": premise, "claim": bad, "label": 1, "source": source,
+                                "how": "wrong-answer"})
+                break
+        unrelated = rng.choice(rows)
+        if unrelated is not r and not any(a.lower() in unrelated["passage"].lower() for a in r["answers"]):
+            us = sentences(unrelated["passage"])
+            a, b = window_around(us, rng.randrange(len(us)), window_words, rng)
+            out.append({"premise": " ".join(us[a:b]), "claim": claim, "label": 2, "source": source,
+                        "how": "other-passage"})
+    return out
+
 
 # past tense of the irregular verbs nq-open's "when / where did ..." questions use
 IRREGULAR = dict(pair.split(":") for pair in (
@@ -108,13 +183,12 @@ def statement(question: str, tags: list[tuple[str, str]], answer: str) -> str | 
 
 
 def declarative_pairs(rows: list[dict], *, nlp, rng: random.Random, window_words: int, typed: dict, kinds: dict,
-                      source: str = "nq-declarative", **near) -> list[dict]:
+                      source: str = "nq-declarative") -> list[dict]:
     """Per question that a rule reads and whose gold passage holds the answer: the statement
     with the gold answer (supported), with another question's answer of the same type
     (contradicted), and the gold statement against another question's passage (not
-    mentioned), each against a window of whole sentences around the answer (``near``: hard
-    wrong answers, see :func:`franq.fit.verifier_qa.qa_pairs`)."""
+    mentioned), each against a window of whole sentences around the answer."""
     tags = {r["id"]: [(t.text, t.tag_) for t in doc]
             for r, doc in zip(rows, nlp.pipe([r["question"] for r in rows], batch_size=128))}
     return qa_pairs(rows, lambda r, answer: statement(r["question"], tags[r["id"]], answer), rng=rng,
-                    window_words=window_words, typed=typed, kinds=kinds, source=source, **near)
+                    window_words=window_words, typed=typed, kinds=kinds, source=source)

@@ -1,0 +1,10 @@
+"""franq's verifier, as fitted (``franq fit verifier``); the scoring side is :mod:`franq.verifier`.
+
+    recipe    the recipes of v1 and the shipped v7 (manifest, base, settings): the defaults
+              of ``franq fit verifier`` and what ``franq fit shipped --check`` compares
+    data      training and dev pairs from a manifest (SNLI, synthetic claims, ExpertQA, WiCE)
+    corrupt   contradicted claims: one typed substitution per claim
+    qa        nq-open question-answer and declarative pairs
+    train     fine-tuning, dev metrics and the card
+    eval      held-out checks of the calibrators fitted on the shipped verifier
+"""
