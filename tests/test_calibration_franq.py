@@ -122,7 +122,7 @@ def test_small_condition_gives_a_warning():
 
 
 def test_unfitted_franq_calibrator_error_names_fit_command():
-    with pytest.raises(NotFittedError, match="franq calibrate"):
+    with pytest.raises(NotFittedError, match="franq fit calibrator"):
         FranqCalibrator().predict(ClaimInputs([0.5], [0.5], [0.5]))
 
 

@@ -11,7 +11,9 @@
   (:data:`EXTENSIONS`) and ``franq.apps.*``, nothing else first-party;
 - the public API is the core list below; no module is over 400 lines; scripts neither edit
   ``sys.path`` nor import ``tests``; evaluation-only packages stay off the scoring path; no
-  import cycles; every file in benchmarks/results/ is cited. (That claims/ and calibration/ never import franq is
+  import cycles; no module imports a private name of another room; every file in
+  benchmarks/results/ is cited; the README is at most 200 lines; the configuration reference
+  is in sync. (That claims/ and calibration/ never import franq is
   tests/test_import_direction.py.)
 
 Read from the source (the AST of every .py file), so a rule breaks here before it breaks
@@ -212,6 +214,41 @@ def test_room_rule_catches_lazy_and_from_imports():
     assert room_violations("from franq.apps.render import csv_text\n", "franq.fit.calibrator") == [
         "line 1: franq.apps.render"]
     assert room("franq.cli.score") == "command" and room("claims.atomic") == "library"
+
+
+def _part(module: str) -> str:
+    """Where a private name may be shared: within one package of franq (franq.fit,
+    franq.evaluation, franq.stages, franq.apps...) or one top-level package (claims, calibration)."""
+    parts = module.split(".")
+    return ".".join(parts[:2]) if parts[0] == "franq" else parts[0]
+
+
+def private_imports(source: str, module: str, *, is_package: bool = False) -> list[str]:
+    """``from X import _name`` where X is in another room, or (within the workbench) in the
+    other of fit/ and evaluation/: what rooms share is public (franq.evaluation.common)."""
+    bad = []
+    for imp in imports(source, module, is_package=is_package):
+        for name in imp.names:
+            if not name.startswith("_") or name.startswith("__"):
+                continue
+            if room(imp.module) != room(module) or (room(module) == "workbench"
+                                                     and _part(imp.module) != _part(module)):
+                bad.append(f"line {imp.line}: {imp.module}.{name}")
+    return bad
+
+
+def test_no_module_imports_a_private_name_of_another_room():
+    bad = [f"{path.relative_to(ROOT)}: {v}" for name, path in MODULES.items()
+           for v in private_imports(path.read_text(encoding="utf-8"), name, is_package=path.name == "__init__.py")]
+    assert not bad, "a private name imported across rooms (make it public, e.g. in franq.evaluation.common):\n" + \
+        "\n".join(bad)
+
+
+def test_private_name_rule_catches_the_workbench_sharing_a_private_helper():
+    src = "from franq.evaluation.units import _NamedModel\nfrom franq.fit.verifier.data import _x\n"
+    assert private_imports(src, "franq.fit.shipped_verifier") == ["line 1: franq.evaluation.units._NamedModel"]
+    assert private_imports("from franq.lm.load import _cache\n", "franq.apps.serve") == ["line 1: franq.lm.load._cache"]
+    assert private_imports("from franq.lm.load import _cache\n", "franq.pipeline") == []
 
 
 def test_public_api_is_the_core_list():
