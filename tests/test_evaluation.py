@@ -140,7 +140,7 @@ def test_run_methods_long_covers_every_group():
     p_f, a, b = LONG.franq_inputs(test)
     np.testing.assert_allclose(by_name["FRANQ no calibration T=0.5"].test, np.where(p_f > 0.5, a, b))
     for variant, label in (("calibrated", "FRANQ calibrated T=0.5"), ("condition", "FRANQ condition-calibrated T=0.5")):
-        cal = FranqCalibrator(variant=variant, p_faithful_threshold=0.5)
+        cal = FranqCalibrator(variant=variant, hard_mix_threshold=0.5)
         cal.fit(ClaimInputs(*LONG.franq_inputs(train)), train.is_true, is_faithful=train.is_faithful)
         out = cal.predict_components(ClaimInputs(p_f, a, b))
         c_a, c_b = out.p_true_if_supported, out.p_true_if_unfaithful

@@ -233,7 +233,7 @@ def run_methods(setting: Setting, train: Units, test: Units) -> tuple[list[Score
                                 ("soft", "FRANQ soft-calibrated", None),
                                 ("calibrated", f"FRANQ calibrated T={THRESHOLD:g}", THRESHOLD),
                                 ("condition", f"FRANQ condition-calibrated T={THRESHOLD:g}", THRESHOLD)):
-        cal = FranqCalibrator(variant=variant, p_faithful_threshold=cut)
+        cal = FranqCalibrator(variant=variant, hard_mix_threshold=cut)
         if unfit:
             out.append(Scores(label, FRANQ, None, True, unfit))
             continue
