@@ -138,7 +138,7 @@ class ClaimBatch:
     p_true_raw: np.ndarray | None = None
     """mix: the uncalibrated FRANQ mix."""
     calibrated: object | None = None
-    """calibrate: :class:`~franq.calibrate.Calibrated` (None without a calibrator)."""
+    """calibrate: :class:`~calibration.contract.CalibratedClaims` (None without a calibrator)."""
 
     def __len__(self) -> int:
         return len(self.claims)
