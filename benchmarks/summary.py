@@ -125,7 +125,7 @@ def speed() -> list[str]:
             f"thread on a shared 2-core CPU): {rows['verifier']['s per answer (median)']} s per answer (median) with "
             f"the verifier, {rows['combined']['s per answer (median)']} s with combined-v1; peak memory "
             f"{memory} with both stacks loaded ({link('verifier-cost.md')}, "
-            f"measured with verifier v1: every version since has its size and windows)."]
+            f"rerun with verifier v7 on 2026-11-27)."]
 
 
 def stack() -> list[str]:
