@@ -27,10 +27,6 @@ from franq.config_reference import section_classes, toml_value
 from franq.errors import FranqError
 from franq.settings import where
 
-THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS")
-"""The variables torch reads for its thread count when ``model.threads`` is unset."""
-
-
 @dataclasses.dataclass(frozen=True)
 class Value:
     """One effective value and its source (``default``, ``file PATH``, ``flag --x``, ``env NAME``)."""
@@ -96,13 +92,12 @@ def effective(cfg: FranqConfig, config_path: str | None, flags: dict[str, str]) 
 def _from_environment(v: Value) -> Value:
     """``v`` with what the environment fills in where the config leaves it unset."""
     if v.key == "model.threads" and v.value is None:
-        for variable in THREAD_VARIABLES:
-            if os.environ.get(variable):
-                value = os.environ[variable].strip()
-                return Value(v.key, int(value) if value.isdigit() else value, f"env {variable}")
-        from franq.lm.threads import auto_threads
+        from franq.lm.threads import resolve_threads  # the rule every command sets its threads by
 
-        return Value(v.key, auto_threads(), "default", "half the usable cores")
+        threads, source = resolve_threads()
+        if source == "default":
+            return Value(v.key, threads, "default", "half the usable cores")
+        return Value(v.key, threads, f"env {source}")
     if v.key == "decomposer.cache_dir" and v.value is None:
         from franq.lm.load import franq_home
 
