@@ -1,12 +1,10 @@
 """FranqConfig: nested sections from TOML and JSON, the keys removed in 0.2.0 refused with
-their new names, errors naming the key, overrides, and the CLI's help text."""
+their new names, errors naming the key (every bad value), overrides, component tables."""
 from __future__ import annotations
 
 import importlib
 import json
 import re
-import subprocess
-import sys
 import warnings
 
 import pytest
