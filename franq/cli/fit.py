@@ -12,7 +12,6 @@ from franq.errors import FranqError
 from franq.files import check_outputs
 
 MAP_FILES = ("faithfulness-combined.json", "faithfulness-context-pmi.json")
-
 """What ``franq fit faithfulness`` writes into its folder."""
 
 

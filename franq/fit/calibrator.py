@@ -253,11 +253,12 @@ def fit_xgboost(data: TrainingClaims, *, features: str = "franq", n_estimators: 
         raise InputError(f"'features' must be 'franq' or 'all', got {features!r}")
     names = data.franq_features() if features == "franq" else ["p_faithful", *sorted(data.signals)]
     data.features(names)  # every feature is there, or an error that names it
+    X = data.inputs()
     cal = XGBoostCalibrator(feature_names=names, n_estimators=n_estimators, fitted_for=data.stack)
     t0 = time.perf_counter()
-    cal.fit(data.inputs(), data.is_true)
+    cal.fit(X, data.is_true)
     seconds = time.perf_counter() - t0
-    p = cal.predict(data.inputs())
+    p = cal.predict(X)
     report = {"kind": "xgboost", "features": names, "fitted_for": data.stack, "n_claims": len(data),
               "n_true": int(data.is_true.sum()), "n_false": int(len(data) - data.is_true.sum()),
               "skipped": data.skipped, "train_ece": {"after": round(expected_calibration_error(p, data.is_true), 4)},
