@@ -73,8 +73,16 @@ def passages_context(passages: Sequence[Passage]) -> str:
 
 def text_pairs(evidence: Sequence) -> list[tuple[str, str]]:
     """``(context, statement)`` of each claim (:class:`~franq.stages.record.ClaimEvidence`):
-    what a text-only backend's ``predict`` reads."""
-    return [(passages_context(e.passages), e.statement) for e in evidence]
+    what a text-only backend's ``predict`` reads. The claims of one answer share its
+    passages, which are joined once."""
+    joined: dict[int, str] = {}
+    pairs = []
+    for e in evidence:
+        key = id(e.passages)  # one answer's claims read the same tuple, alive for this call
+        if key not in joined:
+            joined[key] = passages_context(e.passages)
+        pairs.append((joined[key], e.statement))
+    return pairs
 
 
 def _given(pairs: Sequence[tuple[str, str]]) -> list[int]:
