@@ -37,15 +37,6 @@ class Key:
     help: str
 
 
-def section_classes() -> dict[str, type]:
-    """The config's sections by name, in the order FranqConfig declares them."""
-    from franq.config import FranqConfig
-
-    return {f.name: f.default_factory for f in dataclasses.fields(FranqConfig)
-            if f.default_factory is not dataclasses.MISSING and dataclasses.is_dataclass(f.default_factory)
-            and f.name not in ("components", "limits")}
-
-
 @functools.lru_cache(maxsize=None)
 def field_docs(cls: type) -> dict[str, str]:
     """The docstring under each field of dataclass ``cls`` (its bases' too), by field name."""
@@ -71,11 +62,11 @@ def _type_name(annotation: Any) -> str:
 
 def config_keys() -> Iterator[Key]:
     """Every key of the config, section by section (``mode`` first)."""
-    from franq.config import FranqConfig
+    from franq.config import SECTIONS, FranqConfig
 
     top = {f.name: f for f in dataclasses.fields(FranqConfig)}
     yield Key("mode", _type_name(top["mode"].type), top["mode"].default, field_docs(FranqConfig).get("mode", ""))
-    for section, cls in section_classes().items():
+    for section, cls in SECTIONS.items():
         docs = field_docs(cls)
         defaults = cls()
         for f in dataclasses.fields(cls):

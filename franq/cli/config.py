@@ -22,8 +22,8 @@ from franq.cli.options import (
     CALIBRATOR_MISMATCH_OPTION, DECOMPOSER_OPTIONS, FLAG_KEYS, THRESHOLD_OPTION, StackFlags, decomposer_flags, fail,
     options, printable, stack,
 )
-from franq.config import FranqConfig
-from franq.config_reference import section_classes, toml_value
+from franq.config import SECTIONS, FranqConfig
+from franq.config_reference import toml_value
 from franq.errors import FranqError
 from franq.settings import where
 
@@ -68,7 +68,7 @@ def effective(cfg: FranqConfig, config_path: str | None, flags: dict[str, str]) 
         return "default"
 
     out = [Value("mode", cfg.mode, source("mode", cfg.mode, default.mode))]
-    for name in section_classes():
+    for name in SECTIONS:
         section, base = getattr(cfg, name), getattr(default, name)
         for f in dataclasses.fields(section):
             key, value = f"{name}.{f.name}", getattr(section, f.name)
