@@ -22,7 +22,7 @@ from calibration.contract import CalibratedClaims, ClaimInputs
 from calibration.franq import FranqCalibrator, stack_mismatches
 from calibration.three_condition import FORMAT as THREE_CONDITION_FORMAT
 from calibration.three_condition import ThreeConditionCalibrator
-from franq.config import CALIBRATOR_MISMATCH
+from franq.config_checks import CALIBRATOR_MISMATCH
 from franq.errors import InputError
 from franq.types import CalibratorInfo, Stack
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from franq.config import UNFAITH_SAMPLES
+from franq.config_checks import UNFAITH_SAMPLES
 from franq.lm.prompts import SHORT_INSTRUCTION
 from franq.scorers.diversity import SampleContext
 
