@@ -87,7 +87,7 @@ def check_values(c) -> None:
                          f"got {c.decomposer.api_key_env!r}")
     register_secret_env(c.decomposer.api_key_env)
     _choice(c.model.on_overflow, OVERFLOW, "model.on_overflow")
-    check_model_keys(c.model)
+    check_model_keys(c.model, c.limits)
     _positive_int(c.model.max_new_tokens, "model.max_new_tokens")
     _positive_int(c.model.threads if c.model.threads is not None else 1, "model.threads")
     d = c.decomposer

@@ -52,12 +52,15 @@ _TABLE = (
     Limit("threads", 256, "threads", "CPU threads (model.threads, --threads)"),
     Limit("max_new_tokens", 8_192, "tokens", "tokens generated per answer or sample"),
     Limit("in_flight", 256, "requests", "requests in flight to a served model"),
+    Limit("retries", 10, "retries", "retries of one request to a served model (model.max_retries)"),
+    Limit("retry_wait_seconds", 60, "seconds", "longest wait before a retry to a served model (backoff, Retry-After)"),
     # files franq reads
     Limit("record_bytes", 16 * 2**20, "bytes", "bytes per JSONL line (batch, report, trust, sufficiency, selective)"),
     Limit("json_file_bytes", 64 * 2**20, "bytes", "bytes of a whole .json input (one example or a list)"),
     Limit("artefact_bytes", 64 * 2**20, "bytes", "bytes of a calibrator, probe, faithfulness map, policy or verifier card"),
     Limit("config_bytes", 2**20, "bytes", "bytes of a config file (TOML or JSON)"),
     Limit("decompressed_bytes", 2 * 2**30, "bytes", "bytes read from one gzip file after decompression"),
+    Limit("reply_bytes", 64 * 2**20, "bytes", "bytes of one reply of a served model, before and after decompression"),
     Limit("json_depth", 64, "levels", "nesting depth of any JSON or TOML value franq reads"),
     # the service
     Limit("body_bytes", 2 * 2**20, "bytes", "bytes per HTTP request body (franq serve)"),
@@ -97,7 +100,7 @@ def message(name: str, value: int, *, where: str = "", limit: int | None = None,
     spec = LIMITS[name]
     bound = spec.default if limit is None else limit
     prefix = f"{where}: " if where else ""
-    verb = "is" if spec.unit in ("characters", "bytes", "tokens", "levels") else "has"
+    verb = "is" if spec.unit in ("characters", "bytes", "tokens", "levels", "seconds") else "has"
     amount = f"{subject} {verb} {value} {spec.unit}" if subject else f"{value} {spec.unit}"
     return (f"{prefix}{amount}, over the limit of {bound} ({spec.what}; "
             f"raise it with [limits] {name} = N or --limit {name}=N)")

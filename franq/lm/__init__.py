@@ -37,7 +37,7 @@ def load_lm(config, *, teacher_forces: bool = True):
         from franq.lm.model import CausalLM
         return CausalLM.load(m.path, gguf_file=m.gguf_file, device=m.device, dtype=m.dtype)
     from franq.lm.served import connect
-    return connect(m, needs_passes=teacher_forces)
+    return connect(m, needs_passes=teacher_forces, limits=config.limits)
 
 
 def __getattr__(name: str):

@@ -26,10 +26,11 @@ def engines() -> dict:
     return {e.name: e for e in (VLLM, SGLang, TGI, LlamaCpp)}
 
 
-def connect(m, *, transport=None, backoff: float = 0.5, needs_passes: bool = True):
+def connect(m, *, transport=None, backoff: float = 0.5, needs_passes: bool = True, limits=None):
     """A :class:`~franq.lm.served.model.ServedLM` for the ``[model]`` section ``m``: the
     tokenizer loaded, the engine detected (``auto``) and probed. A server without prompt
-    log-probabilities is refused when ``needs_passes``."""
+    log-probabilities is refused when ``needs_passes``. ``limits``: the config's (reply size,
+    retries, JSON depth)."""
     from franq.errors import InputError
     from franq.lm.served.client import ServerClient
     from franq.lm.served.model import ServedLM, load_tokenizer
@@ -37,7 +38,8 @@ def connect(m, *, transport=None, backoff: float = 0.5, needs_passes: bool = Tru
 
     tokenizer, context = load_tokenizer(m.tokenizer or m.path)
     client = ServerClient(m.server, api_key_env=m.api_key_env, in_flight=m.in_flight, timeout=m.timeout,
-                          max_retries=m.max_retries, backoff=backoff, transport=transport)
+                          max_retries=m.max_retries, backoff=backoff, transport=transport,
+                          limits=limits)
     name = detect_engine(client) if m.engine == "auto" else m.engine
     engine = engines()[name](m.served_model)
     caps = probe(client, engine, tokenizer)

@@ -9,10 +9,14 @@ positions (and so claims' character offsets) stay exact.
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from franq.lm.served.client import Request, ServedModelError
+
+TOLERANCE = 1e-4
+"""How far above 0 a log-probability may be and still be read as rounding (it is read as 0)."""
 
 
 @dataclass(frozen=True)
@@ -96,6 +100,7 @@ def field(body, *path, engine: Engine):
 
 
 def tail(values: list, n: int, engine: Engine, what: str) -> list:
+    values = as_list(values, engine, what)
     if len(values) < n:
         raise engine.fail(f"{what}: {len(values)} entries for {n} answer tokens")
     return values[len(values) - n:] if n else []
@@ -108,9 +113,54 @@ def check_ids(got: Sequence[int], item: ScoreItem, engine: Engine) -> None:
 
 
 def logprob(value, engine: Engine, where: str) -> float:
+    """A log-probability from a reply: a finite number <= 0 (up to :data:`TOLERANCE` above 0,
+    read as 0). NaN, infinities and positive values would make every claim certain or crash a
+    later stage: they are refused, naming the engine, the field and its position."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise engine.fail(f"{where}: expected a log-probability, got {value!r}")
-    return float(value)
+        raise engine.fail(f"{where}: expected a log-probability, got {str(value)[:60]!r}")
+    try:
+        number = float(value)
+    except OverflowError:
+        number = math.inf if value > 0 else -math.inf
+    if not math.isfinite(number):
+        raise engine.fail(f"{where}: the server sent {number} where a log-probability (a finite number <= 0) "
+                          f"belongs; refused rather than scored")
+    if number > TOLERANCE:
+        raise engine.fail(f"{where}: the server sent {number:g}, not a log-probability (a probability above 1); "
+                          f"refused rather than scored")
+    return min(number, 0.0)
+
+
+def logprobs(values, engine: Engine, where: str) -> list[float]:
+    """A list of log-probabilities, each checked by :func:`logprob` and named by its index."""
+    return [logprob(x, engine, f"{where}[{t}]") for t, x in enumerate(as_list(values, engine, where))]
+
+
+def as_list(value, engine: Engine, where: str, *, size: int | None = None) -> list:
+    """``value`` when it is a list (of ``size`` entries, when given); else a one-line error."""
+    if not isinstance(value, list):
+        raise engine.fail(f"{where}: expected a list, got {type(value).__name__}")
+    if size is not None and len(value) != size:
+        raise engine.fail(f"{where}: {len(value)} entries where {size} were expected")
+    return value
+
+
+def as_dict(value, engine: Engine, where: str) -> dict:
+    if not isinstance(value, dict):
+        raise engine.fail(f"{where}: expected an object, got {type(value).__name__}")
+    return value
+
+
+def token_id(value, engine: Engine, where: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise engine.fail(f"{where}: expected a token id (a whole number >= 0), got {str(value)[:60]!r}")
+    return value
+
+
+def text(value, engine: Engine, where: str) -> str:
+    if not isinstance(value, str):
+        raise engine.fail(f"{where}: expected text, got {type(value).__name__}")
+    return value
 
 
 def finish(reason) -> str:

@@ -9,7 +9,6 @@ from dataclasses import dataclass
 from franq.errors import InputError, register_secret_env
 
 ENGINE_CHOICES = ("auto", "vllm", "sglang", "tgi", "llama-cpp-python")
-URL_RE = re.compile(r"^https?://[^\s/:]+(:\d{1,5})?(/[^\s]*)?$")
 
 
 @dataclass(frozen=True)
@@ -17,7 +16,7 @@ class ServedKeys:
     """The ``[model]`` keys of a served model (:class:`franq.config.ModelConfig` has them)."""
 
     server: str | None = None
-    """The server's URL (``http://host:port``): passes, samples and generations run there; ``None`` = in-process."""
+    """The server's URL (``http://host:port``, ``http://[::1]:port``; redirects are not followed): passes, samples and generations run there; ``None`` = in-process."""
     engine: str = "auto"
     """Its protocol: ``vllm``, ``sglang``, ``tgi``, ``llama-cpp-python``, or ``auto`` (detected at start-up)."""
     served_model: str | None = None
@@ -30,14 +29,17 @@ class ServedKeys:
     in_flight: int = 4
     """Requests open at once to the server (bounded by the ``in_flight`` limit)."""
     timeout: float = 120.0
-    """Seconds per request."""
+    """Seconds per request, in all: connecting, every retry and its wait, and reading the whole reply."""
     max_retries: int = 4
-    """Retries, with exponential backoff, of a request that got 429, 5xx or no connection."""
+    """Retries, with exponential backoff, of a request that got 429, 5xx or no connection (at most the
+    ``retries`` limit)."""
 
 
-def check_model_keys(m) -> None:
-    """The [model] keys of a served model (called for every config; quiet without ``server``)."""
+def check_model_keys(m, limits=None) -> None:
+    """The [model] keys of a served model (called for every config; quiet without ``server``);
+    ``limits``: the config's (``in_flight``, ``retries``)."""
     from franq.limits import check
+    from franq.lm.served.client import check_timeout, server_url
 
     if m.engine not in ENGINE_CHOICES:
         raise InputError(f"config 'model.engine': expected one of {list(ENGINE_CHOICES)}, got {m.engine!r}")
@@ -46,9 +48,9 @@ def check_model_keys(m) -> None:
         if isinstance(value, bool) or not isinstance(value, int) or value < (1 if key == "in_flight" else 0):
             raise InputError(f"config 'model.{key}': expected a whole number >= {1 if key == 'in_flight' else 0}, "
                              f"got {value!r}")
-    check("in_flight", m.in_flight, where="config 'model.in_flight'")
-    if isinstance(m.timeout, bool) or not isinstance(m.timeout, (int, float)) or m.timeout <= 0:
-        raise InputError(f"config 'model.timeout': expected a positive number of seconds, got {m.timeout!r}")
+    check("in_flight", m.in_flight, where="config 'model.in_flight'", limits=limits)
+    check("retries", m.max_retries, where="config", subject="'model.max_retries'", limits=limits)
+    check_timeout(m.timeout, "timeout")
     if m.api_key_env is not None:
         if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", m.api_key_env):
             raise InputError(f"config 'model.api_key_env': expected the name of an environment variable, "
@@ -56,8 +58,7 @@ def check_model_keys(m) -> None:
         register_secret_env(m.api_key_env)
     if m.server is None:
         return
-    if not URL_RE.match(m.server):
-        raise InputError(f"config 'model.server': expected a URL such as 'http://127.0.0.1:8000', got {m.server!r}")
+    server_url(m.server)
     if not (m.tokenizer or m.path):
         raise InputError("config 'model.tokenizer': a served model needs its tokenizer here, to map the answer's "
                          "tokens to characters exactly (a directory, a GGUF file, a cached name, or 'embedded'); "

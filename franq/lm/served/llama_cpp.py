@@ -36,7 +36,7 @@ sample is drawn from the model's distribution as the in-process sampler draws it
 """
 from __future__ import annotations
 
-from franq.lm.served.base import Draw, Engine, ScoreItem, field, finish, logprob
+from franq.lm.served.base import Draw, Engine, ScoreItem, as_dict, as_list, field, finish, logprob, logprobs, text
 from franq.lm.served.client import Request
 
 PROBE_TEXT = "Paris is the capital"
@@ -91,7 +91,8 @@ class LlamaCpp(Engine):
         lp = field(body, "choices", 0, "logprobs", engine=self)
         if not isinstance(lp, dict):
             raise self.fail("choices[0].logprobs is null: start the server with --logits_all true")
-        tokens, lps = field(lp, "tokens", engine=self), field(lp, "token_logprobs", engine=self)
+        tokens = as_list(field(lp, "tokens", engine=self), self, "choices[0].logprobs.tokens")
+        lps = as_list(field(lp, "token_logprobs", engine=self), self, "choices[0].logprobs.token_logprobs")
         if len(tokens) != len(lps):
             raise self.fail(f"choices[0].logprobs: {len(tokens)} tokens but {len(lps)} token_logprobs")
         usage = body.get("usage") if isinstance(body.get("usage"), dict) else {}
@@ -145,11 +146,14 @@ class LlamaCpp(Engine):
     def read_samples(self, bodies) -> list[Draw]:
         out = []
         for k, body in enumerate(bodies):
-            choice = field(body, "choices", 0, engine=self)
-            lp = choice.get("logprobs") or {}
-            lps = [logprob(x, self, f"[{k}].choices[0].logprobs.token_logprobs") for x in lp.get("token_logprobs") or []]
-            out.append(Draw(str(field(choice, "text", engine=self)), tuple(map(str, lp.get("tokens") or [])),
-                            tuple(lps), None, finish(choice.get("finish_reason"))))
+            choice = as_dict(field(body, "choices", 0, engine=self), self, f"[{k}].choices[0]")
+            lp = as_dict(choice.get("logprobs") or {}, self, f"[{k}].choices[0].logprobs")
+            tokens = as_list(lp.get("tokens") or [], self, f"[{k}].choices[0].logprobs.tokens")
+            lps = logprobs(lp.get("token_logprobs") or [], self, f"[{k}].choices[0].logprobs.token_logprobs")
+            if len(tokens) != len(lps):
+                raise self.fail(f"[{k}].choices[0].logprobs: {len(tokens)} tokens but {len(lps)} token_logprobs")
+            out.append(Draw(text(field(choice, "text", engine=self), self, f"[{k}].choices[0].text"),
+                            tuple(map(str, tokens)), tuple(lps), None, finish(choice.get("finish_reason"))))
         return out
 
 

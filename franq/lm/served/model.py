@@ -156,7 +156,10 @@ class ServedLM(CausalLM):
         teacher-forced once more (one request)."""
         text = self.tokenizer.decode(list(prompt_ids), skip_special_tokens=False)
         reqs = self.engine.sample_requests(prompt_ids, text, SampleParams(1, 0.0, max_tokens=max_new_tokens, seed=0))
-        d = self.engine.read_samples(self.client.post_all(reqs))[0]
+        draws = self.engine.read_samples(self.client.post_all(reqs))
+        if len(draws) != 1:
+            raise self.engine.fail(f"asked for 1 generated answer, the server returned {len(draws)}")
+        d = draws[0]
         if d.ids is not None:
             special = set(self.tokenizer.all_special_ids)
             n = len(d.ids)

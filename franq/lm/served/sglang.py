@@ -10,7 +10,8 @@ tokens from there on (the first may be null). Samples: the same route with
 """
 from __future__ import annotations
 
-from franq.lm.served.base import Draw, Engine, ScoreItem, check_ids, field, finish, logprob, tail
+from franq.lm.served.base import (Draw, Engine, ScoreItem, as_dict, as_list, check_ids, field, finish, logprob, tail,
+                                  text, token_id)
 from franq.lm.served.client import Request
 
 
@@ -45,9 +46,15 @@ class SGLang(Engine):
         out = []
         for body in bodies:
             for k, one in enumerate(body if isinstance(body, list) else [body]):
-                rows = field(one, "meta_info", "output_token_logprobs", engine=self)
-                lps = [logprob(r[0], self, f"[{k}].meta_info.output_token_logprobs") for r in rows]
+                where = f"[{k}].meta_info.output_token_logprobs"
+                meta = as_dict(field(one, "meta_info", engine=self), self, f"[{k}].meta_info")
+                rows = as_list(field(meta, "output_token_logprobs", engine=self), self, where)
+                for t, r in enumerate(rows):
+                    if not isinstance(r, list) or len(r) < 2:
+                        raise self.fail(f"{where}[{t}]: expected [logprob, token_id, text], got {str(r)[:60]}")
+                lps = [logprob(r[0], self, f"{where}[{t}][0]") for t, r in enumerate(rows)]
+                ids = tuple(token_id(r[1], self, f"{where}[{t}][1]") for t, r in enumerate(rows))
                 texts = tuple(str(r[2]) if len(r) > 2 and r[2] is not None else "" for r in rows)
-                out.append(Draw(str(field(one, "text", engine=self)), texts, tuple(lps),
-                                tuple(int(r[1]) for r in rows), finish(one["meta_info"].get("finish_reason"))))
+                out.append(Draw(text(field(one, "text", engine=self), self, f"[{k}].text"), texts, tuple(lps), ids,
+                                finish(meta.get("finish_reason"))))
         return out

@@ -10,7 +10,8 @@ ids. Samples: TGI returns one sequence per request (``best_of`` keeps only the b
 """
 from __future__ import annotations
 
-from franq.lm.served.base import Draw, Engine, ScoreItem, check_ids, field, finish, logprob, tail
+from franq.lm.served.base import (Draw, Engine, ScoreItem, as_dict, as_list, check_ids, field, finish, logprob, tail,
+                                  text, token_id)
 from franq.lm.served.client import Request
 
 
@@ -50,8 +51,13 @@ class TGI(Engine):
         for k, body in enumerate(bodies):
             if isinstance(body, list):
                 body = body[0] if body else {}
-            tokens = [t for t in field(body, "details", "tokens", engine=self) if not t.get("special")]
-            out.append(Draw(str(field(body, "generated_text", engine=self)), tuple(str(t.get("text", "")) for t in tokens),
-                            tuple(logprob(t.get("logprob"), self, f"[{k}].details.tokens") for t in tokens),
-                            tuple(int(t["id"]) for t in tokens), finish(body["details"].get("finish_reason"))))
+            details = as_dict(field(body, "details", engine=self), self, f"[{k}].details")
+            tokens = [as_dict(t, self, f"[{k}].details.tokens[{i}]")
+                      for i, t in enumerate(as_list(field(details, "tokens", engine=self), self, f"[{k}].details.tokens"))]
+            kept = [(i, t) for i, t in enumerate(tokens) if not t.get("special")]
+            out.append(Draw(text(field(body, "generated_text", engine=self), self, f"[{k}].generated_text"),
+                            tuple(str(t.get("text", "")) for _, t in kept),
+                            tuple(logprob(t.get("logprob"), self, f"[{k}].details.tokens[{i}].logprob") for i, t in kept),
+                            tuple(token_id(t.get("id"), self, f"[{k}].details.tokens[{i}].id") for i, t in kept),
+                            finish(details.get("finish_reason"))))
         return out

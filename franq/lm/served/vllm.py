@@ -8,7 +8,8 @@ each prompt token after the first, ``{"<token id>": {"logprob", "rank", "decoded
 """
 from __future__ import annotations
 
-from franq.lm.served.base import Draw, Engine, ScoreItem, check_ids, field, finish, logprob, tail
+from franq.lm.served.base import (Draw, Engine, ScoreItem, as_dict, as_list, check_ids, field, finish, logprob, logprobs,
+                                  tail, text)
 from franq.lm.served.client import Request
 
 
@@ -29,7 +30,8 @@ class VLLM(Engine):
             if not isinstance(entry, dict):
                 raise self.fail(f"choices[0].prompt_logprobs: no entry for answer token {t} (id {tok})")
             out.append(logprob(entry.get("logprob"), self, f"prompt_logprobs[{t}].logprob"))
-        got = body["choices"][0].get("prompt_token_ids") or body.get("prompt_token_ids")  # where vLLM echoes them
+        choice = as_dict(body["choices"][0], self, "choices[0]")
+        got = choice.get("prompt_token_ids") or body.get("prompt_token_ids")  # where vLLM echoes them
         if got:
             check_ids(tail(list(got), len(item.answer_ids), self, "prompt_token_ids"), item, self)
         return out
@@ -47,12 +49,20 @@ class VLLM(Engine):
     def read_samples(self, bodies) -> list[Draw]:
         out = []
         for body in bodies:
-            for k, choice in enumerate(field(body, "choices", engine=self)):
-                lp = field(choice, "logprobs", engine=self) or {}
-                tokens = list(lp.get("tokens") or [])
-                lps = [logprob(x, self, f"choices[{k}].logprobs.token_logprobs") for x in lp.get("token_logprobs") or []]
-                ids = tuple(int(t.split(":", 1)[1]) for t in tokens) if all(
-                    isinstance(t, str) and t.startswith("token_id:") for t in tokens) else None
-                out.append(Draw(str(field(choice, "text", engine=self)), tuple(map(str, tokens)), tuple(lps),
-                                ids, finish(choice.get("finish_reason"))))
+            for k, choice in enumerate(as_list(field(body, "choices", engine=self), self, "choices")):
+                where = f"choices[{k}]"
+                choice = as_dict(choice, self, where)
+                lp = as_dict(field(choice, "logprobs", engine=self) or {}, self, f"{where}.logprobs")
+                tokens = as_list(lp.get("tokens") or [], self, f"{where}.logprobs.tokens")
+                lps = logprobs(lp.get("token_logprobs") or [], self, f"{where}.logprobs.token_logprobs")
+                if len(tokens) != len(lps):
+                    raise self.fail(f"{where}.logprobs: {len(tokens)} tokens but {len(lps)} token_logprobs")
+                ids = None
+                if tokens and all(isinstance(t, str) and t.startswith("token_id:") for t in tokens):
+                    try:
+                        ids = tuple(int(t.split(":", 1)[1]) for t in tokens)
+                    except ValueError:
+                        raise self.fail(f"{where}.logprobs.tokens: a 'token_id:' entry without a number") from None
+                out.append(Draw(text(field(choice, "text", engine=self), self, f"{where}.text"),
+                                tuple(map(str, tokens)), tuple(lps), ids, finish(choice.get("finish_reason"))))
         return out
