@@ -15,6 +15,7 @@ ignores the key, so a missing variable is an error only for the OpenAI API itsel
 """
 from __future__ import annotations
 
+import math
 import os
 
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"
@@ -22,21 +23,27 @@ NO_KEY = "not-needed"
 """The key sent to a server when ``api_key_env`` is unset (local servers accept any)."""
 DEFAULT_TIMEOUT = 60.0
 DEFAULT_RETRIES = 2
+MAX_RETRIES = 10
+"""The most retries a client may be given (franq's ``retries`` limit has the same default)."""
 
 
 def openai_client(base_url: str | None = None, *, api_key_env: str = DEFAULT_KEY_ENV,
-                  timeout: float = DEFAULT_TIMEOUT, max_retries: int = DEFAULT_RETRIES):
+                  timeout: float = DEFAULT_TIMEOUT, max_retries: int = DEFAULT_RETRIES,
+                  max_retries_cap: int = MAX_RETRIES):
     """An ``openai.OpenAI`` client for the server at ``base_url`` (``None``: the OpenAI API).
 
     ``timeout``: seconds per request; ``max_retries``: how often the client retries a
     timeout, a connection error, HTTP 408/409/429 or 5xx, with exponential backoff and
     jitter (0: the caller retries itself, as :class:`claims.chat.OpenAIChat` does to count
-    calls). Raises ``ValueError`` naming the setting for a bad value or a missing key.
+    calls; at most ``max_retries_cap``). Redirects are not followed (a server that sends one is
+    an error, never another host). Raises ``ValueError`` naming the setting for a bad value or
+    a missing key.
     """
-    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
-        raise ValueError(f"timeout: expected a positive number of seconds, got {timeout!r}")
-    if isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 0:
-        raise ValueError(f"max_retries: expected 0 or more, got {max_retries!r}")
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not math.isfinite(timeout) \
+            or timeout <= 0:
+        raise ValueError(f"timeout: expected a finite number of seconds > 0, got {timeout!r}")
+    if isinstance(max_retries, bool) or not isinstance(max_retries, int) or not 0 <= max_retries <= max_retries_cap:
+        raise ValueError(f"max_retries: expected a whole number in [0, {max_retries_cap}], got {max_retries!r}")
     key = os.environ.get(api_key_env)
     if not key:
         if base_url is None:
@@ -45,13 +52,15 @@ def openai_client(base_url: str | None = None, *, api_key_env: str = DEFAULT_KEY
         key = NO_KEY
     import openai
 
-    return openai.OpenAI(base_url=base_url, api_key=key, timeout=timeout, max_retries=max_retries)
+    http = openai.DefaultHttpxClient(follow_redirects=False, timeout=timeout)
+    return openai.OpenAI(base_url=base_url, api_key=key, timeout=timeout, max_retries=max_retries, http_client=http)
 
 
 def redact_key(text: str, api_key_env: str = DEFAULT_KEY_ENV) -> str:
-    """``text`` with the value of ``api_key_env`` (if set) masked."""
+    """``text`` with the value of ``api_key_env`` (if set) masked, whatever its length (a
+    three-character key is a key too; the text is a message built from a server error)."""
     key = os.environ.get(api_key_env)
-    if key and len(key) >= 4 and isinstance(text, str):
+    if key and isinstance(text, str):
         return text.replace(key, f"<{api_key_env} redacted>")
     return text
 

@@ -73,6 +73,10 @@ def redact(text: str) -> str:
     if not isinstance(text, str) or not text:
         return text
     for name, value in os.environ.items():
-        if value and len(value) >= 8 and (name in _SECRET_ENVS or SECRET_ENV_RE.search(name)):
+        if not value or not (name in _SECRET_ENVS or SECRET_ENV_RE.search(name)):
+            continue
+        if len(value) >= 8:
             text = text.replace(value, f"<{name} redacted>")
+        elif value in text:  # a short key, whatever its length: masked where it stands as a word of its own
+            text = re.sub(rf"(?<![\w\-.]){re.escape(value)}(?![\w\-])", f"<{name} redacted>", text)
     return SECRET_VALUE_RE.sub(_keep_prefix, text)

@@ -4,14 +4,25 @@ served pass can be compared with the local one exactly). They run as an
 :class:`httpx.MockTransport`: no socket, no network. ``die_after`` makes the server go
 away (connection refused) after that many POSTs; ``fail_first`` answers that many
 requests with ``fail_status`` first; ``no_prompt_logprobs`` refuses the prompt
-log-probability parameter as a server without it does.
+log-probability parameter as a server without it does; ``tamper(path, body, reply)``
+rewrites a reply before it is sent (the hostile tests: NaN, +inf, wrong shapes).
+:func:`on_socket` serves a FakeServer on a real loopback socket (IPv4 or IPv6);
+:class:`HostileHandler` is a server that misbehaves at the HTTP level (gzip bomb, endless
+reply, drip, redirect, deep nesting, echoed key).
 
 :class:`PinnedTokenizer` and :class:`PinnedClient` replay the recorded start-up of a real
 server (its ``setup`` block) for the adapter tests, without the real tokenizer."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import socket
+import sys
+import threading
+import time
+import zlib
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import httpx
@@ -26,8 +37,9 @@ def fixture(kind: str) -> dict:
 
 class FakeServer:
     def __init__(self, kind: str, lm, *, die_after: int | None = None, fail_first: int = 0, fail_status: int = 503,
-                 no_prompt_logprobs: bool = False, adds_bos: bool = False):
+                 no_prompt_logprobs: bool = False, adds_bos: bool = False, tamper=None):
         self.kind, self.lm = kind, lm
+        self.tamper = tamper
         self.bos_id = lm.tokenizer.convert_tokens_to_ids("<|im_start|>")
         """llama-cpp-python: the GGUF's BOS token (SmolLM2's is <|im_start|>, which starts its chat prompts)."""
         self.adds_bos = adds_bos
@@ -67,7 +79,11 @@ class FakeServer:
         body = json.loads(request.content)
         self.seen.append((path, body))
         try:
-            return httpx.Response(200, json=getattr(self, "_" + self.kind.replace("-", "_"))(path, body))
+            reply = getattr(self, "_" + self.kind.replace("-", "_"))(path, body)
+            if self.tamper is not None:
+                reply = self.tamper(path, body, reply)
+            return httpx.Response(200, content=json.dumps(reply).encode(),  # NaN / Infinity written as is
+                                  headers={"content-type": "application/json"})
         except _Reply as r:
             return httpx.Response(r.status, json=r.body)
 
@@ -212,6 +228,157 @@ class PinnedClient:
                                                                    p["request"]["payload"]):
                 return p["response"], None
         return None, f"no pinned reply to {request.path}"
+
+
+@contextlib.contextmanager
+def on_socket(fake: FakeServer, host: str = "127.0.0.1"):
+    """``fake`` answering on a real socket at ``host`` (``"::1"``: IPv6); yields its URL.
+    One request at a time reaches the fake (its in-process model is not thread-safe)."""
+    lock = threading.Lock()
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args):
+            pass
+
+        def answer(self):
+            data = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            request = httpx.Request(self.command, f"http://fake{self.path}", content=data)
+            try:
+                with lock:
+                    resp = asyncio.run(fake.handle(request))
+            except httpx.ConnectError:
+                self.close_connection = True
+                return
+            self.send_response(resp.status_code)
+            for k, v in resp.headers.items():
+                if k.lower() not in ("content-length", "transfer-encoding"):
+                    self.send_header(k, v)
+            self.send_header("Content-Length", str(len(resp.content)))
+            self.end_headers()
+            self.wfile.write(resp.content)
+        do_GET = do_POST = answer
+
+    with _serving(Handler, host) as srv:
+        yield srv.url
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request, client_address):
+        if not isinstance(sys.exc_info()[1], (ConnectionError, TimeoutError)):  # a client hanging up is no error
+            super().handle_error(request, client_address)
+
+
+class _Server6(_Server):
+    address_family = socket.AF_INET6
+
+
+@contextlib.contextmanager
+def _serving(handler, host: str = "127.0.0.1", **attrs):
+    srv = (_Server6 if ":" in host else _Server)((host, 0), handler)
+    srv.hits, srv.sent = [], 0
+    for k, v in attrs.items():
+        setattr(srv, k, v)
+    shown = f"[{host}]" if ":" in host else host
+    srv.url = f"http://{shown}:{srv.server_address[1]}"
+    thread = threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True)
+    thread.start()
+    try:
+        yield srv
+    finally:
+        srv.shutdown()
+        srv.server_close()
+
+
+def gzip_bomb(inflated: int = 1536 << 20) -> bytes:
+    """A gzip stream of about ``inflated / 1000`` bytes (1.5 MB) that inflates to ``inflated``
+    zero bytes (1.5 GB): the same 16 MiB block, compressed once, repeated."""
+    c = zlib.compressobj(9, zlib.DEFLATED, 31)
+    block = bytes(16 << 20)
+    first = c.compress(block) + c.flush(zlib.Z_FULL_FLUSH)
+    again = c.compress(block) + c.flush(zlib.Z_FULL_FLUSH)
+    return first + again * (inflated // len(block) - 1) + c.flush()
+
+
+class HostileHandler(BaseHTTPRequestHandler):
+    """A server that misbehaves at the HTTP level, by ``server.script``: ``"bomb"`` (a 1.5 MB
+    gzip reply inflating to 1.5 GB), ``"endless"`` (1 MiB chunks without end; ``server.sent``
+    counts the bytes it got out), ``"drip"`` (one byte a second), ``"redirect"`` (302 to
+    ``server.location``), ``"deep"`` (JSON nested 100,000 deep), ``"echo"`` (401 echoing the
+    Authorization header), ``"json"`` (``server.payload`` as is). Every request is kept in
+    ``server.hits``."""
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):
+        pass
+
+    def do_POST(self):
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        self.server.hits.append((self.path, dict(self.headers)))
+        script = self.server.script
+        try:
+            getattr(self, f"_{script}")()
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+
+    do_GET = do_POST
+
+    def _head(self, status: int, length: int | None, **headers) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        if length is not None:
+            self.send_header("Content-Length", str(length))
+        for k, v in headers.items():
+            self.send_header(k.replace("_", "-"), v)
+        self.end_headers()
+
+    def _bomb(self):
+        data = self.server.bomb
+        self._head(200, len(data), Content_Encoding="gzip")
+        self.wfile.write(data)
+
+    def _endless(self):
+        chunk = b" " * (1 << 20)
+        self._head(200, 1536 << 20)
+        while self.server.sent < (1536 << 20):
+            self.wfile.write(chunk)
+            self.server.sent += len(chunk)
+
+    def _drip(self):
+        self._head(200, 64)
+        for _ in range(64):
+            self.wfile.write(b" ")
+            self.wfile.flush()
+            time.sleep(1.0)
+
+    def _redirect(self):
+        self._head(302, 2, Location=self.server.location)
+        self.wfile.write(b"{}")
+
+    def _deep(self):
+        data = b"[" * 100_000 + b"]" * 100_000
+        self._head(200, len(data))
+        self.wfile.write(data)
+
+    def _echo(self):
+        data = json.dumps({"error": f"invalid credentials: {self.headers.get('Authorization')}"}).encode()
+        self._head(401, len(data))
+        self.wfile.write(data)
+
+    def _json(self):
+        data = self.server.payload
+        self._head(200, len(data))
+        self.wfile.write(data)
+
+
+@contextlib.contextmanager
+def hostile(script: str, **attrs):
+    """A :class:`HostileHandler` server on a loopback port; yields it (``.url``, ``.hits``, ``.sent``)."""
+    with _serving(HostileHandler, script=script, **attrs) as srv:
+        yield srv
 
 
 class _Reply(Exception):

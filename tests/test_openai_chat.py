@@ -153,7 +153,7 @@ def test_client_factory_key_placeholder_errors_and_redaction(monkeypatch):
     assert client.api_key == NO_KEY and client.max_retries == 1 and client.timeout == 5
     with pytest.raises(ValueError, match="api_key_env: environment variable FRANQ_TEST_KEY is not set"):
         openai_client(None, api_key_env="FRANQ_TEST_KEY")
-    with pytest.raises(InputError, match="judge 'm': timeout: expected a positive number"):
+    with pytest.raises(InputError, match="judge 'm': timeout: expected a finite number"):
         franq_client("http://127.0.0.1:9/v1", timeout=0, where="judge 'm'")
     monkeypatch.setenv("FRANQ_TEST_KEY", "opaque-9f8e7d6c")
     assert openai_client("http://127.0.0.1:9/v1", api_key_env="FRANQ_TEST_KEY").api_key == "opaque-9f8e7d6c"

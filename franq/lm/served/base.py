@@ -15,6 +15,12 @@ from dataclasses import dataclass
 
 from franq.lm.served.client import Request, ServedModelError
 
+class BadNumber(ServedModelError):
+    """A reply holds a number that cannot be a log-probability (NaN, an infinity, > 0): the
+    server is broken, not lacking a feature (the start-up probe says so instead of
+    marking the feature off)."""
+
+
 TOLERANCE = 1e-4
 """How far above 0 a log-probability may be and still be read as rounding (it is read as 0)."""
 
@@ -83,8 +89,10 @@ class Engine:
     def _model(self) -> dict:
         return {"model": self.model} if self.model else {}
 
-    def fail(self, what: str) -> ServedModelError:
-        return ServedModelError(f"model.engine {self.name}: {what}")
+    def fail(self, what, detail: str | None = None) -> ServedModelError:
+        """The error naming this engine: ``fail("why")`` or ``fail(ErrorClass, "why")``."""
+        kind, what = (what, detail) if detail is not None else (ServedModelError, what)
+        return kind(f"model.engine {self.name}: {what}")
 
 
 def field(body, *path, engine: Engine):
@@ -123,10 +131,10 @@ def logprob(value, engine: Engine, where: str) -> float:
     except OverflowError:
         number = math.inf if value > 0 else -math.inf
     if not math.isfinite(number):
-        raise engine.fail(f"{where}: the server sent {number} where a log-probability (a finite number <= 0) "
+        raise engine.fail(BadNumber, f"{where}: the server sent {number} where a log-probability (a finite number <= 0) "
                           f"belongs; refused rather than scored")
     if number > TOLERANCE:
-        raise engine.fail(f"{where}: the server sent {number:g}, not a log-probability (a probability above 1); "
+        raise engine.fail(BadNumber, f"{where}: the server sent {number:g}, not a log-probability (a probability above 1); "
                           f"refused rather than scored")
     return min(number, 0.0)
 

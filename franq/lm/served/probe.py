@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from franq.errors import InputError
-from franq.lm.served.base import SampleParams
+from franq.lm.served.base import BadNumber, SampleParams
 from franq.lm.served.client import Request, ServedModelError, ServerClient
 
 
@@ -81,7 +81,7 @@ def _try(fn) -> str | None:
     try:
         fn()
     except ServedModelError as exc:
-        if getattr(exc, "stops_run", False):
+        if getattr(exc, "stops_run", False) or isinstance(exc, BadNumber):  # down, or sending nonsense
             raise
         return str(exc)
     return None
