@@ -6,13 +6,14 @@
 Endpoints (JSON bodies match the Python API; each result is the record ``franq score``
 writes, see :func:`franq.result_record`):
 
-    GET  /health       {"status", "model", "mode", "components", "in_progress"} (names, never paths)
+    GET  /health       {"status", "model", "mode", "components", "in_progress"} (names and sha256, never paths)
     POST /score        {"question", "passages", "answer", "claims"?, "id"?, "meta"?, "mode"?, "threshold"?}
     POST /score_many   {"examples": [...], "mode"?, "threshold"?} -> {"results": [...]}
     POST /answer       {"question", "passages", "max_new_tokens"?, "mode"?, "threshold"?}
     POST /render       a result record -> {"html": the highlighted view of it}
     GET  /             a page to paste a question, passages and an answer and see the view
-    GET  /docs, /openapi.json   only with --docs (a page of this service, nothing from a CDN)
+    GET  /docs, /openapi.json   only with --docs: every route's request and response schema
+                                (franq.apps.serve_schema), a page of this service, nothing from a CDN
 
 Bad input is a 400 (422 for a body that is not a JSON object) whose ``detail`` names the
 field, never a 500; a request over one of franq's limits (:mod:`franq.limits`: the body's
@@ -26,23 +27,30 @@ the event loop, so ``/health`` answers while they work; one request at a time ho
 model; more than ``--max-pending`` at once get a 503; each request has
 ``--request-timeout`` seconds (504 after, the model released at its next forward pass);
 on SIGTERM the request in progress is stopped the same way and the process exits within
-``--shutdown-timeout``. Binds to 127.0.0.1 unless told otherwise: there is no
-authentication.
+``--shutdown-timeout``. Connections are bounded (:mod:`franq.apps.serve_sockets`): a
+request head must arrive within ``--header-timeout``, at most ``--max-connections`` are
+open, one rate-limited log line per refused connection. ``--token`` (or
+``FRANQ_SERVE_TOKEN``): every route but the page needs ``Authorization: Bearer <token>``;
+binding beyond loopback is refused without one. Results whose text does not look English
+carry a line in ``warnings`` (:mod:`franq.apps.language`; ``--multilingual`` turns it off).
 """
 # no `from __future__ import annotations`: FastAPI reads the handlers' annotations (Request) at runtime
 import dataclasses
+import ipaddress
 import logging
 import os
 import socket
-from pathlib import Path
 
 import click
 
 import franq
 from franq import limits as table
-from franq.apps import render
+from franq.apps import language, render, serve_sockets
 from franq.apps.serve_checks import check_example, render_line, view_html
 from franq.apps.serve_guard import Guard, Refused, Work, hook_model, load_json, log
+from franq.apps.serve_page import PAGE_BODY, docs_body
+from franq.apps.serve_schema import health_components, install_openapi, shown_name
+from franq.runners.base import record_json
 
 MAX_PENDING = 8
 REQUEST_TIMEOUT = 300.0
@@ -81,11 +89,20 @@ def _options(body: dict, where: str = "") -> tuple[str | None, float | None]:
     return mode, threshold
 
 
-def shown_name(name) -> str:
-    """A model or calibrator as /health shows it: a local path by its last part (the
-    service does not disclose its file system), a hub name or a label as is."""
-    text = str(name)
-    return Path(text).name if os.path.isabs(text) or os.path.exists(text) else text
+def _checked(record: dict, example, multilingual: bool) -> dict:
+    """``record`` as the service returns it: strict JSON (a NaN or an infinity is a 500
+    naming the field, never a bare token), with a line in ``warnings`` when its text does not
+    look English (unless ``multilingual``)."""
+    try:
+        record_json(record)
+    except franq.FranqError as exc:
+        raise Refused(500, str(exc)) from None
+    if not multilingual:
+        said = language.warning({"question": example.question, "answer": example.answer,
+                                 "passages": "\n".join(p.text for p in example.passages)})
+        if said:
+            record = {**record, "warnings": [*record.get("warnings", []), said]}
+    return record
 
 
 def _body(data: bytes, limits: dict) -> dict:
@@ -97,11 +114,14 @@ def _body(data: bytes, limits: dict) -> dict:
 
 def create_app(pipeline, *, limits=None, max_body_bytes: int | None = None, max_pending: int = MAX_PENDING,
                max_examples: int | None = None, request_timeout: float = REQUEST_TIMEOUT,
-               read_timeout: float = READ_TIMEOUT, allow_hosts=(), allow_origins=(), docs: bool = False):
+               read_timeout: float = READ_TIMEOUT, allow_hosts=(), allow_origins=(), docs: bool = False,
+               token: str | None = None, multilingual: bool = False):
     """The ASGI app around a loaded :class:`franq.Franq` (tests pass a tiny one). ``limits``:
     overrides of :mod:`franq.limits` (``max_body_bytes`` and ``max_examples`` set
     ``body_bytes`` and ``examples_per_request``). Returns the app; its ``work`` attribute
-    (:class:`~franq.apps.serve_guard.Work`) stops the requests in progress on shutdown."""
+    (:class:`~franq.apps.serve_guard.Work`) stops the requests in progress on shutdown.
+    ``token``: the bearer token every route but the page needs; ``multilingual``: no
+    warning on text that does not look English."""
     from fastapi import FastAPI, Request
     from fastapi.responses import HTMLResponse, JSONResponse
 
@@ -111,6 +131,8 @@ def create_app(pipeline, *, limits=None, max_body_bytes: int | None = None, max_
     app = FastAPI(title="franq", description="Claim-level P(true) of RAG answers (FRANQ).",
                   version=getattr(franq, "__version__", "?"), docs_url=None, redoc_url=None,
                   openapi_url="/openapi.json" if docs else None)
+    if docs:
+        install_openapi(app)
     work = Work(timeout=request_timeout, slots=max_pending)
     hook_model(getattr(pipeline.lm, "model", None))  # the budget is checked at every forward pass
 
@@ -135,10 +157,10 @@ def create_app(pipeline, *, limits=None, max_body_bytes: int | None = None, max_
         except ValueError as exc:  # e.g. the model generated an empty answer
             raise Refused(422, str(exc)) from None
 
+    components = health_components(pipeline)  # once: a calibrator's sha256 reads its file
+
     @app.get("/health")
     async def health():
-        components = {mode: {**c, "calibrator": shown_name(c.get("calibrator", "none"))}
-                      for mode, c in pipeline.components.items()}
         return {"status": "stopping" if work.stopping.is_set() else "ok", "model": shown_name(pipeline.lm.name),
                 "mode": pipeline.config.mode, "components": components, "in_progress": dict(work.busy)}
 
@@ -150,7 +172,7 @@ def create_app(pipeline, *, limits=None, max_body_bytes: int | None = None, max_
 
         def score():
             results = pipeline.score_many(examples, mode=mode)
-            return [franq.result_record(ex.id, _with_verdicts(res, threshold), ex)
+            return [_checked(franq.result_record(ex.id, _with_verdicts(res, threshold), ex), ex, multilingual)
                     for ex, res in zip(examples, results)]
         return score
 
@@ -193,7 +215,7 @@ def create_app(pipeline, *, limits=None, max_body_bytes: int | None = None, max_
             res = pipeline.answer(body["question"], passages, max_new_tokens=n, mode=mode)
             example = franq.Example.from_dict({"question": res.question, "passages": body["passages"],
                                                "answer": res.answer})
-            return franq.result_record(None, _with_verdicts(res, threshold), example)
+            return _checked(franq.result_record(None, _with_verdicts(res, threshold), example), example, multilingual)
         return answer
 
     @app.post("/score")
@@ -223,58 +245,12 @@ def create_app(pipeline, *, limits=None, max_body_bytes: int | None = None, max_
     if docs:
         @app.get("/docs", response_class=HTMLResponse)
         async def docs_page():
-            return render.document_html("franq API", _docs_body(app.openapi()))
+            return render.document_html("franq API", docs_body(app.openapi()))
 
     guarded = Guard(app, body_bytes=limits["body_bytes"], read_timeout=read_timeout, allow_hosts=allow_hosts,
-                    allow_origins=allow_origins)
+                    allow_origins=allow_origins, token=token)
     guarded.work = work
     return guarded
-
-
-def _docs_body(schema: dict) -> str:
-    """The endpoints of the OpenAPI schema as a plain page (no script, nothing loaded from a CDN)."""
-    esc = render._e
-    rows = "".join(f"<tr><td>{esc(method.upper())}</td><td><code>{esc(path)}</code></td>"
-                   f"<td>{esc(op.get('summary', ''))}</td></tr>"
-                   for path, ops in schema.get("paths", {}).items() for method, op in ops.items())
-    return (f"<header><h1>franq API</h1><div class='muted'>The schema: <a href='/openapi.json'>/openapi.json</a>; "
-            f"the request and result fields: the module docstring of franq.apps.serve and docs/service.md.</div></header>"
-            f"<table><thead><tr><th>method</th><th>path</th><th>summary</th></tr></thead><tbody>{rows}</tbody></table>")
-
-
-PAGE_BODY = """
-<header><h1>franq</h1><div class="muted">Paste a question, the retrieved passages and an answer: each claim
-is coloured by P(true); click a claim for its components and the closest passage window.</div>{legend}</header>
-<form id="score-form">
-<label for="question">Question</label><input id="question" type="text" required>
-<label for="passages">Passages (one per paragraph; separate passages with a blank line)</label>
-<textarea id="passages" rows="8" required></textarea>
-<label for="answer">Answer</label><textarea id="answer" rows="5" required></textarea>
-<p><button id="submit" type="submit">Score</button> <span id="status" class="muted"></span></p>
-</form>
-<div id="answers"></div>
-<script>
-document.getElementById("score-form").addEventListener("submit", async function (e) {
-  e.preventDefault();
-  var status = document.getElementById("status"), out = document.getElementById("answers");
-  status.textContent = "scoring…"; status.className = "muted";
-  var passages = document.getElementById("passages").value.split(/\\n\\s*\\n/).map(function (p) { return p.trim(); })
-    .filter(function (p) { return p; });
-  var body = {question: document.getElementById("question").value, passages: passages,
-              answer: document.getElementById("answer").value};
-  try {
-    var r = await fetch("/score", {method: "POST", headers: {"content-type": "application/json"}, body: JSON.stringify(body)});
-    var record = await r.json();
-    if (!r.ok) { throw new Error(record.detail || r.statusText); }
-    var v = await fetch("/render", {method: "POST", headers: {"content-type": "application/json"}, body: JSON.stringify(record)});
-    var view = await v.json();
-    if (!v.ok) { throw new Error(view.detail || v.statusText); }
-    out.innerHTML = view.html;
-    status.textContent = "done"; window.franqView.refresh();
-  } catch (err) { status.textContent = String(err.message || err); status.className = "error"; }
-});
-</script>
-"""
 
 
 def _limit_overrides(values) -> dict[str, int]:
@@ -285,6 +261,28 @@ def _limit_overrides(values) -> dict[str, int]:
             raise click.BadParameter(f"expected NAME=N (e.g. body_bytes=4194304), got {value!r}", param_hint="--limit")
         out[name.strip()] = int(number)
     return out
+
+
+def is_loopback(host: str) -> bool:
+    if host.strip().lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def check_token(token: str | None, host: str) -> None:
+    """A usable token (16+ printable ASCII characters, no spaces); none only on loopback."""
+    if token is None or token == "":
+        if not is_loopback(host):
+            raise click.ClickException(f"--host {host}: binding beyond loopback needs a token (--token TOKEN or "
+                                       f"FRANQ_SERVE_TOKEN; e.g. python -c 'import secrets; "
+                                       f"print(secrets.token_urlsafe(32))')")
+        return
+    if len(token) < 16 or not all(33 <= ord(c) < 127 for c in token):
+        raise click.ClickException("--token: expected 16 or more printable ASCII characters without spaces "
+                                   f"(got {len(token)} characters)")
 
 
 def _server(config, work: Work):
@@ -303,7 +301,7 @@ def _server(config, work: Work):
 
 @click.command()
 @click.option("--host", default="127.0.0.1", show_default=True,
-              help="Address to bind (there is no authentication: keep it on loopback unless you know why).")
+              help="Address to bind; beyond loopback only with --token.")
 @click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True, help="Port (0: any free one).")
 @click.option("--config", "config_path", type=click.Path(exists=True, dir_okay=False), help="TOML or JSON config file.")
 @click.option("--model", help="Causal LM: a local directory or a locally cached name (default: the embedded SmolLM2).")
@@ -332,15 +330,26 @@ def _server(config, work: Work):
                    "address always; '*': any, e.g. behind a proxy that checks it).")
 @click.option("--allow-origin", "allow_origins", multiple=True, metavar="URL",
               help="Another origin whose pages may call this service (e.g. http://intranet.example:3000).")
+@click.option("--header-timeout", type=click.FloatRange(min=0.1), default=serve_sockets.HEADER_TIMEOUT,
+              show_default=True, help="Seconds a connection has to send a whole request head; then a 408 and closed.")
+@click.option("--max-connections", type=click.IntRange(min=1, max=100_000), default=serve_sockets.MAX_CONNECTIONS,
+              show_default=True, help="Open connections at most (lowered to fit the open-file limit); over it the "
+                                      "oldest one without a request is closed, or the new one refused.")
+@click.option("--token", envvar="FRANQ_SERVE_TOKEN", default=None, show_envvar=True,
+              help="Bearer token every route but the page needs (Authorization: Bearer TOKEN); 16+ characters. "
+                   "Needed to bind beyond loopback.")
+@click.option("--multilingual", is_flag=True,
+              help="The models read languages other than English: no warning on non-English text.")
 @click.option("--docs", is_flag=True, help="Serve /openapi.json and a plain /docs page (off by default).")
 def serve(host, port, config_path, model, gguf_file, device, faithfulness, calibrator, mode, threshold,
           limit_values, max_body_bytes, max_pending, request_timeout, read_timeout, shutdown_timeout, allow_hosts,
-          allow_origins, docs):
+          allow_origins, header_timeout, max_connections, token, multilingual, docs):
     """Serve franq over HTTP: the model is loaded once; POST /score, /score_many, /answer, /render;
     GET /health; GET / is a page to paste an answer and see its claims coloured by P(true)."""
     _require_fastapi()
     import uvicorn
 
+    check_token(token, host)
     overrides = _limit_overrides(limit_values)
     try:
         table.resolve(overrides, where="--limit")
@@ -363,7 +372,7 @@ def serve(host, port, config_path, model, gguf_file, device, faithfulness, calib
         limits = {**(getattr(cfg, "limits", None) or {}), **overrides}  # [limits] of the config, then --limit
         app = create_app(pipeline, limits=limits, max_body_bytes=max_body_bytes, max_pending=max_pending,
                          request_timeout=request_timeout, read_timeout=read_timeout, allow_hosts=allow_hosts,
-                         allow_origins=allow_origins, docs=docs)
+                         allow_origins=allow_origins, docs=docs, token=token, multilingual=multilingual)
     except franq.FranqError as exc:
         sock.close()
         raise click.ClickException(str(exc)) from None
@@ -375,7 +384,9 @@ def serve(host, port, config_path, model, gguf_file, device, faithfulness, calib
     port = sock.getsockname()[1]
     shown = f"[{host}]" if family == socket.AF_INET6 else host
     click.echo(f"franq serve: {pipeline.lm.name} on http://{shown}:{port}/ (Ctrl-C to stop)", err=True)
-    config = uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=shutdown_timeout)
+    bounded = serve_sockets.protocol(header_timeout=header_timeout,
+                                     max_connections=serve_sockets.connection_cap(max_connections))
+    config = uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=shutdown_timeout, http=bounded)
     _server(config, app.work).run(sockets=[sock])
     if not app.work.wait(shutdown_timeout):  # a request stuck between checkpoints: do not wait for it
         log.warning("franq serve: a request did not stop within %g s (--shutdown-timeout); exiting", shutdown_timeout)

@@ -10,10 +10,12 @@
   preflight, which this service never grants. The body is then read whole, under the
   ``body_bytes`` limit (413) and the ``--read-timeout`` (408: a client that declares
   more bytes than it sends does not hold the connection); a client that goes away
-  mid-upload is logged as one line.
+  mid-upload is logged as one line. With a token (``--token`` / ``FRANQ_SERVE_TOKEN``),
+  every route but the page ``GET /`` needs ``Authorization: Bearer <token>`` (401
+  otherwise), compared with :func:`hmac.compare_digest` (constant time).
 - :func:`load_json` parses a body: nesting over the ``json_depth`` limit, ``NaN``,
-  ``Infinity`` or a number that overflows to infinity (``1e999``) anywhere, ``meta``
-  included, are a 400 naming the problem, never a 500.
+  ``Infinity``, a number that overflows to infinity (``1e999``) or a key repeated in one
+  object anywhere, ``meta`` included, are a 400 naming the problem, never a 500.
 - :class:`Work` runs the CPU-bound part of each request (parsing, validation, scoring,
   rendering) in a daemon thread, never on the event loop, under a time budget
   (``--request-timeout``). The budget is cooperative: :func:`checkpoint` raises
@@ -26,6 +28,7 @@
 from __future__ import annotations
 
 import asyncio
+import hmac
 import json
 import logging
 import math
@@ -80,8 +83,12 @@ def load_json(data: bytes, *, max_depth: int):
     if depth > max_depth:
         raise Refused(400, f"body: nested {depth} levels deep, over the limit of {max_depth} levels (nesting "
                            f"depth of any JSON value; raise it with --limit json_depth=N)")
+    from franq.io import DuplicateKeyError, no_duplicate_keys
+
     try:
-        return json.loads(data, parse_constant=_no_constant, parse_float=_finite)
+        return json.loads(data, parse_constant=_no_constant, parse_float=_finite, object_pairs_hook=no_duplicate_keys)
+    except DuplicateKeyError as exc:
+        raise Refused(400, f"body: {exc}; give each field once") from None
     except RecursionError:
         raise Refused(400, "body: nested too deep") from None
     except ValueError as exc:  # broken JSON, invalid UTF-8, an integer of more than 4300 digits
@@ -102,8 +109,10 @@ class Guard:
     """ASGI middleware: Host, Origin and Content-Type checks, then the whole body read
     under a size limit and a read timeout (see the module docstring)."""
 
-    def __init__(self, app, *, body_bytes: int, read_timeout: float, allow_hosts=(), allow_origins=()):
+    def __init__(self, app, *, body_bytes: int, read_timeout: float, allow_hosts=(), allow_origins=(),
+                 token: str | None = None):
         self.app = app
+        self.token = token.encode() if token else None
         self.body_bytes = body_bytes
         self.read_timeout = read_timeout
         self.hosts = {host_name(h) for h in allow_hosts}
@@ -133,6 +142,12 @@ class Guard:
         if origin is not None and not self.origin_ok(origin, host):
             return await reply(send, 403, f"Origin {origin!r} is not this service's own; requests from other "
                                           f"sites are refused (allow one with --allow-origin URL)")
+        if self.token is not None and not (scope.get("method") in ("GET", "HEAD") and scope.get("path") == "/"):
+            scheme, _, given = headers.get(b"authorization", "").strip().partition(" ")
+            if not (scheme.lower() == "bearer" and hmac.compare_digest(given.strip().encode("latin-1"), self.token)):
+                return await reply(send, 401, "missing or wrong token: send 'Authorization: Bearer <token>' (the "
+                                              "service was started with --token or FRANQ_SERVE_TOKEN)",
+                                   extra=[(b"www-authenticate", b"Bearer")])
         if scope.get("method") != "POST":
             return await self.app(scope, receive, send)
         kind = headers.get(b"content-type", "").split(";")[0].strip().lower()
@@ -183,9 +198,9 @@ def too_large(n: int, limit: int) -> str:
             f"raise it with --limit body_bytes=N)")
 
 
-async def reply(send, status: int, detail: str, *, close: bool = False) -> None:
+async def reply(send, status: int, detail: str, *, close: bool = False, extra=()) -> None:
     body = json.dumps({"detail": detail}).encode()
-    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()), *extra]
     if close:
         headers.append((b"connection", b"close"))
     await send({"type": "http.response.start", "status": status, "headers": headers})
