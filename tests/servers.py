@@ -24,15 +24,16 @@ INSTALL_HINT = ("install Debian's chromium and chromium-driver (`apt-get install
 
 
 @contextlib.contextmanager
-def serve_in_thread(app):
-    """Run ``app`` on 127.0.0.1 at a free port; yields the base URL."""
+def serve_in_thread(app, **config):
+    """Run ``app`` on 127.0.0.1 at a free port; yields the base URL. ``config``: more
+    ``uvicorn.Config`` settings (``http=`` the bounded protocol of franq.apps.serve_sockets)."""
     import uvicorn
 
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off", **config))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     while not server.started:  # startup is quick; the thread dies with an error otherwise

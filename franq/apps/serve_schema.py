@@ -16,7 +16,7 @@ from typing import Literal, Optional, Union
 
 from pydantic import BaseModel, ConfigDict, Field
 
-PATHISH = re.compile(r"(?:[A-Za-z]:)?(?:~|\.{1,2})?[/\\][^\s,;()\"']*")
+PATHISH = re.compile(r"(?:(?<!\w)[A-Za-z]:)?(?:~|\.{1,2})?[/\\][^\s,;()\"']*")
 
 
 class _Open(BaseModel):
