@@ -273,3 +273,29 @@ def load_json(text: str, where: str, *, limits=None) -> Any:
     """Strict JSON (NaN, Infinity and ``1e999`` refused, no repeated key, nesting within the
     ``json_depth`` limit); errors name ``where`` (:func:`franq.files.load_json`)."""
     return files.load_json(text, where, limits=limits)
+
+
+# ---------------------------------------------------------------------------- output lines
+def record_json(record: dict) -> str:
+    """One output line: ``record`` as strict JSON. A NaN or an infinity (which JSON has no
+    word for, and which ``franq report`` would refuse) is an :class:`InputError` naming the
+    field, never written (issue 47)."""
+    try:
+        return json.dumps(record, ensure_ascii=False, allow_nan=False)
+    except ValueError:
+        raise InputError(f"the result holds a non-finite number at '{_non_finite(record)}' (NaN or an "
+                         f"infinity, which JSON cannot hold); not written") from None
+
+
+def _non_finite(value, path: str = "") -> str:
+    """The path of the first NaN or infinity in ``value`` (``claims[2].p_true``)."""
+    stack = [(value, path)]
+    while stack:
+        value, path = stack.pop()
+        if isinstance(value, float) and not math.isfinite(value):
+            return path or "(top)"
+        if isinstance(value, dict):
+            stack.extend((v, f"{path}.{k}" if path else str(k)) for k, v in reversed(list(value.items())))
+        elif isinstance(value, (list, tuple)):
+            stack.extend((v, f"{path}[{i}]") for i, v in reversed(list(enumerate(value))))
+    return "?"

@@ -18,12 +18,13 @@ from conftest import run_cli
 from franq.errors import InputError
 from franq.lm.served import connect
 from franq.lm.served.client import Request, ServedModelError, ServerClient, ServerUnavailable
+import test_served
 from served_fakes import KINDS, FakeServer, gzip_bomb, hostile, on_socket
-from test_served import bos_lm, bos_lm_path, served_config  # noqa: F401 - module fixtures
 
 QUESTION = "What is the capital of France?"
 PASSAGES = ["Paris is the capital of France."]
 ANSWER = "Paris is the capital of France."
+bos_lm_path, bos_lm, served_config = test_served.bos_lm_path, test_served.bos_lm, test_served.served_config
 ODD = {"+7.5": 7.5, "+inf": math.inf, "-inf": -math.inf, "nan": math.nan}
 FIELDS = {"vllm": "prompt_logprobs[0].logprob", "sglang": "input_token_logprobs[0]",
           "tgi": "details.prefill[0].logprob", "llama-cpp-python": "token_logprobs["}
@@ -154,7 +155,7 @@ def test_score_command_reports_the_bad_answer_and_writes_no_infinity(bos_lm, bos
 
 
 def test_result_writer_refuses_a_non_finite_number_naming_the_field():
-    from franq.runners.base import record_json
+    from franq.io import record_json
 
     assert record_json({"a": [1.0, {"b": 0.5}]}) == '{"a": [1.0, {"b": 0.5}]}'
     with pytest.raises(InputError, match=r"non-finite number at 'claims\[1\]\.p_true'"):
@@ -171,9 +172,9 @@ def _client(url, **kw):
 def test_gzip_bomb_is_stopped_at_the_reply_limit_after_decompression():
     bomb = gzip_bomb()
     assert len(bomb) < 2 << 20  # 1.5 MB on the wire, 1.5 GB inflated
-    with hostile("bomb", bomb=bomb) as srv:
-        with pytest.raises(ServedModelError, match=r"once inflated, over the limit of 67108864 bytes .*reply_bytes"):
-            _client(srv.url).post(Request("POST", "/v1/completions", {}))
+    with hostile("bomb", bomb=bomb) as srv, \
+            pytest.raises(ServedModelError, match=r"once inflated, over the limit of 67108864 bytes .*reply_bytes"):
+        _client(srv.url).post(Request("POST", "/v1/completions", {}))
 
 
 def test_gzip_reply_within_the_limit_is_read():
@@ -191,12 +192,11 @@ def test_endless_reply_is_never_read_whole():
 
 
 def test_deeply_nested_reply_is_one_line_not_a_recursion_error():
-    with hostile("deep") as srv:
-        with pytest.raises(ServedModelError, match="nested too deeply .*json_depth"):
-            _client(srv.url).post(Request("POST", "/x", {}))
-    with hostile("json", payload=json.dumps({"a": [[[[[[1]]]]]]}).encode()) as srv:
-        with pytest.raises(ServedModelError, match="limit of 3 levels"):
-            _client(srv.url, limits={"json_depth": 3}).post(Request("POST", "/x", {}))
+    with hostile("deep") as srv, pytest.raises(ServedModelError, match="nested too deeply .*json_depth"):
+        _client(srv.url).post(Request("POST", "/x", {}))
+    with hostile("json", payload=json.dumps({"a": [[[[[[1]]]]]]}).encode()) as srv, \
+            pytest.raises(ServedModelError, match="limit of 3 levels"):
+        _client(srv.url, limits={"json_depth": 3}).post(Request("POST", "/x", {}))
 
 
 def test_redirect_to_another_host_is_not_followed():
@@ -216,9 +216,8 @@ def test_drip_feeding_server_hits_the_one_deadline():
 
 def test_short_api_key_is_never_echoed(monkeypatch):
     monkeypatch.setenv("FRANQ_HOSTILE_KEY", "abc")
-    with hostile("echo") as srv:
-        with pytest.raises(ServedModelError) as err:
-            _client(srv.url, api_key_env="FRANQ_HOSTILE_KEY").post(Request("POST", "/x", {}))
+    with hostile("echo") as srv, pytest.raises(ServedModelError) as err:
+        _client(srv.url, api_key_env="FRANQ_HOSTILE_KEY").post(Request("POST", "/x", {}))
     assert "HTTP 401" in str(err.value) and "abc" not in str(err.value)
     assert "<FRANQ_HOSTILE_KEY redacted>" in str(err.value)
 
@@ -276,8 +275,8 @@ def test_timeout_must_be_finite_and_positive(value, bos_lm_path):
 def test_openai_client_timeout_retries_and_url_are_bounded():
     from franq.lm.openai_client import openai_client
 
-    for bad, why in ((dict(timeout=math.inf), "timeout: expected a finite"), (dict(max_retries=11), "max_retries"),
-                     (dict(base_url="http://127.0.0.1:70000/v1"), "port out of range")):
+    for bad, why in (({"timeout": math.inf}, "timeout: expected a finite"), ({"max_retries": 11}, "max_retries"),
+                     ({"base_url": "http://127.0.0.1:70000/v1"}, "port out of range")):
         with pytest.raises(InputError, match=f"judge 'm': .*{why}"):
             openai_client(**{"base_url": "http://[::1]:8000/v1", **bad}, where="judge 'm'")
     client = openai_client("http://[::1]:8000/v1", max_retries=10)

@@ -50,7 +50,7 @@ from franq.apps.serve_checks import check_example, render_line, view_html
 from franq.apps.serve_guard import Guard, Refused, Work, hook_model, load_json, log
 from franq.apps.serve_page import PAGE_BODY, docs_body
 from franq.apps.serve_schema import health_components, install_openapi, shown_name
-from franq.runners.base import record_json
+from franq.io import record_json
 
 MAX_PENDING = 8
 REQUEST_TIMEOUT = 300.0

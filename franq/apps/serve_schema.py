@@ -12,7 +12,7 @@ import hashlib
 import os
 import re
 from pathlib import Path
-from typing import Literal, Optional, Union
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -25,12 +25,12 @@ class _Open(BaseModel):
 
 class Passage(BaseModel):
     text: str
-    title: Optional[str] = None
+    title: str | None = None
 
 
-PassageIn = Union[str, Passage]
-Mode = Optional[Literal["long", "short", "auto"]]
-Threshold = Optional[float]
+PassageIn = str | Passage
+Mode = Literal["long", "short", "auto"] | None
+Threshold = float | None
 
 
 class ScoreRequest(BaseModel):
@@ -39,9 +39,9 @@ class ScoreRequest(BaseModel):
     question: str
     passages: list[PassageIn]
     answer: str
-    claims: Optional[list[str]] = Field(None, description="the claims, instead of splitting the answer")
-    id: Optional[Union[str, int]] = None
-    meta: Optional[dict] = Field(None, description="your own fields, returned as given")
+    claims: list[str] | None = Field(None, description="the claims, instead of splitting the answer")
+    id: str | int | None = None
+    meta: dict | None = Field(None, description="your own fields, returned as given")
     mode: Mode = None
     threshold: Threshold = Field(None, ge=0, le=1, description="verdict threshold on P(true)")
 
@@ -57,7 +57,7 @@ class AnswerRequest(BaseModel):
 
     question: str
     passages: list[PassageIn]
-    max_new_tokens: Optional[int] = Field(None, ge=1)
+    max_new_tokens: int | None = Field(None, ge=1)
     mode: Mode = None
     threshold: Threshold = Field(None, ge=0, le=1)
 
@@ -72,10 +72,10 @@ class ClaimResult(_Open):
 
     claim: ClaimText
     status: str
-    p_true_calibrated: Optional[float] = None
-    p_true_raw: Optional[float] = None
-    p_faithful: Optional[float] = None
-    verdict: Optional[str] = None
+    p_true_calibrated: float | None = None
+    p_true_raw: float | None = None
+    p_faithful: float | None = None
+    verdict: str | None = None
 
 
 class ResultRecord(_Open):
@@ -83,7 +83,7 @@ class ResultRecord(_Open):
     ``POST /render`` takes one back."""
 
     schema_: int = Field(..., alias="schema")
-    id: Optional[Union[str, int]] = None
+    id: str | int | None = None
     question: str
     answer: str
     mode: str
@@ -103,7 +103,7 @@ class Health(BaseModel):
     status: Literal["ok", "stopping"]
     model: str = Field(..., description="the model's name (a local path by its last part)")
     mode: str
-    components: dict[str, dict[str, Union[str, dict[str, str]]]] = Field(
+    components: dict[str, dict[str, str | dict[str, str]]] = Field(
         ..., description="per preset, each stage's component by name; a calibrator by file name and sha256")
     in_progress: dict[str, int]
 

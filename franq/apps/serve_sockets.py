@@ -17,6 +17,7 @@ stops answering. :func:`protocol` returns uvicorn's h11 protocol with three boun
 """
 from __future__ import annotations
 
+import json
 import logging
 import time
 
@@ -76,7 +77,7 @@ def connection_cap(wanted: int) -> int:
 
 
 def _raw(status: str, detail: str) -> bytes:
-    body = ('{"detail": "%s"}' % detail).encode()
+    body = json.dumps({"detail": detail}).encode()
     return (f"HTTP/1.1 {status}\r\ncontent-type: application/json\r\ncontent-length: {len(body)}\r\n"
             f"connection: close\r\n\r\n").encode() + body
 
@@ -124,7 +125,7 @@ def protocol(*, header_timeout: float = HEADER_TIMEOUT, max_connections: int = M
 
         def drop(self, status: str, detail: str, line: str):
             self.dropped = True
-            client = "%s:%d" % self.client if self.client else "?"
+            client = f"{self.client[0]}:{self.client[1]}" if self.client else "?"
             budget.warn("franq serve: %s: %s", client, line)
             if not self.transport.is_closing():
                 self.transport.write(_raw(status, detail))

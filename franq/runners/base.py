@@ -6,15 +6,13 @@ actor) both score through :func:`score_batches`; neither imports the other at mo
 """
 from __future__ import annotations
 
-import json
 import logging
-import math
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from franq.errors import FranqError, InputError
-from franq.io import Example
+from franq.errors import FranqError
+from franq.io import Example, record_json
 from franq.results import result_record
 from franq.runners.records import BadRecord, Record
 
@@ -66,31 +64,6 @@ def score_records(franq, records: Sequence[Record]) -> list[Scored | BadRecord]:
         except FranqError as exc:  # a non-finite number: the record is reported, never written as NaN
             out.append(BadRecord(r.line, r.id, f"line {r.line}: {exc}"))
     return out
-
-
-def record_json(record: dict) -> str:
-    """One output line: ``record`` as strict JSON. A NaN or an infinity (which JSON has no
-    word for, and which ``franq report`` would refuse) is an :class:`InputError` naming the
-    field, never written (issue 47)."""
-    try:
-        return json.dumps(record, ensure_ascii=False, allow_nan=False)
-    except ValueError:
-        raise InputError(f"the result holds a non-finite number at '{_non_finite(record)}' (NaN or an "
-                         f"infinity, which JSON cannot hold); not written") from None
-
-
-def _non_finite(value, path: str = "") -> str:
-    """The path of the first NaN or infinity in ``value`` (``claims[2].p_true``)."""
-    stack = [(value, path)]
-    while stack:
-        value, path = stack.pop()
-        if isinstance(value, float) and not math.isfinite(value):
-            return path or "(top)"
-        if isinstance(value, dict):
-            stack.extend((v, f"{path}.{k}" if path else str(k)) for k, v in reversed(list(value.items())))
-        elif isinstance(value, (list, tuple)):
-            stack.extend((v, f"{path}[{i}]") for i, v in reversed(list(enumerate(value))))
-    return "?"
 
 
 def token_estimate(encode: Callable[[str], Sequence[int]], example: Example) -> int:

@@ -190,7 +190,7 @@ class ServerClient:
                 left = deadline - time.monotonic()
                 try:
                     status, retry_after, data = await asyncio.wait_for(self._fetch(http, r), max(left, 0.001))
-                except (asyncio.TimeoutError, httpx.TimeoutException):
+                except (TimeoutError, httpx.TimeoutException):
                     raise ServerUnavailable(f"{self._where(r)}: no complete reply within timeout = {self.timeout:g} s "
                                             f"(one deadline per request, retries included: [model] timeout)") from None
                 except httpx.TransportError as exc:
