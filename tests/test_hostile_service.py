@@ -244,3 +244,39 @@ def test_a_non_finite_number_in_a_result_is_one_line_never_a_bare_token(tiny_lm,
     with bounded(create_app(make_franq(tiny_lm))) as base:
         r = HTTP.post(f"{base}/score", json=EXAMPLE)
     assert r.status_code == 500 and "non-finite number at 'odd[1]'" in r.json()["detail"]
+
+
+def test_the_real_command_with_a_token_and_a_crowd_of_half_open_connections(tiny_lm_path):
+    import os
+    import subprocess
+    import sys
+
+    from servers import free_port
+
+    port, base = free_port(), None
+    env = {**os.environ, "FRANQ_SERVE_TOKEN": TOKEN}
+    proc = subprocess.Popen([sys.executable, "-m", "franq", "serve", "--model", str(tiny_lm_path), "--port", str(port),
+                             "--faithfulness", "lexical", "--calibrator", "none", "--max-connections", "4",
+                             "--header-timeout", "600"], stderr=subprocess.PIPE, text=True, env=env)
+    held = []
+    try:
+        while True:  # until it listens (or dies: then its stderr says why)
+            if proc.poll() is not None:
+                pytest.fail(f"franq serve exited with {proc.returncode}: {proc.stderr.read()}")
+            try:
+                assert HTTP.get(f"http://127.0.0.1:{port}/health").status_code == 401  # the token from the env
+                break
+            except httpx.TransportError:
+                time.sleep(0.1)
+        base = f"http://127.0.0.1:{port}"
+        held = [_half_open(base) for _ in range(50)]
+        r = HTTP.get(f"{base}/health", headers={"authorization": f"Bearer {TOKEN}"})
+        assert r.status_code == 200 and r.json()["status"] == "ok"
+    finally:
+        for s in held:
+            s.close()
+        proc.terminate()
+        proc.wait()
+    log = proc.stderr.read()
+    assert TOKEN not in log and 1 <= log.count("closed the oldest connection without a request") <= 10
+    assert "Too many open files" not in log and "Traceback" not in log
