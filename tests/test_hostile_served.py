@@ -7,6 +7,7 @@ gzip bomb, an endless reply, a deep nesting, a redirect, a drip past the timeout
 short key. No case measures time: a deadline is tested by the error it raises."""
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import socket
@@ -54,15 +55,23 @@ def _item(lm):
 
 
 # ---------------------------------------------------------------------------- log-probabilities
+@contextlib.contextmanager
+def tampered(kind, lm, path, tamper):
+    """A served model of ``kind`` on a real socket, whose replies ``tamper`` rewrites after
+    the start-up probe; yields the connected ServedLM."""
+    fake = FakeServer(kind, lm)
+    with on_socket(fake) as url:
+        served = _connect(url, path, kind)
+        fake.tamper = tamper
+        yield served
+
+
 @pytest.mark.parametrize("odd", list(ODD))
 @pytest.mark.parametrize("kind", KINDS)
 def test_non_finite_or_positive_logprob_is_refused_naming_engine_field_and_position(kind, odd, bos_lm, bos_lm_path):
-    fake = FakeServer(kind, bos_lm)
-    with on_socket(fake) as url:
-        lm = _connect(url, bos_lm_path, kind)
-        fake.tamper = _every_logprob(ODD[odd])
-        with pytest.raises(ServedModelError) as err:
-            lm.continuation_logprobs([_item(bos_lm)])
+    with tampered(kind, bos_lm, bos_lm_path, _every_logprob(ODD[odd])) as lm, \
+            pytest.raises(ServedModelError) as err:
+        lm.continuation_logprobs([_item(bos_lm)])
     msg = str(err.value)
     assert f"model.engine {kind}:" in msg and FIELDS[kind] in msg and "\n" not in msg
     assert ("7.5" if odd == "+7.5" else odd.lstrip("+")) in msg
@@ -70,10 +79,7 @@ def test_non_finite_or_positive_logprob_is_refused_naming_engine_field_and_posit
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_logprob_a_rounding_above_zero_reads_as_zero(kind, bos_lm, bos_lm_path):
-    fake = FakeServer(kind, bos_lm)
-    with on_socket(fake) as url:
-        lm = _connect(url, bos_lm_path, kind)
-        fake.tamper = _every_logprob(5e-5)
+    with tampered(kind, bos_lm, bos_lm_path, _every_logprob(5e-5)) as lm:
         got = lm.continuation_logprobs([_item(bos_lm)])[0]
     assert len(got) and np.all(got == 0.0)
 
@@ -81,12 +87,9 @@ def test_logprob_a_rounding_above_zero_reads_as_zero(kind, bos_lm, bos_lm_path):
 @pytest.mark.parametrize("odd", ["nan", "+inf"])
 @pytest.mark.parametrize("kind", KINDS)
 def test_non_finite_sample_logprob_is_refused(kind, odd, bos_lm, bos_lm_path):
-    fake = FakeServer(kind, bos_lm)
-    with on_socket(fake) as url:
-        lm = _connect(url, bos_lm_path, kind)
-        fake.tamper = _every_logprob(ODD[odd])
-        with pytest.raises(ServedModelError, match=rf"model.engine {kind}: .*\[0\].*{odd.lstrip('+')}"):
-            lm.sample(bos_lm.encode("Question: where?\nAnswer:"), 2, temperature=1.0, max_new_tokens=3)
+    with tampered(kind, bos_lm, bos_lm_path, _every_logprob(ODD[odd])) as lm, \
+            pytest.raises(ServedModelError, match=rf"model.engine {kind}: .*\[0\].*{odd.lstrip('+')}"):
+        lm.sample(bos_lm.encode("Question: where?\nAnswer:"), 2, temperature=1.0, max_new_tokens=3)
 
 
 WRONG_SHAPES = {
@@ -100,12 +103,9 @@ WRONG_SHAPES = {
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_sample_reply_of_the_wrong_shape_is_one_line(kind, bos_lm, bos_lm_path):
-    fake = FakeServer(kind, bos_lm)
-    with on_socket(fake) as url:
-        lm = _connect(url, bos_lm_path, kind)
-        fake.tamper = lambda path, body, reply: WRONG_SHAPES[kind](reply)
-        with pytest.raises(ServedModelError) as err:
-            lm.sample(bos_lm.encode("Question: where?\nAnswer:"), 2, temperature=1.0, max_new_tokens=3)
+    with tampered(kind, bos_lm, bos_lm_path, lambda path, body, reply: WRONG_SHAPES[kind](reply)) as lm, \
+            pytest.raises(ServedModelError) as err:
+        lm.sample(bos_lm.encode("Question: where?\nAnswer:"), 2, temperature=1.0, max_new_tokens=3)
     assert str(err.value).startswith(f"model.engine {kind}: ") and "\n" not in str(err.value)
 
 

@@ -144,19 +144,22 @@ def logprobs(values, engine: Engine, where: str) -> list[float]:
     return [logprob(x, engine, f"{where}[{t}]") for t, x in enumerate(as_list(values, engine, where))]
 
 
-def as_list(value, engine: Engine, where: str, *, size: int | None = None) -> list:
-    """``value`` when it is a list (of ``size`` entries, when given); else a one-line error."""
-    if not isinstance(value, list):
-        raise engine.fail(f"{where}: expected a list, got {type(value).__name__}")
-    if size is not None and len(value) != size:
-        raise engine.fail(f"{where}: {len(value)} entries where {size} were expected")
+KINDS = {list: "a list", dict: "an object", str: "text"}
+
+
+def typed(value, kind: type, engine: Engine, where: str):
+    """``value`` when it is a ``kind`` (list, dict, str); else a one-line error naming ``where``."""
+    if not isinstance(value, kind):
+        raise engine.fail(f"{where}: expected {KINDS[kind]}, got {type(value).__name__}")
     return value
+
+
+def as_list(value, engine: Engine, where: str) -> list:
+    return typed(value, list, engine, where)
 
 
 def as_dict(value, engine: Engine, where: str) -> dict:
-    if not isinstance(value, dict):
-        raise engine.fail(f"{where}: expected an object, got {type(value).__name__}")
-    return value
+    return typed(value, dict, engine, where)
 
 
 def token_id(value, engine: Engine, where: str) -> int:
@@ -166,9 +169,7 @@ def token_id(value, engine: Engine, where: str) -> int:
 
 
 def text(value, engine: Engine, where: str) -> str:
-    if not isinstance(value, str):
-        raise engine.fail(f"{where}: expected text, got {type(value).__name__}")
-    return value
+    return typed(value, str, engine, where)
 
 
 def finish(reason) -> str:
