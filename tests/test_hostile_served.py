@@ -298,3 +298,26 @@ def test_backoff_and_retry_after_wait_at_most_the_limit():
     assert client._delay(60, None) <= 7.0
     assert client._delay(1, "999999999") == 7.0
     assert ServerClient("http://127.0.0.1:9")._delay(1, "90") == 60.0
+
+
+# ---------------------------------------------------------------------------- the OpenAI-compatible clients
+def _chat(url, **kw):
+    from franq.lm.openai_client import openai_client
+
+    return openai_client(url, max_retries=0, **kw).chat.completions.create(
+        model="m", messages=[{"role": "user", "content": "Is Paris the capital of France?"}])
+
+
+@pytest.mark.parametrize("script, attrs, timeout, error", [
+    ("drip", {}, 1, "APITimeoutError"),  # one byte a second: the deadline, not each read's
+    ("endless", {"sent": 0}, 300, "APIConnectionError"),  # the byte cap
+    ("bomb", {"bomb": gzip_bomb(64 << 20)}, 300, "APIConnectionError"),  # a compressed reply it did not ask for
+])
+def test_openai_client_holds_a_hostile_server_to_its_deadline_and_byte_cap(script, attrs, timeout, error):
+    import openai
+
+    with hostile(script, **attrs) as srv, pytest.raises(openai.APIError) as err:
+        _chat(srv.url + "/v1", timeout=timeout)
+    assert type(err.value).__name__ == error
+    assert getattr(srv, "sent", 0) < 256 << 20  # the endless reply: the client hung up at the cap
+
