@@ -306,7 +306,7 @@ def gzip_bomb(inflated: int = 1536 << 20) -> bytes:
 class HostileHandler(BaseHTTPRequestHandler):
     """A server that misbehaves at the HTTP level, by ``server.script``: ``"bomb"`` (a 1.5 MB
     gzip reply inflating to 1.5 GB), ``"endless"`` (1 MiB chunks without end; ``server.sent``
-    counts the bytes it got out), ``"drip"`` (one byte a second), ``"redirect"`` (302 to
+    counts the bytes it got out), ``"drip"`` (one byte every ``server.every`` s, default 1), ``"redirect"`` (302 to
     ``server.location``), ``"deep"`` (JSON nested 100,000 deep), ``"echo"`` (401 echoing the
     Authorization header), ``"json"`` (``server.payload`` as is). Every request is kept in
     ``server.hits``."""
@@ -352,7 +352,7 @@ class HostileHandler(BaseHTTPRequestHandler):
         for _ in range(64):
             self.wfile.write(b" ")
             self.wfile.flush()
-            time.sleep(1.0)
+            time.sleep(getattr(self.server, "every", 1.0))
 
     def _redirect(self):
         self._head(302, 2, Location=self.server.location)

@@ -93,7 +93,7 @@ def test_non_finite_sample_logprob_is_refused(kind, odd, bos_lm, bos_lm_path):
 
 
 WRONG_SHAPES = {
-    "vllm": lambda r: {**r, "choices": {"0": r["choices"][0]}},
+    "vllm": lambda r: {**r, "choices": [{**r["choices"][0], "logprobs": [-0.5, -0.25]}]},
     "sglang": lambda r: [{**x, "meta_info": {**x["meta_info"], "output_token_logprobs": [7]}} for x in r],
     "tgi": lambda r: {**r, "details": {**r["details"], "tokens": [["id", 5]]}},
     "llama-cpp-python": lambda r: {**r, "choices": [{**r["choices"][0], "logprobs": {"tokens": ["a"],
@@ -308,16 +308,15 @@ def _chat(url, **kw):
         model="m", messages=[{"role": "user", "content": "Is Paris the capital of France?"}])
 
 
-@pytest.mark.parametrize("script, attrs, timeout, error", [
-    ("drip", {}, 1, "APITimeoutError"),  # one byte a second: the deadline, not each read's
-    ("endless", {"sent": 0}, 300, "APIConnectionError"),  # the byte cap
-    ("bomb", {"bomb": gzip_bomb(64 << 20)}, 300, "APIConnectionError"),  # a compressed reply it did not ask for
+@pytest.mark.parametrize("script, attrs, timeout, why", [
+    ("drip", {"every": 0.4}, 1, "no complete reply within 1 s"),  # each read is quick: the deadline trips
+    ("endless", {"sent": 0}, 300, "the reply is over 67108864 bytes"),
+    ("bomb", {"bomb": gzip_bomb(64 << 20)}, 300, "the reply is encoded as 'gzip' though franq asked for none"),
 ])
-def test_openai_client_holds_a_hostile_server_to_its_deadline_and_byte_cap(script, attrs, timeout, error):
+def test_openai_client_holds_a_hostile_server_to_its_deadline_and_byte_cap(script, attrs, timeout, why):
     import openai
 
     with hostile(script, **attrs) as srv, pytest.raises(openai.APIError) as err:
         _chat(srv.url + "/v1", timeout=timeout)
-    assert type(err.value).__name__ == error
+    assert why in str(err.value.__cause__)
     assert getattr(srv, "sent", 0) < 256 << 20  # the endless reply: the client hung up at the cap
-
