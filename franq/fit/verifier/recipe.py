@@ -44,6 +44,7 @@ class Recipe:
     epochs: float = 1.0
     batch_size: int = 32
     warmup: float = 0.06
+    scaling: bool = False            # fit vector scaling of the three-way output on the dev sets
 
     def chain(self) -> list[Recipe]:
         """The recipes to train in order, the base first."""
@@ -103,13 +104,15 @@ def base_from_git(recipe: Recipe, root: Path, out: Path) -> bool:
 
 def fit_recipe(recipe: Recipe = SHIPPED, *, raw: Path, datasets: Path, out: Path, base: Path | None = None,
                base_into: Path | None = None, retrain_base: bool = False, threads: int | None = None,
-               log_every: int = 50) -> dict:
+               log_every: int = 50, device: str = "cpu", pairs_file: Path | None = None,
+               checkpoint_every: int = 200) -> dict:
     """Train ``recipe`` into ``out``; returns its card. With a base recipe and no ``base``
     folder, the base goes into ``base_into`` (default :func:`base_dir_for`; reused when it holds
     its card): from git as committed (:func:`base_from_git`, the checkout holding
     ``datasets``), else, or with ``retrain_base``, trained by its own recipe. A base whose
     weights differ from the recorded ones is trained on, with a warning (the result will
-    not be the shipped bytes)."""
+    not be the shipped bytes). ``device``, ``pairs_file``, ``checkpoint_every``: as
+    :func:`~franq.fit.verifier.train.fit_verifier` (this recipe only, not its base)."""
     from franq.fit.verifier.data import sha256
     from franq.fit.verifier.train import fit_verifier
 
@@ -131,7 +134,8 @@ def fit_recipe(recipe: Recipe = SHIPPED, *, raw: Path, datasets: Path, out: Path
     card = fit_verifier(raw=raw, datasets=datasets, manifest_path=Path(datasets) / recipe.manifest, out=out,
                         seed=recipe.seed, epochs=recipe.epochs, batch_size=recipe.batch_size, lr=recipe.lr,
                         warmup=recipe.warmup, threads=threads, base=str(base) if base is not None else None,
-                        log_every=log_every, name=recipe.name)
+                        log_every=log_every, name=recipe.name, device=device, pairs_file=pairs_file,
+                        checkpoint_every=checkpoint_every, scaling=recipe.scaling)
     if card["training"]["steps"] != recipe.steps:
         log.warning("%d steps, the recipe recorded %d: the training set differs", card["training"]["steps"],
                     recipe.steps)
