@@ -99,13 +99,13 @@ def test_a_checkpoint_of_another_run_is_refused(setup, tmp_path):
 def test_pairs_written_once_train_the_same_model(setup, tmp_path):
     raw, datasets = setup
     manifest = datasets / "verifier" / "m.json"
-    write_pairs(tmp_path / "pairs.json.gz", _tiny_build(raw, datasets, {}), sha256(manifest))
+    write_pairs(tmp_path / "pairs.json.xz", _tiny_build(raw, datasets, {}), sha256(manifest))
     _fit(raw, datasets, tmp_path / "built", checkpoint_every=0)
-    _fit(raw, datasets, tmp_path / "read", checkpoint_every=0, pairs_file=tmp_path / "pairs.json.gz")
+    _fit(raw, datasets, tmp_path / "read", checkpoint_every=0, pairs_file=tmp_path / "pairs.json.xz")
     a, b = _weights(tmp_path / "built"), _weights(tmp_path / "read")
     assert all(np.array_equal(a[k], b[k]) for k in a)
     with pytest.raises(InputError, match="built from manifest sha256"):
-        read_pairs(tmp_path / "pairs.json.gz", "0" * 64)
+        read_pairs(tmp_path / "pairs.json.xz", "0" * 64)
 
 
 def test_vector_scaling_lowers_the_nll_of_an_overconfident_class():

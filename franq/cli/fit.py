@@ -226,7 +226,7 @@ def shipped(names, out_dir, in_place, datasets_dir, raw, check, retrain_verifier
 @click.option("--device", default="cpu", show_default=True,
               help="Where to train (cpu, cuda): the same recipe, in minutes on a GPU.")
 @click.option("--write-pairs", type=click.Path(dir_okay=False),
-              help="Only build the recipe's training and dev pairs into this file (gzip JSON) and stop.")
+              help="Only build the recipe's training and dev pairs into this file (gzip JSON; xz for a .xz name) and stop.")
 @click.option("--pairs", "pairs_file", type=click.Path(exists=True, dir_okay=False),
               help="Train from pairs written by --write-pairs for the same manifest (e.g. built here, trained on a GPU).")
 @click.option("--checkpoint-every", default=200, show_default=True, type=click.IntRange(min=0),
