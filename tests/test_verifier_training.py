@@ -15,7 +15,7 @@ from franq.errors import InputError
 from franq.fit.verifier import loop, recipe
 from franq.fit.verifier.data import sha256
 from franq.fit.verifier.scaling import fit_vector_scaling
-from franq.fit.verifier.train import fit_verifier, read_pairs, write_pairs
+from franq.fit.verifier.train import fit_verifier, provenance, read_pairs, write_pairs
 from tiny_encoders import WORDS, build_verifier
 
 torch = pytest.importorskip("torch")
@@ -99,11 +99,14 @@ def test_a_checkpoint_of_another_run_is_refused(setup, tmp_path):
 def test_pairs_written_once_train_the_same_model(setup, tmp_path):
     raw, datasets = setup
     manifest = datasets / "verifier" / "m.json"
-    write_pairs(tmp_path / "pairs.json.xz", _tiny_build(raw, datasets, {}), sha256(manifest))
+    write_pairs(tmp_path / "pairs.json.xz", _tiny_build(raw, datasets, {}), sha256(manifest),
+                provenance(raw, datasets, json.loads(manifest.read_text())))
     _fit(raw, datasets, tmp_path / "built", checkpoint_every=0)
     _fit(raw, datasets, tmp_path / "read", checkpoint_every=0, pairs_file=tmp_path / "pairs.json.xz")
     a, b = _weights(tmp_path / "built"), _weights(tmp_path / "read")
     assert all(np.array_equal(a[k], b[k]) for k in a)
+    cards = [json.loads((tmp_path / d / "card.json").read_text()) for d in ("built", "read")]
+    assert cards[0]["data"] == cards[1]["data"] and cards[0]["data_derived"] == cards[1]["data_derived"]
     with pytest.raises(InputError, match="built from manifest sha256"):
         read_pairs(tmp_path / "pairs.json.xz", "0" * 64)
 

@@ -257,12 +257,12 @@ def verifier(out_dir, raw, datasets_dir, recipe_name, base, retrain_base, device
     recipe = RECIPES[recipe_name] if recipe_name else SHIPPED
     if write_pairs:
         from franq.fit.verifier.data import sha256
-        from franq.fit.verifier.train import build_pairs, write_pairs as write
+        from franq.fit.verifier.train import build_pairs, provenance, write_pairs as write
 
         manifest = Path(datasets_dir) / recipe.manifest
-        data = build_pairs(raw_data_dir(raw), Path(datasets_dir), json.loads(manifest.read_text("utf-8")),
-                           seed=recipe.seed)
-        write(Path(write_pairs), data, sha256(manifest))
+        spec = json.loads(manifest.read_text("utf-8"))
+        data = build_pairs(raw_data_dir(raw), Path(datasets_dir), spec, seed=recipe.seed)
+        write(Path(write_pairs), data, sha256(manifest), provenance(raw_data_dir(raw), Path(datasets_dir), spec))
         click.echo(f"wrote {write_pairs}: " + ", ".join(f"{k} {sum(map(len, v.values()))}" for k, v in data.items()))
         return
     try:

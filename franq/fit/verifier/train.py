@@ -118,20 +118,31 @@ def _open(path: Path, mode: str):
     return (lzma.open if Path(path).suffix == ".xz" else gzip.open)(path, mode, encoding="utf-8")
 
 
-def read_pairs(path: Path, manifest_sha256: str) -> dict:
-    """Pairs written by ``--write-pairs`` (gzip or xz JSON), refused when built from another manifest."""
+def provenance(raw: Path, datasets: Path, manifest: dict) -> dict:
+    """The sha256 of every file a build reads: the raw sources and the committed splits."""
+    from franq.fit.verifier.recipe import DERIVED
+
+    return {"sources": {f: sha256(raw / f) for f in manifest["sources"]},
+            "derived": {name: sha256(datasets / name) for name in DERIVED}}
+
+
+def read_pairs(path: Path, manifest_sha256: str) -> tuple[dict, dict]:
+    """``(pairs, provenance)`` written by ``--write-pairs`` (gzip or xz JSON), refused when
+    built from another manifest."""
     with _open(path, "rt") as f:
         data = json.load(f)
     if data.get("manifest_sha256") != manifest_sha256:
         raise InputError(f"fit verifier: {path} was built from manifest sha256 {data.get('manifest_sha256')}, "
                          f"not this recipe's {manifest_sha256}")
-    return data["pairs"]
+    return data["pairs"], data["provenance"]
 
 
-def write_pairs(path: Path, data: dict, manifest_sha256: str) -> None:
+def write_pairs(path: Path, data: dict, manifest_sha256: str, provenance: dict) -> None:
+    """The pairs with the manifest's sha256 and the data files' (:func:`provenance`), so a
+    machine without the raw data (a GPU) trains from them and writes the same card."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with _open(path, "wt") as f:
-        json.dump({"manifest_sha256": manifest_sha256, "pairs": data}, f)
+        json.dump({"manifest_sha256": manifest_sha256, "provenance": provenance, "pairs": data}, f)
 
 
 def fit_verifier(*, raw: Path, datasets: Path, manifest_path: Path, out: Path, seed: int, epochs: float,
@@ -158,7 +169,10 @@ def fit_verifier(*, raw: Path, datasets: Path, manifest_path: Path, out: Path, s
     manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
     manifest_sha = sha256(manifest_path)
     max_length, window_words = int(manifest["max_length"]), int(manifest["window_words"])
-    data = read_pairs(pairs_file, manifest_sha) if pairs_file else build_pairs(raw, datasets, manifest, seed=seed)
+    if pairs_file:
+        data, built_from = read_pairs(pairs_file, manifest_sha)
+    else:
+        data, built_from = build_pairs(raw, datasets, manifest, seed=seed), provenance(raw, datasets, manifest)
     train = [p for pairs in data["train"].values() for p in pairs]
     log.info("%d training pairs in %.0fs: %s", len(train), time.time() - t0,
              {k: len(v) for k, v in data["train"].items()})
@@ -181,10 +195,9 @@ def fit_verifier(*, raw: Path, datasets: Path, manifest_path: Path, out: Path, s
         "format": "franq-verifier", "version": 1, "name": name, "labels": list(LABELS),
         "max_length": max_length, "window_words": window_words, "window_overlap_sentences": 1,
         "base_model": manifest.get("base_model", str(base_dir)), "dtype": "float16",
-        "data": [{"file": f, "licence": lic, "sha256": sha256(raw / f)} for f, lic in manifest["sources"].items()],
-        "data_derived": {name: sha256(datasets / name) for name in
-                         ("expertqa/train.jsonl", "expertqa/test.jsonl", "wice/fit.jsonl", "wice/heldout.jsonl",
-                          "nq-open/test.jsonl")},
+        "data": [{"file": f, "licence": lic, "sha256": built_from["sources"][f]}
+                 for f, lic in manifest["sources"].items()],
+        "data_derived": built_from["derived"],
         "manifest": _shown(manifest_path), "manifest_sha256": manifest_sha,
         **({"continued_from": _base(base_dir)} if base else {}),
         "train_pairs": {k: {"n": len(v), "by_label": {LABELS[c]: sum(p["label"] == c for p in v) for c in range(3)}}
