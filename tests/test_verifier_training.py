@@ -134,7 +134,8 @@ def test_the_card_scaling_is_fitted_and_applied_by_the_verifier(setup, tmp_path)
     enc = v.tokenizer([pair[0][0]], [pair[0][1]], return_tensors="pt")
     with torch.no_grad():
         logits = v.model(**enc).logits.float()[:, v.order].numpy()
-    expected = np.exp(logits * np.array(cal["scale"]) + np.array(cal["bias"]))
+    logp = logits - np.log(np.exp(logits).sum(-1, keepdims=True))
+    expected = np.exp(logp * np.array(cal["scale"]) + np.array(cal["bias"]))
     assert np.allclose(v.predict(pair), expected / expected.sum(-1, keepdims=True), atol=1e-4)
     saved = json.loads((tmp_path / "v" / "card.json").read_text())
     saved["calibration"]["scale"] = [1, -1, 1]

@@ -190,8 +190,8 @@ class Verifier:
         enc = self.tokenizer(premises, claims, padding=True, truncation="longest_first",
                              max_length=self.max_length, return_tensors="pt")
         logits = self.model(**{k: v.to(self.device) for k, v in enc.items()}).logits.float()[:, self.order]
-        if self.scaling is not None:  # the card's vector scaling (franq.fit.verifier.scaling)
-            logits = logits * self.scaling[0].to(logits.device) + self.scaling[1].to(logits.device)
+        if self.scaling is not None:  # the card's vector scaling of the log-probabilities (franq.fit.verifier.scaling)
+            logits = torch.log_softmax(logits, -1) * self.scaling[0].to(logits.device) + self.scaling[1].to(logits.device)
         return torch.softmax(logits, dim=-1).double().cpu().numpy()
 
     def predict(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:

@@ -1,12 +1,13 @@
 """Vector scaling of the verifier's three-way output (Guo et al. 2017, "On calibration of
-modern neural networks", section 4.2): ``softmax(a * logits + b)`` with one scale and one
-bias per class, fitted by maximum likelihood on held-apart data after training, so that
-P_contradicted is not confident on true claims of natural answers.
+modern neural networks", section 4.2), on log-probabilities: ``softmax(a * log p + b)`` with
+one scale and one bias per class, fitted by maximum likelihood on held-apart data after
+training, so that P_contradicted is not confident on true claims of natural answers.
 
-The fit reads each dev claim the way ``franq score`` does: every window of every passage,
-the claim's distribution read from the window the rule of :mod:`franq.verifier.aggregate`
-picks (with the unscaled model); natural sets (ExpertQA, WiCE) hold supported and not
-mentioned claims, synthetic sets all three labels. Each source counts equally (weights 1/n).
+The fit reads each dev claim the way ``franq score`` does: every window of every passage
+(the verifier's windows) combined by its aggregation rule (the unscaled model; with
+``relevant``, the most relevant window's distribution); natural sets (ExpertQA, WiCE) hold
+supported and not mentioned claims, synthetic sets all three labels. Each source counts
+equally (weights 1/n).
 The card records ``{"calibration": {"method": "vector_scaling", "scale", "bias", "fitted_on",
 "nll_before", "nll_after"}}``; :class:`franq.verifier.Verifier` applies it to every window.
 """
@@ -17,7 +18,7 @@ import numpy as np
 
 def fit_vector_scaling(logits: np.ndarray, labels: np.ndarray, weights: np.ndarray, *,
                        l2: float = 1e-3, iters: int = 500) -> tuple[np.ndarray, np.ndarray, float, float]:
-    """``(scale, bias, nll_before, nll_after)`` for ``(n, 3)`` logits and labels in 0..2
+    """``(scale, bias, nll_before, nll_after)`` for ``(n, 3)`` log-probabilities (or logits) and labels in 0..2
     (weighted mean NLL; a small L2 pull of the scale towards 1 and the bias towards 0)."""
     import torch
 
@@ -46,57 +47,22 @@ def fit_vector_scaling(logits: np.ndarray, labels: np.ndarray, weights: np.ndarr
     return a.detach().numpy(), b.detach().numpy(), before, after
 
 
-def claim_logits(model, tokenizer, pairs: list[dict], *, max_length: int, window_words: int,
-                 device: str = "cpu", rule: str = "relevant") -> np.ndarray:
-    """One ``(3,)`` logit row per dev pair: the window the aggregation rule picks (pairs with
-    ``passages``: every window of every passage), else the pair's own premise."""
-    import torch
+def calibrate(verifier, dev: dict[str, list[dict]]) -> dict:
+    """The card's ``calibration`` entry, fitted on every dev source (each weighted equally)
+    as :func:`franq.fit.verifier.train.dev_probabilities` reads them (``verifier``: the
+    written folder, loaded without scaling)."""
+    from franq.fit.verifier.train import dev_probabilities
 
-    from franq.fit.verifier.data import sentences, windows
-    from franq.verifier.aggregate import aggregate
-
-    prem, claim, owner = [], [], []
-    for k, p in enumerate(pairs):
-        texts = p.get("passages") or [p["premise"]]
-        for text in texts:
-            sents = sentences(text) if "passages" in p else [text]
-            for i, j in (windows(sents, window_words) if "passages" in p else [(0, 1)]):
-                prem.append(" ".join(sents[i:j]))
-                claim.append(p["claim"])
-                owner.append(k)
-    out = np.zeros((len(prem), 3))
-    order = sorted(range(len(prem)), key=lambda i: len(prem[i]) + len(claim[i]))
-    model.eval().to(device)
-    with torch.inference_mode():
-        for s in range(0, len(order), 128):
-            idx = order[s:s + 128]
-            enc = tokenizer([prem[i] for i in idx], [claim[i] for i in idx], padding=True,
-                            truncation="longest_first", max_length=max_length, return_tensors="pt")
-            out[idx] = model(**{k: v.to(device) for k, v in enc.items()}).logits.float().cpu().numpy()
-    owner_a = np.array(owner)
-    rows = np.zeros((len(pairs), 3))
-    for k in range(len(pairs)):
-        lg = out[owner_a == k]
-        probs = np.exp(lg - lg.max(1, keepdims=True))
-        probs /= probs.sum(1, keepdims=True)
-        _, w = aggregate(probs, rule)
-        rows[k] = lg[w if w is not None else 0]
-    return rows
-
-
-def calibrate(model, tokenizer, dev: dict[str, list[dict]], *, max_length: int, window_words: int,
-              device: str = "cpu") -> dict:
-    """Fit the card's ``calibration`` entry on every dev source (each weighted equally)."""
-    logits, labels, weights, used = [], [], [], {}
+    logp, labels, weights, used = [], [], [], {}
     for name, pairs in dev.items():
         if not pairs:
             continue
-        rows = claim_logits(model, tokenizer, pairs, max_length=max_length, window_words=window_words, device=device)
-        logits.append(rows)
+        probs = dev_probabilities(verifier, pairs)
+        logp.append(np.log(np.clip(probs, 1e-12, 1.0)))
         labels.append(np.array([p["label"] for p in pairs]))
         weights.append(np.full(len(pairs), 1.0 / len(pairs)))
         used[name] = len(pairs)
-    a, b, before, after = fit_vector_scaling(np.concatenate(logits), np.concatenate(labels), np.concatenate(weights))
+    a, b, before, after = fit_vector_scaling(np.concatenate(logp), np.concatenate(labels), np.concatenate(weights))
     return {"method": "vector_scaling", "scale": [round(float(v), 6) for v in a],
             "bias": [round(float(v), 6) for v in b], "fitted_on": used,
             "nll_before": round(before, 4), "nll_after": round(after, 4)}

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from franq.fit.verifier.data import LABELS, build, sentences, sha256, windows
+from franq.fit.verifier.data import LABELS, build, sha256
 from franq.errors import InputError
 from franq.lm.threads import configure_threads
 
@@ -30,33 +30,27 @@ RECIPE_THREADS = 1
 """The verifier's recipe trains with one CPU thread (as the shipped one was); ``--threads`` overrides."""
 
 
-def predict(model, tokenizer, premises: list[str], claims: list[str], *, max_length: int,
-            batch_size: int = 64) -> np.ndarray:
-    """(n, 3) probabilities, batches sorted by length."""
-    import torch
-
-    out = np.zeros((len(premises), 3))
-    order = sorted(range(len(premises)), key=lambda i: len(premises[i]) + len(claims[i]))
-    device = next(model.parameters()).device
-    model.eval()
-    with torch.inference_mode():
-        for s in range(0, len(order), batch_size):
-            idx = order[s:s + batch_size]
-            enc = tokenizer([premises[i] for i in idx], [claims[i] for i in idx], padding=True,
-                            truncation="longest_first", max_length=max_length, return_tensors="pt")
-            out[idx] = torch.softmax(model(**{k: v.to(device) for k, v in enc.items()}).logits.float(), -1).cpu().numpy()
-    return out
-
-
 def _bacc(y: np.ndarray, yhat: np.ndarray) -> float:
     return float(np.mean([np.mean(yhat[y == c] == c) for c in np.unique(y)]))
 
 
-def evaluate(model, tokenizer, dev: dict[str, list[dict]], *, max_length: int, window_words: int) -> dict:
-    """Per dev source: three-way accuracy / balanced accuracy where the source has three
-    labels; supported-vs-not BAcc at 0.5 and AUROC of P_supported everywhere. ExpertQA and
-    WiCE are scored the way franq scores them: every window of every passage, P_supported =
-    the max over windows."""
+def dev_probabilities(verifier, pairs: list[dict]) -> np.ndarray:
+    """``(n, 3)`` probabilities of dev pairs read the way ``franq score`` reads a claim: pairs
+    with ``passages`` against every window of every passage (the verifier's windows, fitted
+    to its token budget) combined by its aggregation rule; other pairs against their premise."""
+    from franq.verifier.aggregate import aggregate
+
+    if "passages" not in pairs[0]:
+        return verifier.predict([(p["premise"], p["claim"]) for p in pairs])
+    per_claim = verifier.window_probabilities([(p["passages"], p["claim"]) for p in pairs])
+    return np.array([aggregate(probs, verifier.aggregation, relevance=verifier.relevance)[0]
+                     for _, probs in per_claim])
+
+
+def evaluate(verifier, dev: dict[str, list[dict]]) -> dict:
+    """Per dev source, through :func:`dev_probabilities` (the product's reading): three-way
+    accuracy / balanced accuracy where the source has three labels; supported-vs-not BAcc at
+    0.5 and AUROC of P_supported everywhere."""
     from franq.evaluation.common import auroc
 
     metrics = {}
@@ -64,29 +58,14 @@ def evaluate(model, tokenizer, dev: dict[str, list[dict]], *, max_length: int, w
         if not pairs:
             continue
         y = np.array([p["label"] for p in pairs])
-        if "passages" in pairs[0]:
-            prem, claim, owner = [], [], []
-            for k, p in enumerate(pairs):
-                for text in p["passages"]:
-                    sents = sentences(text)
-                    for i, j in windows(sents, window_words):
-                        prem.append(" ".join(sents[i:j]))
-                        claim.append(p["claim"])
-                        owner.append(k)
-            probs = predict(model, tokenizer, prem, claim, max_length=max_length)
-            p_s = np.zeros(len(pairs))
-            np.maximum.at(p_s, np.array(owner), probs[:, 0])
-        else:
-            probs = predict(model, tokenizer, [p["premise"] for p in pairs], [p["claim"] for p in pairs],
-                            max_length=max_length)
-            p_s = probs[:, 0]
-            if len(np.unique(y)) == 3:
-                yhat = probs.argmax(1)
-                metrics[name] = {"acc3": round(float(np.mean(yhat == y)), 4), "bacc3": round(_bacc(y, yhat), 4)}
-        sup = (y == 0).astype(int)
+        probs = dev_probabilities(verifier, pairs)
         m = metrics.setdefault(name, {})
-        m.update({"n": len(pairs), "bacc": round(_bacc(sup, (p_s > 0.5).astype(int)), 4),
-                  "auroc": round(float(auroc(p_s, sup)), 4)})
+        if len(np.unique(y)) == 3:
+            yhat = probs.argmax(1)
+            m.update({"acc3": round(float(np.mean(yhat == y)), 4), "bacc3": round(_bacc(y, yhat), 4)})
+        sup = (y == 0).astype(int)
+        m.update({"n": len(pairs), "bacc": round(_bacc(sup, (probs[:, 0] > 0.5).astype(int)), 4),
+                  "auroc": round(float(auroc(probs[:, 0], sup)), 4)})
     return metrics
 
 
@@ -189,8 +168,6 @@ def fit_verifier(*, raw: Path, datasets: Path, manifest_path: Path, out: Path, s
     tokenizer.save_pretrained(out)
     save_file({k: v.detach().to(torch.float16).contiguous() for k, v in model.state_dict().items()},
               str(out / "model.safetensors"), metadata={"format": "pt"})
-    model.to(device)
-    metrics = evaluate(model, tokenizer, data["dev"], max_length=max_length, window_words=window_words)
     card = {
         "format": "franq-verifier", "version": 1, "name": name, "labels": list(LABELS),
         "max_length": max_length, "window_words": window_words, "window_overlap_sentences": 1,
@@ -207,13 +184,18 @@ def fit_verifier(*, raw: Path, datasets: Path, manifest_path: Path, out: Path, s
                      "device": str(device) if device == "cpu" else torch.cuda.get_device_name(),
                      "machine": platform.machine(), "train_seconds": done["train_seconds"],
                      "resumed_from_step": done["resumed_from"], "total_seconds": round(time.time() - t0)},
-        "dev_metrics": metrics,
     }
+    (out / "card.json").write_text(json.dumps(card, indent=1) + "\n", encoding="utf-8")
+    from franq.verifier import Verifier  # the dev sets are read as franq reads claims, by the written folder
+
+    verifier = Verifier(out, device=device)
+    card["dev_metrics"] = evaluate(verifier, data["dev"])
     if scaling:
         from franq.fit.verifier.scaling import calibrate
 
-        card["calibration"] = calibrate(model, tokenizer, data["dev"], max_length=max_length,
-                                        window_words=window_words, device=device)
+        card["calibration"] = calibrate(verifier, data["dev"])
+        (out / "card.json").write_text(json.dumps(card, indent=1) + "\n", encoding="utf-8")
+        card["dev_metrics_scaled"] = evaluate(Verifier(out, device=device), data["dev"])  # the card's scaling applied
     (out / "card.json").write_text(json.dumps(card, indent=1) + "\n", encoding="utf-8")
     (out / "CARD.md").write_text(card_markdown(card), encoding="utf-8")
     loop.finished(out)
@@ -260,9 +242,17 @@ def card_markdown(card: dict) -> str:
     for k, m in card["dev_metrics"].items():
         lines.append(f"| {k} | {m['n']} | {m['bacc']:.3f} | {m['auroc']:.3f} | {m.get('acc3', '')} | "
                      f"{m.get('bacc3', '')} |")
+    cal = card.get("calibration")
+    if cal:
+        lines += ["", "## Output calibration", "",
+                  "Vector scaling of the log-probabilities, softmax(scale * log p + bias) per label "
+                  f"(supported, contradicted, not mentioned): scale {cal['scale']}, bias {cal['bias']}; fitted "
+                  f"on the dev sets above ({', '.join(f'{k} {n}' for k, n in cal['fitted_on'].items())}), each "
+                  f"weighted equally: NLL {cal['nll_before']} -> {cal['nll_after']}. franq applies it to every "
+                  "window (franq.fit.verifier.scaling); the dev metrics above are before it."]
     t = card["training"]
     lines += ["", "## Training", "",
               f"{t['steps']} steps, batch {t['batch_size']}, lr {t['lr']}, {t['epochs']} epoch(s), "
-              f"{t['threads']} CPU thread(s), torch {t['torch']}, {t['train_seconds']} s training, "
+              f"{t.get('device', 'cpu')}, {t['threads']} CPU thread(s), torch {t['torch']}, {t['train_seconds']} s training, "
               f"{t['total_seconds']} s in all.", ""]
     return "\n".join(lines)
