@@ -253,6 +253,6 @@ def card_markdown(card: dict) -> str:
     t = card["training"]
     lines += ["", "## Training", "",
               f"{t['steps']} steps, batch {t['batch_size']}, lr {t['lr']}, {t['epochs']} epoch(s), "
-              f"{t.get('device', 'cpu')}, {t['threads']} CPU thread(s), torch {t['torch']}, {t['train_seconds']} s training, "
+              + (f"on {t['device']}, " if t.get("device", "cpu") != "cpu" else "") + f"{t['threads']} CPU thread(s), torch {t['torch']}, {t['train_seconds']} s training, "
               f"{t['total_seconds']} s in all.", ""]
     return "\n".join(lines)
