@@ -49,7 +49,14 @@ DEV_SHARE = 8  # percent of documents
 CONTRA_PER_SENTENCE = 2
 NEGATION_RE = re.compile(r"\b(?:not|never|no|none|nothing|nobody|neither|nor|cannot|without)\b|n't\b", re.I)
 DIGIT_RE = re.compile(r"\d")
+JUNK_RE = re.compile(r"[a-z]{3}[A-Z][a-z]|[a-z]\.[A-Z][a-z]|\bet al\.$")  # "StoryAugust", "success.Flexible"
 SOURCES = ("nq", "expertqa", "wice", "snli")
+IMPERATIVE = frozenset("join click read sign subscribe see learn find get contact share follow download visit "
+                       "call email please register log check view browse shop order buy try explore discover".split())
+NM_ADDED = 3
+TAILS = ("for the first time", "in the early morning", "during the summer", "at night", "on a weekend",
+         "after a long delay", "with the help of volunteers", "as a result of the protests", "for a second time",
+         "during a heavy storm", "at the request of the government", "despite strong opposition")
 ADVERBS = ("officially", "publicly", "initially", "formally", "jointly", "originally", "deliberately", "secretly")
 
 
@@ -66,7 +73,8 @@ def clean(sent: str) -> bool:
 
 def decides(sent: str) -> bool:
     """A sentence fit to be a claim: 6-40 words, a capital first, a full stop last."""
-    return 6 <= len(sent.split()) <= 40 and sent[:1].isupper() and sent[-1:] in ".!?" and clean(sent)
+    return (6 <= len(sent.split()) <= 40 and sent[:1].isupper() and sent[-1:] in ".!?" and clean(sent)
+            and sent.split()[0].lower() not in IMPERATIVE and not JUNK_RE.search(sent))
 
 
 def held_out(key: str) -> bool:
@@ -77,7 +85,7 @@ def documents(raw: Path, datasets: Path) -> dict[str, list[list[str]]]:
     """{source: passages as lists of clean sentences}, held-out documents left out."""
     from franq.fit.verifier.qa import nq_rows
 
-    read = lambda p: [json.loads(x) for x in open(p, encoding="utf-8")]  # noqa: E731
+    read = lambda p: [json.loads(x) for x in open(p, encoding="utf-8")]  # noqa: E731, SIM115
     test_ids = {r["id"] for r in read(datasets / "nq-open" / "test.jsonl")}
     rows = nq_rows(raw)
     test_passages = {r["passage"] for r in rows if r["id"] in test_ids}
@@ -204,7 +212,8 @@ class Builder:
             claim = p if rng.random() < 0.5 else rng.choice(found)[1]
             premise, layout = self.premise(d, rest, s)
             self.add(premise, claim, 2, "nm-removed", layout)
-        outside = [w for x, w in enumerate(sents) if not i <= x < j and decides(w) and words(w) & words(" ".join(block))]
+        topic = words(" ".join(block))
+        outside = [w for x, w in enumerate(sents) if not i <= x < j and decides(w) and words(w) & topic]
         far = [w for w in self.related(d, s) if decides(w)]
         for kind, cands in (("nm-window", outside), ("nm-related", far)):
             cands = [w for w in cands if not any(len(words(w) & words(b)) >= 0.5 * len(words(w)) for b in block)]
@@ -214,29 +223,34 @@ class Builder:
                 if rng.random() < 0.5 and len(p.split()) + len(other.split()) <= 45:
                     other, layout = joined(p, other, rng), "answer"  # one fact said, one not
                 self.add(premise, other, 2, kind, layout)
-        added = self.added(p, " ".join(block))
-        if added:
+        for added in self.added(p, " ".join(block))[:NM_ADDED]:
             premise, layout = self.premise(d, block, s)
             self.add(premise, added, 2, "nm-added", layout)
         if rng.random() < 0.35:
             self.answer(d, k, block, i, j, p, found)
 
-    def added(self, p: str, block: str) -> str | None:
+    def added(self, p: str, block: str) -> list[str]:
         """``p`` with a detail the premise does not give: a year where it names none, a place
-        where it names none, or a manner adverb: not mentioned, though nearly every word is."""
+        where it names none, a manner adverb or a circumstance: not mentioned, though nearly
+        every word is in the premise."""
         rng, end = self.rng, p[-1:] if p[-1:] in ".!?" else ""
         body = p[:-1] if end else p
+        out = []
+        if not YEAR_RE.search(block) and self.source != "snli":
+            out.append(f"{body} in {rng.randint(1850, 2022)}{end}")
         places = self.pool.get("GPE", [])
-        if not YEAR_RE.search(block) and rng.random() < 0.6:
-            return f"{body} in {rng.randint(1850, 2022)}{end}"
-        if places and rng.random() < 0.5 and not any(
-                label in ("GPE", "LOC") for x in sentences(block) for _, _, label in self.ents.get(x, ())):
+        named = {label for x in sentences(block) for _, _, label in self.ents.get(x, ())}
+        if places and not named & {"GPE", "LOC"}:
             place = rng.choice(places)
-            return None if place in block else f"{body} in {place}{end}"
+            out += [] if place.lower() in block.lower() else [f"{body} in {place}{end}"]
         m = re.search(r"\b(?:is|are|was|were|has been|have been|had been)\b (?=\w+(?:ed|en)\b)", p)
         if m:
-            return p[:m.end()] + rng.choice(ADVERBS) + " " + p[m.end():]
-        return None
+            out.append(p[:m.end()] + rng.choice(ADVERBS) + " " + p[m.end():])
+        tail = rng.choice(TAILS)
+        if not words(tail) & words(block):
+            out.append(f"{body} {tail}{end}")
+        rng.shuffle(out)
+        return out
 
     def answer(self, d: int, k: int, block: list[str], i: int, j: int, p: str, found: list) -> None:
         """Two facts in one claim: both in the premise (0), one edited (1), one absent (2)."""
@@ -294,25 +308,32 @@ def cues(pair: dict) -> list[float]:
             float(bool(DIGIT_RE.search(claim))), float(bool(NEGATION_RE.search(claim)))]
 
 
-def cell(c: list[float]) -> tuple:
-    length, over, pos, num, neg = c
-    return (sum(length >= x for x in (9, 13, 17, 23)), sum(over >= x for x in (0.5, 0.8)),
-            sum(pos >= x for x in (0.2, 0.5)), num, neg)
+def balance(pairs: list[dict], rng: random.Random, *, rounds: int = 1, slack: float = 1.5) -> list[dict]:
+    """The same number of pairs of each label in every cell of a cue-only model's predicted
+    label probabilities (a propensity score: within a cell the
+    cues say nothing of the label), the rest dropped; ``rounds`` times, refitting the model.
+    ``slack``: a label may keep up to that many times the cell's smallest count."""
+    from sklearn.ensemble import HistGradientBoostingClassifier
 
-
-def balance(pairs: list[dict], rng: random.Random) -> list[dict]:
-    """The same number of pairs of each label in every cue cell (the rest dropped)."""
-    cells: dict[tuple, list[list[dict]]] = defaultdict(lambda: [[], [], []])
-    for p in pairs:
-        cells[cell(cues(p))][p["label"]].append(p)
-    out = []
-    for key in sorted(cells):
-        groups = cells[key]
-        n = min(len(g) for g in groups)
-        for g in groups:
-            out.extend(rng.sample(g, n))
-    rng.shuffle(out)
-    return out
+    for _ in range(rounds):
+        if len({p["label"] for p in pairs}) < 3 or len(pairs) < 60:
+            return []
+        x = [cues(p) for p in pairs]
+        model = HistGradientBoostingClassifier(max_iter=60, max_depth=4, random_state=0)
+        model.fit(x, [p["label"] for p in pairs])
+        keys = [(int(a * 6), int(b * 6)) for a, b, _ in model.predict_proba(x)]
+        cells: dict[tuple, list[list[dict]]] = defaultdict(lambda: [[], [], []])
+        for p, key in zip(pairs, keys):
+            cells[key][p["label"]].append(p)
+        out = []
+        for key in sorted(cells):
+            groups = cells[key]
+            n = min(len(g) for g in groups)
+            for g in groups:
+                out.extend(rng.sample(g, min(len(g), int(n * slack))))
+        rng.shuffle(out)
+        pairs = out
+    return pairs
 
 
 def cue_baseline(train: list[dict], test: list[dict]) -> float:
@@ -330,11 +351,12 @@ def cue_baseline(train: list[dict], test: list[dict]) -> float:
 # ------------------------------------------------------------------ public entry
 def contrastive_pairs(raw: Path, datasets: Path, *, seed: int = 0, n_per_source: dict | None = None,
                       docs: dict[str, list[list[str]]] | None = None, nlp="spacy",
-                      per_doc: dict[str, int] | None = None) -> dict[str, list[dict]]:
+                      per_doc: dict[str, int] | None = None, balanced: bool = True) -> dict[str, list[dict]]:
     """{"train": pairs, "dev": pairs}, label-balanced per cue cell, per source and split.
     ``n_per_source``: caps on each source's training pairs (dev: a tenth of it);
     ``docs``: {source: passages as sentence lists} instead of the files (tests);
-    ``nlp``: a spaCy pipeline with NER, "spacy" for franq's tagger, None for capitalized runs."""
+    ``nlp``: a spaCy pipeline with NER, "spacy" for franq's tagger, None for capitalized runs;
+    ``balanced=False``: every pair made (what the cue benchmark compares with)."""
     if docs is None:
         docs = documents(Path(raw), Path(datasets))
     if nlp == "spacy":
@@ -355,7 +377,8 @@ def contrastive_pairs(raw: Path, datasets: Path, *, seed: int = 0, n_per_source:
             if not ds:
                 continue
             rng = random.Random(f"{seed}:{source}:{split}")
-            pairs = balance(Builder(ds, ents, source, rng).build(per_doc.get(source, 4)), rng)
+            pairs = Builder(ds, ents, source, rng).build(per_doc.get(source, 4))
+            pairs = balance(pairs, rng) if balanced else pairs
             cap = (n_per_source or {}).get(source)
             if cap is not None:
                 pairs = pairs[: cap if split == "train" else max(1, cap // 10)]

@@ -32,7 +32,8 @@ WORDNUM = dict(zip("two three four five six seven eight nine ten eleven twelve".
 TENS = {2: "twenty", 3: "thirty", 4: "forty", 5: "fifty", 6: "sixty", 7: "seventy", 8: "eighty", 9: "ninety"}
 NUMWORD = {v: k for k, v in WORDNUM.items()}
 MONTHS = "January February March April May June July August September October November December".split()
-UNITS = [u.split() for u in ("seconds minutes hours days weeks months years", "millimeters centimeters meters kilometers",
+UNITS = [u.split() for u in ("seconds minutes hours days weeks months years",
+                             "millimeters centimeters meters kilometers",
                              "inches feet yards miles", "milligrams grams kilograms tons",
                              "mm cm m km", "mg g kg", "ms s min h", "KB MB GB TB", "dollars euros pounds yen",
                              "thousand million billion trillion", "percent times")]
@@ -69,6 +70,8 @@ UNDO = {"isn't": "is", "aren't": "are", "wasn't": "was", "weren't": "were", "doe
 VERBS_S = frozenset("raises returns requires supports allows uses includes contains causes increases reduces prevents "
                     "produces provides affects improves creates accepts blocks deletes stores sends runs starts "
                     "stops writes reads updates changes protects lowers triggers replaces needs helps".split())
+NOT_SUBJECT = frozenset("the a an of and or for to with in on at by from these those its their his her our your my "
+                        "many some all no any special several few more most other such".split())
 ROLE_VERBS = re.compile(r"\b(defeated|beat|succeeded|replaced|acquired|bought|sued|killed|invaded|overtook|preceded|"
                         r"followed|hired|fired|employed|trained|coached|taught|influenced|funded|owns|owned|"
                         r"purchased|attacked|eliminated|outscored|signed|appointed|elected)\b")
@@ -82,16 +85,16 @@ ACTIVE = {v: k for k, v in PASSIVE.items() if v != k} | {k: k for k, v in PASSIV
 SYNONYMS = dict(p.split(":") for p in (
     "approximately:about roughly:about large:big big:large begin:start began:started begins:starts "
     "purchase:buy purchased:bought located:situated situated:located many:numerous numerous:many "
-    "help:assist helps:assists assist:help use:utilize uses:utilizes utilize:use however:but also:additionally "
+    "however:but also:additionally "
     "additionally:also receive:get received:got obtain:get obtained:got commence:begin commenced:began "
-    "demonstrate:show demonstrated:showed show:demonstrate showed:demonstrated shows:demonstrates "
+    "demonstrate:show demonstrated:showed  "
     "therefore:thus thus:therefore primarily:mainly mainly:primarily largely:mostly mostly:largely "
     "significant:considerable considerable:significant rapidly:quickly quickly:rapidly frequently:often "
     "often:frequently commonly:usually usually:commonly nearly:almost almost:nearly entire:whole whole:entire "
-    "died:passed_away passed_away:died film:movie movie:film became:turned_into stated:said said:stated "
+    "died:passed_away passed_away:died became:turned_into stated:said said:stated "
     "known:recognized recognized:known major:key key:major famous:well-known well-known:famous "
     "currently:presently presently:currently allow:permit allows:permits permit:allow require:need "
-    "requires:needs need:require needs:requires contain:include contains:includes").split())
+    "requires:needs  contain:include contains:includes").split())
 CONTRACT = {"does not": "doesn't", "did not": "didn't", "is not": "isn't", "are not": "aren't", "was not": "wasn't",
             "were not": "weren't", "do not": "don't", "cannot": "can't", "will not": "won't", "has not": "hasn't",
             "have not": "haven't", "percent": "%"}
@@ -120,7 +123,7 @@ def put(text: str, start: int, end: int, new: str) -> str:
 def fmt(value: float, like: str) -> str:
     if "." in like and value != int(value):
         return f"{value:.{max(1, len(like.split('.')[1]))}f}"
-    value = int(round(value))
+    value = round(value)
     return f"{value:,}" if "," in like or value >= 10000 and "," in like else str(value)
 
 
@@ -140,7 +143,8 @@ def number_edits(text: str, rng: random.Random) -> list[tuple[str, str]]:
         if v >= 10:
             out.append(("number-div10", put(text, m.start(), m.end(), fmt(v / 10, raw))))
         if v >= 1:
-            out.append(("number-pm1", put(text, m.start(), m.end(), fmt(v + rng.choice((-1, 1)) if v > 1 else v + 1, raw))))
+            near = v + rng.choice((-1, 1)) if v > 1 else v + 1
+            out.append(("number-pm1", put(text, m.start(), m.end(), fmt(near, raw))))
         unit = re.match(r"\s+(\w+)", text[m.end():])
         if unit and unit.group(1) in UNIT_OF:
             units = [u for u in UNIT_OF[unit.group(1)] if u.rstrip("s") != unit.group(1).rstrip("s")]
@@ -194,7 +198,8 @@ def word_edits(text: str, rng: random.Random) -> list[tuple[str, str]]:
         m = NEGATABLE.search(text)
         if m:
             out.append(("negation", put(text, m.end(), m.end(), " not")))
-    verbs = [m for m in re.finditer(r"\b(\w+s)\b", text) if m.group().lower() in VERBS_S]
+    verbs = [m for m in re.finditer(r"\b(\w+s)\b", text) if m.group().lower() in VERBS_S
+             and text[:m.start()].split()[-1:] != [] and text[:m.start()].split()[-1].lower() not in NOT_SUBJECT]
     if verbs and "never" not in text.lower() and not any(k == "modal" for k, _ in out):
         m = rng.choice(verbs)
         out.append(("modal", put(text, m.start(), m.start(), "never ")))
@@ -224,11 +229,11 @@ def entity_edits(text: str, ents: list, window: dict[str, list[str]], pool: dict
                 break
     for (s1, e1, l1), (s2, e2, l2) in zip(ents, ents[1:]):
         between = text[e1:s2]
-        if l1 == l2 and text[s1:e1].lower() != text[s2:e2].lower() and len(between.split()) <= 6:
-            if ROLE_VERBS.search(between) or re.search(r"\bthan\b", between):
-                kind = "compare-swap" if "than" in between else "roles"
-                out.append((kind, text[:s1] + text[s2:e2] + between + text[s1:e1] + text[e2:]))
-                break
+        if l1 == l2 and text[s1:e1].lower() != text[s2:e2].lower() and len(between.split()) <= 6 \
+                and (ROLE_VERBS.search(between) or re.search(r"\bthan\b", between)):
+            kind = "compare-swap" if "than" in between else "roles"
+            out.append((kind, text[:s1] + text[s2:e2] + between + text[s1:e1] + text[e2:]))
+            break
     return out
 
 
@@ -268,7 +273,8 @@ def voice(text: str) -> str | None:
     """Passive with a named agent to active, and a named subject's simple active to passive."""
     m = re.match(r"^(.{3,60}?) (?:was|were) (\w+) by ((?:[A-Z][\w.'-]*\s?){1,4})(.*)\.$", text)
     if m and m.group(2) in PASSIVE and not re.search(r"\b(?:is|was|were|are)\b", m.group(1)):
-        return f"{m.group(3).strip()} {PASSIVE[m.group(2)]} {_lower_first(m.group(1))}{m.group(4)}."
+        rest = m.group(4) if m.group(4)[:1] in ("", " ", ",") else " " + m.group(4)
+        return f"{m.group(3).strip()} {PASSIVE[m.group(2)]} {_lower_first(m.group(1))}{rest}."
     m = re.match(r"^((?:[A-Z][\w.'-]*\s){1,4})(\w+) ((?:the|a|an|his|her|their|its) [^,]{3,50}?)((?: in \d{4})?)\.$",
                  text)
     if m and m.group(2) in ACTIVE:
