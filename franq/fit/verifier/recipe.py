@@ -6,6 +6,10 @@ trainings, each from the committed manifest named here:
 
     v1  the packaged all-MiniLM-L6-v2 fine-tuned on datasets/verifier/manifest.json, lr 4e-5
     v7  v1 fine-tuned further on datasets/verifier/manifest-v7.json, lr 2e-5
+    v8  (a candidate, not shipped) v7 fine-tuned further on manifest-v8.json: v7's pairs and
+        the contrastive pairs of franq.fit.verifier.contrast, lr 4e-5, 3 epochs, then vector
+        scaling; trained on a GPU in 88 s (``--device cuda``), about 3 hours on one CPU thread
+        (resumable: run the same command again after a stop)
 
 ``franq fit verifier -o OUT`` runs the chain: the base into ``OUT-base`` (reused when its
 card is there), then v7 into ``OUT`` (about 40 minutes on one CPU thread). The base is the
@@ -61,7 +65,11 @@ V1 = Recipe("franq-verifier-minilm-v1", "verifier/manifest.json",
 V7 = Recipe("franq-verifier-minilm-v7", "verifier/manifest-v7.json",
             "92d12af6ceda6b8df9190e0a698185e25e2952d9b617ef3b29eec16b9d95623d", lr=2e-5, steps=457, base=V1,
             base_sha256="317d1823958ea4d9d8a4dbb96782dfa4e2e7bf2c48eaa5afe57dfae3a8b88631", base_commit="10e1ccf")
-RECIPES = {"v1": V1, "v7": V7}
+V8 = Recipe("franq-verifier-minilm-v8", "verifier/manifest-v8.json", "a71f5cee51219cbf177ccb3dc353f047fdd38cdae5343c499bc55569b155e182", lr=4e-5, steps=3879, base=V7,
+            base_sha256="19d888ac44739805308d5d37ae328259592947548b365aff507fd4b59aa1528c", base_commit="11901ac",
+            epochs=3.0, scaling=True)
+"""A candidate, not shipped (experiments/2026-11-28-verifier-v8-gpu): contrastive pairs at contrast commit 086751a."""
+RECIPES = {"v1": V1, "v7": V7, "v8": V8}
 SHIPPED = V7
 """The recipe of ``franq/data/verifier``."""
 DERIVED = ("expertqa/train.jsonl", "expertqa/test.jsonl", "wice/fit.jsonl", "wice/heldout.jsonl", "nq-open/test.jsonl")
