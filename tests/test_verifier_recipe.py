@@ -110,7 +110,7 @@ def test_fit_verifier_retrain_base_runs_the_chain_and_reuses_its_base(tmp_path, 
     assert [c["name"] for c in calls[3:]] == ["franq-verifier-minilm-v7"]
     assert CliRunner().invoke(main, [*args, "--recipe", "v1"]).exit_code == 0
     assert calls[-1]["base"] is None and calls[-1]["lr"] == 4e-5
-    assert "known: v1, v7" in CliRunner().invoke(main, [*args, "--recipe", "v9"]).output
+    assert "known: v1, v7, v8" in CliRunner().invoke(main, [*args, "--recipe", "v9"]).output
 
 
 def _tiny_data(raw: Path, datasets: Path) -> None:

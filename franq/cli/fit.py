@@ -1,6 +1,7 @@
 """``franq fit ...``: the workbench's fitting commands (:mod:`franq.fit`)."""
 from __future__ import annotations
 
+import json
 import os
 import sys
 
@@ -222,8 +223,17 @@ def shipped(names, out_dir, in_place, datasets_dir, raw, check, retrain_verifier
               help="The recipe's base verifier folder (v7: v1). Default: OUT-base, filled from git as committed "
                    "(v1's weights at 10e1ccf) or, without git, trained by its recipe (reused when it is there).")
 @click.option("--retrain-base", is_flag=True, help="Train the base by its own recipe even where git holds it.")
+@click.option("--device", default="cpu", show_default=True,
+              help="Where to train (cpu, cuda): the same recipe, in minutes on a GPU.")
+@click.option("--write-pairs", type=click.Path(dir_okay=False),
+              help="Only build the recipe's training and dev pairs into this file (gzip JSON; xz for a .xz name) and stop.")
+@click.option("--pairs", "pairs_file", type=click.Path(exists=True, dir_okay=False),
+              help="Train from pairs written by --write-pairs for the same manifest (e.g. built here, trained on a GPU).")
+@click.option("--checkpoint-every", default=200, show_default=True, type=click.IntRange(min=0),
+              help="Steps between checkpoints (OUT/checkpoint.pt); run the same command again to resume. 0: none.")
 @THREADS_OPTION
-def verifier(out_dir, raw, datasets_dir, recipe_name, base, retrain_base, threads):
+def verifier(out_dir, raw, datasets_dir, recipe_name, base, retrain_base, device, write_pairs, pairs_file,
+             checkpoint_every, threads):
     """Rebuild franq's three-way verifier (supported / contradicted / not mentioned) by its recipe.
 
     With no options but -o this trains the shipped verifier (franq/data/verifier) as it was
@@ -244,9 +254,22 @@ def verifier(out_dir, raw, datasets_dir, recipe_name, base, retrain_base, thread
 
     if recipe_name is not None and recipe_name not in RECIPES:
         raise click.BadParameter(f"{recipe_name!r}; known: {', '.join(RECIPES)}", param_hint="--recipe")
+    recipe = RECIPES[recipe_name] if recipe_name else SHIPPED
+    if write_pairs:
+        from franq.fit.verifier.data import sha256
+        from franq.fit.verifier.train import build_pairs, provenance, write_pairs as write
+
+        manifest = Path(datasets_dir) / recipe.manifest
+        spec = json.loads(manifest.read_text("utf-8"))
+        data = build_pairs(raw_data_dir(raw), Path(datasets_dir), spec, seed=recipe.seed)
+        write(Path(write_pairs), data, sha256(manifest), provenance(raw_data_dir(raw), Path(datasets_dir), spec))
+        click.echo(f"wrote {write_pairs}: " + ", ".join(f"{k} {sum(map(len, v.values()))}" for k, v in data.items()))
+        return
     try:
-        card = fit_recipe(RECIPES[recipe_name] if recipe_name else SHIPPED, raw=raw_data_dir(raw), datasets=Path(datasets_dir),
-                          out=Path(out_dir), base=Path(base) if base else None, retrain_base=retrain_base, threads=threads)
+        card = fit_recipe(recipe, raw=raw_data_dir(raw), datasets=Path(datasets_dir), out=Path(out_dir),
+                          base=Path(base) if base else None, retrain_base=retrain_base, threads=threads,
+                          device=device, pairs_file=Path(pairs_file) if pairs_file else None,
+                          checkpoint_every=checkpoint_every)
     except FranqError as exc:
         raise fail(exc) from None
     click.echo((Path(out_dir) / "CARD.md").read_text(encoding="utf-8"))

@@ -22,6 +22,7 @@ is bounded however long the passages are.
 from __future__ import annotations
 
 import json
+import math
 import logging
 import weakref
 from collections.abc import Sequence
@@ -80,6 +81,22 @@ def read_card(directory: Path) -> dict:
         if isinstance(v, bool) or not isinstance(v, int) or v < (0 if key == "window_overlap_sentences" else 1):
             raise InputError(f"verifier: {path}: '{key}' must be a positive integer, got {v!r}")
     return card
+
+
+def _scaling(card: dict, directory: Path) -> tuple[torch.Tensor, torch.Tensor] | None:
+    """The card's ``calibration`` (vector scaling: one scale and bias per label, in LABELS
+    order), checked: three finite numbers each, scales positive; None where the card has none."""
+    cal = card.get("calibration")
+    if cal is None:
+        return None
+    ok = isinstance(cal, dict) and cal.get("method") == "vector_scaling" and all(
+        isinstance(cal.get(k), list) and len(cal[k]) == 3 and all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in cal[k])
+        for k in ("scale", "bias"))
+    if not ok or min(cal["scale"]) <= 0:
+        raise InputError(f"verifier: {directory}/card.json: 'calibration' must be {{'method': 'vector_scaling', "
+                         "'scale': three positive numbers, 'bias': three numbers}")
+    return torch.tensor(cal["scale"], dtype=torch.float32), torch.tensor(cal["bias"], dtype=torch.float32)
 
 
 class _Loaded:
@@ -158,6 +175,7 @@ class Verifier:
         agg = self.card.get("aggregation") or {}
         self.aggregation = check_rule(aggregation or agg.get("rule") or DEFAULT_RULE)
         self.relevance = float(relevance if relevance is not None else agg.get("relevance", RELEVANCE))
+        self.scaling = _scaling(self.card, directory)
         self.path = directory
         self.name = f"verifier:{self.card.get('name') or directory.name}"
         log.info("loaded %s on %s (max_length %d, windows of %d words, %s)", self.name, self.device,
@@ -171,8 +189,10 @@ class Verifier:
     def _forward(self, premises: list[str], claims: list[str]) -> np.ndarray:
         enc = self.tokenizer(premises, claims, padding=True, truncation="longest_first",
                              max_length=self.max_length, return_tensors="pt")
-        logits = self.model(**{k: v.to(self.device) for k, v in enc.items()}).logits.float()
-        return torch.softmax(logits, dim=-1)[:, self.order].double().cpu().numpy()
+        logits = self.model(**{k: v.to(self.device) for k, v in enc.items()}).logits.float()[:, self.order]
+        if self.scaling is not None:  # the card's vector scaling of the log-probabilities (franq.fit.verifier.scaling)
+            logits = torch.log_softmax(logits, -1) * self.scaling[0].to(logits.device) + self.scaling[1].to(logits.device)
+        return torch.softmax(logits, dim=-1).double().cpu().numpy()
 
     def predict(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
         """``(n, 3)`` probabilities (supported, contradicted, not mentioned) of each

@@ -5,6 +5,9 @@
     data      training and dev pairs from a manifest (SNLI, synthetic claims, ExpertQA, WiCE)
     corrupt   contradicted claims: one typed substitution per claim
     qa        nq-open question-answer and declarative pairs
+    contrast  contrastive pairs at scale (issue 44): typed minimal edits next to paraphrased
+              twins, same-topic not-mentioned claims, balanced so no surface cue tells the label
+    edits     the typed-slot edits and rule-based paraphrases contrast makes them with
     train     fine-tuning, dev metrics and the card
     eval      held-out checks of the calibrators fitted on the shipped verifier
 """

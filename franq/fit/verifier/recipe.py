@@ -6,6 +6,10 @@ trainings, each from the committed manifest named here:
 
     v1  the packaged all-MiniLM-L6-v2 fine-tuned on datasets/verifier/manifest.json, lr 4e-5
     v7  v1 fine-tuned further on datasets/verifier/manifest-v7.json, lr 2e-5
+    v8  (a candidate, not shipped) v7 fine-tuned further on manifest-v8.json: v7's pairs and
+        the contrastive pairs of franq.fit.verifier.contrast, lr 4e-5, 3 epochs, then vector
+        scaling; trained on a GPU in 88 s (``--device cuda``), about 3 hours on one CPU thread
+        (resumable: run the same command again after a stop)
 
 ``franq fit verifier -o OUT`` runs the chain: the base into ``OUT-base`` (reused when its
 card is there), then v7 into ``OUT`` (about 40 minutes on one CPU thread). The base is the
@@ -44,6 +48,7 @@ class Recipe:
     epochs: float = 1.0
     batch_size: int = 32
     warmup: float = 0.06
+    scaling: bool = False            # fit vector scaling of the three-way output on the dev sets
 
     def chain(self) -> list[Recipe]:
         """The recipes to train in order, the base first."""
@@ -60,7 +65,11 @@ V1 = Recipe("franq-verifier-minilm-v1", "verifier/manifest.json",
 V7 = Recipe("franq-verifier-minilm-v7", "verifier/manifest-v7.json",
             "92d12af6ceda6b8df9190e0a698185e25e2952d9b617ef3b29eec16b9d95623d", lr=2e-5, steps=457, base=V1,
             base_sha256="317d1823958ea4d9d8a4dbb96782dfa4e2e7bf2c48eaa5afe57dfae3a8b88631", base_commit="10e1ccf")
-RECIPES = {"v1": V1, "v7": V7}
+V8 = Recipe("franq-verifier-minilm-v8", "verifier/manifest-v8.json", "a71f5cee51219cbf177ccb3dc353f047fdd38cdae5343c499bc55569b155e182", lr=4e-5, steps=3879, base=V7,
+            base_sha256="19d888ac44739805308d5d37ae328259592947548b365aff507fd4b59aa1528c", base_commit="11901ac",
+            epochs=3.0, scaling=True)
+"""A candidate, not shipped (experiments/2026-11-28-verifier-v8-gpu): contrastive pairs at contrast commit 086751a."""
+RECIPES = {"v1": V1, "v7": V7, "v8": V8}
 SHIPPED = V7
 """The recipe of ``franq/data/verifier``."""
 DERIVED = ("expertqa/train.jsonl", "expertqa/test.jsonl", "wice/fit.jsonl", "wice/heldout.jsonl", "nq-open/test.jsonl")
@@ -103,13 +112,15 @@ def base_from_git(recipe: Recipe, root: Path, out: Path) -> bool:
 
 def fit_recipe(recipe: Recipe = SHIPPED, *, raw: Path, datasets: Path, out: Path, base: Path | None = None,
                base_into: Path | None = None, retrain_base: bool = False, threads: int | None = None,
-               log_every: int = 50) -> dict:
+               log_every: int = 50, device: str = "cpu", pairs_file: Path | None = None,
+               checkpoint_every: int = 200) -> dict:
     """Train ``recipe`` into ``out``; returns its card. With a base recipe and no ``base``
     folder, the base goes into ``base_into`` (default :func:`base_dir_for`; reused when it holds
     its card): from git as committed (:func:`base_from_git`, the checkout holding
     ``datasets``), else, or with ``retrain_base``, trained by its own recipe. A base whose
     weights differ from the recorded ones is trained on, with a warning (the result will
-    not be the shipped bytes)."""
+    not be the shipped bytes). ``device``, ``pairs_file``, ``checkpoint_every``: as
+    :func:`~franq.fit.verifier.train.fit_verifier` (this recipe only, not its base)."""
     from franq.fit.verifier.data import sha256
     from franq.fit.verifier.train import fit_verifier
 
@@ -131,7 +142,8 @@ def fit_recipe(recipe: Recipe = SHIPPED, *, raw: Path, datasets: Path, out: Path
     card = fit_verifier(raw=raw, datasets=datasets, manifest_path=Path(datasets) / recipe.manifest, out=out,
                         seed=recipe.seed, epochs=recipe.epochs, batch_size=recipe.batch_size, lr=recipe.lr,
                         warmup=recipe.warmup, threads=threads, base=str(base) if base is not None else None,
-                        log_every=log_every, name=recipe.name)
+                        log_every=log_every, name=recipe.name, device=device, pairs_file=pairs_file,
+                        checkpoint_every=checkpoint_every, scaling=recipe.scaling)
     if card["training"]["steps"] != recipe.steps:
         log.warning("%d steps, the recipe recorded %d: the training set differs", card["training"]["steps"],
                     recipe.steps)

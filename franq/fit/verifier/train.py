@@ -15,15 +15,14 @@ from __future__ import annotations
 
 import json
 import logging
-import math
 import platform
-import random
 import time
 from pathlib import Path
 
 import numpy as np
 
-from franq.fit.verifier.data import LABELS, build, sentences, sha256, windows
+from franq.fit.verifier.data import LABELS, build, sha256
+from franq.errors import InputError
 from franq.lm.threads import configure_threads
 
 log = logging.getLogger(__name__)
@@ -31,40 +30,27 @@ RECIPE_THREADS = 1
 """The verifier's recipe trains with one CPU thread (as the shipped one was); ``--threads`` overrides."""
 
 
-def _batches(pairs: list[dict], batch_size: int, rng: random.Random) -> list[list[int]]:
-    """Length-bucketed batches in a seeded order (less padding, same data every run)."""
-    order = sorted(range(len(pairs)), key=lambda i: (len(pairs[i]["premise"]) + len(pairs[i]["claim"]), i))
-    chunks = [order[i:i + batch_size] for i in range(0, len(order), batch_size)]
-    rng.shuffle(chunks)
-    return chunks
-
-
-def predict(model, tokenizer, premises: list[str], claims: list[str], *, max_length: int,
-            batch_size: int = 64) -> np.ndarray:
-    """(n, 3) probabilities, batches sorted by length."""
-    import torch
-
-    out = np.zeros((len(premises), 3))
-    order = sorted(range(len(premises)), key=lambda i: len(premises[i]) + len(claims[i]))
-    model.eval()
-    with torch.inference_mode():
-        for s in range(0, len(order), batch_size):
-            idx = order[s:s + batch_size]
-            enc = tokenizer([premises[i] for i in idx], [claims[i] for i in idx], padding=True,
-                            truncation="longest_first", max_length=max_length, return_tensors="pt")
-            out[idx] = torch.softmax(model(**enc).logits.float(), -1).numpy()
-    return out
-
-
 def _bacc(y: np.ndarray, yhat: np.ndarray) -> float:
     return float(np.mean([np.mean(yhat[y == c] == c) for c in np.unique(y)]))
 
 
-def evaluate(model, tokenizer, dev: dict[str, list[dict]], *, max_length: int, window_words: int) -> dict:
-    """Per dev source: three-way accuracy / balanced accuracy where the source has three
-    labels; supported-vs-not BAcc at 0.5 and AUROC of P_supported everywhere. ExpertQA and
-    WiCE are scored the way franq scores them: every window of every passage, P_supported =
-    the max over windows."""
+def dev_probabilities(verifier, pairs: list[dict]) -> np.ndarray:
+    """``(n, 3)`` probabilities of dev pairs read the way ``franq score`` reads a claim: pairs
+    with ``passages`` against every window of every passage (the verifier's windows, fitted
+    to its token budget) combined by its aggregation rule; other pairs against their premise."""
+    from franq.verifier.aggregate import aggregate
+
+    if "passages" not in pairs[0]:
+        return verifier.predict([(p["premise"], p["claim"]) for p in pairs])
+    per_claim = verifier.window_probabilities([(p["passages"], p["claim"]) for p in pairs])
+    return np.array([aggregate(probs, verifier.aggregation, relevance=verifier.relevance)[0]
+                     for _, probs in per_claim])
+
+
+def evaluate(verifier, dev: dict[str, list[dict]]) -> dict:
+    """Per dev source, through :func:`dev_probabilities` (the product's reading): three-way
+    accuracy / balanced accuracy where the source has three labels; supported-vs-not BAcc at
+    0.5 and AUROC of P_supported everywhere."""
     from franq.evaluation.common import auroc
 
     metrics = {}
@@ -72,112 +58,147 @@ def evaluate(model, tokenizer, dev: dict[str, list[dict]], *, max_length: int, w
         if not pairs:
             continue
         y = np.array([p["label"] for p in pairs])
-        if "passages" in pairs[0]:
-            prem, claim, owner = [], [], []
-            for k, p in enumerate(pairs):
-                for text in p["passages"]:
-                    sents = sentences(text)
-                    for i, j in windows(sents, window_words):
-                        prem.append(" ".join(sents[i:j]))
-                        claim.append(p["claim"])
-                        owner.append(k)
-            probs = predict(model, tokenizer, prem, claim, max_length=max_length)
-            p_s = np.zeros(len(pairs))
-            np.maximum.at(p_s, np.array(owner), probs[:, 0])
-        else:
-            probs = predict(model, tokenizer, [p["premise"] for p in pairs], [p["claim"] for p in pairs],
-                            max_length=max_length)
-            p_s = probs[:, 0]
-            if len(np.unique(y)) == 3:
-                yhat = probs.argmax(1)
-                metrics[name] = {"acc3": round(float(np.mean(yhat == y)), 4), "bacc3": round(_bacc(y, yhat), 4)}
-        sup = (y == 0).astype(int)
+        probs = dev_probabilities(verifier, pairs)
         m = metrics.setdefault(name, {})
-        m.update({"n": len(pairs), "bacc": round(_bacc(sup, (p_s > 0.5).astype(int)), 4),
-                  "auroc": round(float(auroc(p_s, sup)), 4)})
+        if len(np.unique(y)) == 3:
+            yhat = probs.argmax(1)
+            m.update({"acc3": round(float(np.mean(yhat == y)), 4), "bacc3": round(_bacc(y, yhat), 4)})
+        sup = (y == 0).astype(int)
+        m.update({"n": len(pairs), "bacc": round(_bacc(sup, (probs[:, 0] > 0.5).astype(int)), 4),
+                  "auroc": round(float(auroc(probs[:, 0], sup)), 4)})
     return metrics
+
+
+def build_pairs(raw: Path, datasets: Path, manifest: dict, *, seed: int) -> dict[str, dict[str, list[dict]]]:
+    """The manifest's pairs: :func:`franq.fit.verifier.data.build`'s sources, plus, where the
+    manifest has a ``contrast`` entry, the contrastive pairs of
+    :mod:`franq.fit.verifier.contrast` (train and dev, held apart by document)."""
+    data = build(raw, datasets, manifest, seed=seed)
+    if "contrast" in manifest:
+        from franq.fit.verifier.contrast import contrastive_pairs
+
+        spec = manifest["contrast"]
+        pairs = contrastive_pairs(raw, datasets, seed=int(spec.get("seed", seed)), n_per_source=spec.get("n_per_source"))
+        data["train"]["contrast"] = [_pair(p) for p in pairs["train"]]
+        data["dev"]["contrast"] = [_pair(p) for p in pairs["dev"]]
+    return data
+
+
+def _pair(p: dict) -> dict:
+    label = p["label"] if isinstance(p["label"], int) else LABELS.index(p["label"])
+    return {"premise": p["premise"], "claim": p["claim"], "label": label}
+
+
+def _open(path: Path, mode: str):
+    """gzip, or xz for a ``.xz`` name (a third of the size: what travels to a GPU machine)."""
+    import gzip
+    import lzma
+
+    return (lzma.open if Path(path).suffix == ".xz" else gzip.open)(path, mode, encoding="utf-8")
+
+
+def provenance(raw: Path, datasets: Path, manifest: dict) -> dict:
+    """The sha256 of every file a build reads: the raw sources and the committed splits."""
+    from franq.fit.verifier.recipe import DERIVED
+
+    return {"sources": {f: sha256(raw / f) for f in manifest["sources"]},
+            "derived": {name: sha256(datasets / name) for name in DERIVED}}
+
+
+def read_pairs(path: Path, manifest_sha256: str) -> tuple[dict, dict]:
+    """``(pairs, provenance)`` written by ``--write-pairs`` (gzip or xz JSON), refused when
+    built from another manifest."""
+    with _open(path, "rt") as f:
+        data = json.load(f)
+    if data.get("manifest_sha256") != manifest_sha256:
+        raise InputError(f"fit verifier: {path} was built from manifest sha256 {data.get('manifest_sha256')}, "
+                         f"not this recipe's {manifest_sha256}")
+    return data["pairs"], data["provenance"]
+
+
+def write_pairs(path: Path, data: dict, manifest_sha256: str, provenance: dict) -> None:
+    """The pairs with the manifest's sha256 and the data files' (:func:`provenance`), so a
+    machine without the raw data (a GPU) trains from them and writes the same card."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with _open(path, "wt") as f:
+        json.dump({"manifest_sha256": manifest_sha256, "provenance": provenance, "pairs": data}, f)
 
 
 def fit_verifier(*, raw: Path, datasets: Path, manifest_path: Path, out: Path, seed: int, epochs: float,
                  batch_size: int, lr: float, warmup: float, name: str, threads: int | None = None,
-                 base: str | None = None, log_every: int = 50) -> dict:
+                 base: str | None = None, log_every: int = 50, device: str = "cpu", pairs_file: Path | None = None,
+                 checkpoint_every: int = 200, scaling: bool = False) -> dict:
     """Train and write the verifier directory ``out``; returns the card (``name``: the
     model's name in it, which results carry as ``verifier:<name>``). The settings have no
-    defaults: a :class:`~franq.fit.verifier.recipe.Recipe` holds them."""
+    defaults: a :class:`~franq.fit.verifier.recipe.Recipe` holds them. ``pairs_file``: pairs
+    written earlier by :func:`write_pairs` for the same manifest (a GPU run reads what a CPU
+    built); ``checkpoint_every``: steps between checkpoints (a run started again resumes,
+    :mod:`franq.fit.verifier.loop`); ``scaling``: fit vector scaling on the dev sets
+    (:mod:`franq.fit.verifier.scaling`) into the card."""
     import torch
     from safetensors.torch import save_file
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
+    from franq.fit.verifier import loop
     from franq.lm.resources import minilm_path
 
     t0 = time.time()
     torch.manual_seed(seed)
     threads = configure_threads(threads, RECIPE_THREADS)  # --threads, else the recipe's
     manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    manifest_sha = sha256(manifest_path)
     max_length, window_words = int(manifest["max_length"]), int(manifest["window_words"])
-    data = build(raw, datasets, manifest, seed=seed)
+    if pairs_file:
+        data, built_from = read_pairs(pairs_file, manifest_sha)
+    else:
+        data, built_from = build_pairs(raw, datasets, manifest, seed=seed), provenance(raw, datasets, manifest)
     train = [p for pairs in data["train"].values() for p in pairs]
-    log.info("built %d training pairs in %.0fs: %s", len(train), time.time() - t0,
+    log.info("%d training pairs in %.0fs: %s", len(train), time.time() - t0,
              {k: len(v) for k, v in data["train"].items()})
     base_dir = Path(base) if base else minilm_path()
     tokenizer = AutoTokenizer.from_pretrained(base_dir)
     model = AutoModelForSequenceClassification.from_pretrained(
         base_dir, num_labels=3, id2label=dict(enumerate(LABELS)), label2id={k: i for i, k in enumerate(LABELS)},
         dtype=torch.float32)  # trained in float32 whatever the base is stored in (a shipped verifier: float16)
-    rng = random.Random(seed)
-    batches: list[list[int]] = []
-    for e in range(math.ceil(epochs)):
-        b = _batches(train, batch_size, rng)
-        batches += b if e + 1 <= epochs else b[: int(len(b) * (epochs - e))]
-    steps = len(batches)
-    opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.01)
-    warm = max(1, int(warmup * steps))
-    sched = torch.optim.lr_scheduler.LambdaLR(
-        opt, lambda s: (s + 1) / warm if s < warm else max(0.0, (steps - s) / max(1, steps - warm)))
-    model.train()
-    t_train, seen, running = time.time(), 0, []
-    for step, idx in enumerate(batches):
-        pairs = [train[i] for i in idx]
-        enc = tokenizer([p["premise"] for p in pairs], [p["claim"] for p in pairs], padding=True,
-                        truncation="longest_first", max_length=max_length, return_tensors="pt")
-        loss = model(**enc, labels=torch.tensor([p["label"] for p in pairs])).loss
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        opt.step()
-        sched.step()
-        opt.zero_grad()
-        seen += len(pairs)
-        running.append(float(loss.detach()))
-        if (step + 1) % log_every == 0 or step + 1 == steps:
-            log.info("step %d/%d loss %.4f  %.1f pairs/s", step + 1, steps, np.mean(running[-log_every:]),
-                     seen / (time.time() - t_train))
-    train_s = time.time() - t_train
+    done = loop.train(model, tokenizer, train, epochs=epochs, batch_size=batch_size, lr=lr, warmup=warmup,
+                      seed=seed, max_length=max_length, out=out, device=device, checkpoint_every=checkpoint_every,
+                      log_every=log_every, run_id={"name": name, "manifest_sha256": manifest_sha, "seed": seed})
     out.mkdir(parents=True, exist_ok=True)
     model.config.save_pretrained(out)
     tokenizer.save_pretrained(out)
     save_file({k: v.detach().to(torch.float16).contiguous() for k, v in model.state_dict().items()},
               str(out / "model.safetensors"), metadata={"format": "pt"})
-    metrics = evaluate(model, tokenizer, data["dev"], max_length=max_length, window_words=window_words)
     card = {
         "format": "franq-verifier", "version": 1, "name": name, "labels": list(LABELS),
         "max_length": max_length, "window_words": window_words, "window_overlap_sentences": 1,
         "base_model": manifest.get("base_model", str(base_dir)), "dtype": "float16",
-        "data": [{"file": f, "licence": lic, "sha256": sha256(raw / f)} for f, lic in manifest["sources"].items()],
-        "data_derived": {name: sha256(datasets / name) for name in
-                         ("expertqa/train.jsonl", "expertqa/test.jsonl", "wice/fit.jsonl", "wice/heldout.jsonl",
-                          "nq-open/test.jsonl")},
-        "manifest": _shown(manifest_path), "manifest_sha256": sha256(manifest_path),
+        "data": [{"file": f, "licence": lic, "sha256": built_from["sources"][f]}
+                 for f, lic in manifest["sources"].items()],
+        "data_derived": built_from["derived"],
+        "manifest": _shown(manifest_path), "manifest_sha256": manifest_sha,
         **({"continued_from": _base(base_dir)} if base else {}),
         "train_pairs": {k: {"n": len(v), "by_label": {LABELS[c]: sum(p["label"] == c for p in v) for c in range(3)}}
                         for k, v in data["train"].items()},
         "training": {"seed": seed, "epochs": epochs, "batch_size": batch_size, "lr": lr, "warmup": warmup,
-                     "steps": steps, "threads": threads, "torch": torch.__version__,
-                     "machine": platform.machine(), "train_seconds": round(train_s),
-                     "total_seconds": round(time.time() - t0)},
-        "dev_metrics": metrics,
+                     "steps": done["steps"], "threads": threads, "torch": torch.__version__,
+                     "device": str(device) if device == "cpu" else torch.cuda.get_device_name(),
+                     "machine": platform.machine(), "train_seconds": done["train_seconds"],
+                     "resumed_from_step": done["resumed_from"], "total_seconds": round(time.time() - t0)},
     }
     (out / "card.json").write_text(json.dumps(card, indent=1) + "\n", encoding="utf-8")
+    from franq.verifier import Verifier  # the dev sets are read as franq reads claims, by the written folder
+
+    verifier = Verifier(out, device=device)
+    card["dev_metrics"] = evaluate(verifier, data["dev"])
+    if scaling:
+        from franq.fit.verifier.scaling import calibrate
+
+        card["calibration"] = calibrate(verifier, data["dev"])
+        (out / "card.json").write_text(json.dumps(card, indent=1) + "\n", encoding="utf-8")
+        card["dev_metrics_scaled"] = evaluate(Verifier(out, device=device), data["dev"])  # the card's scaling applied
+    (out / "card.json").write_text(json.dumps(card, indent=1) + "\n", encoding="utf-8")
     (out / "CARD.md").write_text(card_markdown(card), encoding="utf-8")
+    loop.finished(out)
     return card
 
 
@@ -221,9 +242,17 @@ def card_markdown(card: dict) -> str:
     for k, m in card["dev_metrics"].items():
         lines.append(f"| {k} | {m['n']} | {m['bacc']:.3f} | {m['auroc']:.3f} | {m.get('acc3', '')} | "
                      f"{m.get('bacc3', '')} |")
+    cal = card.get("calibration")
+    if cal:
+        lines += ["", "## Output calibration", "",
+                  "Vector scaling of the log-probabilities, softmax(scale * log p + bias) per label "
+                  f"(supported, contradicted, not mentioned): scale {cal['scale']}, bias {cal['bias']}; fitted "
+                  f"on the dev sets above ({', '.join(f'{k} {n}' for k, n in cal['fitted_on'].items())}), each "
+                  f"weighted equally: NLL {cal['nll_before']} -> {cal['nll_after']}. franq applies it to every "
+                  "window (franq.fit.verifier.scaling); the dev metrics above are before it."]
     t = card["training"]
     lines += ["", "## Training", "",
               f"{t['steps']} steps, batch {t['batch_size']}, lr {t['lr']}, {t['epochs']} epoch(s), "
-              f"{t['threads']} CPU thread(s), torch {t['torch']}, {t['train_seconds']} s training, "
+              + (f"on {t['device']}, " if t.get("device", "cpu") != "cpu" else "") + f"{t['threads']} CPU thread(s), torch {t['torch']}, {t['train_seconds']} s training, "
               f"{t['total_seconds']} s in all.", ""]
     return "\n".join(lines)

@@ -1,0 +1,132 @@
+"""Verifiers side by side on the held-out sets, read the way ``franq score`` reads them
+(every window of every passage, the card's aggregation rule, citation markers stripped):
+
+    OMP_NUM_THREADS=1 python benchmarks/bench_verifier_heldout.py --model DIR [--model DIR2 ...]
+        [--device cpu] [--out benchmarks/results/verifier-heldout.md]
+
+Sets: WiCE held out (144 claims, whole pages), 400 ExpertQA rand_test claims of the answers
+no fit has seen, the 199 of those answers' claims contradicted by a typed substitution (all
+false; franq.fit.verifier.eval.long_evidence_sets), and, where datasets/userdev exists, the
+user-style dev set written by people (never trained on; claims given). Per verifier and set:
+balanced accuracy of P_supported at 0.5 (supported vs not) and its AUROC; on the user set also
+the share of contradicted claims with P_supported < 0.5, of supported claims with P_supported
+>= 0.5, and of not-mentioned claims whose argmax is "contradicted". The table and the command
+that made it are written to --out (with a .json beside it).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+USERDEV = ROOT / "datasets" / "userdev" / "answers.jsonl"
+
+
+def userdev_items(path: Path = USERDEV) -> tuple[list, list[str], list[str]]:
+    """``(items, labels, kinds)`` of the user-style dev set: items ``(passage texts, claim)``."""
+    items, labels, kinds = [], [], []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if not line.strip():
+            continue
+        rec = json.loads(line)
+        texts = [p["text"] if isinstance(p, dict) else p for p in rec.get("passages") or []]
+        for c in rec["claims"]:
+            items.append((texts, c["text"]))
+            labels.append(c["label"])
+            kinds.append(c.get("kind") or "")
+    return items, labels, kinds
+
+
+def _binary(m: np.ndarray, y: np.ndarray) -> dict:
+    from franq.evaluation.metrics import auroc, balanced_accuracy
+
+    s = m[:, 0]
+    return {"n": int(len(y)), "bacc": round(float(balanced_accuracy(s, y)), 4), "auroc": round(float(auroc(s, y)), 4)} \
+        if 0 < y.sum() < len(y) else {"n": int(len(y)), "caught": round(float(np.mean(s < 0.5)), 4)}
+
+
+def _userdev(m: np.ndarray, labels: list[str], kinds: list[str]) -> dict:
+    lab = np.array(labels)
+    out = _binary(m, (lab == "supported").astype(int))
+    con = lab == "contradicted"
+    nm = np.isin(lab, ["not_mentioned_true", "not_mentioned_false"])
+    out.update({"contradicted_caught": round(float(np.mean(m[con, 0] < 0.5)), 4),
+                "supported_kept": round(float(np.mean(m[lab == "supported", 0] >= 0.5)), 4),
+                "nm_argmax_contradicted": round(float(np.mean(m[nm].argmax(1) == 1)), 4),
+                "by_kind": {k: round(float(np.mean(m[con & (np.array(kinds) == k), 0] < 0.5)), 3)
+                            for k in sorted(set(np.array(kinds)[con]))}})
+    return out
+
+
+def evaluate(model_dir: str, device: str) -> dict:
+    from franq.fit.verifier.eval import long_evidence_sets
+    from franq.verifier import Verifier
+
+    v = Verifier(model_dir, device=device)
+    res: dict = {"name": v.name}
+    for name, (items, y) in long_evidence_sets(ROOT / "datasets").items():
+        t0 = time.perf_counter()
+        m = np.array([[c.p_supported, c.p_contradicted, c.p_not_mentioned] for c in v.verify(items)])
+        res[name] = {**_binary(m, np.asarray(y)), "seconds": round(time.perf_counter() - t0, 1)}
+    if USERDEV.is_file():
+        items, labels, kinds = userdev_items()
+        m = np.array([[c.p_supported, c.p_contradicted, c.p_not_mentioned] for c in v.verify(items)])
+        res["userdev"] = _userdev(m, labels, kinds)
+    return res
+
+
+def table(results: list[dict]) -> list[str]:
+    sets = [k for k in results[0] if k not in ("name", "userdev")]
+    head = "| verifier | " + " | ".join(f"{s}: BAcc / AUROC" if "bacc" in results[0][s] else f"{s}: caught"
+                                         for s in sets)
+    rows = [head + (" | userdev BAcc / AUROC | contradicted caught | supported kept | nm argmax contradicted |"
+                    if "userdev" in results[0] else " |"),
+            "|---" * (1 + len(sets) + (4 if "userdev" in results[0] else 0)) + "|"]
+    for r in results:
+        cells = [f"{r[s]['bacc']:.3f} / {r[s]['auroc']:.3f}" if "bacc" in r[s] else f"{r[s]['caught']:.3f}"
+                 for s in sets]
+        if "userdev" in r:
+            u = r["userdev"]
+            cells += [f"{u['bacc']:.3f} / {u['auroc']:.3f}", f"{u['contradicted_caught']:.3f}",
+                      f"{u['supported_kept']:.3f}", f"{u['nm_argmax_contradicted']:.3f}"]
+        rows.append(f"| {r['name']} | " + " | ".join(cells) + " |")
+    kinds = [r for r in results if "userdev" in r]
+    if kinds:
+        all_kinds = sorted({k for r in kinds for k in r["userdev"]["by_kind"]})
+        rows += ["", "User-style dev set, contradicted claims with P_supported < 0.5, by kind:", "",
+                 "| verifier | " + " | ".join(all_kinds) + " |", "|---" * (1 + len(all_kinds)) + "|"]
+        rows += [f"| {r['name']} | " + " | ".join(str(r["userdev"]["by_kind"].get(k, "")) for k in all_kinds) + " |"
+                 for r in kinds]
+    return rows
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--model", action="append", required=True, help="A franq verifier directory (repeatable).")
+    ap.add_argument("--device", default="cpu")
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "verifier-heldout.md"))
+    args = ap.parse_args(argv)
+    import torch
+
+    torch.set_num_threads(args.threads)
+    results = [evaluate(m, args.device) for m in args.model]
+    rows = table(results)
+    print("\n".join(rows))
+    cmd = "OMP_NUM_THREADS=1 python benchmarks/bench_verifier_heldout.py " + " ".join(
+        f"--model {m}" for m in args.model) + (f" --device {args.device}" if args.device != "cpu" else "")
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text("# Verifiers on the held-out sets\n\n" + (__doc__.split("\n\n")[0]) + "\n\n    " + cmd + "\n\n"
+                   + "\n".join(rows) + "\n", encoding="utf-8")
+    out.with_suffix(".json").write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
