@@ -29,6 +29,7 @@ import franq
 from franq.apps.spans import segments  # noqa: F401 - part of this module's interface
 from franq.apps.panel import conditions_rows, evidence_html
 from franq.apps.render_assets import BASE_CSS, PANEL_CSS, SCRIPT
+from franq.verdicts import claim_p_true  # noqa: F401 - part of this module's interface
 
 BUCKETS = (  # (upper bound of P(true), colour, label); a claim is in the first bucket whose bound exceeds it
     (0.2, "#e8655d", "P(true) < 0.2"),
@@ -68,12 +69,6 @@ def as_line(result) -> Line:
 
 def as_lines(results: Iterable) -> list[Line]:
     return [as_line(r) for r in results]
-
-
-def claim_p_true(claim: franq.ClaimScore) -> float | None:
-    """P(true) to show and threshold: calibrated when a calibrator ran, else the raw mix."""
-    p = claim.p_true_calibrated
-    return claim.p_true_raw if p is None else p
 
 
 def bucket(p: float) -> int:
