@@ -30,7 +30,6 @@ on SIGTERM the request in progress is stopped the same way and the process exits
 authentication.
 """
 # no `from __future__ import annotations`: FastAPI reads the handlers' annotations (Request) at runtime
-import dataclasses
 import logging
 import os
 import socket
@@ -43,6 +42,7 @@ from franq import limits as table
 from franq.apps import render
 from franq.apps.serve_checks import check_example, render_line, view_html
 from franq.apps.serve_guard import Guard, Refused, Work, hook_model, load_json, log
+from franq.verdicts import with_verdicts
 
 MAX_PENDING = 8
 REQUEST_TIMEOUT = 300.0
@@ -60,15 +60,12 @@ def _require_fastapi():
                                    f"pip install 'franq[serve]'")
 
 
-def _with_verdicts(result: franq.AnswerScore, threshold: float | None) -> franq.AnswerScore:
-    """``result`` with each claim's verdict for the request's threshold (as ``--threshold``)."""
+def _with_verdicts(result: franq.AnswerScore, threshold: float | None, pipeline) -> franq.AnswerScore:
+    """``result`` with each claim's verdict and reason for the request's threshold (as ``--threshold``;
+    the pipeline's ``calibration.uncertain_margin``)."""
     if threshold is None:
         return result
-
-    def verdict(c: franq.ClaimScore) -> str | None:
-        p = render.claim_p_true(c) if c.status == "scored" else None
-        return None if p is None else ("likely_true" if p >= threshold else "likely_false")
-    return dataclasses.replace(result, claims=tuple(dataclasses.replace(c, verdict=verdict(c)) for c in result.claims))
+    return with_verdicts(result, threshold, margin=pipeline.config.calibration.uncertain_margin)
 
 
 def _options(body: dict, where: str = "") -> tuple[str | None, float | None]:
@@ -150,7 +147,7 @@ def create_app(pipeline, *, limits=None, max_body_bytes: int | None = None, max_
 
         def score():
             results = pipeline.score_many(examples, mode=mode)
-            return [franq.result_record(ex.id, _with_verdicts(res, threshold), ex)
+            return [franq.result_record(ex.id, _with_verdicts(res, threshold, pipeline), ex)
                     for ex, res in zip(examples, results)]
         return score
 
@@ -193,7 +190,7 @@ def create_app(pipeline, *, limits=None, max_body_bytes: int | None = None, max_
             res = pipeline.answer(body["question"], passages, max_new_tokens=n, mode=mode)
             example = franq.Example.from_dict({"question": res.question, "passages": body["passages"],
                                                "answer": res.answer})
-            return franq.result_record(None, _with_verdicts(res, threshold), example)
+            return franq.result_record(None, _with_verdicts(res, threshold, pipeline), example)
         return answer
 
     @app.post("/score")
