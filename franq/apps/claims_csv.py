@@ -17,8 +17,8 @@ import json
 import re
 from collections.abc import Iterable
 
+from franq import claim_p_true, with_verdicts
 from franq.apps.render import as_lines
-from franq.verdicts import claim_p_true, with_verdicts
 
 VALUES = ("p_true_calibrated", "p_true_raw", "p_faithful", "uq_faith", "uq_unfaith", "p_true_if_supported_calibrated",
           "p_true_if_unfaithful_calibrated", "p_faithful_calibrated", "p_contradicted", "p_not_mentioned",

@@ -26,10 +26,10 @@ from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
 import franq
+from franq import claim_p_true
 from franq.apps.spans import segments  # noqa: F401 - part of this module's interface
 from franq.apps.panel import conditions_rows, evidence_html, verdict_rows
 from franq.apps.render_assets import BASE_CSS, PANEL_CSS, SCRIPT
-from franq.verdicts import claim_p_true
 
 BUCKETS = (  # (upper bound of P(true), colour, label); a claim is in the first bucket whose bound exceeds it
     (0.2, "#e8655d", "P(true) < 0.2"),

@@ -42,7 +42,6 @@ from franq import limits as table
 from franq.apps import render
 from franq.apps.serve_checks import check_example, render_line, view_html
 from franq.apps.serve_guard import Guard, Refused, Work, hook_model, load_json, log
-from franq.verdicts import with_verdicts
 
 MAX_PENDING = 8
 REQUEST_TIMEOUT = 300.0
@@ -65,7 +64,7 @@ def _with_verdicts(result: franq.AnswerScore, threshold: float | None, pipeline)
     the pipeline's ``calibration.uncertain_margin``)."""
     if threshold is None:
         return result
-    return with_verdicts(result, threshold, margin=pipeline.config.calibration.uncertain_margin)
+    return franq.with_verdicts(result, threshold, margin=pipeline.config.calibration.uncertain_margin)
 
 
 def _options(body: dict, where: str = "") -> tuple[str | None, float | None]:

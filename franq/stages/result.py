@@ -52,11 +52,11 @@ def claim_score(claim: Claim, batch: ClaimBatch, k: int, threshold: float | None
     score = ClaimScore(
         claim, "scored", p_faithful=at(batch.p_supported), uq_faith=at(batch.uq_faith),
         uq_unfaith=at(batch.uq_unfaith), p_true_raw=at(batch.p_true_raw), **three, **calibrated,
-        signals={name: float(v[k]) for name, v in batch.signals.items()}, knowledge=_knowledge(cal, k))
+        signals={name: float(v[k]) for name, v in batch.signals.items()}, knowledge=knowledge_term(cal, k))
     return with_verdict(score, threshold, margin=margin)
 
 
-def _knowledge(cal, k: int) -> KnowledgeTerm | None:
+def knowledge_term(cal, k: int) -> KnowledgeTerm | None:
     """Claim ``k``'s knowledge term: its calibrated P(true | not mentioned) (three conditions) or
     P(true | not supported) (binary), with the map's base rate and interval; None without one."""
     value = None if cal is None else (cal.p_true_if_not_mentioned if cal.p_true_if_not_mentioned is not None
