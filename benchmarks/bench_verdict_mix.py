@@ -86,8 +86,8 @@ def table(rows: list[dict], claims: list, threshold: float, margins: list[float]
     from franq.verdicts import claim_verdict
 
     y = np.array([r["is_true"] for r in rows], dtype=bool)
-    out = ["| margin | claims (true) | likely_true | likely_false | uncertain | acc. likely_true | "
-           "acc. likely_false | acc. both | all-true baseline on them | gain | true among uncertain |",
+    out = [("| margin | claims (true) | likely_true | likely_false | uncertain | acc. likely_true | "
+            "acc. likely_false | acc. both | all-true baseline on them | gain | true among uncertain |"),
            "|---|---|---|---|---|---|---|---|---|---|---|"]
     for margin in [None, *margins]:
         m = -1.0 if margin is None else margin  # a negative margin and no interval test: the rule off
@@ -146,11 +146,11 @@ def main() -> int:
     margins = [float(m) for m in args.margins.split(",")]
     lines = ["# Verdicts on natural dev sets: how often each is given, and how accurate (issue 45.2)", "",
              "    " + " ".join(["python benchmarks/bench_verdict_mix.py", *sys.argv[1:]]), "",
-             f"Threshold {args.threshold:g}; verdicts by `franq.verdicts.claim_verdict` (the pipeline's rule). "
-             "`rule off`: every claim likely_true / likely_false by the threshold, as before the `uncertain` "
-             "verdict. Accuracy: share of likely_true claims that are true, of likely_false ones that are false; "
-             "the all-true baseline is the share of true claims among those given a likely_* verdict; gain = "
-             "accuracy of both - that baseline. Target (issue 45): gain >= +10 points where given.", ""]
+             (f"Threshold {args.threshold:g}; verdicts by `franq.verdicts.claim_verdict` (the pipeline's rule). "
+              "`rule off`: every claim likely_true / likely_false by the threshold, as before the `uncertain` "
+              "verdict. Accuracy: share of likely_true claims that are true, of likely_false ones that are false; "
+              "the all-true baseline is the share of true claims among those given a likely_* verdict; gain = "
+              "accuracy of both - that baseline. Target (issue 45): gain >= +10 points where given."), ""]
     for name in dict.fromkeys(r["set"] for r in rows):
         sub = [r for r in rows if r["set"] == name]
         path = Path(args.long_calibrator if name.startswith("ExpertQA") else args.short_calibrator)
