@@ -71,6 +71,32 @@ class ClaimInputs:
 
 
 @dataclass(frozen=True)
+class KnowledgeSignal:
+    """What a calibrator knows of its knowledge map (P(true | not mentioned) of a
+    three-condition calibrator, P(true | not supported) of a binary one): the map's
+    ``base_rate`` (its training claims' share of true ones, (K + 1) / (N + 2)), and per claim
+    the 90% credible interval ``low`` / ``high`` of its step (None for a map without step
+    counts, a file of franq 0.2). What the ``uncertain`` verdict reads."""
+
+    base_rate: float | None
+    low: np.ndarray | None = None
+    high: np.ndarray | None = None
+
+
+def knowledge_signal(m: Any, counts: Mapping | None, log_scores: np.ndarray) -> KnowledgeSignal | None:
+    """The :class:`KnowledgeSignal` of isotonic map ``m`` (None: no map) at ``log_scores``;
+    ``counts`` (the calibrator file's counts of that condition: ``true``, ``weight``) gives
+    the base rate of a map without step counts."""
+    if m is None:
+        return None
+    base = m.base_rate
+    if base is None and counts and counts.get("weight"):
+        base = (float(counts["true"]) + 1) / (float(counts["weight"]) + 2)
+    interval = m.predict_interval(log_scores)
+    return KnowledgeSignal(base, *(interval or (None, None)))
+
+
+@dataclass(frozen=True)
 class CalibratedClaims:
     """Calibrated values of a batch of claims; ``None`` where the calibrator has no such part.
 
@@ -80,6 +106,7 @@ class CalibratedClaims:
     ``p_true_if_contradicted``   three-condition only: P(true | contradicted)
     ``p_true_if_not_mentioned``  three-condition only: P(true | not mentioned)
     ``p_faithful``               calibrated P_faithful, only when the calibrator fits it
+    ``knowledge``                the knowledge map's base rate and intervals (:class:`KnowledgeSignal`)
     """
 
     p_true: np.ndarray
@@ -88,6 +115,7 @@ class CalibratedClaims:
     p_true_if_contradicted: np.ndarray | None = None
     p_true_if_not_mentioned: np.ndarray | None = None
     p_faithful: np.ndarray | None = None
+    knowledge: KnowledgeSignal | None = None
 
 
 class Calibrator(Protocol):

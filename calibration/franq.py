@@ -43,7 +43,7 @@ import numpy as np
 
 from calibration.base import (CalibratorFileError, NotFittedError, as_labels, as_probabilities, as_weights,
                               calibrator_header, fit_record, number, read_json, write_json)
-from calibration.contract import CalibratedClaims, ClaimInputs
+from calibration.contract import CalibratedClaims, ClaimInputs, knowledge_signal
 from calibration.isotonic import IsotonicCalibrator
 from calibration.metrics import expected_calibration_error
 from calibration.mix import franq_mix
@@ -236,9 +236,11 @@ class FranqCalibrator:
         """Calibrated P(true), P(true | supported) (UQ_faith mapped), P(true | not supported)
         (UQ_unfaith mapped) and, when fitted, P_faithful (after the cut of the thresholded variant)."""
         self._check_fitted()
-        c_f, a, b, p = self._predict(*X.checked())
+        inputs = X.checked()
+        c_f, a, b, p = self._predict(*inputs)
+        knowledge = knowledge_signal(self.uq_unfaith_, self.counts_.get("unfaithful"), log_scores(inputs[2]))
         return CalibratedClaims(p, p_true_if_supported=a, p_true_if_unfaithful=b,
-                                p_faithful=c_f if self.faithfulness_ is not None else None)
+                                p_faithful=c_f if self.faithfulness_ is not None else None, knowledge=knowledge)
 
     def predict(self, X: ClaimInputs) -> np.ndarray:
         """Calibrated FRANQ P(true) per claim."""

@@ -37,7 +37,7 @@ import numpy as np
 
 from calibration.base import (CalibratorFileError, NotFittedError, as_labels, as_probabilities, as_weights,
                               calibrator_header, fit_record, read_json, write_json)
-from calibration.contract import CalibratedClaims, ClaimInputs
+from calibration.contract import CalibratedClaims, ClaimInputs, knowledge_signal
 from calibration.franq import (MIN_PER_CONDITION, collapse_warning, log_scores, prediction_spread,
                                stack_mismatches)
 from calibration.isotonic import IsotonicCalibrator
@@ -196,8 +196,11 @@ class ThreeConditionCalibrator:
     def predict_components(self, X: ClaimInputs) -> CalibratedClaims:
         """P(true | supported / contradicted / not mentioned) (T_s, T_c, T_n) and their mix, P(true)."""
         self._check_fitted()
-        t_s, t_c, t_n, p = self._predict(*self._inputs(X))
-        return CalibratedClaims(p, p_true_if_supported=t_s, p_true_if_contradicted=t_c, p_true_if_not_mentioned=t_n)
+        inputs = self._inputs(X)
+        t_s, t_c, t_n, p = self._predict(*inputs)
+        knowledge = knowledge_signal(self.uq_not_mentioned_, self.counts_.get("not_mentioned"), log_scores(inputs[2]))
+        return CalibratedClaims(p, p_true_if_supported=t_s, p_true_if_contradicted=t_c, p_true_if_not_mentioned=t_n,
+                                knowledge=knowledge)
 
     def predict(self, X: ClaimInputs) -> np.ndarray:
         """Calibrated three-condition P(true) per claim."""

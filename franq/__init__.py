@@ -20,7 +20,8 @@ from claims.types import Claim
 from franq.config import FranqConfig
 from franq.errors import ContextOverflowError, FranqError, InputError, ModelNotFoundError
 from franq.io import Example
-from franq.types import AnswerScore, CalibratorInfo, ClaimScore, Decision, Passage
+from franq.types import AnswerScore, CalibratorInfo, ClaimScore, Decision, KnowledgeTerm, Passage, WeakestClaim
+from franq.verdicts import claim_p_true, with_verdicts
 
 if TYPE_CHECKING:
     from franq.lm import CausalLM
@@ -30,8 +31,8 @@ if TYPE_CHECKING:
 __version__ = "0.2.0"
 __all__ = [
     "AnswerScore", "CalibratorInfo", "CausalLM", "Claim", "ClaimScore", "ContextOverflowError", "Decision", "Example",
-    "Franq", "FranqConfig", "FranqError", "InputError", "ModelNotFoundError", "Passage", "read_results",
-    "result_record", "score",
+    "Franq", "FranqConfig", "FranqError", "InputError", "KnowledgeTerm", "ModelNotFoundError", "Passage", "WeakestClaim",
+    "claim_p_true", "read_results", "result_record", "score", "with_verdicts",
 ]
 _LAZY = {"Franq": ("franq.pipeline", "Franq"), "score": ("franq.pipeline", "score"),
          "CausalLM": ("franq.lm", "CausalLM"),

@@ -44,6 +44,7 @@ from franq.limits import Limits
 from franq.lm.prompts import PromptsConfig
 from franq.lm.served.checks import ServedKeys
 from franq.settings import TABLE_HOME, ComponentTables, split_tables, top_kinds, where
+from franq.verdicts import UNCERTAIN_MARGIN
 
 log = logging.getLogger(__name__)
 __all__ = ["BatchConfig", "CalibrationConfig", "DecomposerConfig", "FaithfulnessConfig", "FranqConfig",
@@ -160,8 +161,12 @@ class CalibrationConfig:
     on_mismatch: str = "warn"
     """A calibrator fitted for another stack: ``warn`` (and do not apply), ``error``, or ``force``."""
     threshold: float | None = None
-    """When set, each scored claim gets a ``verdict``: ``likely_true`` if P(true) (calibrated when a
-    calibrator ran, else raw) is at least this, else ``likely_false``."""
+    """When set, each scored claim gets a ``verdict`` and its reason: ``uncertain`` when the passages do not
+    mention it and its knowledge term carries no usable signal, else ``likely_true`` if P(true)
+    (calibrated when a calibrator ran, else raw) is at least this, else ``likely_false``."""
+    uncertain_margin: float = UNCERTAIN_MARGIN
+    """A not-mentioned claim is ``uncertain`` when its knowledge term (calibrated P(true | not mentioned))
+    lies within this of its map's base rate, or its map step's 90% interval straddles the threshold."""
 
 
 @dataclass(frozen=True)

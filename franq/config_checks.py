@@ -116,6 +116,10 @@ def check_values(c) -> None:
     if cal.threshold is not None and (isinstance(cal.threshold, bool) or not isinstance(cal.threshold, (int, float))
                                       or not 0.0 <= cal.threshold <= 1.0):
         raise InputError(f"config 'calibration.threshold': expected a probability in [0, 1], got {cal.threshold!r}")
+    if isinstance(cal.uncertain_margin, bool) or not isinstance(cal.uncertain_margin, (int, float)) \
+            or not 0.0 <= cal.uncertain_margin <= 1.0:
+        raise InputError(f"config 'calibration.uncertain_margin': expected a number in [0, 1], "
+                         f"got {cal.uncertain_margin!r}")
     _positive_int(c.batch.max_batch_tokens, "batch.max_batch_tokens")
     check_settings(c)  # [limits]: threads, samples, tokens
     for name in SECTIONS:  # after the checks with their own messages

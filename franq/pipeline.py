@@ -261,7 +261,8 @@ class Franq:
             judge_faithfulness(self.faithfulness, batch)
             mix_batch(batch)
             calibrate(p.calibrator, batch)
-        return answer_scores(p, records, batch, threshold=self.config.calibration.threshold)
+        return answer_scores(p, records, batch, threshold=self.config.calibration.threshold,
+                             margin=self.config.calibration.uncertain_margin)
 
 
 @functools.lru_cache(maxsize=1)

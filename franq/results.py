@@ -1,12 +1,11 @@
-"""One line of ``franq score`` output, both ways: :func:`result_record` writes an
-:class:`~franq.types.AnswerScore` (with the input's id and what the input carried
-besides) as a JSON object; :func:`read_results` reads such lines back into
-``AnswerScore`` objects, validating every field ("line 12: 'claims[0].status' must be
-one of [...], got 'ok'").
+"""One line of ``franq score`` output, both ways: :func:`result_record` writes an :class:`~franq.types.AnswerScore`
+(with the input's id and what the input carried besides) as a JSON object; :func:`read_results` reads such lines back
+into ``AnswerScore`` objects, validating every field ("line 12: 'claims[0].status' must be one of [...], got 'ok'").
 
-Every line says its output schema (``"schema": 2``, :data:`SCHEMA`). Lines of the previous
-schema (franq 0.1: no ``schema`` field) are read too, their renamed fields mapped onto
-today's (:func:`upgrade_previous`); CHANGELOG.md lists every change."""
+Every line says its output schema (``"schema": 2``, :data:`SCHEMA`). Lines of the previous schema (franq 0.1: no
+``schema`` field) are read too, their renamed fields mapped onto today's (:func:`upgrade_previous`); CHANGELOG.md
+lists every change. Fields added within schema 2 (``verdict_reason``, ``knowledge``; ``p_all_true`` and
+``weakest_claim``, recomputed on reading) may be absent."""
 from __future__ import annotations
 
 import dataclasses
@@ -22,7 +21,8 @@ from franq import files
 from franq.errors import InputError, redact
 from franq.io import CLAIM_LABELS, CONDITIONS, NUMERIC_LABELS, Example, parse_answer_labels
 from franq.types import (ACTIONS, FORMS, SOURCES, STATUSES, VERDICT_BASES, VERDICTS, AnswerScore, CalibratorInfo,
-                         ClaimScore, Decision, EvidenceWindow, Passage, Stack)
+                         ClaimScore, Decision, EvidenceWindow, KnowledgeTerm, Passage, Stack)
+from franq.verdicts import answer_summary
 
 SCHEMA = 2
 """The output schema :func:`result_record` writes; :func:`read_results` reads it and the one before."""
@@ -35,7 +35,7 @@ NUMBERS = ("p_faithful", "p_contradicted", "p_not_mentioned", "uq_faith", "uq_un
 def result_record(example_id: str | None, result: AnswerScore, example: Example | None = None) -> dict:
     """One output line: the id, the result, and what the input carried besides: its
     passages (for reports), claim labels and ``meta`` (the user's own fields)."""
-    record = {"schema": SCHEMA, "id": example_id, **dataclasses.asdict(result)}
+    record = {"schema": SCHEMA, "id": example_id, **dataclasses.asdict(result), **answer_summary(result)}
     record["stack"] = result.stack.to_dict()
     record["warnings"] = [redact(w) for w in record["warnings"]]
     for claim in record["claims"]:
@@ -54,10 +54,9 @@ def result_record(example_id: str | None, result: AnswerScore, example: Example 
 
 @dataclass(frozen=True)
 class ResultLine:
-    """One output line read back: where it was (``"PATH line N"``), the input's id, the
-    result, and what the input carried besides as an :class:`~franq.io.Example` (its
-    ``passages``, ``claim_labels``, ``labels`` and ``meta``; None when the line carries
-    none of them): ``result_record(id, result, example)`` writes the line again."""
+    """One output line read back: where it was (``"PATH line N"``), the input's id, the result, and what the input
+    carried besides as an :class:`~franq.io.Example` (its ``passages``, ``claim_labels``, ``labels`` and ``meta``;
+    None when the line carries none of them): ``result_record(id, result, example)`` writes the line again."""
 
     where: str
     id: str | None
@@ -66,22 +65,20 @@ class ResultLine:
 
 
 @overload
-def read_results(source: str | os.PathLike | Iterable[str | Mapping] | Mapping, *,
-                 with_input: Literal[False] = False,
+def read_results(source: str | os.PathLike | Iterable[str | Mapping] | Mapping, *, with_input: Literal[False] = False,
                  on_skip: Callable[[str], None] | None = None, name: str = "") -> Iterator[AnswerScore]: ...
 @overload
 def read_results(source: str | os.PathLike | Iterable[str | Mapping] | Mapping, *, with_input: Literal[True],
                  on_skip: Callable[[str], None] | None = None, name: str = "") -> Iterator[ResultLine]: ...
 def read_results(source, *, with_input=False, on_skip=None, name=""):
-    """The results of ``franq score`` output, in order: ``source`` is a file's path, its
-    lines (strings, or objects already parsed) or one record. ``with_input``: yield :class:`ResultLine`
-    (the result, its location and the input it carried) instead of the bare results.
+    """The results of ``franq score`` output, in order: ``source`` is a file's path, its lines (strings, or objects
+    already parsed) or one record. ``with_input``: yield :class:`ResultLine` (the result, its location and the
+    input it carried) instead of the bare results.
 
-    Blank lines are skipped. Any other line that is not a valid result (broken JSON, an
-    error record, a wrong field) raises :class:`~franq.errors.InputError` naming the line
-    and the field, or, with ``on_skip``, is passed to it as ``"WHERE: reason"`` and skipped.
-    ``name`` names the source in messages (default: the path; nothing for lines; "record"
-    for one record)."""
+    Blank lines are skipped. Any other line that is not a valid result (broken JSON, an error record, a wrong field)
+    raises :class:`~franq.errors.InputError` naming the line and the field, or, with ``on_skip``, is passed to it
+    as ``"WHERE: reason"`` and skipped. ``name`` names the source in messages (default: the path; nothing for
+    lines; "record" for one record)."""
     if isinstance(source, (str, os.PathLike)):
         return _read_file(Path(source), with_input, on_skip, name or str(source))
     if isinstance(source, Mapping):  # one record (e.g. a request's body)
@@ -90,9 +87,8 @@ def read_results(source, *, with_input=False, on_skip=None, name=""):
 
 
 def _read_file(path: Path, with_input: bool, on_skip, name: str) -> Iterator:
-    """Lines of a file read within franq's limits (:func:`franq.files.iter_lines`: devices
-    such as ``/dev/zero`` refused, each line at most ``record_bytes``, UTF-8 checked); a
-    line that fails those is an error like any bad line (skipped with ``on_skip``)."""
+    """Lines of a file read within franq's limits (:func:`franq.files.iter_lines`: no devices, each line at most
+    ``record_bytes``, UTF-8); a line that fails those is an error like any bad line (skipped with ``on_skip``)."""
     for n, text, error in files.iter_lines(path, what="input"):
         if not error:
             yield from _read_lines([text], with_input, on_skip, f"{name} line {n}", numbered=False)
@@ -151,9 +147,8 @@ def parse_result(obj: Any, where: str = "") -> ResultLine:
     labels = parse_answer_labels(obj, where) or None
     if "passages" not in obj and not any(claim_labels) and labels is None and obj.get("meta") is None:
         return ResultLine(where, ident, result)  # written without its input
-    example = Example(result.question, _passages(f), result.answer, id=ident,
-                      claim_labels=tuple(claim_labels) if any(claim_labels) else None, labels=labels,
-                      meta=obj.get("meta"))
+    example = Example(result.question, _passages(f), result.answer, id=ident, labels=labels, meta=obj.get("meta"),
+                      claim_labels=tuple(claim_labels) if any(claim_labels) else None)
     return ResultLine(where, ident, result, example)
 
 
@@ -168,12 +163,12 @@ OLD_DERIVED = ("p_faithful_raw", "p_true_raw", "claim_prob", "parametric", "sema
 
 
 def upgrade(obj: Mapping, where: str = "") -> Mapping:
-    """``obj`` (an output line with its ``claims``) in the current schema. A line of the
-    previous one (no ``schema``) loses ``p_supported`` (= ``p_faithful``), ``model``,
-    ``faithfulness``, ``calibration`` (= ``stack`` and ``calibrator.variant``) and gets
-    :data:`RENAMED`; its ``p_true_if_unfaithful_calibrated`` is ``p_true_if_not_mentioned_calibrated``
-    where a three-condition calibrator wrote it (with ``p_true_if_contradicted_calibrated``). The
-    oldest lines (no ``stack``, signals under ``components``) are read as before."""
+    """``obj`` (an output line with its ``claims``) in the current schema. A line of the previous one (no ``schema``)
+    loses ``p_supported`` (= ``p_faithful``), ``model``, ``faithfulness``, ``calibration`` (= ``stack`` and
+    ``calibrator.variant``) and gets :data:`RENAMED`; its ``p_true_if_unfaithful_calibrated`` is
+    ``p_true_if_not_mentioned_calibrated`` where a three-condition calibrator wrote it (with
+    ``p_true_if_contradicted_calibrated``). The oldest lines (no ``stack``, signals under ``components``) are read
+    as before."""
     schema = obj.get("schema", PREVIOUS)
     if schema == SCHEMA and _is_int(schema):
         return obj
@@ -217,11 +212,8 @@ def _claim_score(c: _Fields) -> tuple[ClaimScore, dict]:
         if not (isinstance(s, (list, tuple)) and len(s) == 2 and all(_is_int(x) for x in s)):
             raise claim.error(f"char_spans[{k}]", "a [start, end] pair of integers", s)
     status = c.choice("status", STATUSES)
-    values = {k: c.number(k) for k in NUMBERS}
+    values = {k: c.probability(k) for k in NUMBERS}
     signals = c.numbers("signals")
-    for key, v in values.items():  # every value is a probability
-        if v is not None and not 0.0 <= v <= 1.0:
-            raise c.error(key, "a probability in [0, 1] or null", v)
     labels = {}
     for key in CLAIM_LABELS:
         if key in c.obj:
@@ -240,14 +232,19 @@ def _claim_score(c: _Fields) -> tuple[ClaimScore, dict]:
               sentence=claim.int("sentence", default=0), check_worthy=claim.flag("check_worthy", default=True),
               note=claim.text("note", default=None, null=True, empty=True)),
         status, **values, signals=signals, verdict=c.choice("verdict", VERDICTS, null=True),
-        evidence_window=_window(c.nested("evidence_window")),
-        verdict_basis=c.choice("verdict_basis", VERDICT_BASES, null=True)), labels
+        evidence_window=_window(c.nested("evidence_window")), verdict_reason=c.text("verdict_reason", default=None),
+        verdict_basis=c.choice("verdict_basis", VERDICT_BASES, null=True), knowledge=_knowledge(c.nested("knowledge"))
+    ), labels
+
+
+def _knowledge(k: _Fields | None) -> KnowledgeTerm | None:
+    return None if k is None else KnowledgeTerm(**{key: k.probability(key, null=key != "p_true")
+                                                   for key in ("p_true", "base_rate", "low", "high")})
 
 
 def _window(w: _Fields | None) -> EvidenceWindow | None:
-    if w is None:
-        return None
-    return EvidenceWindow(passage=w.int("passage"), start=w.int("start"), end=w.int("end"), text=w.text("text"))
+    return None if w is None else EvidenceWindow(passage=w.int("passage"), start=w.int("start"), end=w.int("end"),
+                                                 text=w.text("text"))
 
 
 def _stack(f: _Fields) -> Stack:
@@ -269,13 +266,11 @@ def _calibrator(c: _Fields | None) -> CalibratorInfo | None:
 
 
 def _decision(d: _Fields | None) -> Decision | None:
-    if d is None:
-        return None
-    return Decision(action=d.choice("action", ACTIONS), answer=d.text("answer", null=True, empty=True),
-                    verify=d.text("verify"), score=d.number("score", null=False),
-                    threshold=d.number("threshold", null=False), fallback=d.text("fallback"),
-                    fallback_answer=d.text("fallback_answer", default=None, null=True, empty=True),
-                    policy=d.text("policy", default=None, null=True))
+    return None if d is None else Decision(
+        action=d.choice("action", ACTIONS), answer=d.text("answer", null=True, empty=True), verify=d.text("verify"),
+        score=d.number("score", null=False), threshold=d.number("threshold", null=False), fallback=d.text("fallback"),
+        fallback_answer=d.text("fallback_answer", default=None, null=True, empty=True),
+        policy=d.text("policy", default=None, null=True))
 
 
 def _passages(f: _Fields) -> tuple[Passage, ...]:
@@ -354,6 +349,12 @@ class _Fields:
         if not _is_number(v):
             raise self.error(key, "a number" + (" or null" if null else ""), v)
         return float(v)
+
+    def probability(self, key: str, *, null: bool = True) -> float | None:
+        v = self.number(key, null=null)
+        if v is not None and not 0.0 <= v <= 1.0:
+            raise self.error(key, "a probability in [0, 1]" + (" or null" if null else ""), v)
+        return v
 
     def int(self, key: str, *, default: Any = _MISSING) -> int:
         v = self._get(key, default)

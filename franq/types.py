@@ -17,7 +17,8 @@ from claims.types import Claim
 
 Status = Literal["scored", "not_check_worthy", "unaligned"]
 """What became of a claim: scored, kept but not scored (a heading), or not aligned to the answer's tokens."""
-Verdict = Literal["likely_true", "likely_false"]
+Verdict = Literal["likely_true", "likely_false", "uncertain"]
+"""``uncertain``: the passages do not mention the claim and the model's own knowledge gives no usable signal."""
 VerdictBasis = Literal["calibrated", "uncalibrated"]
 """What a verdict was taken from: calibrated P(true), or the raw mix when no calibrator applies."""
 Action = Literal["answer", "fallback", "abstain"]
@@ -27,7 +28,7 @@ Form = Literal["long", "short"]
 Source = Literal["shipped", "user"]
 """Where a calibrator file comes from: shipped with franq or given by the user."""
 STATUSES: tuple[Status, ...] = ("scored", "not_check_worthy", "unaligned")
-VERDICTS: tuple[Verdict, ...] = ("likely_true", "likely_false")
+VERDICTS: tuple[Verdict, ...] = ("likely_true", "likely_false", "uncertain")
 VERDICT_BASES: tuple[VerdictBasis, ...] = ("calibrated", "uncalibrated")
 ACTIONS: tuple[Action, ...] = ("answer", "fallback", "abstain")
 FORMS: tuple[Form, ...] = ("long", "short")
@@ -122,6 +123,31 @@ class Stack(Mapping):
         return f"Stack({self.to_dict()!r})"
 
 
+@dataclass(frozen=True)
+class KnowledgeTerm:
+    """A calibrated claim's knowledge term, what decides when the passages do not speak:
+    ``p_true``, its calibrated value (P(true | not mentioned), or P(true | not supported) with
+    a binary calibrator), the ``base_rate`` of that map (its training claims' share of true
+    ones; None when the file does not say) and the 90% credible interval ``low`` / ``high``
+    of its step (None for a map without step counts)."""
+
+    p_true: float
+    base_rate: float | None = None
+    low: float | None = None
+    high: float | None = None
+
+
+@dataclass(frozen=True)
+class WeakestClaim:
+    """The claim of an answer least likely true: its ``index`` in ``AnswerScore.claims``, its
+    text, its P(true) (calibrated when a calibrator ran, else raw) and why (the verdict's reason)."""
+
+    index: int
+    text: str
+    p_true: float
+    reason: str
+
+
 _STACK_KEYS = ("model", "faithfulness", "uq_faith", "uq_unfaith", "prompt_version", "mode")
 _STACK_FIELDS = (*_STACK_KEYS, "equivalence", "sampling")
 
@@ -159,9 +185,16 @@ class ClaimScore:
                                                UQ_unfaith mapped on unsupported claims
         ``p_faithful_calibrated``              only when the calibrator also calibrates P_faithful
     An XGBoost calibrator gives ``p_true_calibrated`` alone.
-    Decision (only with a threshold, ``calibration.threshold`` / ``--threshold``):
-        ``verdict``      ``"likely_true"`` when P(true) (calibrated when a calibrator ran, else
+        ``knowledge``    the knowledge term, P(true) from the model's own knowledge when the passages
+                         do not speak, with its map's base rate and interval (:class:`KnowledgeTerm`)
+    Decision (only with a threshold, ``calibration.threshold`` / ``--threshold``; the rule is
+    :func:`franq.verdicts.claim_verdict`):
+        ``verdict``      ``"uncertain"`` when the passages do not mention the claim and its knowledge
+                         term carries no usable signal (within ``calibration.uncertain_margin`` of its
+                         map's base rate, or its interval straddles the threshold); else
+                         ``"likely_true"`` when P(true) (calibrated when a calibrator ran, else
                          the raw mix) >= the threshold, else ``"likely_false"``
+        ``verdict_reason`` why, in words ("contradicted by the passages (P_c 0.91)")
         ``verdict_basis`` ``"calibrated"`` or ``"uncalibrated"``: which P(true) the verdict read.
                          Without a calibrator for the stack (every model but the embedded one,
                          unless you fit one) the verdict is taken from the raw mix, on the
@@ -187,14 +220,9 @@ class ClaimScore:
     signals: dict[str, float] = field(default_factory=dict)
     verdict: Verdict | None = None
     verdict_basis: VerdictBasis | None = None
+    verdict_reason: str | None = None
     evidence_window: EvidenceWindow | None = None
-
-
-def verdict(p_true: float | None, threshold: float | None) -> Verdict | None:
-    """``likely_true`` / ``likely_false`` for P(true) against ``threshold`` (None: no verdict)."""
-    if p_true is None or threshold is None:
-        return None
-    return "likely_true" if p_true >= threshold else "likely_false"
+    knowledge: KnowledgeTerm | None = None
 
 
 @dataclass(frozen=True)
@@ -250,3 +278,20 @@ class AnswerScore:
     @property
     def scored(self) -> tuple[ClaimScore, ...]:
         return tuple(c for c in self.claims if c.status == "scored")
+
+    @property
+    def p_all_true(self) -> float | None:
+        """P(every scored claim is true): the product of the claims' P(true) (calibrated when a
+        calibrator ran, else raw), taking the claims as independent, which they are not quite
+        (one answer, one model): a summary to rank answers by, not a calibrated probability.
+        None when no claim was scored."""
+        from franq.verdicts import p_all_true
+
+        return p_all_true(self)
+
+    @property
+    def weakest_claim(self) -> WeakestClaim | None:
+        """The scored claim with the lowest P(true), with its reason; None when none was scored."""
+        from franq.verdicts import weakest_claim
+
+        return weakest_claim(self)

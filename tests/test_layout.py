@@ -41,8 +41,8 @@ prompts, label probabilities, chat clients), input parsing, the component regist
 project's one metrics module, the shared command-line option groups and the one table of limits."""
 PUBLIC_API = {
     "AnswerScore", "CalibratorInfo", "CausalLM", "Claim", "ClaimScore", "ContextOverflowError", "Decision", "Example",
-    "Franq", "FranqConfig", "FranqError", "InputError", "ModelNotFoundError", "Passage", "read_results",
-    "result_record", "score",
+    "Franq", "FranqConfig", "FranqError", "InputError", "KnowledgeTerm", "ModelNotFoundError", "Passage", "WeakestClaim",
+    "claim_p_true", "read_results", "result_record", "score", "with_verdicts",
 }
 MAX_LINES = 400
 

@@ -205,6 +205,6 @@ def test_result_fields_are_the_documented_ones():
 
     assert [f.name for f in dataclasses.fields(ClaimScore)] == [
         "claim", "status", "p_faithful", "p_contradicted", "p_not_mentioned", "uq_faith", "uq_unfaith", "p_true_raw",
-        *CALIBRATED, "signals", "verdict", "verdict_basis", "evidence_window"]
+        *CALIBRATED, "signals", "verdict", "verdict_basis", "verdict_reason", "evidence_window", "knowledge"]
     assert [f.name for f in dataclasses.fields(AnswerScore)] == [
         "question", "answer", "claims", "mode", "stack", "calibrator", "warnings", "decision"]

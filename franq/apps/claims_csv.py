@@ -17,7 +17,8 @@ import json
 import re
 from collections.abc import Iterable
 
-from franq.apps.render import as_lines, claim_p_true
+from franq import claim_p_true, with_verdicts
+from franq.apps.render import as_lines
 
 VALUES = ("p_true_calibrated", "p_true_raw", "p_faithful", "uq_faith", "uq_unfaith", "p_true_if_supported_calibrated",
           "p_true_if_unfaithful_calibrated", "p_faithful_calibrated", "p_contradicted", "p_not_mentioned",
@@ -27,27 +28,32 @@ LABELS = ("is_true", "is_faithful")
 """The claim labels the input carried (empty when it had none)."""
 SCORED_BY = ("uq_faith_scorer", "uq_unfaith_scorer", "faithfulness_backend", "calibrator")
 """What produced each row's numbers: the scorer pair, the faithfulness backend, the calibrator file (or "uncalibrated")."""
-CLAIM_COLUMNS = ("status", "note", "verdict", "p_true", *VALUES, *LABELS, *SCORED_BY)
+ANSWER_COLUMNS = ("answer_p_all_true", "weakest")
+"""The answer's P(every claim true) on each of its rows, and whether this row is its weakest claim."""
+CLAIM_COLUMNS = ("status", "note", "verdict", "verdict_reason", "p_true", *VALUES, *LABELS, *SCORED_BY,
+                 *ANSWER_COLUMNS)
 
 
 def csv_rows(results: Iterable, *, threshold: float | None = None) -> tuple[list[str], list[dict]]:
     """One row per claim: ``id``, ``claim_index``, ``text``, the status and every value
     (``p_true`` is the calibrated value when present, else the raw mix), what produced them
     (:data:`SCORED_BY`), then each raw signal as ``signal.<name>`` and each ``meta`` field
-    as ``meta.<key>``. ``threshold``: the verdict is ``p_true`` against it (else the verdict
-    the claim was scored with, if any)."""
+    as ``meta.<key>``. ``threshold``: the verdict (:func:`franq.verdicts.claim_verdict`) for it
+    (else the verdict the claim was scored with, if any)."""
     rows, signals, meta = [], set(), set()
     for line in as_lines(results):
-        r = line.result
+        r = line.result if threshold is None else with_verdicts(line.result, threshold)
+        weakest = r.weakest_claim
         scored_by = dict(zip(SCORED_BY, (r.stack.uq_faith, r.stack.uq_unfaith, r.stack.faithfulness,
                                          r.calibrator.path if r.calibrator else "uncalibrated")))
         example = line.example
         labels = () if example is None else example.claim_labels or ()
         fields = {} if example is None or not example.meta else example.meta
-        for k, c in enumerate(line.result.claims):
+        for k, c in enumerate(r.claims):
             row = {"id": line.id, "claim_index": k, "text": c.claim.text, "status": c.status, "note": c.claim.note,
-                   "verdict": c.verdict if threshold is None else _verdict(claim_p_true(c), threshold),
-                   "p_true": claim_p_true(c), **{col: getattr(c, col) for col in VALUES}, **scored_by}
+                   "verdict": c.verdict, "verdict_reason": c.verdict_reason, "p_true": claim_p_true(c),
+                   **{col: getattr(c, col) for col in VALUES}, **scored_by, "answer_p_all_true": r.p_all_true,
+                   "weakest": weakest is not None and weakest.index == k}
             given = labels[k] if k < len(labels) else {}
             row.update({col: given.get(col) for col in LABELS})
             for name, v in c.signals.items():
@@ -60,11 +66,6 @@ def csv_rows(results: Iterable, *, threshold: float | None = None) -> tuple[list
             rows.append(row)
     header = ["id", "claim_index", "text", *CLAIM_COLUMNS, *sorted(signals), *sorted(meta)]
     return header, rows
-
-
-def _verdict(p: float | None, threshold: float) -> str | None:
-    """As the pipeline gives it (``franq.ClaimScore.verdict``): none for a claim that was not scored."""
-    return None if p is None else "likely_true" if p >= threshold else "likely_false"
 
 
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")

@@ -1,7 +1,8 @@
-"""The claim panel's verifier part (:mod:`franq.apps.render`): P_supported,
+"""The claim panel's verifier and verdict parts (:mod:`franq.apps.render`): P_supported,
 P_contradicted and P_not_mentioned with a bar of the three, P(true | contradicted) when a
 three-condition calibrator ran, and the passage window the verifier read them from (the
-backend's own evidence, unlike the word-overlap window shown for other backends)."""
+backend's own evidence, unlike the word-overlap window shown for other backends); the
+verdict's reason and the knowledge term it read."""
 from __future__ import annotations
 
 import html
@@ -33,6 +34,17 @@ def conditions_rows(c: franq.ClaimScore) -> list[tuple[str, str | None]]:
             ("P_not_mentioned (verifier)", _num(c.p_not_mentioned)),
             ("P(true | contradicted), calibrated", _num(c.p_true_if_contradicted_calibrated)
              if c.p_true_if_contradicted_calibrated is not None else None)]
+
+
+def verdict_rows(c: franq.ClaimScore) -> list[tuple[str, str | None]]:
+    """The panel rows of the verdict's reason and of the knowledge term it read (its map's
+    base rate and 90% interval), when the claim has them."""
+    k = c.knowledge
+    interval = None if k is None or k.low is None or k.high is None else f"[{k.low:.3f}, {k.high:.3f}]"
+    return [("why", c.verdict_reason),
+            ("knowledge term: P(true) from the model's own knowledge", None if k is None else _num(k.p_true)),
+            ("knowledge term: its map's base rate", None if k is None or k.base_rate is None else _num(k.base_rate)),
+            ("knowledge term: 90% interval of its map's step", interval)]
 
 
 def conditions_bar(c: franq.ClaimScore) -> str:

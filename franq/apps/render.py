@@ -26,8 +26,9 @@ from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
 import franq
+from franq import claim_p_true
 from franq.apps.spans import segments  # noqa: F401 - part of this module's interface
-from franq.apps.panel import conditions_rows, evidence_html
+from franq.apps.panel import conditions_rows, evidence_html, verdict_rows
 from franq.apps.render_assets import BASE_CSS, PANEL_CSS, SCRIPT
 
 BUCKETS = (  # (upper bound of P(true), colour, label); a claim is in the first bucket whose bound exceeds it
@@ -68,12 +69,6 @@ def as_line(result) -> Line:
 
 def as_lines(results: Iterable) -> list[Line]:
     return [as_line(r) for r in results]
-
-
-def claim_p_true(claim: franq.ClaimScore) -> float | None:
-    """P(true) to show and threshold: calibrated when a calibrator ran, else the raw mix."""
-    p = claim.p_true_calibrated
-    return claim.p_true_raw if p is None else p
 
 
 def bucket(p: float) -> int:
@@ -143,7 +138,7 @@ def _detail_html(n: int, k: int, c: franq.ClaimScore, labels: dict, passages: Se
     note = f": {c.claim.note}" if c.claim.note else ""
     rows = [("P(true)", _num(claim_p_true(c)) + (" (calibrated)" if c.p_true_calibrated is not None else " (raw)")),
             ("status", c.status + note),
-            ("verdict", c.verdict),
+            ("verdict", c.verdict), *verdict_rows(c),
             ("P_faithful (raw)", _num(c.p_faithful)),
             ("P_faithful (calibrated)", _num(c.p_faithful_calibrated)
              if c.p_faithful_calibrated is not None else None),
@@ -223,6 +218,7 @@ def answer_html(line, n: int) -> str:
                                  f"{_e(result.mode)} form" if result.mode else "",
                                  "no passages (scored closed-book)" if passages == () else "",
                                  f"least likely claim {_num(low)}" if low is not None else "no scored claim",
+                                 _answer_score(result),
                                  f"meta {_e(json.dumps(meta, ensure_ascii=False))}" if meta else "") if x)
     warnings = "".join(f'<li>{_e(w)}</li>' for w in result.warnings)
     return (f'<section class="answer" id="a{n}" data-n="{n}" data-min="{"" if low is None else f"{low:.6f}"}">'
@@ -245,6 +241,19 @@ def _stack_line(result: franq.AnswerScore) -> str:
     return f"model {_e(stack.model)} · faithfulness {_e(stack.faithfulness)} · P(true) {_e(calib)}"
 
 
+def _answer_score(result: franq.AnswerScore) -> str:
+    """P(every claim true) and the weakest claim, in words ("" when no claim was scored)."""
+    p, weakest = result.p_all_true, result.weakest_claim
+    if p is None or weakest is None:
+        return ""
+    return _e(f"P(every claim true) {_small(p)} (claims taken as independent) · weakest claim "
+              f"#{weakest.index + 1}: {weakest.reason}")
+
+
+def _small(p: float) -> str:
+    return f"{p:.2e}" if p < 0.001 else f"{p:.3f}"
+
+
 def index_html(lines: Sequence[Line]) -> str:
     lows = [least_p_true(line.result) for line in lines]
     order = sorted(range(len(lines)), key=lambda n: (lows[n] is None, lows[n] or 0.0, n))
@@ -253,11 +262,16 @@ def index_html(lines: Sequence[Line]) -> str:
         low, q = lows[n], lines[n].result.question
         q = q if len(q) <= 90 else q[:89] + "…"
         cls = f"pb{bucket(low)}" if low is not None else "ns"
+        r = lines[n].result
+        p_all, weakest = r.p_all_true, r.weakest_claim
+        why = "" if weakest is None else f"#{weakest.index + 1}: {weakest.reason}"
         rows.append(f'<tr data-target="a{n}" data-min="{"" if low is None else f"{low:.6f}"}">'
-                    f'<td><span class="swatch {cls}"></span>{_num(low)}</td><td>{_e(lines[n].id or "")}</td>'
-                    f'<td><a href="#a{n}">{_e(q)}</a></td><td>{len(lines[n].result.claims)}</td></tr>')
+                    f'<td><span class="swatch {cls}"></span>{_num(low)}</td>'
+                    f'<td>{"–" if p_all is None else _small(p_all)}</td><td>{_e(lines[n].id or "")}</td>'
+                    f'<td><a href="#a{n}">{_e(q)}</a></td><td>{len(r.claims)}</td><td>{_e(why)}</td></tr>')
     return ('<details class="index" open><summary>Answers by their least likely claim</summary>'
-            '<table><thead><tr><th>least P(true)</th><th>id</th><th>question</th><th>claims</th></tr></thead>'
+            '<table><thead><tr><th>least P(true)</th><th>P(every claim true)</th><th>id</th><th>question</th>'
+            '<th>claims</th><th>weakest claim, why</th></tr></thead>'
             f'<tbody>{"".join(rows)}</tbody></table></details>')
 
 

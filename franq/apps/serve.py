@@ -35,7 +35,6 @@ binding beyond loopback is refused without one. Results whose text does not look
 carry a line in ``warnings`` (:mod:`franq.apps.language`; ``--multilingual`` turns it off).
 """
 # no `from __future__ import annotations`: FastAPI reads the handlers' annotations (Request) at runtime
-import dataclasses
 import ipaddress
 import logging
 import os
@@ -68,15 +67,12 @@ def _require_fastapi():
                                    f"pip install 'franq[serve]'")
 
 
-def _with_verdicts(result: franq.AnswerScore, threshold: float | None) -> franq.AnswerScore:
-    """``result`` with each claim's verdict for the request's threshold (as ``--threshold``)."""
+def _with_verdicts(result: franq.AnswerScore, threshold: float | None, pipeline) -> franq.AnswerScore:
+    """``result`` with each claim's verdict and reason for the request's threshold (as ``--threshold``;
+    the pipeline's ``calibration.uncertain_margin``)."""
     if threshold is None:
         return result
-
-    def verdict(c: franq.ClaimScore) -> str | None:
-        p = render.claim_p_true(c) if c.status == "scored" else None
-        return None if p is None else ("likely_true" if p >= threshold else "likely_false")
-    return dataclasses.replace(result, claims=tuple(dataclasses.replace(c, verdict=verdict(c)) for c in result.claims))
+    return franq.with_verdicts(result, threshold, margin=pipeline.config.calibration.uncertain_margin)
 
 
 def _options(body: dict, where: str = "") -> tuple[str | None, float | None]:
@@ -172,7 +168,7 @@ def create_app(pipeline, *, limits=None, max_body_bytes: int | None = None, max_
 
         def score():
             results = pipeline.score_many(examples, mode=mode)
-            return [_checked(franq.result_record(ex.id, _with_verdicts(res, threshold), ex), ex, multilingual)
+            return [_checked(franq.result_record(ex.id, _with_verdicts(res, threshold, pipeline), ex), ex, multilingual)
                     for ex, res in zip(examples, results)]
         return score
 
@@ -215,7 +211,8 @@ def create_app(pipeline, *, limits=None, max_body_bytes: int | None = None, max_
             res = pipeline.answer(body["question"], passages, max_new_tokens=n, mode=mode)
             example = franq.Example.from_dict({"question": res.question, "passages": body["passages"],
                                                "answer": res.answer})
-            return _checked(franq.result_record(None, _with_verdicts(res, threshold), example), example, multilingual)
+            return _checked(franq.result_record(None, _with_verdicts(res, threshold, pipeline), example), example,
+                            multilingual)
         return answer
 
     @app.post("/score")

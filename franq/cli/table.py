@@ -63,14 +63,26 @@ def format_table(result: AnswerScore, width: int = 100, *, threshold: float | No
         lines.append(f"{i:>2}  {_fmt(c.p_true_calibrated):>8}  {_fmt(c.p_true_raw, True):>8}  "
                      f"{_fmt(c.p_faithful):>8}  " + (f"{_fmt(c.p_contradicted):>8}  " if three else "")
                      + f"{_fmt(c.uq_faith, True):>8}  {_fmt(c.uq_unfaith, True):>8}{verdict}  {text}")
-    lines += ["", printable(provenance(result))]
+    lines += ["", *answer_score_lines(result), "", printable(provenance(result))]
     if verdicts:
         at = "the threshold" if threshold is None else f"{threshold:g}"
-        lines.append(f"verdict: likely_true when P(true) >= {at} (the calibrated value when a calibrator ran, "
-                     f"else the raw mix), else likely_false")
+        lines.append(f"verdict: uncertain when the passages do not mention a claim and the model's own knowledge "
+                     f"gives no usable signal; else likely_true when P(true) >= {at} (the calibrated value when a "
+                     f"calibrator ran, else the raw mix), else likely_false")
+        lines += [printable(f"  #{i} {c.verdict}: {c.verdict_reason}")
+                  for i, c in enumerate(result.claims, 1) if c.verdict is not None and c.verdict_reason]
     for w in result.warnings:
         lines.append(f"warning: {printable(w)}")
     return "\n".join(lines)
+
+
+def answer_score_lines(result: AnswerScore) -> list[str]:
+    """The per-answer score: P(every claim true), taking the claims as independent, and the weakest claim."""
+    p, weakest = result.p_all_true, result.weakest_claim
+    if p is None or weakest is None:
+        return ["P(every claim true): - (no scored claim)"]
+    return [f"P(every claim true): {_fmt(p, True)} (the product of the claims' P(true), as if independent)",
+            printable(f"weakest claim: #{weakest.index + 1}, P(true) {_fmt(weakest.p_true, True)}: {weakest.reason}")]
 
 
 def format_decision(result: AnswerScore) -> str:

@@ -7,12 +7,14 @@ from claims.types import Claim
 from franq.errors import redact
 from franq.stages.claims import scorable
 from franq.stages.record import AnswerRecord, ClaimBatch
-from franq.types import AnswerScore, ClaimScore, verdict
+from franq.types import AnswerScore, ClaimScore, KnowledgeTerm
+from franq.verdicts import UNCERTAIN_MARGIN, with_verdict
 
 
 def answer_scores(preset_pipeline, records: list[AnswerRecord], batch: ClaimBatch, *,
-                  threshold: float | None = None) -> list[AnswerScore]:
-    """The results of ``records``, in order."""
+                  threshold: float | None = None, margin: float = UNCERTAIN_MARGIN) -> list[AnswerScore]:
+    """The results of ``records``, in order; with ``threshold``, each scored claim's verdict
+    (:func:`franq.verdicts.claim_verdict`, ``margin``: ``calibration.uncertain_margin``)."""
     p = preset_pipeline
     k = 0
     results = []
@@ -24,7 +26,7 @@ def answer_scores(preset_pipeline, records: list[AnswerRecord], batch: ClaimBatc
             elif not scorable(p.preset, c):
                 out.append(ClaimScore(c, "unaligned"))
             else:
-                out.append(claim_score(c, batch, k, threshold))
+                out.append(claim_score(c, batch, k, threshold, margin=margin))
                 k += 1
         results.append(AnswerScore(
             question=r.example.question, answer=r.example.answer, claims=tuple(out), mode=p.preset.form,
@@ -33,13 +35,13 @@ def answer_scores(preset_pipeline, records: list[AnswerRecord], batch: ClaimBatc
     return results
 
 
-def claim_score(claim: Claim, batch: ClaimBatch, k: int, threshold: float | None = None) -> ClaimScore:
-    """Claim ``k`` of the batch, scored; with ``threshold``, its verdict."""
+def claim_score(claim: Claim, batch: ClaimBatch, k: int, threshold: float | None = None, *,
+                margin: float = UNCERTAIN_MARGIN) -> ClaimScore:
+    """Claim ``k`` of the batch, scored; with ``threshold``, its verdict and reason."""
     def at(a):
         return None if a is None else float(a[k])
 
     cal, c = batch.calibrated, batch.conditions
-    p_true = at(cal.p_true) if cal else at(batch.p_true_raw)
     three = {} if c is None else {"p_contradicted": at(c.p_contradicted), "p_not_mentioned": at(c.p_not_mentioned),
                                   "evidence_window": c.windows[k]}
     calibrated = {} if cal is None else {
@@ -47,8 +49,21 @@ def claim_score(claim: Claim, batch: ClaimBatch, k: int, threshold: float | None
         "p_true_if_contradicted_calibrated": at(cal.p_true_if_contradicted),
         "p_true_if_not_mentioned_calibrated": at(cal.p_true_if_not_mentioned),
         "p_true_if_unfaithful_calibrated": at(cal.p_true_if_unfaithful), "p_faithful_calibrated": at(cal.p_faithful)}
-    return ClaimScore(
+    score = ClaimScore(
         claim, "scored", p_faithful=at(batch.p_supported), uq_faith=at(batch.uq_faith),
         uq_unfaith=at(batch.uq_unfaith), p_true_raw=at(batch.p_true_raw), **three, **calibrated,
-        signals={name: float(v[k]) for name, v in batch.signals.items()}, verdict=verdict(p_true, threshold),
-        verdict_basis=None if threshold is None else ("calibrated" if cal else "uncalibrated"))
+        signals={name: float(v[k]) for name, v in batch.signals.items()}, knowledge=knowledge_term(cal, k))
+    return with_verdict(score, threshold, margin=margin)
+
+
+def knowledge_term(cal, k: int) -> KnowledgeTerm | None:
+    """Claim ``k``'s knowledge term: its calibrated P(true | not mentioned) (three conditions) or
+    P(true | not supported) (binary), with the map's base rate and interval; None without one."""
+    value = None if cal is None else (cal.p_true_if_not_mentioned if cal.p_true_if_not_mentioned is not None
+                                      else cal.p_true_if_unfaithful)
+    if value is None:
+        return None
+    s = cal.knowledge
+    return KnowledgeTerm(float(value[k]), base_rate=None if s is None else s.base_rate,
+                         low=None if s is None or s.low is None else float(s.low[k]),
+                         high=None if s is None or s.high is None else float(s.high[k]))
