@@ -21,7 +21,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from franq.fit.verifier.contrast import contrastive_pairs, cue_baseline, cues
+from franq.fit.verifier.contrast import contrastive_pairs, cue_baseline, cues, documents, entity_spans, ner
 
 
 def kind_baseline(train: list[dict], dev: list[dict]) -> float | None:
@@ -56,9 +56,11 @@ def main() -> int:
     ap.add_argument("--out", type=Path, default=Path("benchmarks/results/contrast-cues.md"))
     args = ap.parse_args()
     t = time.time()
-    shipped = contrastive_pairs(args.raw, args.datasets, seed=args.seed)
+    docs = documents(args.raw, args.datasets)
+    ents = entity_spans(sorted({s for ds in docs.values() for d in ds for s in d}), ner())
+    shipped = contrastive_pairs(args.raw, args.datasets, seed=args.seed, docs=docs, ents=ents)
     build_s = time.time() - t
-    raw = contrastive_pairs(args.raw, args.datasets, seed=args.seed, balanced=False)
+    raw = contrastive_pairs(args.raw, args.datasets, seed=args.seed, docs=docs, ents=ents, balanced=False)
     lines = ["# Cue-only baseline on the contrastive verifier pairs", "",
              "Command: `" + " ".join(["python", *sys.argv]) + "`", "",
              f"Build (balanced, spaCy NER, one CPU thread): {build_s:.0f} s. "

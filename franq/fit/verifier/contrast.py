@@ -41,12 +41,12 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 from franq.fit.verifier.data import CITATION_RE, detok, sentences, window_around, words
-from franq.fit.verifier.edits import SWAP_TYPES, YEAR_RE, edits, paraphrase, proper_spans
+from franq.fit.verifier.edits import SWAP_TYPES, YEAR_RE, edits, generalize, paraphrase, proper_spans
 
 WINDOW_WORDS = 64
 LONG_WORDS = 120
 DEV_SHARE = 8  # percent of documents
-CONTRA_PER_SENTENCE = 2
+CONTRA_PER_SENTENCE = 3
 NEGATION_RE = re.compile(r"\b(?:not|never|no|none|nothing|nobody|neither|nor|cannot|without)\b|n't\b", re.I)
 DIGIT_RE = re.compile(r"\d")
 JUNK_RE = re.compile(r"[a-z]{3}[A-Z][a-z]|[a-z]\.[A-Z][a-z]|\bet al\.$")  # "StoryAugust", "success.Flexible"
@@ -104,6 +104,16 @@ def documents(raw: Path, datasets: Path) -> dict[str, list[list[str]]]:
             "wice": [[s.strip() for s in ev] for ev in {tuple(e): 0 for e in wice}],
             "snli": [[s] for s in sorted(snli)]}
     return {name: [kept for d in ds if (kept := [s for s in d if clean(s)])] for name, ds in docs.items()}
+
+
+def ner():
+    """franq's spaCy pipeline with only what NER needs; None when none is installed."""
+    from franq.fit.verifier.corrupt import tagger
+
+    nlp = tagger()
+    if nlp is not None and "tok2vec" in nlp.pipe_names:
+        nlp.select_pipes(enable=["tok2vec", "ner"])
+    return nlp
 
 
 def entity_spans(texts: list[str], nlp=None) -> dict[str, list[tuple[int, int, str]]]:
@@ -186,6 +196,7 @@ class Builder:
             for a, b, label in self.ents.get(w, ()):
                 if w[a:b].lower() not in s.lower():
                     window[label].append(w[a:b])
+        window["TEXT"] = window_sents
         found = edits(p, sorted(spans), window, self.pool, self.rng)
         # the rarest kinds first, so every kind gets its share
         self.rng.shuffle(found)
@@ -204,6 +215,12 @@ class Builder:
             premise, layout = self.premise(d, block, s)
             self.add(premise, p, 0, kind, layout)
             self.add(premise, c, 1, kind, layout)
+        state = rng.random()
+        right, wrong = generalize(p, random.Random(state)), generalize(p, random.Random(state), wrong=True)
+        if right and wrong and right != wrong:
+            premise, layout = self.premise(d, block, s)
+            self.add(premise, right[1], 0, right[0], layout)
+            self.add(premise, wrong[1], 1, right[0], layout)
         if not found:
             return
         # not mentioned: the deciding sentence removed, or a fact of the window's topic from elsewhere
@@ -224,8 +241,10 @@ class Builder:
                     other, layout = joined(p, other, rng), "answer"  # one fact said, one not
                 self.add(premise, other, 2, kind, layout)
         for added in self.added(p, " ".join(block))[:NM_ADDED]:
-            premise, layout = self.premise(d, block, s)
-            self.add(premise, added, 2, "nm-added", layout)
+            self.add(block, added, 2, "nm-added", "window")
+            premise, layout = self.long(d, block, s)
+            if layout == "long":
+                self.add(premise, added, 2, "nm-added", layout)
         if rng.random() < 0.35:
             self.answer(d, k, block, i, j, p, found)
 
@@ -278,6 +297,8 @@ class Builder:
         rest = [x for x in order if x != sents[k2] and len(words(x) & words(p2)) < 0.5 * max(1, len(words(p2)))]
         if rest and sents[k] in rest:
             self.add(rest, said(*pair), 2, "nm-removed", "answer")
+        for added in self.added(said(*pair), " ".join(order))[:1]:
+            self.add(order, added, 2, "nm-added", "answer")
 
     def build(self, per_doc: int) -> list[dict]:
         order = list(range(len(self.docs)))
@@ -308,7 +329,7 @@ def cues(pair: dict) -> list[float]:
             float(bool(DIGIT_RE.search(claim))), float(bool(NEGATION_RE.search(claim)))]
 
 
-def balance(pairs: list[dict], rng: random.Random, *, rounds: int = 1, slack: float = 1.5) -> list[dict]:
+def balance(pairs: list[dict], rng: random.Random, *, rounds: int = 1, slack: float = 3.0) -> list[dict]:
     """The same number of pairs of each label in every cell of a cue-only model's predicted
     label probabilities (a propensity score: within a cell the
     cues say nothing of the label), the rest dropped; ``rounds`` times, refitting the model.
@@ -351,23 +372,20 @@ def cue_baseline(train: list[dict], test: list[dict]) -> float:
 # ------------------------------------------------------------------ public entry
 def contrastive_pairs(raw: Path, datasets: Path, *, seed: int = 0, n_per_source: dict | None = None,
                       docs: dict[str, list[list[str]]] | None = None, nlp="spacy",
-                      per_doc: dict[str, int] | None = None, balanced: bool = True) -> dict[str, list[dict]]:
+                      per_doc: dict[str, int] | None = None, balanced: bool = True,
+                      ents: dict | None = None) -> dict[str, list[dict]]:
     """{"train": pairs, "dev": pairs}, label-balanced per cue cell, per source and split.
     ``n_per_source``: caps on each source's training pairs (dev: a tenth of it);
     ``docs``: {source: passages as sentence lists} instead of the files (tests);
     ``nlp``: a spaCy pipeline with NER, "spacy" for franq's tagger, None for capitalized runs;
-    ``balanced=False``: every pair made (what the cue benchmark compares with)."""
+    ``balanced=False``: every pair made (what the cue benchmark compares with); ``ents``: the
+    sentences' entities as :func:`entity_spans` gives them (computed when None)."""
     if docs is None:
         docs = documents(Path(raw), Path(datasets))
-    if nlp == "spacy":
-        from franq.fit.verifier.corrupt import tagger
-
-        nlp = tagger()
-        if nlp is not None:
-            nlp.select_pipes(enable=["tok2vec", "ner"]) if "tok2vec" in nlp.pipe_names else None
     per_doc = {"nq": 8, "expertqa": 8, "wice": 60, "snli": 1} | (per_doc or {})
-    texts = sorted({s for ds in docs.values() for d in ds for s in d})
-    ents = entity_spans(texts, nlp)
+    if ents is None:
+        texts = sorted({s for ds in docs.values() for d in ds for s in d})
+        ents = entity_spans(texts, ner() if nlp == "spacy" else nlp)
     out: dict[str, list[dict]] = {"train": [], "dev": []}
     for source in sorted(docs):
         parts = {"train": [], "dev": []}
