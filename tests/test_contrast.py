@@ -191,7 +191,10 @@ def test_documents_leave_out_every_held_out_document(tmp_path):
                                           for i, tag in ((1, "wice-fit"), (2, "wice-held"), (3, "wice-held"))])
     _jsonl(ds / "wice" / "fit.jsonl", [{"id": "wice-1"}, {"id": "wice-3"}])
     _jsonl(ds / "wice" / "heldout.jsonl", [{"id": "wice-2"}])
-    _jsonl(raw / "snli_dev_test.jsonl.gz", [{"premise": "A man plays a guitar on the street ."}], gz=True)
+    _jsonl(raw / "snli_dev_test.jsonl.gz", [{"premise": "A man plays a guitar on the street ."},
+                                            {"premise": "A dog runs on the beach ."}], gz=True)
+    (ds / "verifier" / "dev").mkdir(parents=True)
+    _jsonl(ds / "verifier" / "dev" / "snli.jsonl", [{"premise": "A dog runs on the beach.", "claim": "x", "label": 0}])
     docs = documents(raw, ds)
     flat = {src: " ".join(s for d in v for s in d) for src, v in docs.items()}
     assert "nq0" in flat["nq"] and "nq2" in flat["nq"] and "nq1" not in flat["nq"]

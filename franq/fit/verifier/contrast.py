@@ -10,7 +10,8 @@ Sources, only the files of shared/data/SOURCES.md, never a held-out document:
 ``nq``        nq-open gold passages, less the test questions' (as :func:`data.build` does)
 ``expertqa``  evidence passages of datasets/expertqa/train.jsonl, less any passage of test.jsonl
 ``wice``      WiCE evidence pages of datasets/wice/fit.jsonl, less any page of heldout.jsonl
-``snli``      SNLI premises (one sentence each; the long premises add other premises)
+``snli``      SNLI premises (one sentence each; the long premises add other premises), less
+              those of the SNLI dev pairs in datasets/verifier/dev/snli.jsonl
 
 Per deciding sentence ``s`` of a passage (premise: a window of about 64 words around it):
 ``p`` = :func:`edits.paraphrase` of ``s`` (label 0, "supported") and each typed edit of ``p``
@@ -99,7 +100,10 @@ def documents(raw: Path, datasets: Path) -> dict[str, list[list[str]]]:
     held_pages = {" ".join(r["evidence"]) for r in items if f"wice-{r['meta']['id']}" in held_ids}
     wice = [r["evidence"] for r in items if f"wice-{r['meta']['id']}" in fit_ids
             and " ".join(r["evidence"]) not in held_pages]
-    snli = {detok(json.loads(x)["premise"]) for x in gzip.open(raw / "snli_dev_test.jsonl.gz", "rt", encoding="utf-8")}
+    snli_dev = datasets / "verifier" / "dev" / "snli.jsonl"  # the committed SNLI dev pairs' premises stay out
+    snli_held = {r["premise"] for r in read(snli_dev)} if snli_dev.is_file() else set()
+    with gzip.open(raw / "snli_dev_test.jsonl.gz", "rt", encoding="utf-8") as f:
+        snli = {detok(json.loads(x)["premise"]) for x in f} - snli_held
     docs = {"nq": [sentences(t) for t in dict.fromkeys(nq)], "expertqa": [sentences(t) for t in dict.fromkeys(eqa)],
             "wice": [[s.strip() for s in ev] for ev in {tuple(e): 0 for e in wice}],
             "snli": [[s] for s in sorted(snli)]}
