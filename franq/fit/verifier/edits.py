@@ -29,7 +29,7 @@ from __future__ import annotations
 import random
 import re
 
-YEAR_RE = re.compile(r"(?<![\d,.])(1[5-9]\d\d|20[0-3]\d)(?![\d,]|s\b)")
+YEAR_RE = re.compile(r"(?<![\d.])(?<!\d,)(1[5-9]\d\d|20[0-3]\d)(?!\d|,\d|s\b)")
 NUM_RE = re.compile(r"(?<![\w.,$-])(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)(?![\w]|,\d|\.\d)")
 WORDNUM = dict(zip("two three four five six seven eight nine ten eleven twelve".split(), range(2, 13)))
 TENS = {2: "twenty", 3: "thirty", 4: "forty", 5: "fifty", 6: "sixty", 7: "seventy", 8: "eighty", 9: "ninety"}
@@ -87,7 +87,7 @@ PASSIVE = dict(p.split(":") for p in (
 ACTIVE = {v: k for k, v in PASSIVE.items() if v != k} | {k: k for k, v in PASSIVE.items() if v == k}
 SYNONYMS = dict(p.split(":") for p in (
     "approximately:about roughly:about large:big big:large begin:start began:started begins:starts "
-    "purchase:buy purchased:bought located:situated situated:located many:numerous numerous:many "
+    "purchased:bought located:situated situated:located many:numerous numerous:many "
     "however:but also:additionally "
     "additionally:also receive:get received:got obtain:get obtained:got commence:begin commenced:began "
     "demonstrate:show demonstrated:showed  "
