@@ -333,11 +333,14 @@ def cues(pair: dict) -> list[float]:
             float(bool(DIGIT_RE.search(claim))), float(bool(NEGATION_RE.search(claim)))]
 
 
-def balance(pairs: list[dict], rng: random.Random, *, rounds: int = 1, slack: float = 3.0) -> list[dict]:
+def balance(pairs: list[dict], rng: random.Random, *, rounds: int = 1, slack: float = 2.0,
+            most: float = 1.5) -> list[dict]:
     """The same number of pairs of each label in every cell of a cue-only model's predicted
     label probabilities (a propensity score: within a cell the
     cues say nothing of the label), the rest dropped; ``rounds`` times, refitting the model.
-    ``slack``: a label may keep up to that many times the cell's smallest count."""
+    ``slack``: a label may keep up to that many times the cell's smallest count; ``most``: then
+    no label keeps more than that many times the rarest label's total (a random draw, so the
+    cues stay as uninformative as they were)."""
     from sklearn.ensemble import HistGradientBoostingClassifier
 
     for _ in range(rounds):
@@ -358,6 +361,10 @@ def balance(pairs: list[dict], rng: random.Random, *, rounds: int = 1, slack: fl
                 out.extend(rng.sample(g, min(len(g), int(n * slack))))
         rng.shuffle(out)
         pairs = out
+    by_label = [[p for p in pairs if p["label"] == label] for label in range(3)]
+    cap = int(most * min(len(g) for g in by_label))
+    pairs = [p for g in by_label for p in (rng.sample(g, cap) if len(g) > cap else g)]
+    rng.shuffle(pairs)
     return pairs
 
 
