@@ -11,14 +11,8 @@ import re
 import pytest
 
 from franq.fit.verifier import contrast, edits
-from franq.fit.verifier.contrast import (
-    Builder,
-    balance,
-    contrastive_pairs,
-    cue_baseline,
-    documents,
-    entity_spans,
-)
+from franq.fit.verifier.balance import balance, cue_baseline
+from franq.fit.verifier.contrast import Builder, contrastive_pairs, documents, entity_spans
 
 CASES = {  # sentence, (start, end, label) entities, kind, (slot in the sentence, slot that must replace it)
     "number-x10": ("The bridge is 120 meters long and crosses the river.", [], "120", "1200"),
