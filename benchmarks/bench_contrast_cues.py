@@ -7,7 +7,7 @@ Builds the pairs of :func:`franq.fit.verifier.contrast.contrastive_pairs` twice,
 (balanced per cue cell) and unbalanced (every pair made), and fits a cue-only classifier on
 each source's training pairs: a logistic regression on the claim's length, its word overlap
 with the premise, where the premise's nearest sentence starts, a digit and a negation word
-(:func:`franq.fit.verifier.contrast.cues`). Reported: its 3-way balanced accuracy on the same
+(:func:`franq.fit.verifier.balance.cues`). Reported: its 3-way balanced accuracy on the same
 source's dev pairs (held apart by document; chance 1/3, target <= 0.40) and, per kind, the
 2-way balanced accuracy telling an edit from its supported twin (chance 1/2; fitted on the
 training pairs of that kind, scored on its dev pairs, or 5-fold on train where dev has fewer
@@ -21,7 +21,8 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from franq.fit.verifier.contrast import contrastive_pairs, cue_baseline, cues
+from franq.fit.verifier.balance import cue_baseline, cues
+from franq.fit.verifier.contrast import contrastive_pairs, documents, entity_spans, ner
 
 
 def kind_baseline(train: list[dict], dev: list[dict]) -> float | None:
@@ -56,9 +57,11 @@ def main() -> int:
     ap.add_argument("--out", type=Path, default=Path("benchmarks/results/contrast-cues.md"))
     args = ap.parse_args()
     t = time.time()
-    shipped = contrastive_pairs(args.raw, args.datasets, seed=args.seed)
+    docs = documents(args.raw, args.datasets)
+    ents = entity_spans(sorted({s for ds in docs.values() for d in ds for s in d}), ner())
+    shipped = contrastive_pairs(args.raw, args.datasets, seed=args.seed, docs=docs, ents=ents)
     build_s = time.time() - t
-    raw = contrastive_pairs(args.raw, args.datasets, seed=args.seed, balanced=False)
+    raw = contrastive_pairs(args.raw, args.datasets, seed=args.seed, docs=docs, ents=ents, balanced=False)
     lines = ["# Cue-only baseline on the contrastive verifier pairs", "",
              "Command: `" + " ".join(["python", *sys.argv]) + "`", "",
              f"Build (balanced, spaCy NER, one CPU thread): {build_s:.0f} s. "

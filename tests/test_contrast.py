@@ -11,14 +11,8 @@ import re
 import pytest
 
 from franq.fit.verifier import contrast, edits
-from franq.fit.verifier.contrast import (
-    Builder,
-    balance,
-    contrastive_pairs,
-    cue_baseline,
-    documents,
-    entity_spans,
-)
+from franq.fit.verifier.balance import balance, cue_baseline
+from franq.fit.verifier.contrast import Builder, contrastive_pairs, documents, entity_spans
 
 CASES = {  # sentence, (start, end, label) entities, kind, (slot in the sentence, slot that must replace it)
     "number-x10": ("The bridge is 120 meters long and crosses the river.", [], "120", "1200"),
@@ -80,6 +74,21 @@ def test_paraphrase_keeps_the_slots_and_says_it_otherwise():
     assert dropped == "The river floods every spring."
 
 
+def test_generalize_says_a_slot_less_precisely_and_its_wrong_side_falsely():
+    text = "The bridge opened in 1932 after 120 workers built it."
+    said = {edits.generalize(text, random.Random(i)) for i in range(8)}
+    wrong = {edits.generalize(text, random.Random(i), wrong=True) for i in range(8)}
+    assert said == {("number-bound", "The bridge opened in 1932 after more than 100 workers built it."),
+                    ("year-decade", "The bridge opened in the 1930s after 120 workers built it.")}
+    assert ("number-bound", "The bridge opened in 1932 after more than 1000 workers built it.") in wrong
+    assert wrong & {("year-decade", "The bridge opened in the 1920s after 120 workers built it."),
+                    ("year-decade", "The bridge opened in the 1940s after 120 workers built it.")}
+    assert edits.generalize("About 300 people live there.", random.Random(0)) is None
+    window = edits.window_numbers("It cost 40 dollars in 1990.", ["A ticket was 25 dollars in 1995."],
+                                  random.Random(0))
+    assert dict(window) == {"year-window": "It cost 40 dollars in 1995.", "number-window": "It cost 25 dollars in 1990."}
+
+
 DOC = ["The Lanter Bridge opened in 1932 after four years of work.",
        "It is 120 meters long and carries two lanes of traffic.",
        "The bridge was designed by Anna Keller, an engineer from Basel.",
@@ -111,7 +120,8 @@ def test_builder_pairs_are_valid_twins_edits_and_not_mentioned():
         if p["label"] == 1:  # its twin: same premise and kind, supported, a different claim
             twins = [t for t in by_premise[(p["premise"], p["kind"])] if t["label"] == 0]
             assert twins and all(t["claim"] != p["claim"] for t in twins)
-            if p["kind"].startswith(("number", "year")) and p["kind"] != "number-unit":
+            if p["kind"].startswith(("number", "year")) and p["kind"] not in ("number-unit", "number-bound",
+                                                                                "year-decade"):
                 digits = lambda t: set(re.findall(r"\d+", re.sub(  # noqa: E731
                     r"\b(%s)\b" % "|".join(edits.WORDNUM), lambda m: str(edits.WORDNUM[m.group()]), t)))
                 twin_nums = digits(twins[0]["claim"])
@@ -175,7 +185,10 @@ def test_documents_leave_out_every_held_out_document(tmp_path):
                                           for i, tag in ((1, "wice-fit"), (2, "wice-held"), (3, "wice-held"))])
     _jsonl(ds / "wice" / "fit.jsonl", [{"id": "wice-1"}, {"id": "wice-3"}])
     _jsonl(ds / "wice" / "heldout.jsonl", [{"id": "wice-2"}])
-    _jsonl(raw / "snli_dev_test.jsonl.gz", [{"premise": "A man plays a guitar on the street ."}], gz=True)
+    _jsonl(raw / "snli_dev_test.jsonl.gz", [{"premise": "A man plays a guitar on the street ."},
+                                            {"premise": "A dog runs on the beach ."}], gz=True)
+    (ds / "verifier" / "dev").mkdir(parents=True)
+    _jsonl(ds / "verifier" / "dev" / "snli.jsonl", [{"premise": "A dog runs on the beach.", "claim": "x", "label": 0}])
     docs = documents(raw, ds)
     flat = {src: " ".join(s for d in v for s in d) for src, v in docs.items()}
     assert "nq0" in flat["nq"] and "nq2" in flat["nq"] and "nq1" not in flat["nq"]

@@ -8,6 +8,8 @@
     contrast  contrastive pairs at scale (issue 44): typed minimal edits next to paraphrased
               twins, same-topic not-mentioned claims, balanced so no surface cue tells the label
     edits     the typed-slot edits and rule-based paraphrases contrast makes them with
+    balance   the cue features, the resampling that keeps them from telling the label, the
+              cue-only baseline
     train     fine-tuning, dev metrics and the card
     eval      held-out checks of the calibrators fitted on the shipped verifier
 """

@@ -10,7 +10,8 @@ Sources, only the files of shared/data/SOURCES.md, never a held-out document:
 ``nq``        nq-open gold passages, less the test questions' (as :func:`data.build` does)
 ``expertqa``  evidence passages of datasets/expertqa/train.jsonl, less any passage of test.jsonl
 ``wice``      WiCE evidence pages of datasets/wice/fit.jsonl, less any page of heldout.jsonl
-``snli``      SNLI premises (one sentence each; the long premises add other premises)
+``snli``      SNLI premises (one sentence each; the long premises add other premises), less
+              those of the SNLI dev pairs in datasets/verifier/dev/snli.jsonl
 
 Per deciding sentence ``s`` of a passage (premise: a window of about 64 words around it):
 ``p`` = :func:`edits.paraphrase` of ``s`` (label 0, "supported") and each typed edit of ``p``
@@ -23,8 +24,8 @@ made: ``window``, ``long`` (the window and sentences of another passage, <= 120 
 premise holding both or, for label 2, one of them). Dev is held apart by document (a hash
 of its text), each split with its own entity pools and fillers.
 
-:func:`balance` then keeps, per source and split, the same number of pairs of each label in
-every cell of the cue features (:func:`cues`), so a cue-only classifier is near chance;
+:func:`franq.fit.verifier.balance.balance` then evens out the labels, per source and split,
+within every cell of a cue-only model's predictions, so a cue-only classifier is near chance;
 ``benchmarks/bench_contrast_cues.py`` measures it.
 """
 from __future__ import annotations
@@ -40,15 +41,14 @@ import time
 from collections import Counter, defaultdict
 from pathlib import Path
 
+from franq.fit.verifier.balance import balance
 from franq.fit.verifier.data import CITATION_RE, detok, sentences, window_around, words
-from franq.fit.verifier.edits import SWAP_TYPES, YEAR_RE, edits, paraphrase, proper_spans
+from franq.fit.verifier.edits import SWAP_TYPES, YEAR_RE, edits, generalize, paraphrase, proper_spans
 
 WINDOW_WORDS = 64
 LONG_WORDS = 120
 DEV_SHARE = 8  # percent of documents
-CONTRA_PER_SENTENCE = 2
-NEGATION_RE = re.compile(r"\b(?:not|never|no|none|nothing|nobody|neither|nor|cannot|without)\b|n't\b", re.I)
-DIGIT_RE = re.compile(r"\d")
+CONTRA_PER_SENTENCE = 3
 JUNK_RE = re.compile(r"[a-z]{3}[A-Z][a-z]|[a-z]\.[A-Z][a-z]|\bet al\.$")  # "StoryAugust", "success.Flexible"
 SOURCES = ("nq", "expertqa", "wice", "snli")
 IMPERATIVE = frozenset("join click read sign subscribe see learn find get contact share follow download visit "
@@ -99,11 +99,24 @@ def documents(raw: Path, datasets: Path) -> dict[str, list[list[str]]]:
     held_pages = {" ".join(r["evidence"]) for r in items if f"wice-{r['meta']['id']}" in held_ids}
     wice = [r["evidence"] for r in items if f"wice-{r['meta']['id']}" in fit_ids
             and " ".join(r["evidence"]) not in held_pages]
-    snli = {detok(json.loads(x)["premise"]) for x in gzip.open(raw / "snli_dev_test.jsonl.gz", "rt", encoding="utf-8")}
+    snli_dev = datasets / "verifier" / "dev" / "snli.jsonl"  # the committed SNLI dev pairs' premises stay out
+    snli_held = {r["premise"] for r in read(snli_dev)} if snli_dev.is_file() else set()
+    with gzip.open(raw / "snli_dev_test.jsonl.gz", "rt", encoding="utf-8") as f:
+        snli = {detok(json.loads(x)["premise"]) for x in f} - snli_held
     docs = {"nq": [sentences(t) for t in dict.fromkeys(nq)], "expertqa": [sentences(t) for t in dict.fromkeys(eqa)],
             "wice": [[s.strip() for s in ev] for ev in {tuple(e): 0 for e in wice}],
             "snli": [[s] for s in sorted(snli)]}
     return {name: [kept for d in ds if (kept := [s for s in d if clean(s)])] for name, ds in docs.items()}
+
+
+def ner():
+    """franq's spaCy pipeline with only what NER needs; None when none is installed."""
+    from franq.fit.verifier.corrupt import tagger
+
+    nlp = tagger()
+    if nlp is not None and "tok2vec" in nlp.pipe_names:
+        nlp.select_pipes(enable=["tok2vec", "ner"])
+    return nlp
 
 
 def entity_spans(texts: list[str], nlp=None) -> dict[str, list[tuple[int, int, str]]]:
@@ -186,6 +199,7 @@ class Builder:
             for a, b, label in self.ents.get(w, ()):
                 if w[a:b].lower() not in s.lower():
                     window[label].append(w[a:b])
+        window["TEXT"] = window_sents
         found = edits(p, sorted(spans), window, self.pool, self.rng)
         # the rarest kinds first, so every kind gets its share
         self.rng.shuffle(found)
@@ -204,6 +218,12 @@ class Builder:
             premise, layout = self.premise(d, block, s)
             self.add(premise, p, 0, kind, layout)
             self.add(premise, c, 1, kind, layout)
+        state = rng.random()
+        right, wrong = generalize(p, random.Random(state)), generalize(p, random.Random(state), wrong=True)
+        if right and wrong and right != wrong:
+            premise, layout = self.premise(d, block, s)
+            self.add(premise, right[1], 0, right[0], layout)
+            self.add(premise, wrong[1], 1, right[0], layout)
         if not found:
             return
         # not mentioned: the deciding sentence removed, or a fact of the window's topic from elsewhere
@@ -224,8 +244,10 @@ class Builder:
                     other, layout = joined(p, other, rng), "answer"  # one fact said, one not
                 self.add(premise, other, 2, kind, layout)
         for added in self.added(p, " ".join(block))[:NM_ADDED]:
-            premise, layout = self.premise(d, block, s)
-            self.add(premise, added, 2, "nm-added", layout)
+            self.add(block, added, 2, "nm-added", "window")
+            premise, layout = self.long(d, block, s)
+            if layout == "long":
+                self.add(premise, added, 2, "nm-added", layout)
         if rng.random() < 0.35:
             self.answer(d, k, block, i, j, p, found)
 
@@ -278,6 +300,8 @@ class Builder:
         rest = [x for x in order if x != sents[k2] and len(words(x) & words(p2)) < 0.5 * max(1, len(words(p2)))]
         if rest and sents[k] in rest:
             self.add(rest, said(*pair), 2, "nm-removed", "answer")
+        for added in self.added(said(*pair), " ".join(order))[:1]:
+            self.add(order, added, 2, "nm-added", "answer")
 
     def build(self, per_doc: int) -> list[dict]:
         order = list(range(len(self.docs)))
@@ -289,85 +313,23 @@ class Builder:
         return self.out
 
 
-# ------------------------------------------------------------------ cues and balance
-def cues(pair: dict) -> list[float]:
-    """The surface cues a label must not follow: claim length (words), the share of the
-    claim's content words in the premise, where the premise's sentence nearest the claim
-    starts (0-1), a digit in the claim, a negation word in the claim."""
-    claim, premise = pair["claim"], pair["premise"]
-    cw = words(claim)
-    best, at = -1.0, 0.0
-    sents = sentences(premise)
-    offset = 0
-    for s in sents:
-        o = len(cw & words(s)) / max(1, len(cw))
-        if o > best:
-            best, at = o, offset / max(1, len(premise))
-        offset += len(s) + 1
-    return [float(len(claim.split())), len(cw & words(premise)) / max(1, len(cw)), at,
-            float(bool(DIGIT_RE.search(claim))), float(bool(NEGATION_RE.search(claim)))]
-
-
-def balance(pairs: list[dict], rng: random.Random, *, rounds: int = 1, slack: float = 1.5) -> list[dict]:
-    """The same number of pairs of each label in every cell of a cue-only model's predicted
-    label probabilities (a propensity score: within a cell the
-    cues say nothing of the label), the rest dropped; ``rounds`` times, refitting the model.
-    ``slack``: a label may keep up to that many times the cell's smallest count."""
-    from sklearn.ensemble import HistGradientBoostingClassifier
-
-    for _ in range(rounds):
-        if len({p["label"] for p in pairs}) < 3 or len(pairs) < 60:
-            return []
-        x = [cues(p) for p in pairs]
-        model = HistGradientBoostingClassifier(max_iter=60, max_depth=4, random_state=0)
-        model.fit(x, [p["label"] for p in pairs])
-        keys = [(int(a * 6), int(b * 6)) for a, b, _ in model.predict_proba(x)]
-        cells: dict[tuple, list[list[dict]]] = defaultdict(lambda: [[], [], []])
-        for p, key in zip(pairs, keys):
-            cells[key][p["label"]].append(p)
-        out = []
-        for key in sorted(cells):
-            groups = cells[key]
-            n = min(len(g) for g in groups)
-            for g in groups:
-                out.extend(rng.sample(g, min(len(g), int(n * slack))))
-        rng.shuffle(out)
-        pairs = out
-    return pairs
-
-
-def cue_baseline(train: list[dict], test: list[dict]) -> float:
-    """Balanced accuracy on ``test`` of a logistic regression on :func:`cues` fitted on ``train``."""
-    from sklearn.linear_model import LogisticRegression
-    from sklearn.metrics import balanced_accuracy_score
-    from sklearn.pipeline import make_pipeline
-    from sklearn.preprocessing import StandardScaler
-
-    model = make_pipeline(StandardScaler(), LogisticRegression(max_iter=1000))
-    model.fit([cues(p) for p in train], [p["label"] for p in train])
-    return float(balanced_accuracy_score([p["label"] for p in test], model.predict([cues(p) for p in test])))
-
-
 # ------------------------------------------------------------------ public entry
 def contrastive_pairs(raw: Path, datasets: Path, *, seed: int = 0, n_per_source: dict | None = None,
                       docs: dict[str, list[list[str]]] | None = None, nlp="spacy",
-                      per_doc: dict[str, int] | None = None, balanced: bool = True) -> dict[str, list[dict]]:
+                      per_doc: dict[str, int] | None = None, balanced: bool = True,
+                      ents: dict | None = None) -> dict[str, list[dict]]:
     """{"train": pairs, "dev": pairs}, label-balanced per cue cell, per source and split.
     ``n_per_source``: caps on each source's training pairs (dev: a tenth of it);
     ``docs``: {source: passages as sentence lists} instead of the files (tests);
     ``nlp``: a spaCy pipeline with NER, "spacy" for franq's tagger, None for capitalized runs;
-    ``balanced=False``: every pair made (what the cue benchmark compares with)."""
+    ``balanced=False``: every pair made (what the cue benchmark compares with); ``ents``: the
+    sentences' entities as :func:`entity_spans` gives them (computed when None)."""
     if docs is None:
         docs = documents(Path(raw), Path(datasets))
-    if nlp == "spacy":
-        from franq.fit.verifier.corrupt import tagger
-
-        nlp = tagger()
-        if nlp is not None:
-            nlp.select_pipes(enable=["tok2vec", "ner"]) if "tok2vec" in nlp.pipe_names else None
     per_doc = {"nq": 8, "expertqa": 8, "wice": 60, "snli": 1} | (per_doc or {})
-    texts = sorted({s for ds in docs.values() for d in ds for s in d})
-    ents = entity_spans(texts, nlp)
+    if ents is None:
+        texts = sorted({s for ds in docs.values() for d in ds for s in d})
+        ents = entity_spans(texts, ner() if nlp == "spacy" else nlp)
     out: dict[str, list[dict]] = {"train": [], "dev": []}
     for source in sorted(docs):
         parts = {"train": [], "dev": []}

@@ -7,6 +7,9 @@ Every edit changes one slot so that the sentence says something its passage cont
     entity-other     a same-type entity of another passage
     number-x10 / number-div10 / number-pm1 / number-unit   3 -> 30 / 0.3 / 4 / 3 minutes
     year-pm1 / year-other / date-month                     1989 -> 1990 / 1974 / March -> June
+    number-window / year-window   a number or year the window states about something else
+    number-bound / year-decade    "more than 1,000" for 120, "in the 1990s" for 1989 (twin:
+                                  "more than 100", "in the 1980s"; :func:`generalize`)
     comparative      larger -> smaller, more -> less, increased -> decreased
     order            before -> after, first -> last, preceded -> followed
     compare-swap     "X is larger than Y" -> "Y is larger than X"
@@ -26,7 +29,7 @@ from __future__ import annotations
 import random
 import re
 
-YEAR_RE = re.compile(r"(?<![\d,.])(1[5-9]\d\d|20[0-3]\d)(?![\d,])")
+YEAR_RE = re.compile(r"(?<![\d.])(?<!\d,)(1[5-9]\d\d|20[0-3]\d)(?!\d|,\d|s\b)")
 NUM_RE = re.compile(r"(?<![\w.,$-])(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)(?![\w]|,\d|\.\d)")
 WORDNUM = dict(zip("two three four five six seven eight nine ten eleven twelve".split(), range(2, 13)))
 TENS = {2: "twenty", 3: "thirty", 4: "forty", 5: "fifty", 6: "sixty", 7: "seventy", 8: "eighty", 9: "ninety"}
@@ -84,7 +87,7 @@ PASSIVE = dict(p.split(":") for p in (
 ACTIVE = {v: k for k, v in PASSIVE.items() if v != k} | {k: k for k, v in PASSIVE.items() if v == k}
 SYNONYMS = dict(p.split(":") for p in (
     "approximately:about roughly:about large:big big:large begin:start began:started begins:starts "
-    "purchase:buy purchased:bought located:situated situated:located many:numerous numerous:many "
+    "purchased:bought located:situated situated:located many:numerous numerous:many "
     "however:but also:additionally "
     "additionally:also receive:get received:got obtain:get obtained:got commence:begin commenced:began "
     "demonstrate:show demonstrated:showed  "
@@ -94,7 +97,14 @@ SYNONYMS = dict(p.split(":") for p in (
     "died:passed_away passed_away:died became:turned_into stated:said said:stated "
     "known:recognized recognized:known major:key key:major famous:well-known well-known:famous "
     "currently:presently presently:currently allow:permit allows:permits permit:allow require:need "
-    "requires:needs  contain:include contains:includes").split())
+    "requires:needs contain:include contains:includes finished:completed completed:finished ended:concluded "
+    "attempted:tried tried:attempted built:constructed constructed:built enormous:huge huge:enormous "
+    "extremely:very highly:very perhaps:maybe maybe:perhaps eventually:ultimately ultimately:eventually "
+    "chiefly:mainly moreover:furthermore furthermore:moreover residents:inhabitants inhabitants:residents "
+    "physicians:doctors doctors:physicians assisted:helped helped:assisted needed:required "
+    "permitted:allowed allowed:permitted prohibited:banned banned:prohibited picked:selected "
+    "several:a_number_of near:close_to annually:yearly yearly:annually typically:usually "
+    "principal:main main:principal vital:essential essential:vital").split())
 CONTRACT = {"does not": "doesn't", "did not": "didn't", "is not": "isn't", "are not": "aren't", "was not": "wasn't",
             "were not": "weren't", "do not": "don't", "cannot": "can't", "will not": "won't", "has not": "hasn't",
             "have not": "haven't", "percent": "%"}
@@ -237,10 +247,32 @@ def entity_edits(text: str, ents: list, window: dict[str, list[str]], pool: dict
     return out
 
 
+def window_numbers(text: str, window: list[str], rng: random.Random) -> list[tuple[str, str]]:
+    """A number or year of ``text`` swapped for another the window states elsewhere
+    (``number-window``, ``year-window``): every word of the edit is in the premise."""
+    out = []
+    low = " ".join(window)
+    years = [y for y in dict.fromkeys(YEAR_RE.findall(low)) if y not in text]
+    mine = list(YEAR_RE.finditer(text))
+    if years and mine:
+        m = rng.choice(mine)
+        out.append(("year-window", put(text, m.start(), m.end(), rng.choice(years))))
+    nums = [n.group() for n in _numbers(low) if n.group() not in text]
+    mine = _numbers(text)
+    if nums and mine:
+        m = rng.choice(mine)
+        other = rng.choice(sorted(set(nums)))
+        if other.replace(",", "") != m.group().replace(",", ""):
+            out.append(("number-window", put(text, m.start(), m.end(), other)))
+    return out
+
+
 def edits(text: str, ents: list, window: dict, pool: dict, rng: random.Random) -> list[tuple[str, str]]:
-    """Every applicable contradiction of ``text``: ``(kind, edited)``, one per kind."""
+    """Every applicable contradiction of ``text``: ``(kind, edited)``, one per kind.
+    ``window``: the window's other entities by label, and its other sentences as ``"TEXT"``."""
     seen, out = {text}, []
     for kind, new in (entity_edits(text, ents, window, pool, rng) + number_edits(text, rng)
+                      + window_numbers(text, window.get("TEXT", []), rng)
                       + date_edits(text, rng) + word_edits(text, rng)):
         if new not in seen:
             seen.add(new)
@@ -320,6 +352,31 @@ def contractions(text: str) -> str | None:
             if re.search(rf"(?<!\w){re.escape(a)}(?!\w)", text):
                 return re.sub(rf"(?<!\w){re.escape(a)}(?!\w)", b if b != "%" or a != "percent" else "%",
                               text, count=1).replace(" %", "%")
+    return None
+
+
+def generalize(text: str, rng: random.Random, *, wrong: bool = False) -> tuple[str, str] | None:
+    """A slot said less precisely, still true: "in 1989" -> "in the 1980s" (``year-decade``),
+    "120 meters" -> "more than 100 meters" (``number-bound``); with ``wrong``, the same said
+    falsely ("in the 1990s", "more than 1,000 meters"). The same ``rng`` state picks the same
+    slot either way."""
+    years = list(re.finditer(r"\bin (1[5-9]\d|20[0-3])\d\b(?!,\d)", text))
+    nums = [m for m in _numbers(text) if "." not in m.group() and int(m.group().replace(",", "")) >= 20
+            and re.match(r" [a-z]", text[m.end():])
+            and not re.search(r"\b(?:about|approximately|around|over|under|nearly|almost|roughly|up to|"
+                              r"less than|more than|at least|at most|than)\s*$", text[:m.start()], re.I)]
+    if years and (not nums or rng.random() < 0.5):
+        m = rng.choice(years)
+        decade = int(m.group(1)) + (rng.choice((-1, 1)) if wrong else 0)
+        return "year-decade", put(text, m.start(), m.end(), f"in the {decade}0s")
+    if nums:
+        m = rng.choice(nums)
+        v = int(m.group().replace(",", ""))
+        scale = 10 ** (len(str(v)) - 1)
+        low = v // scale * scale * (10 if wrong else 1)
+        said = f"more than {fmt(low, m.group())}" if low != v else \
+            f"at least {fmt(low * 10 if wrong else v, m.group())}"
+        return "number-bound", put(text, m.start(), m.end(), said)
     return None
 
 
