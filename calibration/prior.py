@@ -44,7 +44,7 @@ def shift_probabilities(p: Any, shift: float) -> np.ndarray:
     p = np.asarray(p, dtype=np.float64)
     if shift == 0.0:
         return p.copy()
-    with np.errstate(divide="ignore", over="ignore"):
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
         odds = p / (1.0 - p) * np.exp(shift)
         out = odds / (1.0 + odds)
     out = np.where(p >= 1.0, 1.0, out)

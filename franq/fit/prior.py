@@ -31,7 +31,10 @@ def scored_inputs(path: str | Path, cal) -> ClaimInputs:
         for i, c in enumerate(line.result.claims):
             if c.status != "scored":
                 continue
-            values = {k: getattr(c, k) for k in cols}
+            values = {k: getattr(c, k, None) for k in cols}
+            for role in ("uq_faith", "uq_unfaith"):  # the raw value from its signal, as a fit reads it
+                if values[role] is None:
+                    values[role] = _from_signal(line.result.stack.to_dict()[role], c.signals)
             missing = [k for k, v in values.items() if v is None]
             if missing:
                 raise InputError(f"{line.where}: claims[{i}]: {missing} missing; score with the verifier backend "
@@ -42,6 +45,15 @@ def scored_inputs(path: str | Path, cal) -> ClaimInputs:
         raise InputError(f"{path}: no scored claims to estimate the base rate from")
     return ClaimInputs(cols["p_faithful"], cols["uq_faith"], cols["uq_unfaith"], p_contradicted=cols["p_contradicted"],
                        p_not_mentioned=cols["p_not_mentioned"])
+
+
+def _from_signal(scorer_name: str, signals: dict) -> float | None:
+    from franq import registry
+    from franq.scorers.base import primary
+
+    scorer = registry.lookup("scorers", scorer_name)
+    value = signals.get(primary(scorer).name)
+    return None if value is None else float(scorer().probability(np.array([value]))[0])
 
 
 def estimate_prior(cal: ThreeConditionCalibrator, X: ClaimInputs) -> tuple[float, int]:
