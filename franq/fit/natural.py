@@ -36,13 +36,13 @@ def _long_arrays(lines) -> dict:
             "is_faithful": list(data.is_faithful), "answer": [k[0] for k in keys]}
 
 
-def _short_arrays(rows) -> dict:
+def _short_arrays(rows, name: str) -> dict:
     claims = [(v, s.id if hasattr(s, "id") else None, s.claims[0], y, k) for k, (v, s, y) in enumerate(rows)
               if s.claims and s.claims[0].status == "scored"]
     out = {f: [float(getattr(c, f)) for _, _, c, _, _ in claims] for f in FIELDS if f != "is_true"}
     out["is_true"] = [float(y) for *_, y, _ in claims]
     out["variant"] = [v for v, *_ in claims]
-    out["answer"] = [f"nq-{k}" for *_, k in claims]
+    out["answer"] = [f"{name}-{k}" for *_, k in claims]
     return out
 
 
@@ -71,7 +71,7 @@ def compute_sets(datasets: Path, verifier=None, *, names=LONG_SETS + SHORT_SETS,
                                    if x.id not in seen])
         elif name in SHORT_SETS:
             split, n = ("train", 300) if name == "nq-train" else ("test", 500)
-            arrays = _short_arrays(short_verifier_results(datasets, backend, n, split=split)[1])
+            arrays = _short_arrays(short_verifier_results(datasets, backend, n, split=split)[1], name)
         else:
             raise ValueError(f"unknown natural set {name!r}; known: {list(LONG_SETS + SHORT_SETS)}")
         out[name] = arrays
@@ -96,3 +96,80 @@ def natural_sets(datasets: Path, verifier=None, *, cache: Path | None = None, ec
         path.write_text(json.dumps(have), encoding="utf-8")
     return {k: ({f: np.asarray(v) if f in FIELDS else v for f, v in s.items()} if isinstance(s, dict) else s)
             for k, s in have.items()}
+
+
+# ---------------------------------------------------------------------- working with the sets
+def join(*sets: dict) -> dict:
+    """The claims of ``sets`` one after the other (answer ids stay each set's own)."""
+    keys = [k for k in (*FIELDS, "answer", "is_faithful", "variant") if all(k in s for s in sets)]
+    return {k: (np.concatenate([np.asarray(s[k]) for s in sets]) if k in FIELDS else sum((list(s[k]) for s in sets), []))
+            for k in keys}
+
+
+def subset(s: dict, mask) -> dict:
+    idx = np.flatnonzero(mask)
+    return {k: (np.asarray(v)[idx] if k in FIELDS else [v[i] for i in idx]) for k, v in s.items()}
+
+
+def inputs(s: dict):
+    from calibration.contract import ClaimInputs
+
+    return ClaimInputs(s["p_faithful"], s["uq_faith"], s["uq_unfaith"], p_contradicted=s["p_contradicted"],
+                       p_not_mentioned=s["p_not_mentioned"])
+
+
+def raw3(s: dict) -> np.ndarray:
+    """The uncalibrated three-condition mix (UQ_faith for supported and contradicted)."""
+    return (s["p_faithful"] + s["p_contradicted"]) * s["uq_faith"] + s["p_not_mentioned"] * s["uq_unfaith"]
+
+
+def scores(p, s: dict, *, boot: int = 0) -> dict:
+    """ECE, Brier, the constant predictor's Brier (the set's own share true: the best
+    constant), AUROC of ``p`` on ``s``; with ``boot``, 95% bootstrap intervals over answers."""
+    from calibration.metrics import brier_score, expected_calibration_error
+    from franq.evaluation.common import auroc, bootstrap
+
+    y = np.asarray(s["is_true"], dtype=float)
+    p = np.asarray(p, dtype=float)
+    out = {"n": len(y), "true": float(y.mean()), "ece": expected_calibration_error(p, y), "brier": brier_score(p, y),
+           "constant_brier": float(y.mean() * (1 - y.mean())),
+           "auroc": auroc(p, y) if 0 < y.sum() < len(y) else float("nan")}
+    if boot:
+        for name, stat in (("ece", expected_calibration_error), ("auroc", auroc)):
+            out[name + "_ci"] = bootstrap(stat, p, y, groups=list(s["answer"]), n_boot=boot)[1:]
+    return out
+
+
+def gold_conditions(s: dict, contradicted: bool = False) -> list:
+    """Per claim, the condition from the data: supported / not mentioned from its support
+    label (None without one), or contradicted for a set of corrupted claims."""
+    if contradicted:
+        return ["contradicted"] * len(s["is_true"])
+    return [None if g is None else "supported" if g else "not_mentioned" for g in s["is_faithful"]]
+
+
+class MixMapCalibrator:
+    """"Fit the final map on the mix": one isotonic map of the raw three-condition mix
+    (:func:`raw3`), the alternative issue 45 names to calibrating each condition first."""
+
+    def fit(self, s: dict, sample_weight=None) -> MixMapCalibrator:
+        from calibration.isotonic import IsotonicCalibrator
+
+        self.map_ = IsotonicCalibrator().fit(raw3(s), s["is_true"], sample_weight)
+        return self
+
+    def predict_set(self, s: dict) -> np.ndarray:
+        return self.map_.predict(raw3(s))
+
+
+def training_claims_of(s: dict):
+    """A set as :class:`~franq.fit.calibrator.TrainingClaims` (what ``franq fit calibrator``
+    fits on), its answers as groups."""
+    from franq.fit.calibrator import TrainingClaims
+
+    _, groups = np.unique(np.asarray(s["answer"], dtype=str), return_inverse=True)
+    faithful = tuple(s["is_faithful"]) if "is_faithful" in s else (None,) * len(s["is_true"])
+    return TrainingClaims(np.asarray(s["p_faithful"], dtype=float), np.asarray(s["uq_faith"], dtype=float),
+                          np.asarray(s["uq_unfaith"], dtype=float), np.asarray(s["is_true"], dtype=float), faithful,
+                          {}, {}, {}, groups, np.asarray(s["p_contradicted"], dtype=float),
+                          np.asarray(s["p_not_mentioned"], dtype=float))
