@@ -146,3 +146,27 @@ def test_target_precision_is_stored_in_the_calibrator_and_used_as_its_threshold(
     assert res.exit_code != 0 and "not both" in res.output
     with pytest.raises(InputError, match="no threshold gives a precision of at least 0.9"):
         choose_threshold(np.array([0.1, 0.9]), np.array([1.0, 0.0]), np.array([0, 1]), target_precision=0.9)
+
+
+def test_score_uses_the_calibrators_threshold_unless_the_config_sets_one(tmp_path, tiny_lm_path):
+    from test_calibrate_cli import FACTS, PASSAGE, _raw_examples
+
+    out = tmp_path / "cal.json"
+    res = CliRunner().invoke(main, ["fit", "calibrator", str(_raw_examples(tmp_path / "train.jsonl")), "-o", str(out),
+                                    "--model", str(tiny_lm_path), "--faithfulness", "combined", "--folds", "0"])
+    assert res.exit_code == 0, res.output
+    obj = json.loads(out.read_text())
+    args = ["score", "-q", FACTS[0][0], "-p", PASSAGE, "-a", FACTS[0][1], "--model", str(tiny_lm_path),
+            "--faithfulness", "combined", "--format", "json", "--calibrator", str(out)]
+    first = json.loads(CliRunner().invoke(main, args).output)
+    ps = sorted(c["p_true_calibrated"] for c in first["claims"] if c["status"] == "scored")
+    assert all(c.get("verdict") is None for c in first["claims"])  # no threshold anywhere: no verdict
+    cut = (ps[0] + ps[-1]) / 2 if ps[0] < ps[-1] else ps[0] + 1e-6
+    out.write_text(json.dumps({**obj, "threshold": cut}))
+    for extra, t in (([], cut), (["--threshold", "0"], 0.0)):
+        res = CliRunner().invoke(main, args + extra)
+        assert res.exit_code == 0, res.output
+        for c in json.loads(res.output)["claims"]:
+            if c["status"] == "scored":  # a third verdict ("uncertain") may sit between; never the wrong side
+                assert c["verdict"] is not None
+                assert c["verdict"] != ("likely_false" if c["p_true_calibrated"] >= t else "likely_true")
