@@ -47,6 +47,12 @@ def long_fits(sets: dict) -> dict:
         soft = ThreeConditionCalibrator(variant="soft").fit(nat.inputs(train), train["is_true"])
         fits[f"conditions before mixing (soft: verifier's P_s/P_c/P_n as weights), {label} corrupted"] = \
             (lambda c: lambda s: c.predict(nat.inputs(s)))(soft)
+        if train is mixed:  # the corruptions teach T_c; the natural share of true claims is put back
+            moved = ThreeConditionCalibrator(variant="soft", prior=float(nat_train["is_true"].mean())).fit(
+                nat.inputs(train), train["is_true"])
+            fits[f"conditions before mixing (soft), {label} corrupted, prior moved back to the natural share "
+                 f"{moved.prior:.3f} (the refit: franq.fit.shipped_verifier.long_soft_calibrator)"] = \
+                (lambda c: lambda s: c.predict(nat.inputs(s)))(moved)
         mm = nat.MixMapCalibrator().fit(train)
         fits[f"final map on the raw mix, {label} corrupted"] = mm.predict_set
     gold = nat.gold_conditions(nat_train) + nat.gold_conditions(contra, contradicted=True)

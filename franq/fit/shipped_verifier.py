@@ -323,3 +323,31 @@ def evaluate_observer(datasets: Path, path: Path, raw=None, *, lm=None, verifier
                           f"{k} {float(np.min(m.y_thresholds_)):.3f}-{float(np.max(m.y_thresholds_)):.3f}"
                           for k, m in (("T_s", cal.uq_supported_), ("T_c", cal.uq_contradicted_),
                                        ("T_n", cal.uq_not_mentioned_))), ""])
+
+
+def long_soft_calibrator(datasets: Path, out: Path, raw=None, *, verifier: str | Path | None = None) -> Path:
+    """The long-form three-condition calibrator refitted for natural answers (issue 45 item 1):
+    soft variant (every claim in the three maps, weighted by the verifier's P_s, P_c, P_n, so
+    T_c learns how often the claims the verifier finds contradicted are true) on the
+    calibration sample and its contradicted copies (17% of the claims), then moved to the
+    natural share of true claims of the sample (:mod:`calibration.prior`): the corruptions
+    shape the maps, the natural answers set the base rate. Written under :data:`LONG_NAME`.
+    Measured against the shipped recipe: benchmarks/results/calibration-natural.md."""
+    from calibration.three_condition import ThreeConditionCalibrator
+    from franq.fit.calibrator import TrainingClaims, training_claims
+
+    backend = verifier_backend(verifier)
+    real = training_claims(long_verifier_lines(datasets, backend))
+    contra = training_claims(contradicted_lines(datasets, backend))
+    data = TrainingClaims.join([real, contra])
+    natural = float(real.is_true.mean())
+    cal = ThreeConditionCalibrator(variant="soft", prior=natural, fitted_for=dict(real.stack), description=(
+        f"three-condition long-form calibrator (soft variant): ExpertQA train calibration sample, {len(real)} claims "
+        f"with truth labels ({natural:.1%} true), and {len(contra)} of its true claims contradicted by a typed "
+        f"substitution in the answer ({len(contra) / len(data):.0%} of the claims; false); maps moved to the "
+        f"natural share {natural:.4f}; UQ values from datasets/generations/long-expertqa.* and {CONTRADICTED}, "
+        f"P_s/P_c/P_n from {backend.name}"))
+    cal.fit(data.inputs(), data.is_true)
+    path = out / LONG_NAME
+    cal.to_json(path)
+    return path
