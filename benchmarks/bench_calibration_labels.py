@@ -1,6 +1,6 @@
 """How many labelled claims a calibrator needs (issue 45 item 3): the learning curve of
-`franq fit calibrator`'s default fit (three-condition, condition variant; conditions from
-the support labels where given, else the verifier's likeliest) on natural answers, and the
+`franq fit calibrator`'s default fit (three-condition, soft variant: each claim in the
+three maps weighted by the verifier's P_s, P_c, P_n) on natural answers, and the
 check of its --target-precision threshold on held-out folds. Prints the tables and writes
 them, with the command, to benchmarks/results/calibration-labels.md.
 
@@ -88,22 +88,25 @@ def main() -> int:
     ap.add_argument("--verifier", default=None)
     ap.add_argument("--repeats", type=int, default=20)
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "calibration-labels.md"))
+    ap.add_argument("--cached-only", action="store_true", help="Measure only the sets the cache holds.")
     args = ap.parse_args()
     t0 = time.perf_counter()
-    sets = nat.natural_sets(ROOT / "datasets", args.verifier, echo=lambda m: print(m, file=sys.stderr))
+    sets = nat.natural_sets(ROOT / "datasets", args.verifier, echo=lambda m: print(m, file=sys.stderr),
+                            compute=not args.cached_only)
     sources = {"ExpertQA natural (train sample + rand_test)": (nat.join(sets["expertqa-train"], sets["expertqa-test"]),
                                                                (0.1, 0.2)),
-               "nq-open answers (train + test)": (nat.join(sets["nq-train"], sets["nq-test"]), (0.9, 0.95))}
+               "nq-open answers (train + test)" if "nq-train" in sets else "nq-open test answers":
+               (nat.join(sets["nq-train"], sets["nq-test"]) if "nq-train" in sets else sets["nq-test"], (0.9, 0.95))}
     out = [f"# Labels a calibrator needs (issue 45 item 3); verifier {sets['verifier']}", "",
            f"Command: `OMP_NUM_THREADS=1 python benchmarks/bench_calibration_labels.py --repeats {args.repeats}`. "
-           "The fit is `franq fit calibrator`'s default (three-condition, condition variant, "
+           "The fit is `franq fit calibrator`'s default (three-condition, soft variant, "
            "franq.fit.calibrator.fit_three_condition_calibrator); ECE as the median over draws (90th percentile "
            "in brackets); 'held out' = every claim of the source not drawn.", ""]
     for name, (s, targets) in sources.items():
         data = nat.training_claims_of({**s, "answer": [str(a) for a in s["answer"]]})
 
         def fit(part):
-            return fit_three_condition_calibrator(part, min_per_condition=0)[0]
+            return fit_three_condition_calibrator(part, variant="soft", min_per_condition=0)[0]
 
         rows, trows = curve(data, fit, SIZES, args.repeats, targets)
         out += [f"## {name}: {len(data)} claims, {data.is_true.mean():.3f} true", "",

@@ -100,30 +100,37 @@ def main() -> int:
     ap.add_argument("--verifier", default=None, help="A verifier directory (default: the shipped one).")
     ap.add_argument("--cache", default=None, help="The verifier pass's cache (default: benchmarks/cache/natural-<verifier>.json).")
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "calibration-natural.md"))
+    ap.add_argument("--cached-only", action="store_true", help="Measure only the sets the cache holds.")
     args = ap.parse_args()
     t0 = time.perf_counter()
     sets = nat.natural_sets(ROOT / "datasets", args.verifier, cache=Path(args.cache) if args.cache else None,
-                            echo=lambda m: print(m, file=sys.stderr))
-    test, contra = sets["expertqa-test"], sets["expertqa-test-contra"]
-    with_contra = nat.join(test, contra)
-    long_evals = {"ExpertQA rand_test (natural)": test,
-                  f"ExpertQA rand_test + contradicted copies ({len(contra['is_true']) / len(with_contra['is_true']):.0%})":
-                  with_contra}
+                            echo=lambda m: print(m, file=sys.stderr),
+                            compute=not args.cached_only)
+    test = sets["expertqa-test"]
+    long_evals = {"ExpertQA rand_test (natural)": test}
+    if "expertqa-test-contra" in sets:
+        contra = sets["expertqa-test-contra"]
+        with_contra = nat.join(test, contra)
+        long_evals[f"ExpertQA rand_test + contradicted copies ({len(contra['is_true']) / len(with_contra['is_true']):.0%})"] = \
+            with_contra
     nq = sets["nq-test"]
     short_evals = {f"nq-open test, {v} passages": nat.subset(nq, [x == v for x in nq["variant"]])
                    for v in ("clean", "corrupted")}
+    short = (["## Short form: fitted on nq-open train (300 questions), the embedded model's attempted answers", "",
+              *table(short_fits(sets), short_evals), ""] if "nq-train" in sets else
+             ["## Short form: not measured in this run (nq-open train not in the cache)", ""])
+    left_out = [n for n in (*nat.LONG_SETS, *nat.SHORT_SETS) if n not in sets]
     out = [f"# Calibration on natural dev sets (issue 45 item 1); verifier {sets['verifier']}", "",
            f"Command: `OMP_NUM_THREADS=1 python benchmarks/bench_calibration_natural.py"
-           f"{' --verifier ' + args.verifier if args.verifier else ''}` ({time.perf_counter() - t0:.0f} s from the "
+           f"{' --verifier ' + args.verifier if args.verifier else ''}{' --cached-only' if args.cached_only else ''}` ({time.perf_counter() - t0:.0f} s from the "
            "cache of the verifier's pass; the pass itself, about 40 minutes on one CPU thread, is cached in "
            "benchmarks/cache/natural-<verifier>.json). ECE: 10 equal-width bins; constant Brier: the best "
            "constant for the set (its own share true, p(1-p)); AUROC of P(true) for the truth labels. "
            "WiCE held out: not measured (no committed UQ values for its claims; the embedded model would have to "
            "score them).", "",
            "## Long form: fitted on the 120-answer ExpertQA train sample (its corrupted copies at the share named)", "",
-           *table(long_fits(sets), long_evals), "",
-           "## Short form: fitted on nq-open train (300 questions), the embedded model's attempted answers", "",
-           *table(short_fits(sets), short_evals), ""]
+           *([f"Sets not in this run (the verifier's pass was not finished): {left_out}.", ""] if left_out else []),
+           *table(long_fits(sets), long_evals), "", *short]
     text = "\n".join(out)
     print(text)
     Path(args.out).write_text(text, encoding="utf-8")

@@ -7,7 +7,8 @@ table and writes it, with the command, to benchmarks/results/prior-shift.md.
     OMP_NUM_THREADS=1 python benchmarks/bench_prior_shift.py [--verifier DIR]
 
 Fits (franq.fit.natural, the verifier's pass cached): `franq fit calibrator`'s default
-three-condition fit on the ExpertQA train sample (natural answers, 93% true); the same on the
+three-condition fit (soft variant; and the condition variant) on the ExpertQA train sample
+(natural answers, 90% true); the soft fit on the
 embedded model's nq-open train answers, clean passage lists only and corrupted only.
 Deployments: ExpertQA rand_test as it is, with its contradicted copies, and resampled to 50%
 and 30% true (its true claims subsampled, seed 0); nq-open test answers (clean / corrupted
@@ -66,22 +67,28 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--verifier", default=None)
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "prior-shift.md"))
+    ap.add_argument("--cached-only", action="store_true", help="Measure only the sets the cache holds.")
     args = ap.parse_args()
     t0 = time.perf_counter()
-    sets = nat.natural_sets(ROOT / "datasets", args.verifier, echo=lambda m: print(m, file=sys.stderr))
+    sets = nat.natural_sets(ROOT / "datasets", args.verifier, echo=lambda m: print(m, file=sys.stderr),
+                            compute=not args.cached_only)
 
-    def fitted(s):
-        return fit_three_condition_calibrator(nat.training_claims_of(s), min_per_condition=0)[0]
+    def fitted(s, variant="condition"):
+        return fit_three_condition_calibrator(nat.training_claims_of(s), variant=variant, min_per_condition=0)[0]
 
-    eqa = fitted(sets["expertqa-train"])
-    test, contra = sets["expertqa-test"], sets["expertqa-test-contra"]
-    both = nat.join(test, contra)
-    nq_train, nq_test = sets["nq-train"], sets["nq-test"]
+    def soft(s):
+        return fitted(s, "soft")
+
+    eqa = fitted(sets["expertqa-train"])  # the condition variant
+    eqa_soft = fitted(sets["expertqa-train"], "soft")  # the command's default
+    test = sets["expertqa-test"]
+    contra = sets.get("expertqa-test-contra")
+    both = nat.join(test, contra) if contra is not None else test
+    nq_train, nq_test = sets.get("nq-train"), sets["nq-test"]
 
     def variant(s, v):
         return nat.subset(s, [x == v for x in s["variant"]])
 
-    clean, corrupted = fitted(variant(nq_train, "clean")), fitted(variant(nq_train, "corrupted"))
     lines = [f"# Prior shift (issue 45 item 4); verifier {sets['verifier']}", "",
              "Command: `OMP_NUM_THREADS=1 python benchmarks/bench_prior_shift.py`. ECE (10 bins) of the calibrated "
              "P(true) unadjusted, moved to the deployment's true share (oracle), and moved to the EM estimate from "
@@ -90,14 +97,22 @@ def main() -> int:
              "| fitted on -> deployed on | claims | fitted share true | deployment share true | EM estimate | "
              "mean P(true) unadjusted | ECE unadjusted | ECE oracle prior | ECE EM prior |",
              "|---|---|---|---|---|---|---|---|---|",
-             row("ExpertQA train -> ExpertQA rand_test (natural)", eqa, test),
-             row("ExpertQA train -> rand_test + contradicted copies", eqa, both),
-             row("ExpertQA train -> rand_test + copies, resampled to 50% true", eqa, resample_to(both, 0.5)),
-             row("ExpertQA train -> rand_test + copies, resampled to 30% true", eqa, resample_to(both, 0.3)),
-             row("nq-open train, clean lists -> nq-open test, corrupted lists", clean, variant(nq_test, "corrupted")),
-             row("nq-open train, corrupted lists -> nq-open test, clean lists", corrupted, variant(nq_test, "clean")),
-             row("ExpertQA train -> nq-open test, all (stack mismatch: stress test)", eqa, nq_test), "",
-             f"({time.perf_counter() - t0:.0f} s)"]
+             row("ExpertQA train, condition variant -> ExpertQA rand_test (natural)", eqa, test),
+             row("ExpertQA train, soft variant -> ExpertQA rand_test (natural)", eqa_soft, test)]
+    copies = "rand_test + contradicted copies" if contra is not None else "rand_test (copies not in this run)"
+    if contra is not None:
+        lines.append(row(f"ExpertQA train, condition variant -> {copies}", eqa, both))
+        lines.append(row(f"ExpertQA train, soft variant -> {copies}", eqa_soft, both))
+    for share in (0.5, 0.3):
+        lines += [row(f"ExpertQA train, condition variant -> {copies}, resampled to {share:.0%} true", eqa, resample_to(both, share)),
+                  row(f"ExpertQA train, soft variant -> {copies}, resampled to {share:.0%} true", eqa_soft,
+                      resample_to(both, share))]
+    if nq_train is not None:
+        clean, corrupted = soft(variant(nq_train, "clean")), soft(variant(nq_train, "corrupted"))
+        lines += [row("nq-open train, clean lists -> nq-open test, corrupted lists", clean, variant(nq_test, "corrupted")),
+                  row("nq-open train, corrupted lists -> nq-open test, clean lists", corrupted, variant(nq_test, "clean"))]
+    lines += [row("ExpertQA train, soft -> nq-open test, all (stack mismatch: stress test)", eqa_soft, nq_test), "",
+              f"({time.perf_counter() - t0:.0f} s)"]
     text = "\n".join(lines)
     print(text)
     Path(args.out).write_text(text + "\n", encoding="utf-8")

@@ -24,8 +24,9 @@ def fit() -> None:
 @click.argument("input_path", type=click.Path(exists=True, dir_okay=False))
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
               help="Calibrator JSON to write.")
-@click.option("--variant", type=click.Choice(["condition", "calibrated", "soft", "none"]), default="condition",
-              show_default=True, help="FRANQ calibration variant (paper section 2.3; 'soft' is ours).")
+@click.option("--variant", type=click.Choice(["condition", "calibrated", "soft", "none"]), default=None,
+              help="FRANQ calibration variant (paper section 2.3; 'soft' is ours). Default: soft for three-condition "
+                   "(the better on natural answers: benchmarks/results/calibration-natural.md), condition for binary.")
 @click.option("--calibrate-faithfulness", is_flag=True,
               help="Also calibrate P_faithful on gold 'is_faithful' labels (paper table 14).")
 @click.option("--xgboost", "xgb_features", type=click.Choice(["franq", "all"]), default=None,

@@ -267,7 +267,7 @@ def fit_xgboost(data: TrainingClaims, *, features: str = "franq", n_estimators: 
     return cal, report
 
 
-def fit_calibrator_file(input_path: str, output: str, *, config=None, variant: str = "condition",
+def fit_calibrator_file(input_path: str, output: str, *, config=None, variant: str | None = None,
                         calibrate_faithfulness: bool = False, xgb_features: str | None = None,
                         min_per_condition: int = 30, report_path: str | None = None, scored_path: str | None = None,
                         holdout: float | None = None, seed: int = 0, three_condition: bool | None = None,
@@ -331,6 +331,7 @@ def fit_calibrator_file(input_path: str, output: str, *, config=None, variant: s
              + ("the claims carry P_contradicted, as the shipped default's verifier gives" if three_condition else
                 "the claims carry no P_contradicted" if data.p_contradicted is None else "the options ask for it")
              + "; --binary / --three-condition to choose)")
+    variant = variant or ("soft" if three_condition else "condition")
     if flat and not three_condition:
         raise InputError("--flat applies to three-condition calibrators (claims scored with the verifier)")
     if prior is not None and not three_condition:

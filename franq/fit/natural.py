@@ -83,14 +83,18 @@ def cache_path(verifier_name: str) -> Path:
     return Path("benchmarks") / "cache" / f"natural-{verifier_name}.json"
 
 
-def natural_sets(datasets: Path, verifier=None, *, cache: Path | None = None, echo=print) -> dict:
-    """:func:`compute_sets` for every set, read from ``cache`` when it holds them (written when not)."""
+def natural_sets(datasets: Path, verifier=None, *, cache: Path | None = None, echo=print,
+                 compute: bool = True) -> dict:
+    """:func:`compute_sets` for every set, read from ``cache`` when it holds them (written when
+    not; with ``compute`` False, the sets the cache lacks are left out)."""
     from franq.fit.shipped_verifier import verifier_backend
 
     path = cache or cache_path(verifier_backend(verifier).name)
     have = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
     missing = [n for n in LONG_SETS + SHORT_SETS if n not in have]
-    if missing:
+    if missing and not compute:
+        echo(f"not in the cache {path}, left out: {missing}")
+    elif missing:
         have.update(compute_sets(datasets, verifier, names=missing, echo=echo))
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(have), encoding="utf-8")
