@@ -33,7 +33,8 @@ def fit() -> None:
               help="Fit an XGBoost baseline instead, on the FRANQ features or on all UQ components.")
 @click.option("--min-per-condition", type=int, default=30, show_default=True,
               help="Warn when a condition has fewer training claims than this (besides the measured label "
-                   "count each map needs, which is always checked).")
+                   "count each map needs, which is always checked); a map with fewer than 10 is refused unless this "
+                   "is set below 10 (then it is fitted, with the warning).")
 @click.option("--report", "report_path", type=click.Path(dir_okay=False),
               help="Fit report JSON. Default: OUTPUT with .report.json.")
 @click.option("--scored", "scored_path", type=click.Path(dir_okay=False),

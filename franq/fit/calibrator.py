@@ -286,8 +286,8 @@ def fit_calibrator_file(input_path: str, output: str, *, config=None, variant: s
     ``target_precision`` / ``target_false_alarm``, the threshold stored in the file
     (:mod:`franq.fit.calibrator_cv`); ``prior``: the deployment share of true claims the
     three-condition maps are moved to (:mod:`calibration.prior`)."""
-    from franq.fit.calibrator_cv import (choose_threshold, cross_validate, dedupe, holdout_metrics, label_check,
-                                         split_holdout, table_rows)
+    from franq.fit.calibrator_cv import (LABELS_REFUSED, choose_threshold, cross_validate, dedupe, holdout_metrics,
+                                         label_check, split_holdout, table_rows)
     from franq.runners.local import score_file
     from franq.runners.paths import check_distinct
 
@@ -351,7 +351,8 @@ def fit_calibrator_file(input_path: str, output: str, *, config=None, variant: s
         cal, report = fit_franq_calibrator(data, variant=variant, calibrate_faithfulness=calibrate_faithfulness,
                                            min_per_condition=min_per_condition)
     if not xgb_features:
-        report["warnings"] += label_check(cal.counts_, flat=flat)
+        floor = LABELS_REFUSED if min_per_condition >= LABELS_REFUSED else 0  # set lower: fitted, with the warning
+        report["warnings"] += label_check(cal.counts_, flat=flat, refused=floor)
     if held is not None:
         report["holdout"] = {"fraction": holdout, "seed": seed, **holdout_metrics(cal, held)}
     elif folds:
