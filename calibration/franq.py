@@ -114,8 +114,10 @@ class FranqCalibrator:
     def __init__(self, *, variant: str = "condition", calibrate_faithfulness: bool = False,
                  faithful_threshold: float = 0.5, min_per_condition: int = MIN_PER_CONDITION,
                  fitted_for: dict[str, str] | None = None, description: str = "",
-                 hard_mix_threshold: float | None = None):
+                 hard_mix_threshold: float | None = None, threshold: float | None = None):
         self.variant = variant
+        self.threshold = threshold
+        """The verdict threshold chosen at fit time (``--target-precision``), or None."""
         self.hard_mix_threshold = hard_mix_threshold
         self.calibrate_faithfulness = calibrate_faithfulness
         self.faithful_threshold = faithful_threshold
@@ -132,6 +134,9 @@ class FranqCalibrator:
             raise ValueError(f"'calibrate_faithfulness' must be True or False, got {self.calibrate_faithfulness!r}")
         if not 0.0 < self.faithful_threshold < 1.0:
             raise ValueError(f"'faithful_threshold' must lie in (0, 1), got {self.faithful_threshold!r}")
+        if self.threshold is not None and (isinstance(self.threshold, bool) or not isinstance(
+                self.threshold, (int, float)) or not 0.0 <= self.threshold <= 1.0):
+            raise ValueError(f"'threshold' must be a probability in [0, 1], got {self.threshold!r}")
         t = self.hard_mix_threshold
         if t is not None and (isinstance(t, bool) or not isinstance(t, (int, float)) or not 0.0 <= t < 1.0):
             raise ValueError(f"'hard_mix_threshold' must be null or lie in [0, 1), got {t!r}")
@@ -278,6 +283,7 @@ class FranqCalibrator:
             "uq_faith": self.uq_faith_.to_dict() if self.uq_faith_ is not None else None,
             "uq_unfaith": self.uq_unfaith_.to_dict() if self.uq_unfaith_ is not None else None,
             "n_samples": self.n_samples_, "counts": self.counts_, "fit_spread": self.fit_spread_,
+            **({} if self.threshold is None else {"threshold": self.threshold}),
         }
 
     @classmethod
@@ -286,7 +292,7 @@ class FranqCalibrator:
         fitted_for, description = calibrator_header(obj, FORMAT, VERSION, where)
         cal = cls(variant=obj.get("variant"), faithful_threshold=number(obj, "faithful_threshold", where, 0.5),
                   fitted_for=fitted_for, description=description,
-                  hard_mix_threshold=_hard_mix_threshold(obj, where))
+                  hard_mix_threshold=_hard_mix_threshold(obj, where), threshold=obj.get("threshold"))
         try:
             cal._validate_options()
         except ValueError as exc:

@@ -55,3 +55,68 @@ def brier_score(p_true: Any, labels: Any) -> float:
     p = as_probabilities(p_true, "p_true")
     y = as_labels(labels, "labels", n=len(p))
     return float(np.mean((p - y) ** 2))
+
+
+@dataclass(frozen=True)
+class ThresholdRow:
+    """What a verdict threshold ``T`` does to a set of labelled claims: a claim is flagged
+    ``likely_false`` when its P(true) is below ``T``.
+
+    ``precision``     share of the flagged claims that are false (NaN when none is flagged)
+    ``caught``        share of the false claims that are flagged (recall; NaN when none is false)
+    ``flagged``       share of all claims flagged
+    ``false_alarm``   share of the true claims flagged (NaN when none is true)
+    """
+    threshold: float
+    precision: float
+    caught: float
+    flagged: float
+    false_alarm: float
+    n_flagged: int
+
+
+def threshold_row(p_true: Any, labels: Any, threshold: float) -> ThresholdRow:
+    """:class:`ThresholdRow` of one threshold."""
+    p = as_probabilities(p_true, "p_true")
+    y = as_labels(labels, "labels", n=len(p))
+    flag = p < threshold
+    n_flag, n_false, n_true = int(flag.sum()), int((y == 0).sum()), int((y == 1).sum())
+    hit = int((flag & (y == 0)).sum())
+    nan = float("nan")
+    return ThresholdRow(float(threshold), hit / n_flag if n_flag else nan, hit / n_false if n_false else nan,
+                        n_flag / len(p) if len(p) else nan, (n_flag - hit) / n_true if n_true else nan, n_flag)
+
+
+def threshold_table(p_true: Any, labels: Any, thresholds: Any = None) -> list[ThresholdRow]:
+    """One :class:`ThresholdRow` per threshold (default 0.1, 0.2, ..., 0.9)."""
+    ts = np.round(np.arange(1, 10) / 10, 2) if thresholds is None else np.asarray(thresholds, dtype=np.float64)
+    return [threshold_row(p_true, labels, float(t)) for t in ts]
+
+
+def candidate_thresholds(p_true: Any) -> np.ndarray:
+    """Every threshold that flags a different set of claims: just above each distinct P(true)
+    (the midpoint to the next one; the last one plus a hair, capped at 1), in increasing order."""
+    u = np.unique(as_probabilities(p_true, "p_true"))
+    if not len(u):
+        return u
+    return np.append((u[:-1] + u[1:]) / 2, min(1.0, u[-1] + 1e-9))
+
+
+def pick_threshold(p_true: Any, labels: Any, *, target_precision: float | None = None,
+                   target_false_alarm: float | None = None) -> ThresholdRow | None:
+    """The threshold that catches the most false claims while the flagged claims are false at
+    least ``target_precision`` of the time, or while at most ``target_false_alarm`` of the true
+    claims are flagged (exactly one of the two). None when no threshold meets the target."""
+    if (target_precision is None) == (target_false_alarm is None):
+        raise ValueError("give exactly one of 'target_precision' and 'target_false_alarm'")
+    target = target_precision if target_false_alarm is None else target_false_alarm
+    if isinstance(target, bool) or not isinstance(target, (int, float)) or not 0.0 <= target <= 1.0:
+        raise ValueError(f"the target must be a number in [0, 1], got {target!r}")
+    best = None
+    for t in candidate_thresholds(p_true):
+        row = threshold_row(p_true, labels, float(t))
+        ok = (row.precision >= target_precision if target_precision is not None
+              else row.false_alarm <= target_false_alarm)
+        if ok and row.n_flagged and (best is None or row.caught >= best.caught):
+            best = row
+    return best

@@ -43,6 +43,7 @@ from calibration.franq import (MIN_PER_CONDITION, collapse_warning, log_scores, 
 from calibration.isotonic import IsotonicCalibrator
 from calibration.metrics import expected_calibration_error
 from calibration.mix import franq_mix3
+from calibration.prior import check_prior, logit_shift, shift_probabilities
 
 FORMAT = "franq-calibrator-3"
 VERSION = 1
@@ -96,8 +97,14 @@ class ThreeConditionCalibrator:
     needs_conditions = True
 
     def __init__(self, *, variant: str = "condition", min_per_condition: int = MIN_PER_CONDITION,
-                 fitted_for: dict[str, str] | None = None, description: str = "", flat: tuple[str, ...] = ()):
+                 fitted_for: dict[str, str] | None = None, description: str = "", flat: tuple[str, ...] = (),
+                 prior: float | None = None, threshold: float | None = None):
         self.variant = variant
+        self.prior = prior
+        """The deployment base rate (share of true claims) the maps' outputs are moved to
+        (:mod:`calibration.prior`); None = the fitting claims' own (:attr:`base_rate`)."""
+        self.threshold = threshold
+        """The verdict threshold chosen at fit time (``--target-precision``), or None."""
         self.flat = tuple(flat)
         self.min_per_condition = min_per_condition
         self.fitted_for = fitted_for
@@ -108,6 +115,11 @@ class ThreeConditionCalibrator:
             raise ValueError(f"'variant' must be one of {list(VARIANTS)}, got {self.variant!r}")
         if any(c not in CONDITIONS for c in self.flat):
             raise ValueError(f"'flat' must name conditions among {list(CONDITIONS)}, got {list(self.flat)!r}")
+        if self.prior is not None:
+            check_prior(self.prior)
+        if self.threshold is not None and (isinstance(self.threshold, bool) or not isinstance(
+                self.threshold, (int, float)) or not 0.0 <= self.threshold <= 1.0):
+            raise ValueError(f"'threshold' must be a probability in [0, 1], got {self.threshold!r}")
         if self.fitted_for is not None and not (isinstance(self.fitted_for, dict) and all(
                 isinstance(k, str) and isinstance(v, str) for k, v in self.fitted_for.items())):
             raise ValueError(f"'fitted_for' must map strings to strings, got {self.fitted_for!r}")
@@ -176,11 +188,32 @@ class ThreeConditionCalibrator:
                                  "TRAIN.jsonl --three-condition -o calibrator.json` (or "
                                  "ThreeConditionCalibrator(...).fit(...)) and load it with from_json")
 
+    @property
+    def base_rate(self) -> float | None:
+        """The share of true claims the maps were fitted on (their prior): the weighted true
+        claims over the weighted claims of the three conditions' fits (None when unknown)."""
+        c = getattr(self, "counts_", {}) or {}
+        parts = [c.get(name) for name in CONDITIONS]
+        if not all(isinstance(x, dict) and "true" in x and "weight" in x for x in parts):
+            return None
+        weight = sum(x["weight"] for x in parts)
+        return float(sum(x["true"] for x in parts) / weight) if weight > 0 else None
+
+    def prior_shift(self) -> float:
+        """What :attr:`prior` adds to each map's logit (0 when no prior is set)."""
+        if self.prior is None:
+            return 0.0
+        base = self.base_rate
+        if base is None or not 0.0 < base < 1.0:
+            raise ValueError(f"cannot move this calibrator to prior {self.prior:g}: the share of true claims it "
+                             f"was fitted on is unknown or not strictly between 0 and 1 ({base!r})")
+        return logit_shift(base, self.prior)
+
     def _predict(self, p: np.ndarray, a: np.ndarray, b: np.ndarray):
-        maps = []
+        maps, shift = [], self.prior_shift()
         for _, attr, score in MAPS:
             m, x = getattr(self, attr + "_"), a if score == "faith" else b
-            maps.append(x if m is None else m.predict(log_scores(x)))
+            maps.append(x if m is None else shift_probabilities(m.predict(log_scores(x)), shift))
         return (*maps, franq_mix3(p[:, 0], p[:, 1], p[:, 2], *maps))
 
     @staticmethod
@@ -222,6 +255,11 @@ class ThreeConditionCalibrator:
                           "+ p_not_mentioned * uq_not_mentioned(uq_unfaith)"}
         if self.flat:  # only when used: files fitted before the option read back unchanged
             out["flat"] = list(self.flat)
+        if self.prior is not None:  # likewise
+            out["prior"] = {"fitted": self.base_rate, "deployment": self.prior,
+                            "logit_shift": self.prior_shift(), "rule": "each map's output: logit + logit_shift"}
+        if self.threshold is not None:
+            out["threshold"] = self.threshold
         for _, attr, _ in MAPS:
             m = getattr(self, attr + "_")
             out[attr] = None if m is None else m.to_dict()
@@ -234,7 +272,11 @@ class ThreeConditionCalibrator:
         flat = obj.get("flat", [])
         if not isinstance(flat, list) or not all(isinstance(c, str) for c in flat):
             raise CalibratorFileError(f"{where}: 'flat' must be a list of condition names, got {flat!r}")
-        cal = cls(variant=obj.get("variant"), fitted_for=fitted_for, description=description, flat=tuple(flat))
+        prior = obj.get("prior")
+        if prior is not None and not (isinstance(prior, dict) and "deployment" in prior):
+            raise CalibratorFileError(f"{where}: 'prior' must be an object with 'deployment', got {prior!r}")
+        cal = cls(variant=obj.get("variant"), fitted_for=fitted_for, description=description, flat=tuple(flat),
+                  prior=None if prior is None else prior["deployment"], threshold=obj.get("threshold"))
         try:
             cal._validate_options()
         except ValueError as exc:

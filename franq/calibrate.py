@@ -59,6 +59,9 @@ class ActiveCalibrator:
         """Whether it reads P_contradicted and P_not_mentioned (a three-condition calibrator)."""
         self.info = CalibratorInfo(path=str(path), source=source, variant=self.name,
                                    fitted_for=dict(calibrator.fitted_for or {}))
+        self.threshold: float | None = getattr(calibrator, "threshold", None)
+        """The verdict threshold stored in the file (``franq fit calibrator --target-precision``):
+        the pipeline's ``calibration.threshold`` unless the config sets one."""
         self.warnings: tuple[str, ...] = ()
         collapsed = calibrator.output_range_warning()
         if collapsed:

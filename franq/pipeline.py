@@ -261,8 +261,10 @@ class Franq:
             judge_faithfulness(self.faithfulness, batch)
             mix_batch(batch)
             calibrate(p.calibrator, batch)
-        return answer_scores(p, records, batch, threshold=self.config.calibration.threshold,
-                             margin=self.config.calibration.uncertain_margin)
+        threshold = self.config.calibration.threshold
+        if threshold is None and p.calibrator is not None:  # the calibrator file's (fit --target-precision)
+            threshold = p.calibrator.threshold
+        return answer_scores(p, records, batch, threshold=threshold, margin=self.config.calibration.uncertain_margin)
 
 
 @functools.lru_cache(maxsize=1)

@@ -25,14 +25,17 @@ def fit() -> None:
 @click.argument("input_path", type=click.Path(exists=True, dir_okay=False))
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
               help="Calibrator JSON to write.")
-@click.option("--variant", type=click.Choice(["condition", "calibrated", "soft", "none"]), default="condition",
-              show_default=True, help="FRANQ calibration variant (paper section 2.3; 'soft' is ours).")
+@click.option("--variant", type=click.Choice(["condition", "calibrated", "soft", "none"]), default=None,
+              help="FRANQ calibration variant (paper section 2.3; 'soft' is ours). Default: soft for three-condition "
+                   "(the better on natural answers: benchmarks/results/calibration-natural.md), condition for binary.")
 @click.option("--calibrate-faithfulness", is_flag=True,
               help="Also calibrate P_faithful on gold 'is_faithful' labels (paper table 14).")
 @click.option("--xgboost", "xgb_features", type=click.Choice(["franq", "all"]), default=None,
               help="Fit an XGBoost baseline instead, on the FRANQ features or on all UQ components.")
 @click.option("--min-per-condition", type=int, default=30, show_default=True,
-              help="Warn when a condition has fewer training claims than this.")
+              help="Warn when a condition has fewer training claims than this (besides the measured label "
+                   "count each map needs, which is always checked); a map with fewer than 10 is refused unless this "
+                   "is set below 10 (then it is fitted, with the warning).")
 @click.option("--report", "report_path", type=click.Path(dir_okay=False),
               help="Fit report JSON. Default: OUTPUT with .report.json.")
 @click.option("--scored", "scored_path", type=click.Path(dir_okay=False),
@@ -40,16 +43,30 @@ def fit() -> None:
 @click.option("--holdout", type=click.FloatRange(0.0, 1.0, min_open=True, max_open=True), default=None,
               help="Hold this fraction of the answers apart (e.g. 0.2), fit on the rest and report ECE, Brier "
                    "and AUROC on the held-apart claims; the calibrator written is the one fitted on the rest.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Random seed of the --holdout split.")
-@click.option("--three-condition", is_flag=True,
-              help="Fit three-condition FRANQ (P_s*T_s + P_c*T_c + P_n*T_n; variant condition, soft or none) on "
-                   "claims scored with the 'verifier' faithfulness backend.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Random seed of the --holdout split and the folds.")
+@click.option("--folds", type=click.IntRange(min=0), default=5, show_default=True,
+              help="K-fold cross-validation by answer (0: none): held-out ECE, Brier, AUROC with 95% intervals, "
+                   "a constant predictor's Brier and the threshold table. Ignored with --holdout.")
+@click.option("--target-precision", type=click.FloatRange(0.0, 1.0), default=None,
+              help="Pick the verdict threshold that catches the most false claims while at least this share of "
+                   "the claims flagged likely_false are false (on held-out P(true)); stored in the calibrator, "
+                   "used as calibration.threshold unless the config sets one.")
+@click.option("--target-false-alarm", type=click.FloatRange(0.0, 1.0), default=None,
+              help="Likewise, while at most this share of the true claims is flagged likely_false.")
+@click.option("--prior", type=click.FloatRange(0.0, 1.0, min_open=True, max_open=True), default=None,
+              help="Three-condition: the share of true claims where the calibrator will be used, if not the "
+                   "training data's; each map's output is moved on the logit scale (see `franq fit prior`).")
+@click.option("--three-condition/--binary", "three_condition", default=None,
+              help="Three-condition FRANQ (P_s*T_s + P_c*T_c + P_n*T_n; variant condition, soft or none), the "
+                   "shipped default's kind, or the paper's binary FRANQ. Default: three-condition when the claims "
+                   "carry P_contradicted (the 'verifier' faithfulness backend, the default).")
 @click.option("--flat", multiple=True, type=click.Choice(["supported", "contradicted", "not_mentioned"]),
               help="Three-condition: this condition's map is its share of true claims, whatever the UQ score "
                    "(repeatable; e.g. 'contradicted', whose UQ score on few short claims mostly measures length).")
 @stack
 def calibrator(input_path, output, variant, calibrate_faithfulness, xgb_features, min_per_condition,
-               report_path, scored_path, holdout, seed, three_condition, flat, stack: StackFlags):
+               report_path, scored_path, holdout, seed, folds, target_precision, target_false_alarm, prior,
+               three_condition, flat, stack: StackFlags):
     """Fit a calibrator on labelled claims.
 
     INPUT_PATH is JSONL: either `franq score` output whose claims carry `is_true` (and
@@ -68,12 +85,40 @@ def calibrator(input_path, output, variant, calibrate_faithfulness, xgb_features
             input_path, output, config=stack.config(calibrator="none"), variant=variant,
             calibrate_faithfulness=calibrate_faithfulness, xgb_features=xgb_features,
             min_per_condition=min_per_condition, report_path=report_path, scored_path=scored_path,
-            holdout=holdout, seed=seed, three_condition=three_condition, flat=tuple(flat),
+            holdout=holdout, seed=seed, three_condition=three_condition, flat=tuple(flat), folds=folds,
+            target_precision=target_precision, target_false_alarm=target_false_alarm, prior=prior,
             echo=lambda msg: click.echo(msg, err=True))
     except (FranqError, ValueError) as exc:
         raise fail(exc) from None
     click.echo("\n".join(printable(line) for line in format_fit_report(report, output, report_path).split("\n")),
                err=True)
+
+
+@fit.command("prior")
+@click.argument("calibrator_path", metavar="CALIBRATOR", type=click.Path(exists=True, dir_okay=False))
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="Adjusted calibrator JSON to write.")
+@click.option("--prior", type=click.FloatRange(0.0, 1.0, min_open=True, max_open=True), default=None,
+              help="The share of true claims where the calibrator will be used.")
+@click.option("--from-records", "records", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="`franq score` output of the deployment (no labels needed): estimate that share by EM "
+                   "(Saerens, Latinne & Decaestecker 2002).")
+def prior(calibrator_path, output, prior, records):
+    """Move a three-condition calibrator to a new base rate, without new labels.
+
+    Each map's output (T_s, T_c, T_n) is moved on the logit scale by
+    log(P'/(1-P')) - log(P/(1-P)), P the share of true claims it was fitted on, P' the
+    deployment's (--prior, or estimated from --from-records by EM). Valid when only how often
+    claims are true changes, not what a true or a false claim looks like (label shift).
+    Measured: benchmarks/results/prior-shift.md.
+    """
+    from franq.fit.prior import adjust_prior, format_prior
+
+    try:
+        check_outputs({"-o": output}, {"CALIBRATOR": calibrator_path, "--from-records": records})
+        out = adjust_prior(calibrator_path, output, prior=prior, records=records)
+    except (FranqError, ValueError) as exc:
+        raise fail(exc) from None
+    click.echo(format_prior(out, output), err=True)
 
 
 @fit.command("probe")

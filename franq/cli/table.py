@@ -123,6 +123,13 @@ def format_fit_report(report: dict, output: str, report_path: str) -> str:
         for metric in ("ece", "brier", "auroc"):
             lines.append(f"  held-apart {metric.upper() if metric != 'brier' else 'Brier'}: raw "
                          f"{num(h['raw'][metric])}, calibrated {num(h['calibrated'][metric])}")
+    from franq.fit.calibrator_cv import format_cv
+
+    lines += format_cv(report)
+    if report.get("prior"):
+        pr = report["prior"]
+        lines.append(f"prior: maps moved from base rate {pr['fitted']:.4f} to {pr['deployment']:g} "
+                     f"(logit shift {pr['logit_shift']:+.4f})")
     lines += [f"warning: {w}" for w in report["warnings"]]
     lines.append(f"wrote {output} ({report['file_bytes']} bytes) and {report_path}")
     return "\n".join(lines)

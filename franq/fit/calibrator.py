@@ -267,44 +267,12 @@ def fit_xgboost(data: TrainingClaims, *, features: str = "franq", n_estimators: 
     return cal, report
 
 
-def split_holdout(data: TrainingClaims, fraction: float, *, seed: int = 0) -> tuple[TrainingClaims, TrainingClaims]:
-    """(train, held-apart) claims, split by answer: claims of one answer stay together, so a
-    held-apart answer was never seen in the fit. ``fraction`` of the answers are held apart."""
-    if not 0.0 < fraction < 1.0:
-        raise InputError(f"--holdout: expected a fraction between 0 and 1 (e.g. 0.2), got {fraction!r}")
-    groups = data.groups if data.groups is not None else np.arange(len(data))
-    answers = np.unique(groups)
-    n_held = int(round(fraction * len(answers)))
-    if n_held < 1 or n_held >= len(answers):
-        raise InputError(f"--holdout {fraction:g}: {len(answers)} labelled answer(s) cannot be split into a "
-                         f"training part and a held-apart part; label more answers or change the fraction")
-    held = np.random.default_rng(seed).choice(answers, size=n_held, replace=False)
-    mask = np.isin(groups, held)
-    return data.subset(~mask), data.subset(mask)
-
-
-def holdout_metrics(cal, data: TrainingClaims) -> dict:
-    """ECE, Brier and AUROC on held-apart claims: raw P(true) (the uncalibrated mix) and the
-    fitted calibrator's P(true). AUROC is NaN (null in JSON) when one class only."""
-    from franq.evaluation.common import auroc
-
-    raw = data.p_faithful * data.uq_faith + (1.0 - data.p_faithful) * data.uq_unfaith
-    fitted = cal.predict(data.inputs())
-    out = {"n_claims": len(data), "n_answers": int(len(np.unique(data.groups))) if data.groups is not None else None,
-           "n_true": int(data.is_true.sum())}
-    for name, p in (("raw", raw), ("calibrated", fitted)):
-        a = auroc(p, data.is_true)
-        out[name] = {"ece": round(expected_calibration_error(p, data.is_true), 4),
-                     "brier": round(brier_score(p, data.is_true), 4),
-                     "auroc": None if a != a else round(a, 4)}
-    return out
-
-
-def fit_calibrator_file(input_path: str, output: str, *, config=None, variant: str = "condition",
+def fit_calibrator_file(input_path: str, output: str, *, config=None, variant: str | None = None,
                         calibrate_faithfulness: bool = False, xgb_features: str | None = None,
                         min_per_condition: int = 30, report_path: str | None = None, scored_path: str | None = None,
-                        holdout: float | None = None, seed: int = 0, three_condition: bool = False,
-                        flat: tuple[str, ...] = (),
+                        holdout: float | None = None, seed: int = 0, three_condition: bool | None = None,
+                        flat: tuple[str, ...] = (), folds: int | None = 5, target_precision: float | None = None,
+                        target_false_alarm: float | None = None, prior: float | None = None,
                         echo=print) -> tuple[dict, str]:
     """``franq fit calibrator``: fit on ``input_path`` and write the calibrator to ``output``
     and its fit report (returned, with the report's path). The input is ``franq score``
@@ -312,7 +280,14 @@ def fit_calibrator_file(input_path: str, output: str, *, config=None, variant: s
     scored first with ``config`` (its calibrator ignored: raw values are fitted) into
     ``scored_path``. ``holdout``: fit on the rest of the answers and report ECE, Brier and
     AUROC on the held-apart ones. ``three_condition``: fit :class:`ThreeConditionCalibrator`
-    (claims scored with the verifier backend; ``variant`` condition, soft or none)."""
+    (claims scored with the verifier backend; ``variant`` condition, soft or none); None (the
+    default): three-condition when the claims carry P_contradicted, as the shipped default
+    does. ``folds``: K-fold cross-validation by answer, the threshold table and, with
+    ``target_precision`` / ``target_false_alarm``, the threshold stored in the file
+    (:mod:`franq.fit.calibrator_cv`); ``prior``: the deployment share of true claims the
+    three-condition maps are moved to (:mod:`calibration.prior`)."""
+    from franq.fit.calibrator_cv import (LABELS_REFUSED, choose_threshold, cross_validate, dedupe, holdout_metrics,
+                                         label_check, split_holdout, table_rows)
     from franq.runners.local import score_file
     from franq.runners.paths import check_distinct
 
@@ -328,8 +303,11 @@ def fit_calibrator_file(input_path: str, output: str, *, config=None, variant: s
         first_obj = json.loads(first)
     except ValueError as exc:
         raise InputError(f"{input_path} line 1: not valid JSON ({exc})") from None
-    if flat and not three_condition:
-        raise InputError("--flat applies to three-condition calibrators: add --three-condition")
+    if target_precision is not None and target_false_alarm is not None:
+        raise InputError("give one of --target-precision and --target-false-alarm, not both")
+    if (target_precision is not None or target_false_alarm is not None) and not folds:
+        raise InputError("--target-precision / --target-false-alarm pick the threshold on cross-validated P(true): "
+                         "leave --folds at 2 or more")
     if three_condition and (xgb_features or calibrate_faithfulness or variant == "calibrated"):
         raise InputError("--three-condition fits variant condition, soft or none, without --xgboost or "
                          "--calibrate-faithfulness")
@@ -345,7 +323,20 @@ def fit_calibrator_file(input_path: str, output: str, *, config=None, variant: s
         Path(scored_path).unlink(missing_ok=True)  # score afresh, as before (no resume here)
         echo(score_file(config, input_path, scored_path).message())
         input_path = scored_path
-    data = training_claims(read_scored(input_path))
+    data = training_claims(dedupe(list(read_scored(input_path)), echo))
+    if three_condition is None:
+        three_condition = (data.p_contradicted is not None and not xgb_features and not calibrate_faithfulness
+                           and variant != "calibrated")
+        echo(f"fitting the {'three-condition' if three_condition else 'binary FRANQ'} calibrator ("
+             + ("the claims carry P_contradicted, as the shipped default's verifier gives" if three_condition else
+                "the claims carry no P_contradicted" if data.p_contradicted is None else "the options ask for it")
+             + "; --binary / --three-condition to choose)")
+    variant = variant or ("soft" if three_condition else "condition")
+    if flat and not three_condition:
+        raise InputError("--flat applies to three-condition calibrators (claims scored with the verifier)")
+    if prior is not None and not three_condition:
+        raise InputError("--prior moves the maps of a three-condition calibrator: fit one on claims scored with the "
+                         "verifier (the default backend)")
     held = None
     if holdout is not None:
         data, held = split_holdout(data, holdout, seed=seed)
@@ -359,8 +350,32 @@ def fit_calibrator_file(input_path: str, output: str, *, config=None, variant: s
     else:
         cal, report = fit_franq_calibrator(data, variant=variant, calibrate_faithfulness=calibrate_faithfulness,
                                            min_per_condition=min_per_condition)
+    if not xgb_features:
+        floor = LABELS_REFUSED if min_per_condition >= LABELS_REFUSED else 0  # set lower: fitted, with the warning
+        report["warnings"] += label_check(cal.counts_, flat=flat, refused=floor)
     if held is not None:
         report["holdout"] = {"fraction": holdout, "seed": seed, **holdout_metrics(cal, held)}
+    elif folds:
+        def refit(part):
+            if xgb_features:
+                return fit_xgboost(part, features=xgb_features)[0]
+            if three_condition:
+                return fit_three_condition_calibrator(part, variant=variant, min_per_condition=0, flat=flat)[0]
+            return fit_franq_calibrator(part, variant=variant, calibrate_faithfulness=calibrate_faithfulness,
+                                        min_per_condition=0)[0]
+
+        report["cv"], p_oof, fold = cross_validate(data, refit, folds=folds, seed=seed)
+        report["cv"]["thresholds"] = table_rows(p_oof, data.is_true)
+        if target_precision is not None or target_false_alarm is not None:
+            report["cv"]["chosen"] = choose_threshold(p_oof, data.is_true, fold, target_precision=target_precision,
+                                                      target_false_alarm=target_false_alarm)
+            if not hasattr(cal, "threshold"):
+                raise InputError("--target-precision: XGBoost model files carry no threshold; set "
+                                 "calibration.threshold in the config instead")
+            cal.threshold = report["cv"]["chosen"]["threshold"]
+    if prior is not None:
+        cal.prior = prior
+        report["prior"] = {"fitted": cal.base_rate, "deployment": prior, "logit_shift": round(cal.prior_shift(), 4)}
     cal.to_json(output)
     report["file_bytes"] = Path(output).stat().st_size
     Path(report_path).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")

@@ -111,6 +111,11 @@ WITH_VERIFIER: tuple[Shipped, ...] = (
             "preset on the samples in datasets/generations/short-nq-open.*, the shipped verifier",
             model_passes="the verifier over (question + answer) and each answer's passage windows",
             evaluate=lambda datasets, path: verifier_eval.evaluate_short(datasets, path)),
+    Shipped(verifier.OBSERVER_NAME, verifier.observer_verifier_calibrator,
+            "three-condition (soft variant), observer mix answer_share / answer_consistency, on the distractor pairs "
+            f"of nq-open train questions 1-{verifier.OBSERVER_TRAIN} (answers the embedded model did not write), the "
+            "shipped verifier", model_passes="each answer teacher-forced: about 3 minutes on CPU", raw=True,
+            evaluate=lambda datasets, path: verifier.evaluate_observer(datasets, path)),
 )
 """The three-condition calibrators of the shipped verifier (``franq/data/verifier``): listed
 with the other fitted files once that verifier is shipped."""

@@ -121,8 +121,8 @@ def short_calibrator(datasets: Path, out: Path, raw=None) -> Path:
     return path
 
 
-def distractor_pairs(datasets: Path, raw: Path, n: int) -> list[tuple]:
-    """``(item, record, answer, is_true)`` for the first ``n`` clean nq-open train questions:
+def distractor_pairs(datasets: Path, raw: Path, n: int, split: str = "train") -> list[tuple]:
+    """``(item, record, answer, is_true)`` for the first ``n`` clean nq-open questions of ``split``:
     the first gold answer (true) and a distractor passage's answer (false): the gold answer
     of the question whose gold passage is this question's first distractor (in passage
     order) whose answer does not match this question's gold."""
@@ -130,8 +130,8 @@ def distractor_pairs(datasets: Path, raw: Path, n: int) -> list[tuple]:
     from franq.fit.generations import read_jsonl, short_observed
 
     owners = passage_answers(datasets / "nq-open", raw)
-    gold_ids = {r["id"]: r["passage_ids"][r["gold_position"]] for r in read_jsonl(datasets / "nq-open" / "train.jsonl")}
-    rows, _ = short_observed(datasets, EMBEDDED_NAME, "train", n, ("clean",))
+    gold_ids = {r["id"]: r["passage_ids"][r["gold_position"]] for r in read_jsonl(datasets / "nq-open" / f"{split}.jsonl")}
+    rows, _ = short_observed(datasets, EMBEDDED_NAME, split, n, ("clean",))
     out = []
     for it, rec, _ in rows:
         gold = it.answers[0]

@@ -241,3 +241,113 @@ def short_verifier_calibrator(datasets: Path, out: Path, raw=None, *, verifier: 
     path = out / SHORT_NAME
     cal.to_json(path)
     return path
+
+
+OBSERVER_NAME = "calibrator-short-observer-embedded-SmolLM2-135M-Instruct.Q4-1-verifier.json"
+OBSERVER_TRAIN = 150
+"""nq-open train questions whose distractor pairs fit the observer preset's verifier calibrator."""
+
+
+def observer_pairs_scored(datasets: Path, raw, n: int, *, split: str = "train", lm=None, verifier=None):
+    """The observer preset (answer_share / answer_consistency, the shipped observer mix) with
+    the verifier backend on the distractor pairs of the first ``n`` clean nq-open questions of
+    ``split`` (the gold answer, true, and a distractor passage's answer, false: answers the
+    embedded model did not write). Each answer is teacher-forced by the embedded model.
+    Returns ``(stack, claims, is_true)``."""
+    from franq.config import FranqConfig
+    from franq.evaluation.common import cached_sample_set, raw_data_dir
+    from franq.fit.shipped_calibrators import OBSERVER_MIX, distractor_pairs
+    from franq.io import Example
+    from franq.pipeline import Franq
+
+    pairs = distractor_pairs(datasets, raw_data_dir(raw), n, split)
+    if lm is None:
+        from franq.lm import CausalLM
+
+        lm = CausalLM.load(device="cpu")
+    uq = {"short_scoring": "observer", "observer": {"faith": OBSERVER_MIX[0], "unfaith": OBSERVER_MIX[1], "extra": []}}
+    config = FranqConfig.from_dict({"mode": "short", "uq": uq, "calibration": {"calibrator": "none"}})
+    fr = Franq(config, lm, faithfulness=verifier_backend(verifier))
+    scores = fr.score_many([Example(it.question, it.passages, answer) for it, _, answer, _ in pairs],
+                           sample_sets=[cached_sample_set(rec) for _, rec, _, _ in pairs])
+    kept = [(s.claims[0], y) for s, (*_, y) in zip(scores, pairs) if s.claims and s.claims[0].status == "scored"]
+    return fr.preset("observer").stack, [c for c, _ in kept], np.array([y for _, y in kept], dtype=float)
+
+
+def observer_verifier_calibrator(datasets: Path, out: Path, raw=None, *, lm=None, verifier=None,
+                                 n: int = OBSERVER_TRAIN) -> Path:
+    """The observer preset's three-condition calibrator (soft variant) for the verifier stack,
+    on the distractor pairs of the first ``n`` nq-open train questions."""
+    from calibration.contract import ClaimInputs
+    from calibration.three_condition import ThreeConditionCalibrator
+
+    stack, claims, y = observer_pairs_scored(datasets, raw, n, lm=lm, verifier=verifier)
+    cal = ThreeConditionCalibrator(variant="soft", fitted_for=dict(stack), description=(
+        f"observer short-form calibrator for the verifier: {len(y)} answers of the distractor pairs of nq-open train "
+        f"questions 1-{n} (the gold answer, true, vs a distractor passage's answer, false: answers the embedded model "
+        "did not write); observer mix answer_share / answer_consistency"))
+    cal.fit(ClaimInputs([c.p_faithful for c in claims], [c.uq_faith for c in claims], [c.uq_unfaith for c in claims],
+                        p_contradicted=[c.p_contradicted for c in claims],
+                        p_not_mentioned=[c.p_not_mentioned for c in claims]), y)
+    path = out / OBSERVER_NAME
+    cal.to_json(path)
+    return path
+
+
+OBSERVER_TEST = 100
+"""nq-open test questions whose distractor pairs check the observer calibrator (held out)."""
+
+
+def evaluate_observer(datasets: Path, path: Path, raw=None, *, lm=None, verifier=None, n: int = OBSERVER_TEST) -> str:
+    """ECE, Brier (and a constant's), AUROC of the observer verifier calibrator at ``path`` and
+    of the raw three-condition mix, on the distractor pairs of the first ``n`` nq-open test
+    questions (answers the embedded model did not write; half true by construction)."""
+    from calibration.contract import ClaimInputs
+    from calibration.metrics import brier_score, expected_calibration_error
+    from calibration.three_condition import ThreeConditionCalibrator
+    from franq.evaluation.common import auroc
+
+    cal = ThreeConditionCalibrator.from_json(path)
+    _, claims, y = observer_pairs_scored(datasets, raw, n, split="test", lm=lm, verifier=verifier)
+    col = {k: np.array([getattr(c, k) for c in claims], dtype=float)
+           for k in ("p_faithful", "p_contradicted", "p_not_mentioned", "uq_faith", "uq_unfaith")}
+    p = cal.predict(ClaimInputs(col["p_faithful"], col["uq_faith"], col["uq_unfaith"],
+                                p_contradicted=col["p_contradicted"], p_not_mentioned=col["p_not_mentioned"]))
+    raw3 = (col["p_faithful"] + col["p_contradicted"]) * col["uq_faith"] + col["p_not_mentioned"] * col["uq_unfaith"]
+    rows = ["| P(true) | answers (true) | ECE | Brier | constant Brier | AUROC |", "|---|---|---|---|---|---|"]
+    for name, q in (("calibrated", p), ("raw three-condition mix", raw3), ("1 - P_contradicted", 1 - col["p_contradicted"])):
+        rows.append(f"| {name} | {len(y)} ({int(y.sum())}) | {expected_calibration_error(q, y):.3f} | "
+                    f"{brier_score(q, y):.3f} | {y.mean() * (1 - y.mean()):.3f} | {auroc(q, y):.3f} |")
+    return "\n".join([f"nq-open test questions 1-{n}, distractor pairs (observer preset, {path.name})", "", *rows, "",
+                      "Map floors / ceilings: " + ", ".join(
+                          f"{k} {float(np.min(m.y_thresholds_)):.3f}-{float(np.max(m.y_thresholds_)):.3f}"
+                          for k, m in (("T_s", cal.uq_supported_), ("T_c", cal.uq_contradicted_),
+                                       ("T_n", cal.uq_not_mentioned_))), ""])
+
+
+def long_soft_calibrator(datasets: Path, out: Path, raw=None, *, verifier: str | Path | None = None) -> Path:
+    """The long-form three-condition calibrator refitted for natural answers (issue 45 item 1):
+    soft variant (every claim in the three maps, weighted by the verifier's P_s, P_c, P_n, so
+    T_c learns how often the claims the verifier finds contradicted are true) on the
+    calibration sample and its contradicted copies (17% of the claims), then moved to the
+    natural share of true claims of the sample (:mod:`calibration.prior`): the corruptions
+    shape the maps, the natural answers set the base rate. Written under :data:`LONG_NAME`.
+    Measured against the shipped recipe: benchmarks/results/calibration-natural.md."""
+    from calibration.three_condition import ThreeConditionCalibrator
+    from franq.fit.calibrator import TrainingClaims, training_claims
+
+    backend = verifier_backend(verifier)
+    real = training_claims(long_verifier_lines(datasets, backend))
+    contra = training_claims(contradicted_lines(datasets, backend))
+    data = TrainingClaims.join([real, contra])
+    natural = float(real.is_true.mean())
+    cal = ThreeConditionCalibrator(variant="soft", prior=natural, fitted_for=dict(real.stack), description=(
+        f"three-condition long-form calibrator (soft variant): ExpertQA train calibration sample, {len(real)} claims "
+        f"with truth labels ({natural:.1%} true), and {len(contra)} of its true claims contradicted by a typed "
+        f"substitution in the answer ({len(contra) / len(data):.0%} of the claims; false); maps moved to the "
+        f"natural share {natural:.4f}; UQ values from datasets/generations/long-expertqa.* and {CONTRADICTED}, "
+        f"P_s/P_c/P_n from {backend.name}"))
+    cal.fit(data.inputs(), data.is_true)
+    path = out / LONG_NAME
+    cal.to_json(path)
+    return path

@@ -1,0 +1,75 @@
+"""A calibrator moved to a new base rate without new labels (issue 45 item 4).
+
+A calibrator fitted where a share ``P`` of claims is true gives posteriors for that prior.
+Where claims are true a share ``P'`` of the time, and what the scores look like for a true
+(or a false) claim is unchanged (label shift), Bayes' rule moves every posterior by the same
+amount on the logit scale::
+
+    logit p' = logit p + log(P' / (1 - P')) - log(P / (1 - P))
+
+A three-condition calibrator applies the shift to each map's output (T_s, T_c, T_n: each is
+a posterior given its condition) before mixing. An output of exactly 0 or 1 stays put: no
+prior moves a certainty.
+
+The deployment prior ``P'`` need not be known: :func:`em_prior` estimates it from unlabelled
+scored claims by expectation-maximisation (Saerens, Latinne & Decaestecker 2002, "Adjusting
+the outputs of a classifier to new a priori probabilities", Neural Computation 14): start at
+``P``, adjust the posteriors to the current estimate, take their mean as the next estimate,
+repeat until it stops moving. A leaf module: numpy only.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+
+def check_prior(value: Any, field: str = "prior") -> float:
+    """``value`` as a base rate strictly between 0 and 1, or a ValueError naming ``field``."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 < float(value) < 1.0:
+        raise ValueError(f"'{field}' must be a share of true claims strictly between 0 and 1, got {value!r}")
+    return float(value)
+
+
+def logit_shift(from_prior: float, to_prior: float) -> float:
+    """``log(P'/(1-P')) - log(P/(1-P))``: what moving from base rate ``from_prior`` (P) to
+    ``to_prior`` (P') adds to each posterior's logit."""
+    p, q = check_prior(from_prior, "from_prior"), check_prior(to_prior, "to_prior")
+    return float(np.log(q / (1 - q)) - np.log(p / (1 - p)))
+
+
+def shift_probabilities(p: Any, shift: float) -> np.ndarray:
+    """``sigmoid(logit(p) + shift)`` elementwise; 0 and 1 stay 0 and 1."""
+    p = np.asarray(p, dtype=np.float64)
+    if shift == 0.0:
+        return p.copy()
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        odds = p / (1.0 - p) * np.exp(shift)
+        out = odds / (1.0 + odds)
+    out = np.where(p >= 1.0, 1.0, out)
+    return np.where(p <= 0.0, 0.0, out)
+
+
+def em_prior(predict_at: Callable[[float], np.ndarray], train_prior: float, *, tol: float = 1e-6,
+             max_iter: int = 1000) -> tuple[float, int]:
+    """The deployment base rate by EM (Saerens et al. 2002): ``predict_at(P')`` gives the
+    posteriors of the unlabelled claims adjusted to base rate ``P'``; the estimate is the
+    fixed point of ``P' = mean(predict_at(P'))``, starting from ``train_prior``. Returns
+    ``(estimate, iterations)``. The estimate is kept within [1e-4, 1 - 1e-4]."""
+    prior = check_prior(train_prior, "train_prior")
+    for it in range(1, max_iter + 1):
+        p = np.asarray(predict_at(prior), dtype=np.float64)
+        if not len(p):
+            raise ValueError("EM needs at least one unlabelled claim")
+        new = float(np.clip(p.mean(), 1e-4, 1 - 1e-4))
+        if abs(new - prior) < tol:
+            return new, it
+        prior = new
+    return prior, max_iter
+
+
+def em_prior_of(posteriors: Any, train_prior: float, **kw) -> tuple[float, int]:
+    """:func:`em_prior` for a fixed vector of posteriors at ``train_prior`` (the classic setting)."""
+    p = np.asarray(posteriors, dtype=np.float64)
+    return em_prior(lambda q: shift_probabilities(p, logit_shift(train_prior, q)), train_prior, **kw)

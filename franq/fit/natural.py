@@ -1,0 +1,179 @@
+"""The natural dev sets of the long and short three-condition calibrators (issue 45 item 1),
+as per-claim arrays: the raw values a calibrator reads (P_s, P_c, P_n from a verifier, UQ_faith
+and UQ_unfaith from the committed generations), the labels and the answer each claim belongs to.
+
+    expertqa-train        the 120-answer ExpertQA calibration sample (what the shipped long
+                          calibrator is fitted on)
+    expertqa-train-contra its answers with one true claim contradicted (synthetic corruption)
+    expertqa-test         ExpertQA rand_test answers no fit has seen (205): natural, 93-95% true
+    expertqa-test-contra  their contradicted copies (held out)
+    nq-train / nq-test    the embedded model's attempted greedy nq-open answers (short preset;
+                          clean and corrupted passage lists), labels by normalized match
+
+WiCE held out has no committed generations (no embedded-model pass of its claims), so no
+UQ values: it is not among the sets. The verifier's pass is the only costly step (about 40
+minutes on one CPU thread for all sets): :func:`natural_sets` caches it per verifier in
+``benchmarks/cache/natural-<verifier>.json`` (never committed; rebuilt when absent).
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+FIELDS = ("p_faithful", "p_contradicted", "p_not_mentioned", "uq_faith", "uq_unfaith", "is_true")
+LONG_SETS = ("expertqa-train", "expertqa-train-contra", "expertqa-test", "expertqa-test-contra")
+SHORT_SETS = ("nq-train", "nq-test")
+
+
+def _long_arrays(lines) -> dict:
+    from franq.fit.calibrator import claim_keys, training_claims
+
+    data = training_claims(lines)
+    keys = claim_keys(lines)
+    return {**{f: getattr(data, f).tolist() for f in FIELDS},
+            "is_faithful": list(data.is_faithful), "answer": [k[0] for k in keys]}
+
+
+def _short_arrays(rows, name: str) -> dict:
+    claims = [(v, s.id if hasattr(s, "id") else None, s.claims[0], y, k) for k, (v, s, y) in enumerate(rows)
+              if s.claims and s.claims[0].status == "scored"]
+    out = {f: [float(getattr(c, f)) for _, _, c, _, _ in claims] for f in FIELDS if f != "is_true"}
+    out["is_true"] = [float(y) for *_, y, _ in claims]
+    out["variant"] = [v for v, *_ in claims]
+    out["answer"] = [f"{name}-{k}" for *_, k in claims]
+    return out
+
+
+def compute_sets(datasets: Path, verifier=None, *, names=LONG_SETS + SHORT_SETS, echo=print) -> dict:
+    """The sets ``names`` with ``verifier``'s conditions (default: the shipped verifier)."""
+    import time
+
+    from franq.evaluation.common import expertqa_held_out
+    from franq.fit.shipped_verifier import (TEST_CONTRADICTED, contradicted_lines, long_verifier_lines,
+                                            short_verifier_results, verifier_backend)
+    from franq.fit.verifier.eval import _seen_contradicted
+
+    backend = verifier_backend(verifier)
+    out = {"verifier": backend.name}
+    for name in names:
+        t0 = time.perf_counter()
+        if name == "expertqa-train":
+            arrays = _long_arrays(long_verifier_lines(datasets, backend))
+        elif name == "expertqa-train-contra":
+            arrays = _long_arrays(contradicted_lines(datasets, backend))
+        elif name == "expertqa-test":
+            arrays = _long_arrays(long_verifier_lines(datasets, backend, expertqa_held_out(datasets)))
+        elif name == "expertqa-test-contra":
+            seen = _seen_contradicted(datasets)
+            arrays = _long_arrays([x for x in contradicted_lines(datasets, backend, TEST_CONTRADICTED)
+                                   if x.id not in seen])
+        elif name in SHORT_SETS:
+            split, n = ("train", 300) if name == "nq-train" else ("test", 500)
+            arrays = _short_arrays(short_verifier_results(datasets, backend, n, split=split)[1], name)
+        else:
+            raise ValueError(f"unknown natural set {name!r}; known: {list(LONG_SETS + SHORT_SETS)}")
+        out[name] = arrays
+        echo(f"{name}: {len(arrays['is_true'])} claims, {time.perf_counter() - t0:.0f} s")
+    return out
+
+
+def cache_path(verifier_name: str) -> Path:
+    return Path("benchmarks") / "cache" / f"natural-{verifier_name}.json"
+
+
+def natural_sets(datasets: Path, verifier=None, *, cache: Path | None = None, echo=print,
+                 compute: bool = True) -> dict:
+    """:func:`compute_sets` for every set, read from ``cache`` when it holds them (written when
+    not; with ``compute`` False, the sets the cache lacks are left out)."""
+    from franq.fit.shipped_verifier import verifier_backend
+
+    path = cache or cache_path(verifier_backend(verifier).name)
+    have = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    missing = [n for n in LONG_SETS + SHORT_SETS if n not in have]
+    if missing and not compute:
+        echo(f"not in the cache {path}, left out: {missing}")
+    elif missing:
+        have.update(compute_sets(datasets, verifier, names=missing, echo=echo))
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(have), encoding="utf-8")
+    return {k: ({f: np.asarray(v) if f in FIELDS else v for f, v in s.items()} if isinstance(s, dict) else s)
+            for k, s in have.items()}
+
+
+# ---------------------------------------------------------------------- working with the sets
+def join(*sets: dict) -> dict:
+    """The claims of ``sets`` one after the other (answer ids stay each set's own)."""
+    keys = [k for k in (*FIELDS, "answer", "is_faithful", "variant") if all(k in s for s in sets)]
+    return {k: (np.concatenate([np.asarray(s[k]) for s in sets]) if k in FIELDS else sum((list(s[k]) for s in sets), []))
+            for k in keys}
+
+
+def subset(s: dict, mask) -> dict:
+    idx = np.flatnonzero(mask)
+    return {k: (np.asarray(v)[idx] if k in FIELDS else [v[i] for i in idx]) for k, v in s.items()}
+
+
+def inputs(s: dict):
+    from calibration.contract import ClaimInputs
+
+    return ClaimInputs(s["p_faithful"], s["uq_faith"], s["uq_unfaith"], p_contradicted=s["p_contradicted"],
+                       p_not_mentioned=s["p_not_mentioned"])
+
+
+def raw3(s: dict) -> np.ndarray:
+    """The uncalibrated three-condition mix (UQ_faith for supported and contradicted)."""
+    return (s["p_faithful"] + s["p_contradicted"]) * s["uq_faith"] + s["p_not_mentioned"] * s["uq_unfaith"]
+
+
+def scores(p, s: dict, *, boot: int = 0) -> dict:
+    """ECE, Brier, the constant predictor's Brier (the set's own share true: the best
+    constant), AUROC of ``p`` on ``s``; with ``boot``, 95% bootstrap intervals over answers."""
+    from calibration.metrics import brier_score, expected_calibration_error
+    from franq.evaluation.common import auroc, bootstrap
+
+    y = np.asarray(s["is_true"], dtype=float)
+    p = np.asarray(p, dtype=float)
+    out = {"n": len(y), "true": float(y.mean()), "ece": expected_calibration_error(p, y), "brier": brier_score(p, y),
+           "constant_brier": float(y.mean() * (1 - y.mean())),
+           "auroc": auroc(p, y) if 0 < y.sum() < len(y) else float("nan")}
+    if boot:
+        for name, stat in (("ece", expected_calibration_error), ("auroc", auroc)):
+            out[name + "_ci"] = bootstrap(stat, p, y, groups=list(s["answer"]), n_boot=boot)[1:]
+    return out
+
+
+def gold_conditions(s: dict, contradicted: bool = False) -> list:
+    """Per claim, the condition from the data: supported / not mentioned from its support
+    label (None without one), or contradicted for a set of corrupted claims."""
+    if contradicted:
+        return ["contradicted"] * len(s["is_true"])
+    return [None if g is None else "supported" if g else "not_mentioned" for g in s["is_faithful"]]
+
+
+class MixMapCalibrator:
+    """"Fit the final map on the mix": one isotonic map of the raw three-condition mix
+    (:func:`raw3`), the alternative issue 45 names to calibrating each condition first."""
+
+    def fit(self, s: dict, sample_weight=None) -> MixMapCalibrator:
+        from calibration.isotonic import IsotonicCalibrator
+
+        self.map_ = IsotonicCalibrator().fit(raw3(s), s["is_true"], sample_weight)
+        return self
+
+    def predict_set(self, s: dict) -> np.ndarray:
+        return self.map_.predict(raw3(s))
+
+
+def training_claims_of(s: dict):
+    """A set as :class:`~franq.fit.calibrator.TrainingClaims` (what ``franq fit calibrator``
+    fits on), its answers as groups."""
+    from franq.fit.calibrator import TrainingClaims
+
+    _, groups = np.unique(np.asarray(s["answer"], dtype=str), return_inverse=True)
+    faithful = tuple(s["is_faithful"]) if "is_faithful" in s else (None,) * len(s["is_true"])
+    return TrainingClaims(np.asarray(s["p_faithful"], dtype=float), np.asarray(s["uq_faith"], dtype=float),
+                          np.asarray(s["uq_unfaith"], dtype=float), np.asarray(s["is_true"], dtype=float), faithful,
+                          {}, {}, {}, groups, np.asarray(s["p_contradicted"], dtype=float),
+                          np.asarray(s["p_not_mentioned"], dtype=float))

@@ -1,0 +1,106 @@
+"""``franq fit prior``: a three-condition calibrator moved to a deployment where claims are
+true more or less often than where it was fitted, without new labels (issue 45 item 4).
+The shift itself is :mod:`calibration.prior` (each map's output moved on the logit scale by
+``log(P'/(1-P')) - log(P/(1-P))``); here the deployment base rate ``P'`` is given
+(``--prior``) or estimated by EM from unlabelled ``franq score`` output
+(``--from-records``; Saerens, Latinne & Decaestecker 2002)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from calibration.contract import ClaimInputs
+from calibration.prior import check_prior, em_prior
+from calibration.three_condition import ThreeConditionCalibrator
+from franq.errors import InputError
+
+
+def scored_inputs(path: str | Path, cal) -> ClaimInputs:
+    """The raw values of every scored claim in ``franq score`` output at ``path`` (labels
+    not needed), refused when it was scored by another stack than ``cal`` was fitted for."""
+    from franq.results import read_results
+
+    cols: dict[str, list[float]] = {k: [] for k in ("p_faithful", "uq_faith", "uq_unfaith", "p_contradicted",
+                                                    "p_not_mentioned")}
+    for line in read_results(path, with_input=True):
+        diffs = cal.mismatches(line.result.stack.to_dict())
+        if diffs:
+            raise InputError(f"{line.where}: scored by another stack than the calibrator was fitted for "
+                             f"({'; '.join(diffs)})")
+        for i, c in enumerate(line.result.claims):
+            if c.status != "scored":
+                continue
+            values = {k: getattr(c, k, None) for k in cols}
+            for role in ("uq_faith", "uq_unfaith"):  # the raw value from its signal, as a fit reads it
+                if values[role] is None:
+                    values[role] = _from_signal(line.result.stack.to_dict()[role], c.signals)
+            missing = [k for k, v in values.items() if v is None]
+            if missing:
+                raise InputError(f"{line.where}: claims[{i}]: {missing} missing; score with the verifier backend "
+                                 "and a franq that records raw values")
+            for k, v in values.items():
+                cols[k].append(float(v))
+    if not cols["p_faithful"]:
+        raise InputError(f"{path}: no scored claims to estimate the base rate from")
+    return ClaimInputs(cols["p_faithful"], cols["uq_faith"], cols["uq_unfaith"], p_contradicted=cols["p_contradicted"],
+                       p_not_mentioned=cols["p_not_mentioned"])
+
+
+def _from_signal(scorer_name: str, signals: dict) -> float | None:
+    from franq import registry
+    from franq.scorers.base import primary
+
+    scorer = registry.lookup("scorers", scorer_name)
+    value = signals.get(primary(scorer).name)
+    return None if value is None else float(scorer().probability(np.array([value]))[0])
+
+
+def estimate_prior(cal: ThreeConditionCalibrator, X: ClaimInputs) -> tuple[float, int]:
+    """The deployment share of true claims of the unlabelled claims ``X`` by EM: the fixed
+    point of ``P' = mean P(true)`` with the maps moved to ``P'``. ``(estimate, iterations)``."""
+    work = ThreeConditionCalibrator.from_dict(cal.to_dict())
+
+    def predict_at(q: float) -> np.ndarray:
+        work.prior = q
+        return work.predict(X)
+
+    return em_prior(predict_at, cal.base_rate)
+
+
+def adjust_prior(path: str | Path, output: str | Path, *, prior: float | None = None,
+                 records: str | Path | None = None) -> dict:
+    """Write ``path``'s calibrator moved to base rate ``prior`` (or the EM estimate from the
+    unlabelled ``records``) to ``output``; returns what was done."""
+    from franq.calibrate import load_calibrator
+
+    if (prior is None) == (records is None):
+        raise InputError("give one of --prior P and --from-records SCORED.jsonl")
+    cal = load_calibrator(path)
+    if not isinstance(cal, ThreeConditionCalibrator):
+        raise InputError(f"calibrator {path}: a new base rate moves the maps of a three-condition calibrator "
+                         f"(claims scored with the verifier); this one is {cal.name!r}")
+    if cal.base_rate is None or not 0.0 < cal.base_rate < 1.0:
+        raise InputError(f"calibrator {path}: the share of true claims it was fitted on is unknown ({cal.base_rate!r})")
+    out = {"fitted": round(cal.base_rate, 4), "was": cal.prior}
+    if records is not None:
+        X = scored_inputs(records, cal)
+        prior, iterations = estimate_prior(cal, X)
+        cal.prior = None
+        out.update(estimated_from=str(records), n_claims=len(X), em_iterations=iterations,
+                   mean_p_true_unadjusted=round(float(cal.predict(X).mean()), 4))
+    try:
+        cal.prior = check_prior(prior, "--prior")
+    except ValueError as exc:
+        raise InputError(str(exc)) from None
+    out.update(deployment=round(cal.prior, 4), logit_shift=round(cal.prior_shift(), 4))
+    cal.to_json(output)
+    return out
+
+
+def format_prior(out: dict, output) -> str:
+    how = (f"estimated by EM from {out['n_claims']} unlabelled claims of {out['estimated_from']} "
+           f"({out['em_iterations']} iterations; their mean P(true) before: {out['mean_p_true_unadjusted']})"
+           if "estimated_from" in out else "given")
+    return (f"base rate {out['fitted']} (fitted) -> {out['deployment']} ({how}); each map's logit moved by "
+            f"{out['logit_shift']:+.4f}; wrote {output}")

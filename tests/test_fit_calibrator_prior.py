@@ -1,0 +1,81 @@
+"""A calibrator moved to a new base rate without labels (issue 45 item 4): the logit shift
+of each map, and EM (Saerens et al. 2002) recovering a known prior."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from calibration.contract import ClaimInputs
+from calibration.prior import em_prior_of, logit_shift, shift_probabilities
+from calibration.three_condition import ThreeConditionCalibrator
+from franq.cli import main
+from test_fit_calibrator import scored_records
+
+
+def test_the_shift_is_bayes_rule_on_the_odds():
+    assert logit_shift(0.3, 0.3) == 0.0
+    assert logit_shift(0.5, 0.8) == pytest.approx(np.log(4))
+    # a posterior at the training prior moves to the deployment prior; 0 and 1 stay
+    np.testing.assert_allclose(shift_probabilities([0.5, 0.0, 1.0], logit_shift(0.5, 0.8)), [0.8, 0.0, 1.0])
+    # odds multiply: P/(1-P) * (P'/(1-P')) / (P/(1-P))
+    p = np.array([0.2, 0.6])
+    out = shift_probabilities(p, logit_shift(0.9, 0.6))
+    np.testing.assert_allclose(out / (1 - out), p / (1 - p) * (0.6 / 0.4) / (0.9 / 0.1))
+    with pytest.raises(ValueError, match="'to_prior' must be a share of true claims strictly between 0 and 1"):
+        logit_shift(0.5, 1.0)
+
+
+def test_em_recovers_a_known_deployment_prior():
+    rng = np.random.default_rng(0)
+    for true_prior in (0.2, 0.5, 0.9):
+        y = rng.uniform(size=20_000) < true_prior
+        x = rng.normal(np.where(y, 1.0, -1.0), 1.0)
+        posterior_at_half = 1 / (1 + np.exp(-2 * x))  # exact posterior under a 50% training prior
+        estimate, iterations = em_prior_of(posterior_at_half, 0.5)
+        assert estimate == pytest.approx(true_prior, abs=0.015) and iterations > 1
+
+
+def _fitted(tmp_path):
+    src = scored_records(tmp_path / "scored.jsonl")
+    res = CliRunner().invoke(main, ["fit", "calibrator", str(src), "-o", str(tmp_path / "cal.json"), "--folds", "0"])
+    assert res.exit_code == 0, res.output
+    return src, ThreeConditionCalibrator.from_json(tmp_path / "cal.json")
+
+
+def test_each_map_moves_by_the_same_logit_and_the_file_records_it(tmp_path):
+    src, cal = _fitted(tmp_path)
+    base = cal.base_rate
+    assert base == pytest.approx(json.loads((tmp_path / "cal.report.json").read_text())["n_true"] / 450)
+    X = ClaimInputs([0.8, 0.1], [0.5, 0.2], [0.3, 0.4], p_contradicted=[0.1, 0.1], p_not_mentioned=[0.1, 0.8])
+    before = cal.predict_components(X)
+    cal.prior = 0.3
+    after = cal.predict_components(X)
+    for part in ("p_true_if_supported", "p_true_if_contradicted", "p_true_if_not_mentioned"):
+        b = np.clip(getattr(before, part), 1e-12, 1 - 1e-12)
+        np.testing.assert_allclose(getattr(after, part), shift_probabilities(b, logit_shift(base, 0.3)), atol=1e-9)
+    cal.to_json(tmp_path / "moved.json")
+    again = ThreeConditionCalibrator.from_json(tmp_path / "moved.json")
+    assert again.prior == 0.3 and again.base_rate == pytest.approx(base)
+    np.testing.assert_allclose(again.predict(X), after.p_true)
+
+
+def test_fit_prior_command_moves_a_calibrator_by_a_given_or_estimated_prior(tmp_path):
+    src, cal = _fitted(tmp_path)
+    res = CliRunner().invoke(main, ["fit", "prior", str(tmp_path / "cal.json"), "-o", str(tmp_path / "p.json"),
+                                    "--prior", "0.4"])
+    assert res.exit_code == 0, res.output
+    assert json.loads((tmp_path / "p.json").read_text())["prior"]["deployment"] == 0.4
+    assert "each map's logit moved by" in res.output
+    # deployment where far fewer claims are true: EM from the unlabelled scored claims
+    dep = scored_records(tmp_path / "dep.jsonl", n_answers=300, seed=5, shares=(0.2, 0.5, 0.3))
+    truth = np.mean([c["is_true"] for line in dep.read_text().splitlines() for c in json.loads(line)["claims"]])
+    res = CliRunner().invoke(main, ["fit", "prior", str(tmp_path / "cal.json"), "-o", str(tmp_path / "em.json"),
+                                    "--from-records", str(dep)])
+    assert res.exit_code == 0, res.output
+    estimate = json.loads((tmp_path / "em.json").read_text())["prior"]["deployment"]
+    assert abs(estimate - truth) < abs(cal.base_rate - truth) and abs(estimate - truth) < 0.1
+    res = CliRunner().invoke(main, ["fit", "prior", str(tmp_path / "cal.json"), "-o", str(tmp_path / "x.json")])
+    assert res.exit_code != 0 and "give one of --prior P and --from-records" in res.output
