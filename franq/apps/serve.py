@@ -43,6 +43,7 @@ from franq import limits as table
 from franq.apps import render
 from franq.apps.serve_checks import check_example, render_line, view_html
 from franq.apps.serve_guard import Guard, Refused, Work, hook_model, load_json, log
+from franq.io import UnknownFields, aliased, parse_example
 
 MAX_PENDING = 8
 REQUEST_TIMEOUT = 300.0
@@ -144,9 +145,11 @@ def create_app(pipeline, *, limits=None, max_body_bytes: int | None = None, max_
 
     def scoring(items: list, mode: str | None, threshold: float | None):
         where = (lambda i: f"examples[{i}]") if len(items) > 1 else (lambda i: "")
+        items = [aliased(it, where(i)) for i, it in enumerate(items)]  # RAGAS names read as franq's
         for i, item in enumerate(items):
             check_example(item, limits, where(i))
-        examples = [franq.Example.from_dict(it, where(i)) for i, it in enumerate(items)]
+        unknown, strict = UnknownFields(), pipeline.config.batch.strict  # one notice per request
+        examples = [parse_example(it, where(i), strict=strict, unknown=unknown) for i, it in enumerate(items)]
 
         def score():
             results = pipeline.score_many(examples, mode=mode)
