@@ -91,3 +91,20 @@ def test_a_missing_framework_is_one_line_naming_the_extra(monkeypatch, module, c
     with pytest.raises(ImportError) as err:
         call()
     assert f"pip install '{extra}'" in str(err.value) and "\n" not in str(err.value)
+
+
+class Doc:  # a LangChain Document's shape
+    def __init__(self, page_content, metadata):
+        self.page_content, self.metadata = page_content, metadata
+
+
+def test_a_real_pipeline_scores_documents_through_an_adapter(tiny_lm):
+    from conftest import make_franq
+
+    pipeline = make_franq(tiny_lm)
+    docs = [Doc("The Eiffel Tower was built from 1887 to 1889.", {"title": "Eiffel Tower"})]
+    one = franq_evaluator(inputs=Q, outputs="It was built in 1889. It is made of gold.", context=docs, scorer=pipeline)
+    direct = pipeline.score(Q, [{"title": "Eiffel Tower", "text": docs[0].page_content}],
+                            "It was built in 1889. It is made of gold.")
+    assert one["score"] == scores.summarize(direct).value and one["score"] is not None
+    assert one["comment"].startswith("weakest claim #")
