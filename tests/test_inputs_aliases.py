@@ -183,3 +183,12 @@ def test_the_service_reads_ragas_names_documents_and_unknown_fields(strict):
             assert [x["meta"]["unknown_fields"] for x in r.json()["results"]] == [{"trace": 1}, {"trace": 2}]
         r = http.post(f"{base}/score", json={**body, "question": "q"})
         assert r.status_code == 400 and "'user_input' and 'question' both given" in r.json()["detail"]
+
+
+def test_the_services_limits_hold_for_document_passages():
+    from franq.apps.serve import create_app
+
+    body = {"question": Q, "answer": A, "passages": [{"page_content": "x" * 300, "metadata": {}}]}
+    with serve_in_thread(create_app(FakePipeline(), limits={"passage_chars": 200})) as base:
+        r = httpx.Client(timeout=None).post(f"{base}/score", json=body)
+    assert r.status_code == 413 and "passages[0]" in r.json()["detail"], r.text

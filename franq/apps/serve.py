@@ -149,7 +149,8 @@ def create_app(pipeline, *, limits=None, max_body_bytes: int | None = None, max_
         for i, item in enumerate(items):
             check_example(item, limits, where(i))
         unknown, strict = UnknownFields(), pipeline.config.batch.strict  # one notice per request
-        examples = [parse_example(it, where(i), strict=strict, unknown=unknown) for i, it in enumerate(items)]
+        examples = [parse_example(it, where(i), limits=limits, strict=strict, unknown=unknown)
+                    for i, it in enumerate(items)]  # the service's limits: documents' texts too
 
         def score():
             results = pipeline.score_many(examples, mode=mode)
