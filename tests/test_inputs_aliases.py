@@ -192,3 +192,14 @@ def test_the_services_limits_hold_for_document_passages():
     with serve_in_thread(create_app(FakePipeline(), limits={"passage_chars": 200})) as base:
         r = httpx.Client(timeout=None).post(f"{base}/score", json=body)
     assert r.status_code == 413 and "passages[0]" in r.json()["detail"], r.text
+
+
+def test_what_the_reader_kept_travels_to_ray_workers():
+    from franq.runners.ray import _example_json
+    from franq.runners.records import Record
+
+    ex = parse_example({"question": Q, "answer": A, "contexts": [{"page_content": "d", "metadata": {"title": "T", "k": 1}}],
+                        "trace": 1, "sufficient": True, "meta": {"user": "ann"}})
+    back = parse_example(json.loads(_example_json(Record(1, "i", ex))), strict=True)  # re-read as a worker does
+    assert (back.passages, back.labels, back.meta) == (ex.passages, ex.labels, ex.meta)
+    assert back.meta == {"user": "ann", "unknown_fields": {"trace": 1}, "passage_metadata": {"0": {"k": 1}}}
