@@ -24,5 +24,6 @@ def test_each_example_runs(index, capsys):
     for name, module in NEEDS.items():
         if re.search(rf"^from {name}\b|^import {name}\b", block, re.MULTILINE):
             pytest.importorskip(module)
-    exec(compile(block, f"{DOC.name} block {index}", "exec"), {"__name__": "__docs__"})  # noqa: S102 - the doc's own example
+    code = compile(block, f"{DOC.name} block {index}", "exec")
+    exec(code, {"__name__": "__docs__"})  # noqa: S102 - the doc's own example, as written
     assert capsys.readouterr().out.strip()  # each example prints what it shows
