@@ -10,7 +10,7 @@ BASE_STAMP := $(VENV)/.franq-installed
 TEST_STAMP := $(VENV)/.franq-installed-dev-eval
 TEST_EXTRAS := [dev,eval,trust]
 
-.PHONY: run test test-server install bench clean
+.PHONY: run test test-server test-integrations install bench clean
 
 # $(1): the extras, e.g. $(TEST_EXTRAS), or nothing
 define install_franq
@@ -53,6 +53,18 @@ test-server: $(TEST_STAMP)
 		CMAKE_ARGS="-DLLAVA_BUILD=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TOOLS=OFF" \
 		nice -n 15 $(LLAMA_VENV)/bin/python -m pip install 'llama-cpp-python[server]'
 	FRANQ_LLAMA_PYTHON=$(LLAMA_VENV)/bin/python $(BIN)/python -m pytest -q -m server tests/test_served_server.py
+
+# The adapters against their real frameworks (docs/integrations.md, tests/integrations/): a
+# venv that sees .venv's packages (a .pth file: a venv made by .venv's python with
+# --system-site-packages sees the base interpreter's, not .venv's) plus franq[integrations];
+# torch and the rest come from .venv, so nothing heavy is installed. `make test` skips them.
+INT_VENV ?= .venv-integrations
+test-integrations: $(TEST_STAMP)
+	test -x $(INT_VENV)/bin/python || $(BIN)/python -m venv --system-site-packages $(INT_VENV)
+	$(BIN)/python -c "import sysconfig; print(sysconfig.get_paths()['purelib'])" > \
+		"$$($(INT_VENV)/bin/python -c "import sysconfig; print(sysconfig.get_paths()['purelib'])")/franq-base-venv.pth"
+	$(INT_VENV)/bin/python -m pip install -q -e '.[integrations]'
+	$(INT_VENV)/bin/python -m pytest -q tests/integrations tests/test_integrations_core.py
 
 bench: $(BASE_STAMP)
 	$(BIN)/python benchmarks/bench_foundation.py

@@ -173,6 +173,9 @@ class CalibrationConfig:
 class BatchConfig:
     max_batch_tokens: int = 4096
     """Padded tokens per forward pass."""
+    strict: bool = False
+    """Refuse a record with an unknown field (as before 0.3); otherwise unknown fields are kept
+    in its ``meta["unknown_fields"]`` and named in one notice per batch."""
 
 
 SECTIONS = {"model": ModelConfig, "decomposer": DecomposerConfig, "faithfulness": FaithfulnessConfig,

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from franq import files
+from franq import io_forms as forms
 from franq.errors import InputError
 from franq.limits import LIMITS, LimitError, check, check_example
 from franq.files import (
@@ -28,6 +29,8 @@ FILE_BOUNDARY = (atomic_open, atomic_write, check_outputs, iter_lines, read_json
                  DuplicateKeyError, no_duplicate_keys, LIMITS, LimitError)
 """The file boundary (:mod:`franq.files`) and the table of limits (:mod:`franq.limits`),
 here for the applications: ``franq.io`` is their extension surface."""
+UnknownFields = forms.UnknownFields
+"""The unknown fields met in one batch (:mod:`franq.io_forms`), for the applications' readers."""
 KNOWN_FIELDS = {"id", "question", "passages", "answer", "claims", "meta", *ANSWER_LABELS}
 
 
@@ -84,34 +87,53 @@ def parse_text(value: Any, field: str, where: str = "", *, allow_empty: bool = F
     return value
 
 
-def parse_passages(value: Any, where: str = "") -> tuple[Passage, ...]:
-    """Accept a list of strings, ``{"title", "text"}`` objects or :class:`Passage`. An empty
-    list is an answer whose retrieval returned nothing: it is scored closed-book (nothing
-    supports a claim, so P_faithful = 0 and P(true) is UQ_unfaith, from p(c|x))."""
+def parse_passages(value: Any, where: str = "", *, strict: bool = False) -> tuple[Passage, ...]:
+    """Accept a list of strings, ``{"title", "text"}`` objects, :class:`Passage`, or documents
+    as RAG frameworks write them (LangChain, LlamaIndex, Haystack objects and their dict forms;
+    :mod:`franq.io_forms`). An empty list is an answer whose retrieval returned nothing: it is
+    scored closed-book (nothing supports a claim, so P_faithful = 0 and P(true) is UQ_unfaith,
+    from p(c|x))."""
+    return read_passages(value, where, strict=strict)[0]
+
+
+def read_passages(value: Any, where: str = "", *, strict: bool = False
+                  ) -> tuple[tuple[Passage, ...], dict[str, dict]]:
+    """:func:`parse_passages`, and what each passage carried besides its text and title
+    (a document's metadata; unknown keys of a ``{"title", "text"}`` object unless ``strict``),
+    by passage index as a string: what :func:`parse_example` keeps in ``meta["passage_metadata"]``."""
     if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
         raise InputError(f"{_prefix(where)}'passages' must be a list of strings or "
                          f"{{'title', 'text'}} objects, got {_type(value)}")
-    out = []
+    out, extras = [], {}
     for i, p in enumerate(value):
         field = f"passages[{i}]"
+        doc = None if isinstance(p, (Passage, str)) else forms.document_parts(p)
         if isinstance(p, Passage):
             out.append(p)
         elif isinstance(p, str):
             out.append(Passage(parse_text(p, field, where)))
+        elif doc is not None:
+            text, title, extra = doc
+            out.append(Passage(parse_text(text, f"{field}.text", where),
+                               parse_text(title, f"{field}.title", where, allow_empty=True)))
+            if extra:
+                extras[str(i)] = extra
         elif isinstance(p, Mapping):
             extra = set(p) - {"title", "text"}
-            if extra:
+            if extra and strict:
                 raise InputError(f"{_prefix(where)}'{field}' has unknown keys {sorted(extra)}; "
                                  f"expected 'title' and 'text'")
             if "text" not in p:
-                raise InputError(f"{_prefix(where)}'{field}' has no 'text'")
+                raise InputError(f"{_prefix(where)}'{field}' has no 'text' (or 'page_content', 'content')")
             title = p.get("title") or ""
             out.append(Passage(parse_text(p["text"], f"{field}.text", where),
                                parse_text(title, f"{field}.title", where, allow_empty=True)))
+            if extra:
+                extras[str(i)] = {k: p[k] for k in sorted(extra)}
         else:
-            raise InputError(f"{_prefix(where)}'{field}' must be a string or a {{'title', 'text'}} "
-                             f"object, got {_type(p)}")
-    return tuple(out)
+            raise InputError(f"{_prefix(where)}'{field}' must be a string or a {{'title', 'text'}} object or a "
+                             f"document (page_content, content or get_content()), got {_type(p)}")
+    return tuple(out), extras
 
 
 CLAIM_LABELS = ("is_true", "is_faithful")
@@ -204,15 +226,20 @@ def parse_answer_labels(obj: Mapping, where: str = "") -> dict:
     return out
 
 
-def parse_example(obj: Any, where: str = "", *, limits: Mapping[str, int] | None = None) -> Example:
+def parse_example(obj: Any, where: str = "", *, limits: Mapping[str, int] | None = None, strict: bool = False,
+                  unknown: forms.UnknownFields | None = None) -> Example:
     """Validate one JSON object ``{"id", "question", "passages", "answer", "claims"?}``,
     within ``limits`` (:mod:`franq.limits`; the defaults when None): a list of passages or
-    claims over its limit is refused before its items are read."""
+    claims over its limit is refused before its items are read. RAGAS names and a
+    ``contexts`` key are read as franq's (:data:`franq.io_forms.ALIASES`). Unknown fields are
+    kept in ``meta["unknown_fields"]`` and named once per batch (``unknown``: the batch's
+    :class:`~franq.io_forms.UnknownFields`); ``strict`` refuses them, as before 0.3."""
     if not isinstance(obj, Mapping):
         raise InputError(f"{_prefix(where)}expected a JSON object, got {_type(obj)}")
-    unknown = set(obj) - KNOWN_FIELDS
-    if unknown:
-        raise InputError(f"{_prefix(where)}unknown field(s) {sorted(unknown)}; expected {sorted(KNOWN_FIELDS)} "
+    obj = aliased(obj, where)
+    extra = set(obj) - KNOWN_FIELDS
+    if extra and strict:
+        raise InputError(f"{_prefix(where)}unknown field(s) {sorted(extra)}; expected {sorted(KNOWN_FIELDS)} "
                          f"(put your own fields in 'meta': an object echoed to the output)")
     meta = obj.get("meta")
     if meta is not None and not isinstance(meta, Mapping):
@@ -227,33 +254,61 @@ def parse_example(obj: Any, where: str = "", *, limits: Mapping[str, int] | None
         check("passages", len(obj["passages"]), where=where, subject="'passages'", limits=limits)
     claims = parse_claims(obj.get("claims"), where, limits=limits)
     labels = parse_answer_labels(obj, where)
+    passages, passage_extra = read_passages(obj["passages"], where, strict=strict)
+    meta = _kept(meta, {k: obj[k] for k in sorted(extra)}, passage_extra, unknown)
     return check_example(Example(
         question=parse_text(obj["question"], "question", where),
-        passages=parse_passages(obj["passages"], where),
+        passages=passages,
         answer=parse_text(obj["answer"], "answer", where),
         id=None if ident is None else str(ident),
         claims=claims[0] if claims else None,
         claim_labels=claims[1] if claims else None,
         labels=labels or None,
-        meta=None if meta is None else dict(meta),
+        meta=meta,
     ), limits=limits, where=where, claims=False)  # the claims were checked as they were read
 
 
-def as_examples(examples: Any, *, limits: Mapping[str, int] | None = None) -> list[Example]:
+def aliased(obj: Any, where: str = "") -> Any:
+    """A record with its aliases (:data:`franq.io_forms.ALIASES`) renamed to franq's field
+    names; an alias given with its name is an error naming both. Not a dict: as given."""
+    if not isinstance(obj, Mapping):
+        return obj
+    try:
+        return forms.canonical(obj, _prefix(where))
+    except ValueError as exc:
+        raise InputError(str(exc)) from None
+
+
+def _kept(meta: Mapping | None, fields: dict, passage_extra: dict, unknown: forms.UnknownFields | None
+          ) -> dict | None:
+    """The record's ``meta`` with what it gave beyond franq's fields: ``unknown_fields``
+    (unknown record fields) and ``passage_metadata`` (documents' metadata, by passage index)."""
+    if not fields and not passage_extra:
+        return None if meta is None else dict(meta)
+    out = dict(meta or {})
+    if fields:
+        out["unknown_fields"] = fields
+        (unknown or forms.UnknownFields()).note(fields)
+    if passage_extra:
+        out["passage_metadata"] = passage_extra
+    return out
+
+
+def as_examples(examples: Any, *, limits: Mapping[str, int] | None = None, strict: bool = False) -> list[Example]:
     """Examples from :class:`Example` objects, dicts (validated like JSONL lines, errors
     naming ``examples[i]``) or a pandas DataFrame with those columns (one per row); each
-    within ``limits`` (:mod:`franq.limits`)."""
+    within ``limits`` (:mod:`franq.limits`); ``strict``: unknown fields refused (:func:`parse_example`)."""
     if hasattr(examples, "to_dict") and hasattr(examples, "columns"):  # a pandas DataFrame, without importing pandas
         rows = examples.to_dict(orient="records")
         examples = [{k: _plain(v) for k, v in row.items() if not _is_missing(v)} for row in rows]
     if isinstance(examples, (str, bytes, Mapping)):
         raise InputError(f"examples: expected a list of examples (Example objects or dicts), got {_type(examples)}")
-    out = []
+    out, unknown = [], forms.UnknownFields()
     for i, ex in enumerate(examples):
         if isinstance(ex, Example):
             out.append(check_example(ex, limits=limits, where=f"examples[{i}]"))
         elif isinstance(ex, Mapping):
-            out.append(parse_example(ex, f"examples[{i}]", limits=limits))
+            out.append(parse_example(ex, f"examples[{i}]", limits=limits, strict=strict, unknown=unknown))
         else:
             raise InputError(f"examples[{i}]: expected an Example or a dict, got {_type(ex)}")
     return out

@@ -138,8 +138,8 @@ class Franq:
         model's own, so short form scores them in-policy (with ``uq.short_scoring="auto"``);
         otherwise as an observer. Every example is checked against ``config.limits``
         (:mod:`franq.limits`) before any work."""
-        return self._score(as_examples(examples, limits=self.config.limits), mode=mode, sample_sets=sample_sets,
-                           generated=generated)
+        examples = as_examples(examples, limits=self.config.limits, strict=self.config.batch.strict)
+        return self._score(examples, mode=mode, sample_sets=sample_sets, generated=generated)
 
     def _score(self, examples: list[Example], *, mode: str | None = None, sample_sets: Sequence | None = None,
                generated: bool = False) -> list[AnswerScore]:

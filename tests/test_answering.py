@@ -204,7 +204,7 @@ def test_records_accept_gold_fields_and_keep_rejecting_unknown_ones(tmp_path):
     for bad, field in (({"gold_answers": "x"}, "gold_answers"), ({"sufficient": 1}, "sufficient"),
                        ({"gold_passages": []}, "gold_passages"), ({"extra": 1}, "unknown field")):
         with pytest.raises(InputError, match=field):
-            parse_example({"question": "q", "passages": ["p"], "answer": "a", **bad})
+            parse_example({"question": "q", "passages": ["p"], "answer": "a", **bad}, strict=True)
     path = tmp_path / "in.jsonl"
     path.write_text(json.dumps({"id": 1, "question": "q", "passages": ["p"], "note": "kept"}) + "\n")
     assert "unknown field" in next(read_qa_records(str(path))).error

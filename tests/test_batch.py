@@ -215,8 +215,14 @@ def test_user_metadata_passes_through_a_batch(tiny_lm_path, tmp_path):
     out = tmp_path / "out.jsonl"
     res = CliRunner().invoke(main, ["score", str(src), "-o", str(out), "--quiet", *tiny_cli_args(tiny_lm_path)])
     assert res.exit_code == 0, res.output
-    [record] = [json.loads(line) for line in out.read_text().splitlines()]
-    assert record["meta"] == {"request_id": "r-1", "user": {"name": "ann"}}
-    assert record["passages"] == [{"text": GOOD["passages"][0], "title": ""}]
-    error = json.loads((tmp_path / "out.jsonl.errors.jsonl").read_text())
+    a, b = [json.loads(line) for line in out.read_text().splitlines()]
+    assert a["meta"] == {"request_id": "r-1", "user": {"name": "ann"}}
+    assert a["passages"] == [{"text": GOOD["passages"][0], "title": ""}]
+    assert b["meta"] == {"unknown_fields": {"extra": 1}}  # kept, not refused (--strict refuses)
+    strict = tmp_path / "strict.jsonl"
+    res = CliRunner().invoke(main, ["score", str(src), "-o", str(strict), "--quiet", "--strict",
+                                    *tiny_cli_args(tiny_lm_path)])
+    assert res.exit_code == 0, res.output
+    assert [json.loads(line)["id"] for line in strict.read_text().splitlines()] == ["a"]
+    error = json.loads((tmp_path / "strict.jsonl.errors.jsonl").read_text())
     assert "unknown field(s) ['extra']" in error["error"] and "put your own fields in 'meta'" in error["error"]

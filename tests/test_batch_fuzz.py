@@ -89,7 +89,7 @@ def test_fuzz_malformed_records_each_get_an_error_and_valid_ones_are_scored(tmp_
     cfg.write_text(json.dumps({"model": {"path": str(tiny_lm_path), "device": "cpu", "on_overflow": "error"}}))
     out = tmp_path / "out.jsonl"
 
-    res = CliRunner().invoke(main, ["score", str(src), "-o", str(out), "--config", str(cfg), "--quiet",
+    res = CliRunner().invoke(main, ["score", str(src), "-o", str(out), "--config", str(cfg), "--quiet", "--strict",
                                     "--limit", "record_bytes=4000", "--limit", "passage_chars=500"])
 
     assert res.exit_code == 0, res.output
@@ -112,7 +112,8 @@ def test_error_record_carries_the_id_of_a_bad_record(tmp_path, tiny_lm_path):
     src.write_bytes(rec(id="bad-1", config=1) + b"\n")
     cfg = tmp_path / "cfg.json"
     cfg.write_text(json.dumps({"model": {"path": str(tiny_lm_path)}}))
-    res = CliRunner().invoke(main, ["score", str(src), "-o", str(tmp_path / "o.jsonl"), "--config", str(cfg), "--quiet"])
+    res = CliRunner().invoke(main, ["score", str(src), "-o", str(tmp_path / "o.jsonl"), "--config", str(cfg), "--quiet",
+                                    "--strict"])
     assert res.exit_code == 0
     err = json.loads((tmp_path / "o.jsonl.errors.jsonl").read_text())
     assert err == {"file": str(src), "line": 1, "id": "bad-1", "error": "line 1: unknown field(s) ['config']; expected "

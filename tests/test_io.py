@@ -43,7 +43,7 @@ def test_a_claim_condition_label_is_kept():
 ])
 def test_bad_records_name_the_field(record, message):
     with pytest.raises(InputError, match=message.replace("[", r"\[").replace("]", r"\]")):
-        parse_example(record, "line 7")
+        parse_example(record, "line 7", strict=True)  # strict: an unknown field is refused
 
 
 def test_json_line_errors_carry_the_line_and_reject_nan():

@@ -49,7 +49,7 @@ from franq.apps.serve_checks import check_example, render_line, view_html
 from franq.apps.serve_guard import Guard, Refused, Work, hook_model, load_json, log
 from franq.apps.serve_page import PAGE_BODY, docs_body
 from franq.apps.serve_schema import health_components, install_openapi, shown_name
-from franq.io import record_json
+from franq.io import UnknownFields, aliased, parse_example, record_json
 
 MAX_PENDING = 8
 REQUEST_TIMEOUT = 300.0
@@ -162,9 +162,12 @@ def create_app(pipeline, *, limits=None, max_body_bytes: int | None = None, max_
 
     def scoring(items: list, mode: str | None, threshold: float | None):
         where = (lambda i: f"examples[{i}]") if len(items) > 1 else (lambda i: "")
+        items = [aliased(it, where(i)) for i, it in enumerate(items)]  # RAGAS names read as franq's
         for i, item in enumerate(items):
             check_example(item, limits, where(i))
-        examples = [franq.Example.from_dict(it, where(i)) for i, it in enumerate(items)]
+        unknown, strict = UnknownFields(), pipeline.config.batch.strict  # one notice per request
+        examples = [parse_example(it, where(i), limits=limits, strict=strict, unknown=unknown)
+                    for i, it in enumerate(items)]  # the service's limits: documents' texts too
 
         def score():
             results = pipeline.score_many(examples, mode=mode)

@@ -3,7 +3,7 @@ file of examples; the per-claim table, JSON, CSV or an HTML report."""
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from importlib import resources
 
 import click
@@ -76,10 +76,12 @@ HTML_OPTION = click.option(
 @options(DECOMPOSER_OPTIONS)
 @CALIBRATOR_MISMATCH_OPTION
 @click.option("--quiet", is_flag=True, help="No progress bar (one answer: shown on a terminal only).")
+@click.option("--strict", is_flag=True, help="Refuse a record with an unknown field (default: kept in its "
+                                              "meta['unknown_fields'], named in one notice).")
 @grouped("batch", BATCH_OPTIONS, BatchOptions)
 @stack
 def score(input_path, output, errors_path, question, passages, answer, example, fmt, raw_csv, html_path, threshold,
-          decomposer, decomposer_model, decomposer_base_url, calibrator_mismatch, quiet, batch: BatchOptions,
+          decomposer, decomposer_model, decomposer_base_url, calibrator_mismatch, quiet, strict, batch: BatchOptions,
           stack: StackFlags):
     """Score one example (flags, --example or a .json file) or a JSONL file of examples.
 
@@ -94,6 +96,8 @@ def score(input_path, output, errors_path, question, passages, answer, example, 
         cfg = stack.config(calibrator_mismatch=calibrator_mismatch, threshold=threshold,
                            **decomposer_flags(decomposer, decomposer_model, decomposer_base_url))
         check_outputs(outputs, {"input": input_path, **stack_files(stack, cfg)})
+        if strict:
+            cfg = replace(cfg, batch=replace(cfg.batch, strict=True))
         if input_path and (input_path == "-" or input_path.endswith(".jsonl")):
             if fmt == "csv":
                 raise InputError("--format csv: a batch is written as JSONL (resumable); turn it into CSV with "
@@ -107,7 +111,8 @@ def score(input_path, output, errors_path, question, passages, answer, example, 
             if html_path:
                 write_html_report(html_path, output)
             return
-        ex = single_example(input_path, question, passages, answer, example, limits=cfg.limits)
+        ex = single_example(input_path, question, passages, answer, example, limits=cfg.limits,
+                            strict=cfg.batch.strict)
         check_named_files(cfg)
         with StageProgress(not quiet and interactive(), "franq score") as progress:
             pipeline = load_pipeline(cfg)
@@ -151,7 +156,7 @@ def write_html_report(html_path: str, scores_path: str) -> None:
     click.echo(f"wrote {html_path}: {len(lines)} answers", err=True)
 
 
-def single_example(input_path, question, passages, answer, example, *, limits=None) -> Example:
+def single_example(input_path, question, passages, answer, example, *, limits=None, strict=False) -> Example:
     """The one example a command was given: the bundled one, a ``.json`` file, or flags;
     within ``limits`` (:mod:`franq.limits`), checked before any model loads."""
     if example:
@@ -159,7 +164,7 @@ def single_example(input_path, question, passages, answer, example, *, limits=No
         return parse_example(json.loads(text), "bundled example", limits=limits)
     if input_path:
         text = read_text(input_path, limit="json_file_bytes", what="input")
-        return parse_example(load_json(text, input_path), input_path, limits=limits)
+        return parse_example(load_json(text, input_path), input_path, limits=limits, strict=strict)
     if not (question and passages and answer):
         raise InputError("give --question, at least one --passage and --answer; or a JSON/JSONL "
                          "file; or --example")

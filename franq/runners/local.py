@@ -117,7 +117,7 @@ class _Progress:
 
 def run_jsonl(runner_factory: Callable[[], Runner], input_path: str, output: str | None, *,
               errors_path: str | None = None, progress: bool = True, fsync: bool = True,
-              limits=None) -> BatchSummary:
+              limits=None, strict: bool = False) -> BatchSummary:
     """Score a JSONL file into ``output`` (``None`` or ``"-"``: stdout, no resume; a path
     that is a pipe, a terminal or a device such as ``/dev/null``: written as a stream, no resume).
 
@@ -126,6 +126,7 @@ def run_jsonl(runner_factory: Callable[[], Runner], input_path: str, output: str
     ``runner_factory`` is called once, when the first record to score is met: a locked
     or foreign output fails before any model is loaded, and a finished run loads none.
     ``limits``: the bounds on each record (:class:`franq.limits.Limits`; the defaults when None).
+    ``strict``: a record with an unknown field is bad (otherwise its fields are kept in its meta).
     """
     started = time.perf_counter()
     check_input(input_path)
@@ -139,7 +140,7 @@ def run_jsonl(runner_factory: Callable[[], Runner], input_path: str, output: str
         out = OutputLog(output, fsync=fsync, is_record=is_result_line, recovery_path=recovery_path)
     errs = bar = None
     try:
-        reader = RecordReader(limits=limits, done_digests=out.digests)
+        reader = RecordReader(limits=limits, done_digests=out.digests, strict=strict)
         if reader.pending:
             log.info("resuming: %d records already in %s", reader.pending, output)
         bar = _Progress(count_lines(input_path), progress)
@@ -216,5 +217,5 @@ def score_file(config, input_path: str, output: str | None, *, errors_path: str 
     else:
         raise InputError(f"runner: expected 'local' or 'ray', got {runner!r}")
     return run_jsonl(factory, input_path, output, errors_path=errors_path, progress=progress,
-                     limits=config.limits)
+                     limits=config.limits, strict=config.batch.strict)
 

@@ -29,7 +29,8 @@ WINDOW = 4096
 
 
 def _example_json(record: Record) -> str:
-    """The validated example as an input line again (claim labels included)."""
+    """The validated example as an input line again (claim labels, record labels and ``meta``
+    included: the unknown fields and documents' metadata the reader kept there travel too)."""
     ex = record.example
     claims = None
     if ex.claims is not None:
@@ -37,7 +38,8 @@ def _example_json(record: Record) -> str:
         claims = [{"text": text, **label} for text, label in zip(ex.claims, labels)]
     return json.dumps({"id": record.id, "question": ex.question, "answer": ex.answer,
                        "passages": [{"title": p.title, "text": p.text} for p in ex.passages],
-                       "claims": claims}, ensure_ascii=False)
+                       "claims": claims, **(ex.labels or {}),
+                       **({"meta": ex.meta} if ex.meta is not None else {})}, ensure_ascii=False)
 
 
 class FranqActor:

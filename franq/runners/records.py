@@ -14,6 +14,7 @@ from typing import Any
 
 from franq.errors import InputError, redact
 from franq.io import Example, load_json, parse_example
+from franq.io_forms import UnknownFields
 from franq.limits import LIMITS, Limits, message
 
 
@@ -101,7 +102,8 @@ def _find_surrogate(obj: Any, path: str) -> str | None:
     return None
 
 
-def parse_record(text: str, line: int, *, limits: Mapping[str, int] | None = None) -> Example:
+def parse_record(text: str, line: int, *, limits: Mapping[str, int] | None = None, strict: bool = False,
+                 unknown: UnknownFields | None = None) -> Example:
     """Validate one JSONL line into an :class:`Example` within ``limits`` (:mod:`franq.limits`:
     passages, characters, claims; the defaults when None); errors name the line and field."""
     where = f"line {line}"
@@ -109,7 +111,7 @@ def parse_record(text: str, line: int, *, limits: Mapping[str, int] | None = Non
     bad_string = _find_surrogate(obj, "")
     if bad_string:
         raise InputError(f"{where}: '{bad_string}' holds an unpaired surrogate escape (not valid Unicode)")
-    return parse_example(obj, where, limits=limits)
+    return parse_example(obj, where, limits=limits, strict=strict, unknown=unknown)
 
 
 def _peek_id(text: str | None) -> str | None:
@@ -133,11 +135,13 @@ class RecordReader:
     overrides), the defaults when None."""
 
     def __init__(self, done: Iterable[str] = (), *, limits: Mapping[str, int] | None = None,
-                 on_line: Callable[[], None] | None = None, done_digests: Iterable[int] = ()):
+                 on_line: Callable[[], None] | None = None, done_digests: Iterable[int] = (), strict: bool = False):
         self._ids: dict[int, int] = {id_digest(i): -1 for i in done}  # -1: in output, not yet read
         self._ids.update((d, -1) for d in done_digests)
         self.limits = Limits.of(limits)
         self.on_line = on_line
+        self.strict = strict  # unknown fields refused; otherwise kept in meta, named once per batch
+        self.unknown = UnknownFields()
         self.skipped = 0
         self.duplicates = 0
 
@@ -156,7 +160,7 @@ class RecordReader:
             if not text.strip():
                 continue
             try:
-                example = parse_record(text, line, limits=self.limits)
+                example = parse_record(text, line, limits=self.limits, strict=self.strict, unknown=self.unknown)
             except InputError as exc:
                 yield BadRecord(line, _peek_id(text), str(exc))
                 continue

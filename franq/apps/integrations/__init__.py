@@ -1,0 +1,12 @@
+"""franq where RAG engineers already work: one small module per framework, each using only
+franq's public API and importing its framework lazily (a one-line error names the pip extra).
+
+    otel        OpenTelemetry: ``gen_ai.evaluation.result`` events on the current span
+    openevals   LangSmith / openevals: ``franq_evaluator(inputs=, outputs=)`` -> {"key", "score", "comment"}
+    langchain   a guard Runnable that attaches claim scores and flags an answer in a chain
+    scores      the per-answer value and reason every adapter reports (no framework)
+    testing     ``fake_scorer()``: a tiny deterministic scorer for examples and tests
+
+Every adapter takes ``scorer=``: a :class:`franq.Franq`, or any callable
+``(question, passages, answer) -> AnswerScore``. See docs/integrations.md.
+"""
