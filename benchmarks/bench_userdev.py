@@ -126,12 +126,12 @@ def render(s: dict, header: str) -> str:
         gap = "" if got is None or ok else f" by {abs(100 * (got - goal)):.0f} points"
         lines.append(f"| {name} | {_f(got)} | {op} {100 * goal:.0f}% | {'PASS' if ok else 'MISS' + gap} |")
     v = s["verifier"]
-    lines += ["", f"Verifier alone: AUROC of P_supported (supported vs the rest) {_f(v['auroc_p_supported'], False)}; "
-              f"3-way argmax accuracy {_f(v['acc_3way'])}; AUROC of P_s - P_c, supported vs contradicted "
-              f"{_f(v['auroc_p_s_minus_p_c_contradicted_vs_supported'], False)}.",
-              f"P(true) >= 0.5 is right on {_f(s['accuracy'])} of {s['scored']} scored claims; calling every "
-              f"claim true is right on {_f(s['all_true_accuracy'])}. AUROC of P(true), true vs false: "
-              f"{_f(s['auroc_p_true'], False)}."]
+    lines += ["", (f"Verifier alone: AUROC of P_supported (supported vs the rest) "
+                   f"{_f(v['auroc_p_supported'], False)}; 3-way argmax accuracy {_f(v['acc_3way'])}; AUROC of "
+                   f"P_s - P_c, supported vs contradicted {_f(v['auroc_p_s_minus_p_c_contradicted_vs_supported'], False)}."),
+              (f"P(true) >= 0.5 is right on {_f(s['accuracy'])} of {s['scored']} scored claims; calling every "
+               f"claim true is right on {_f(s['all_true_accuracy'])}. AUROC of P(true), true vs false: "
+               f"{_f(s['auroc_p_true'], False)}.")]
     return "\n".join(lines) + "\n"
 
 
