@@ -3,7 +3,7 @@ product path: every answer scored by ``franq.Franq(config).score(question, passa
 claims=[...])``, the claims given, with the default config unless told otherwise.
 
     OMP_NUM_THREADS=1 python benchmarks/bench_userdev.py [--verifier DIR] [--calibrator FILE]
-        [--config FILE] [--no-slot-check] [--limit N] [--out benchmarks/results/userdev.md]
+        [--config FILE] [--slot-check | --no-slot-check] [--limit N] [--out benchmarks/results/userdev.md]
 
 P(true) is the number a verdict reads: the calibrated one when a calibrator ran, else the raw
 mix. Per gold label and per contradiction kind: n, the share read false (P(true) < 0.5) or
@@ -139,9 +139,12 @@ def build_config(args):
     from franq.config import FranqConfig
 
     config = FranqConfig.from_file(args.config) if args.config else FranqConfig()
+    slots = True if args.slot_check else False if args.no_slot_check else None
     return config.with_overrides({"faithfulness.verifier.model": args.verifier,
                                   "calibration.calibrator": args.calibrator,
-                                  "faithfulness.verifier.slot_check": False if args.no_slot_check else None})
+                                  "faithfulness.verifier.slot_check": slots,
+                                  # the stack's name gains ":slots"; its calibrator is the one without
+                                  "calibration.on_mismatch": "force" if args.slot_check else None})
 
 
 def main(argv=None) -> int:
@@ -150,6 +153,8 @@ def main(argv=None) -> int:
     ap.add_argument("--calibrator", default=None, help="A calibrator file (default: the config's).")
     ap.add_argument("--config", default=None, help="A franq config file (default: the default config).")
     ap.add_argument("--no-slot-check", action="store_true", help="Turn the verifier's slot check off.")
+    ap.add_argument("--slot-check", action="store_true",
+                    help="Turn it on (the calibrator fitted for the stack without it is applied: on_mismatch=force).")
     ap.add_argument("--data", default=str(DATA))
     ap.add_argument("--limit", type=int, default=None, help="Only the first N answers (a quick look).")
     ap.add_argument("--threads", type=int, default=1)

@@ -107,6 +107,9 @@ def test_combiner_fit_save_load_apply(tmp_path):
     out = comb.apply(p3, feats)
     assert out.shape == (90, 3) and np.allclose(out.sum(1), 1)
     assert np.mean(out.argmax(1) == y) > 0.9
+    none = np.zeros((1, len(FEATURES)))  # no mismatch: the verifier's probabilities as they are
+    assert np.allclose(comb.apply(p3[:1], none), p3[:1])
+    assert comb.weights[0].tolist() == [0.0] * comb.weights.shape[1]
     path = tmp_path / COMBINER_FILE
     path.write_text(comb.to_json())
     again = SlotCombiner.load(path)
@@ -124,12 +127,12 @@ def test_combiner_fit_save_load_apply(tmp_path):
         load_combiner(toy, str(tmp_path / "missing.json"))
 
 
-def test_combiner_refuses_other_features(tmp_path):
+def test_combiner_refuses_other_inputs(tmp_path):
     p3, feats, y = _toy_rows()
     data = json.loads(fit_combiner(p3, feats, y).to_json())
-    data["features"] = ["relevance"]
+    data["inputs"] = ["relevance"]
     (tmp_path / "c.json").write_text(json.dumps(data))
-    with pytest.raises(InputError, match="features"):
+    with pytest.raises(InputError, match="inputs"):
         SlotCombiner.load(tmp_path / "c.json")
 
 

@@ -16,13 +16,13 @@ from the passages (or from the speaking sentence) where that sentence names anot
 negation polarity, comparative or quantifier that differs; two aligned slots in the other
 order. It returns :data:`FEATURES` (the last one a contradiction-evidence score in [0, 1]).
 
-:class:`SlotCombiner` fuses them with the verifier: a multinomial logistic regression on
-[log P_s, log P_c, log P_n, slot features] -> (P_s, P_c, P_n), a small JSON (slot-combiner.json
-in the verifier directory, or ``[faithfulness.verifier] slot_combiner``) fitted by
-scripts/fit_slot_combiner.py on held-apart data made only from SOURCES.md files.
+:class:`SlotCombiner` fuses them with the verifier (softmax of the verifier's log-probabilities
+plus weighted mismatches), a small JSON (slot-combiner.json in the verifier directory) fitted
+by scripts/fit_slot_combiner.py on held-apart data made only from SOURCES.md files.
 """
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -128,33 +128,34 @@ def _words(text: str) -> list[str]:
     return [t.lower().replace("’", "'") for t in _TOKEN.findall(text)]
 
 
-def _number(m: re.Match) -> tuple[float, str | None] | None:
+def _number(m: re.Match) -> tuple[float, str | None]:
     cur, whole, frac, scale, unit = m.groups()
-    value = float(whole.replace(",", "") + (frac or ""))
-    if scale:
-        value *= _SCALE[scale.lower()]
+    value = float(whole.replace(",", "") + (frac or "")) * (_SCALE[scale.lower()] if scale else 1.0)
     unit = (unit or "").lower()
     if unit in _SCALE:
         value, unit = value * _SCALE[unit], ""
     if cur:
         return value, "money"
     if unit in _UNITS:
-        cat, factor = _UNITS[unit]
-        return value * factor, cat
+        return value * _UNITS[unit][1], _UNITS[unit][0]
     return value, (unit.rstrip("s") or None) if unit and unit not in _STOP else None
 
 
+@functools.lru_cache(maxsize=4096)
+def _sentences(text: str) -> tuple[tuple[int, int], ...]:
+    return tuple(split_sentences(text)) if text.strip() else ()
+
+
+@functools.lru_cache(maxsize=4096)
 def extract(text: str) -> Slots:
-    """The slots of ``text``."""
+    """The slots of ``text`` (cached: passages are read once per claim; do not modify the result)."""
     s = Slots()
     masked = _VERSION.sub(lambda m: s.versions.append(m.group(1)) or " ", text)
     for m in _NUMBER.finditer(masked):
         whole, frac, unit = m.group(2), m.group(3), (m.group(5) or "").lower()
-        if "," not in whole and not frac and len(whole) == 4 and 1000 <= int(whole) <= 2199 and unit not in _UNITS:
-            s.years.append(int(whole))
-            continue
-        if unit in ("bc", "bce"):
-            s.years.append(-int(whole.replace(",", "")))
+        bc = unit in ("bc", "bce")
+        if bc or ("," not in whole and not frac and len(whole) == 4 and 1000 <= int(whole) <= 2199 and unit not in _UNITS):
+            s.years.append(-int(whole.replace(",", "")) if bc else int(whole))
             continue
         before = masked[max(0, m.start(2) - 12):m.start(2)].lower().split()
         if unit in _MONTHS or (before and before[-1].strip(",.") in _MONTHS):  # a day of the month
@@ -162,9 +163,7 @@ def extract(text: str) -> Slots:
         if m.start(2) > 0 and masked[m.start(2) - 1] in "#/:":  # issue numbers, ratios, ports: a code, not a quantity
             s.entities.append(m.group(0).strip().lower())
             continue
-        got = _number(m)
-        if got:
-            s.numbers.append(got)
+        s.numbers.append(_number(m))
     words = _words(masked)
     skip = -1
     for i, w in enumerate(words):
@@ -183,10 +182,9 @@ def extract(text: str) -> Slots:
     s.quantifiers = {w for w in words if w in _UNIVERSAL or w in _EXISTENTIAL}
     for m in _CODE.finditer(text):
         s.entities.append(next(g for g in m.groups() if g).lower())
-    for sent_start, sent_end in split_sentences(text) if text.strip() else []:
+    for sent_start, sent_end in _sentences(text):
         for m in _ENTITY.finditer(text, sent_start, sent_end):
-            span = m.group(0)
-            parts = span.split()
+            parts = m.group(0).split()
             if m.start() == sent_start or text[sent_start:m.start()].strip() in ('"', "'", "("):
                 while parts and (parts[0].lower() in _LEADING or re.search(r"(ed|ing|ly)$", parts[0])):
                     parts = parts[1:]
@@ -197,14 +195,12 @@ def extract(text: str) -> Slots:
 
 
 def _stem(w: str) -> str:
-    for suf in ("ing", "ed", "es", "s"):
-        if len(w) > len(suf) + 3 and w.endswith(suf):
-            return w[: -len(suf)]
-    return w
+    return next((w[: -len(suf)] for suf in ("ing", "ed", "es", "s") if len(w) > len(suf) + 3 and w.endswith(suf)), w)
 
 
-def _content(text: str) -> set[str]:
-    return {_stem(w) for w in _words(text) if w not in _STOP and len(w) > 1}
+@functools.lru_cache(maxsize=16384)
+def _content(text: str) -> frozenset[str]:
+    return frozenset(_stem(w) for w in _words(text) if w not in _STOP and len(w) > 1)
 
 
 def speaking_sentences(claim: str, passages: list[str], *, top: int = 2, min_share: float = 0.25
@@ -217,7 +213,7 @@ def speaking_sentences(claim: str, passages: list[str], *, top: int = 2, min_sha
         return []
     found = []
     for text in passages:
-        for a, b in split_sentences(text) if text.strip() else []:
+        for a, b in _sentences(text):
             shared = len(want & _content(text[a:b]))
             share = shared / len(want)
             if share >= min_share and shared >= min(2, len(want)):
@@ -305,26 +301,27 @@ def features(claim: str, passages: list[str]) -> np.ndarray:
 
 def _position(sentence: str, value: float) -> int:
     """Where ``value`` is written in ``sentence`` (-1: not as such)."""
-    return next((m.start() for m in _NUMBER.finditer(sentence) if (g := _number(m)) and _close(g[0], value)), -1)
+    return next((m.start() for m in _NUMBER.finditer(sentence) if _close(_number(m)[0], value)), -1)
 
 
 # ---------------------------------------------------------------- the combiner
+INPUTS = FEATURES[3:]
+"""What the combiner reads besides the verifier: the mismatches and the evidence score (not the
+overlap and counts: on synthetic pairs they tell how a pair was made, not whether it holds)."""
 
 
-def design(p3: np.ndarray, feats: np.ndarray) -> np.ndarray:
-    """The combiner's inputs: log P_s, log P_c, log P_n (floored at 1e-6), then the slot features."""
-    p3 = np.clip(np.asarray(p3, dtype=np.float64).reshape(-1, 3), 1e-6, 1.0)
-    return np.hstack([np.log(p3), np.asarray(feats, dtype=np.float64).reshape(len(p3), -1)])
+def _softmax(z: np.ndarray) -> np.ndarray:
+    return (e := np.exp(z - z.max(axis=1, keepdims=True))) / e.sum(axis=1, keepdims=True)
 
 
 @dataclass(frozen=True)
 class SlotCombiner:
-    """Multinomial logistic regression on :func:`design` rows -> (P_s, P_c, P_n)."""
+    """(P_s, P_c, P_n) = softmax(log P_verifier + W f): the verifier's log-probabilities
+    kept as they are (an offset), the slot features ``f`` (:data:`INPUTS`) moving mass
+    between the three; W's supported row is 0 and there is no intercept, so a claim with no
+    mismatch keeps the verifier's probabilities exactly."""
 
-    coef: np.ndarray  # (3, n_inputs), on standardised inputs
-    intercept: np.ndarray  # (3,)
-    mean: np.ndarray
-    scale: np.ndarray
+    weights: np.ndarray  # (3, len(INPUTS))
     meta: dict
 
     @classmethod
@@ -334,41 +331,45 @@ class SlotCombiner:
             data = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError) as e:
             raise InputError(f"slot_combiner: cannot read {path}: {e}") from None
-        if data.get("features") != list(FEATURES):
-            raise InputError(f"slot_combiner: {path} was fitted on features {data.get('features')}, "
-                             f"this franq computes {list(FEATURES)}")
-        n = 3 + len(FEATURES)
-        coef, icpt = np.asarray(data["coef"], dtype=np.float64), np.asarray(data["intercept"], dtype=np.float64)
-        mean, scale = np.asarray(data["mean"], dtype=np.float64), np.asarray(data["scale"], dtype=np.float64)
-        if coef.shape != (3, n) or icpt.shape != (3,) or mean.shape != (n,) or scale.shape != (n,):
-            raise InputError(f"slot_combiner: {path}: coef must be 3 x {n}, intercept 3, mean and scale {n}")
-        return cls(coef, icpt, mean, scale, {k: v for k, v in data.items() if k not in ("coef", "intercept")})
+        if data.get("inputs") != list(INPUTS):
+            raise InputError(f"slot_combiner: {path} was fitted on inputs {data.get('inputs')}, "
+                             f"this franq computes {list(INPUTS)}")
+        weights = np.asarray(data.get("weights"), dtype=np.float64)
+        if weights.shape != (3, len(INPUTS)) or not np.isfinite(weights).all():
+            raise InputError(f"slot_combiner: {path}: weights must be 3 x {len(INPUTS)} finite numbers")
+        return cls(weights, {k: v for k, v in data.items() if k not in ("inputs", "weights")})
 
     def apply(self, p3: np.ndarray, feats: np.ndarray) -> np.ndarray:
-        """``(n, 3)`` probabilities (supported, contradicted, not mentioned)."""
-        z = (design(p3, feats) - self.mean) / self.scale @ self.coef.T + self.intercept
-        z -= z.max(axis=1, keepdims=True)
-        e = np.exp(z)
-        return e / e.sum(axis=1, keepdims=True)
+        """``(n, 3)`` probabilities (supported, contradicted, not mentioned) from the
+        verifier's ``(n, 3)`` and the ``(n, len(FEATURES))`` slot features."""
+        p3 = np.clip(np.asarray(p3, dtype=np.float64).reshape(-1, 3), 1e-6, 1.0)
+        f = np.asarray(feats, dtype=np.float64).reshape(len(p3), -1)[:, len(FEATURES) - len(INPUTS):]
+        return _softmax(np.log(p3) + f @ self.weights.T)
 
     def to_json(self) -> str:
-        return json.dumps({**self.meta, "features": list(FEATURES), "coef": self.coef.round(6).tolist(),
-                           "intercept": self.intercept.round(6).tolist(), "mean": self.mean.round(6).tolist(),
-                           "scale": self.scale.round(6).tolist()}, indent=1)
+        return json.dumps({**self.meta, "inputs": list(INPUTS), "weights": self.weights.round(6).tolist()}, indent=1)
 
 
-def fit_combiner(p3: np.ndarray, feats: np.ndarray, y: np.ndarray, *, c: float = 1.0, meta: dict | None = None
+def fit_combiner(p3: np.ndarray, feats: np.ndarray, y: np.ndarray, *, l2: float = 1.0, meta: dict | None = None
                  ) -> SlotCombiner:
-    """Fit the combiner on held-apart rows (``y``: 0 supported, 1 contradicted, 2 not mentioned)."""
-    from sklearn.linear_model import LogisticRegression
+    """Fit W by maximum likelihood with an L2 penalty (``l2`` * |W|^2 / n) on held-apart
+    rows (``y``: 0 supported, 1 contradicted, 2 not mentioned)."""
+    from scipy.optimize import minimize
 
-    x = design(p3, feats)
-    mean, scale = x.mean(axis=0), x.std(axis=0)
-    scale[scale < 1e-9] = 1.0
-    lr = LogisticRegression(C=c, max_iter=2000).fit((x - mean) / scale, np.asarray(y))
-    if list(lr.classes_) != [0, 1, 2]:
-        raise InputError(f"slot_combiner: the fit rows must hold all three labels, got {list(lr.classes_)}")
-    return SlotCombiner(lr.coef_, lr.intercept_, mean, scale, dict(meta or {}))
+    y = np.asarray(y, dtype=int)
+    if sorted(set(y.tolist())) != [0, 1, 2]:
+        raise InputError(f"slot_combiner: the fit rows must hold all three labels, got {sorted(set(y.tolist()))}")
+    lp = np.log(np.clip(np.asarray(p3, dtype=np.float64).reshape(-1, 3), 1e-6, 1.0))
+    x = np.asarray(feats, dtype=np.float64).reshape(len(lp), -1)[:, len(FEATURES) - len(INPUTS):]
+    n, k = x.shape
+    def loss(theta: np.ndarray) -> float:
+        w = np.vstack([np.zeros(k), theta.reshape(2, k)])
+        z = lp + x @ w.T
+        z = z - z.max(axis=1, keepdims=True)
+        return float(-(z[np.arange(n), y] - np.log(np.exp(z).sum(axis=1))).mean() + l2 * (w ** 2).sum() / n)
+
+    theta = minimize(loss, np.zeros(2 * k), method="L-BFGS-B").x
+    return SlotCombiner(np.vstack([np.zeros(k), theta.reshape(2, k)]), dict(meta or {}))
 
 
 def load_combiner(verifier, setting: str | None = None) -> SlotCombiner:
