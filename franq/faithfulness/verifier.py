@@ -7,7 +7,10 @@ the report shows. Higher = more likely supported.
 ``[faithfulness.verifier]``: ``model`` (a verifier directory; unset: the shipped one in
 franq/data/verifier), ``aggregation`` (the window rule, :mod:`franq.verifier.aggregate`;
 unset: the model card's), ``window_words`` (unset: the card's), ``batch_tokens`` (padded
-tokens per batch) and ``device`` (unset: the model's device).
+tokens per batch), ``device`` (unset: the model's device), ``slot_check`` (fuse the
+verifier's three probabilities with the typed-slot check of :mod:`franq.verifier.slots`
+through the combiner fitted for this verifier; the stack's name then ends in ``:slots``) and
+``slot_combiner`` (the combiner file; unset: slot-combiner.json in the verifier directory).
 """
 from __future__ import annotations
 
@@ -18,6 +21,7 @@ import numpy as np
 from franq.faithfulness.base import Conditions
 from franq.settings import Setting
 from franq.verifier.aggregate import RULES
+from franq.verifier.slots import load_combiner, recheck
 
 
 class VerifierFaithfulness:
@@ -32,6 +36,10 @@ class VerifierFaithfulness:
                                        "was trained without)"),
         Setting("batch_tokens", int, 8192, "padded tokens per forward batch (bounds memory)"),
         Setting("device", str, None, "cpu, cuda, ... (unset: the model's device)"),
+        Setting("slot_check", bool, False, "fuse the verifier with the typed-slot check (numbers, dates, names, "
+                                           "negation) through the combiner fitted for this verifier"),
+        Setting("slot_combiner", str, None, "the slot-check combiner file (unset: slot-combiner.json in the "
+                                            "verifier directory)"),
     )
 
     @classmethod
@@ -39,10 +47,11 @@ class VerifierFaithfulness:
         s = config.settings_for("faithfulness", "verifier")
         return cls(s["model"], aggregation=s["aggregation"], window_words=s["window_words"],
                    max_batch_tokens=s["batch_tokens"], device=s["device"] or config.model.device,
-                   titles=s["titles"])
+                   titles=s["titles"], slot_check=s["slot_check"], slot_combiner=s["slot_combiner"])
 
     def __init__(self, model=None, *, aggregation: str | None = None, window_words: int | None = None,
-                 max_batch_tokens: int = 8192, device: str | None = None, verifier=None, titles: bool = False):
+                 max_batch_tokens: int = 8192, device: str | None = None, verifier=None, titles: bool = False,
+                 slot_check: bool = False, slot_combiner: str | None = None):
         from franq.verifier.model import Verifier
 
         self.verifier = verifier if verifier is not None else Verifier(
@@ -50,8 +59,9 @@ class VerifierFaithfulness:
             aggregation=aggregation)
         v = self.verifier
         self.titles = bool(titles)
+        self.slots = load_combiner(v, slot_combiner) if slot_check else None
         self.name = (f"{v.name}:{v.aggregation}" + (f":w{v.window_words}" if window_words else "")
-                     + (":titles" if self.titles else ""))
+                     + (":titles" if self.titles else "") + (":slots" if self.slots else ""))
 
     def predict_conditions(self, pairs: Sequence[tuple[str, str]], evidence: Sequence | None = None) -> Conditions:
         """P(supported / contradicted / not mentioned) of each claim, read over windows of each
@@ -64,10 +74,11 @@ class VerifierFaithfulness:
             items = [([context], statement) for context, statement in pairs]
             titles = [[""] for _ in pairs]
         verdicts = self.verifier.verify(items, titles=titles if self.titles else None)
-        return Conditions(np.array([v.p_supported for v in verdicts], dtype=np.float64),
-                          np.array([v.p_contradicted for v in verdicts], dtype=np.float64),
-                          np.array([v.p_not_mentioned for v in verdicts], dtype=np.float64),
-                          tuple(v.evidence for v in verdicts))
+        p3 = np.array([[v.p_supported, v.p_contradicted, v.p_not_mentioned] for v in verdicts],
+                      dtype=np.float64).reshape(-1, 3)
+        if self.slots is not None:
+            p3 = recheck(self.slots, p3, items)
+        return Conditions(p3[:, 0], p3[:, 1], p3[:, 2], tuple(v.evidence for v in verdicts))
 
     def predict(self, pairs: Sequence[tuple[str, str]], evidence: Sequence | None = None) -> np.ndarray:
         """P(supported) for each ``(context, claim)``."""

@@ -5,6 +5,7 @@ backend, the ``verifier`` equivalence judge, the answering app's ``nli`` check).
     model.py      Verifier: load once, predict(pairs) -> (n, 3), verify(claims vs passages)
     windows.py    sentence-aligned windows with overlap, never crossing passages
     aggregate.py  per-window probabilities -> one claim's P_s, P_c, P_n and evidence window
+    slots.py      the slot check: typed slots aligned to the passages, fused by a small combiner
 
 Trained by ``franq fit verifier`` (:mod:`franq.fit.verifier`); the shipped one lives in
 ``franq/data/verifier``.
