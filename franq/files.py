@@ -37,12 +37,22 @@ INT64 = 2**63
 """Integers in configs and fitted files must fit a C ``int64`` (``threads = 1e30`` as an int is refused)."""
 
 
-def _cap(name: str, limits: Mapping[str, int] | None) -> int:
-    return int((limits or {}).get(name, LIMITS[name].default))
+_IN_FORCE: dict[str, int] = {}  # the limits of this run (use_limits), for reads given none
+
+
+def use_limits(limits: Mapping[str, int] | None) -> None:
+    """Make ``limits`` (``[limits]`` with ``--limit`` on top) the ones reads given none obey."""
+    _IN_FORCE.clear()
+    _IN_FORCE.update(limits or {})
+
+
+def limit_of(name: str, limits: Mapping[str, int] | None = None) -> int:
+    """Limit ``name``: from ``limits``, else those in force (:func:`use_limits`), else the default."""
+    return int((limits or _IN_FORCE).get(name, LIMITS[name].default))
 
 
 def _over(name: str, shown: str, where: str, limits) -> LimitError:
-    return LimitError(limit_message(name, shown, where=where, limit=_cap(name, limits)))  # type: ignore[arg-type]
+    return LimitError(limit_message(name, shown, where=where, limit=limit_of(name, limits)))  # type: ignore[arg-type]
 
 
 # ---------------------------------------------------------------------------- strict JSON
@@ -83,7 +93,7 @@ def check_depth(obj: Any, where: str = "", *, limits: Mapping[str, int] | None =
     """``obj`` itself when no value is nested deeper than the ``json_depth`` limit (and,
     with ``max_int``, no integer reaches it in size); else :class:`LimitError` /
     :class:`InputError` naming the top-level field. Iterative: any depth is safe."""
-    cap = _cap("json_depth", limits)
+    cap = limit_of("json_depth", limits)
     stack: list[tuple[Any, int, str]] = [(obj, 1, "")]
     while stack:
         value, depth, field = stack.pop()
@@ -104,7 +114,7 @@ def check_depth(obj: Any, where: str = "", *, limits: Mapping[str, int] | None =
 
 
 def _too_deep(field: str, where: str, limits) -> LimitError:
-    cap = _cap("json_depth", limits)
+    cap = limit_of("json_depth", limits)
     text = limit_message("json_depth", f"more than {cap}", limit=cap)
     return LimitError(f"{_prefix(where)}{_field(field)}nested too deeply: {text}")
 
@@ -171,7 +181,7 @@ def check_file(path, *, limit: str = "artefact_bytes", what: str = "file",
     another library opens: safetensors, XGBoost models)."""
     _regular(path, what)
     size = os.stat(path).st_size
-    if size > _cap(limit, limits):
+    if size > limit_of(limit, limits):
         raise _over(limit, str(size), f"{what} {path}", limits)
     return size
 
@@ -181,7 +191,7 @@ def read_bytes(path, *, limit: str = "artefact_bytes", what: str = "file",
     """The bytes of a regular file of at most ``limit`` (a name in :mod:`franq.limits`);
     never holds more than that plus one byte, whatever the file."""
     _regular(path, what)
-    cap = _cap(limit, limits)
+    cap = limit_of(limit, limits)
     where = f"{what} {path}"
     try:
         with open(path, "rb") as f:
@@ -240,7 +250,7 @@ def iter_lines(path, *, what: str = "input", limits: Mapping[str, int] | None = 
     rest of a long line is skipped only if it asks for the next). Pipes are read; devices
     are refused."""
     _regular(path, what, pipes=True)
-    cap = _cap("record_bytes", limits)
+    cap = limit_of("record_bytes", limits)
     where = f"{what} {path}"
     try:
         raw_stream = open(path, "rb")
@@ -249,7 +259,7 @@ def iter_lines(path, *, what: str = "input", limits: Mapping[str, int] | None = 
     with raw_stream:
         stream: Any = raw_stream
         if str(path).endswith(".gz"):
-            stream = _Counted(gzip.GzipFile(fileobj=raw_stream), _cap("decompressed_bytes", limits), where, limits)
+            stream = _Counted(gzip.GzipFile(fileobj=raw_stream), limit_of("decompressed_bytes", limits), where, limits)
         n = 0
         while True:
             try:

@@ -26,7 +26,7 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-from franq import registry
+from franq import files, registry
 from franq.config import FranqConfig
 from franq.errors import InputError
 from franq.evidence import SAMPLES
@@ -83,6 +83,7 @@ class Franq:
 
         config = config or FranqConfig()
         check_config(config)  # before the model loads
+        files.use_limits(config.limits)  # calibrators, probes, cards: read under this config's limits
         configure_threads(config=config.model.threads, limits=config.limits)
         teacher_forces = any(p.teacher_forces for p in presets_for(config.mode, config))
         franq = cls.__new__(cls)

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import click
 
+from franq import files
 from franq.config import FranqConfig
 from franq.errors import redact
 from franq.limits import LIMITS
@@ -223,8 +224,10 @@ def config_from_flags(config_path: str | None = None, *, limits=(), **flags) -> 
     unknown = set(flags) - set(FLAG_KEYS)
     if unknown:
         raise TypeError(f"config_from_flags: unknown flags {sorted(unknown)}")
-    return cfg.with_overrides({**{FLAG_KEYS[k]: v for k, v in flags.items()},
-                               **{f"limits.{name}": n for name, n in limits}})
+    cfg = cfg.with_overrides({**{FLAG_KEYS[k]: v for k, v in flags.items()},
+                              **{f"limits.{name}": n for name, n in limits}})
+    files.use_limits(cfg.limits)  # the artefacts this command reads obey [limits] / --limit too
+    return cfg
 
 
 def load_pipeline(cfg: FranqConfig):
