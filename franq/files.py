@@ -9,11 +9,9 @@ one line naming the file and the limit. :func:`load_json` is strict (no NaN / In
 ``1e999``, no repeated key, nesting within ``json_depth``); TOML gets the same depth check.
 
 Writing: :func:`check_outputs` refuses, before anything is read or loaded, an output that
-is the same file as an input or another output (same inode through symlinks and hard
-links, or the same real path for files not created yet; standard input and output count)
-or whose directory does not exist. :func:`atomic_open` / :func:`atomic_write` write to a
-temporary file beside the output and rename it over the output once complete; ``-``,
-``/dev/null`` and pipes are written as streams.
+is an input or another output, or in a folder that is missing or takes no files;
+:func:`atomic_open` / :func:`atomic_write` write beside the output and rename over it once
+complete (``-``, ``/dev/null`` and pipes are written as streams).
 """
 from __future__ import annotations
 
@@ -30,25 +28,11 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from franq.errors import InputError
-from franq.limits import LIMITS, LimitError
+from franq.limits import LimitError, limit_of
 from franq.limits import message as limit_message
 
 INT64 = 2**63
 """Integers in configs and fitted files must fit a C ``int64`` (``threads = 1e30`` as an int is refused)."""
-
-
-_IN_FORCE: dict[str, int] = {}  # the limits of this run (use_limits), for reads given none
-
-
-def use_limits(limits: Mapping[str, int] | None) -> None:
-    """Make ``limits`` (``[limits]`` with ``--limit`` on top) the ones reads given none obey."""
-    _IN_FORCE.clear()
-    _IN_FORCE.update(limits or {})
-
-
-def limit_of(name: str, limits: Mapping[str, int] | None = None) -> int:
-    """Limit ``name``: from ``limits``, else those in force (:func:`use_limits`), else the default."""
-    return int((limits or _IN_FORCE).get(name, LIMITS[name].default))
 
 
 def _over(name: str, shown: str, where: str, limits) -> LimitError:
@@ -318,15 +302,11 @@ def _identity(role: str, path: str, output: bool):
 def check_outputs(outputs: Mapping[str, Any], inputs: Mapping[str, Any] | None = None, *,
                   directories: bool = True) -> None:
     """Refuse (naming both roles and paths; nothing read or written yet) an output that is
-    the same file as an input or as another output, or whose directory does not exist.
-
-    ``outputs`` and ``inputs`` map a role (``"-o"``, ``"--html"``, ``"--config"``) to a
-    path, ``"-"`` (standard output / input) or ``None`` (not given). Two names are the
-    same file when they reach the same inode (symlinks followed, hard links included) or,
-    for files not created yet, the same real path. Only regular files can be overwritten:
-    two streams to one terminal or to ``/dev/null`` lose nothing. Inputs may be the same
-    file as each other (reading twice loses nothing). ``directories=False``: the caller
-    reports a missing directory itself (the batch runner, when it opens the file)."""
+    the same file as an input or another output (same inode, or for files not created yet
+    the same real path), or whose directory is missing or takes no files. ``outputs`` /
+    ``inputs``: role (``"-o"``, ``"--config"``) -> path, ``"-"`` (stdout / stdin) or None.
+    Only regular files can be overwritten (two streams to a terminal lose nothing); inputs
+    may repeat. ``directories=False``: the caller reports a missing directory itself."""
     seen: list[tuple[str, str, tuple | None, str | None, bool]] = []
     entries = [(role, p, False) for role, p in (inputs or {}).items()] + [(role, p, True) for role, p in outputs.items()]
     for role, path, output in entries:
@@ -352,13 +332,19 @@ def check_outputs(outputs: Mapping[str, Any], inputs: Mapping[str, Any] | None =
 
 
 def check_output_path(path: str, role: str = "output") -> None:
-    """An output path can be written: not a directory, in a directory that exists."""
+    """An output path can be written: not a directory, in a directory that exists and takes files."""
     if os.path.isdir(path):
         raise InputError(f"{role}: {path} is a directory; name a file")
     parent = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(parent):
         raise InputError(f"{role}: the directory {os.path.dirname(path) or parent} does not exist; "
                          f"create it first (franq does not create directories for an output)")
+    if not _is_stream(path):
+        try:  # a real try, not os.access: a read-only mount refuses root too
+            tempfile.TemporaryFile(dir=parent).close()
+        except OSError as exc:
+            raise InputError(f"{role}: cannot write in {os.path.dirname(path) or parent} ({exc.strerror}); "
+                             "name a file in a folder you can write (nothing was read or written)") from None
 
 
 def _is_stream(path: str) -> bool:

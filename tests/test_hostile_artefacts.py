@@ -18,7 +18,7 @@ from calibration.isotonic import FORMAT as ISO_FORMAT
 from calibration.isotonic import VERSION as ISO_VERSION
 from calibration.isotonic import IsotonicCalibrator
 from conftest import run_cli, tiny_cli_args
-from franq import files
+from franq import limits as franq_limits
 from franq.calibrate import load_calibrator
 from franq.cli.options import config_from_flags
 from franq.errors import InputError
@@ -36,9 +36,9 @@ PROBE = {"format": "franq-probe-v1", "model": "m", "probes": [
 
 @pytest.fixture(autouse=True)
 def _default_limits():
-    getattr(files, "use_limits", lambda _: None)(None)  # (absent before 0.3.0)
+    getattr(franq_limits, "use_limits", lambda _: None)(None)  # (absent before 0.3.0)
     yield
-    getattr(files, "use_limits", lambda _: None)(None)  # (absent before 0.3.0)
+    getattr(franq_limits, "use_limits", lambda _: None)(None)  # (absent before 0.3.0)
 
 
 def _copy(verifier_dir, tmp_path):

@@ -45,7 +45,7 @@ class OneLineErrors(click.Group):
             raise
         except OSError as exc:
             where = f"{exc.filename}: " if exc.filename else ""
-            raise fail(OSError(f"{where}{exc.strerror or exc} (nothing more was written)")) from None
+            raise fail(OSError(f"{where}{exc.strerror or exc}")) from None
 
 
 @click.group(cls=OneLineErrors)
