@@ -211,4 +211,8 @@ def fit_record(obj: dict, where: str) -> tuple[int, dict, dict | None]:
     spread = obj.get("fit_spread")
     if spread is not None and not (isinstance(spread, dict) and {"distinct", "min", "max"} <= set(spread)):
         raise CalibratorFileError(f"{where}: 'fit_spread' must be an object with 'distinct', 'min', 'max'")
+    if spread is not None:
+        number(spread, "distinct", where + " 'fit_spread'", 0, integer=True, low=0)
+        low = number(spread, "min", where + " 'fit_spread'", 0.0, low=0.0, high=1.0)
+        number(spread, "max", where + " 'fit_spread'", 1.0, low=low, high=1.0)
     return n_samples, counts, spread

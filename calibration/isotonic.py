@@ -186,6 +186,9 @@ class IsotonicCalibrator:
         increasing = obj.get("increasing", True)
         if not isinstance(increasing, bool):
             raise CalibratorFileError(f"{where}: 'increasing' must be true or false")
+        if any((b < a) if increasing else (b > a) for a, b in zip(y, y[1:])):
+            raise CalibratorFileError(f"{where}: 'y' must be {'non-decreasing' if increasing else 'non-increasing'} "
+                                      f"along 'x', as 'increasing' = {str(increasing).lower()} says")
         y_min = number(obj, "y_min", where, 0.0, low=0.0, high=1.0)
         y_max = number(obj, "y_max", where, 1.0, low=y_min, high=1.0)
         cal = cls(increasing=increasing, y_min=y_min, y_max=y_max)

@@ -24,6 +24,7 @@ from calibration.three_condition import FORMAT as THREE_CONDITION_FORMAT
 from calibration.three_condition import ThreeConditionCalibrator
 from franq.config_checks import CALIBRATOR_MISMATCH
 from franq.errors import InputError
+from franq.limits import limit_of
 from franq.types import CalibratorInfo, Stack
 
 log = logging.getLogger(__name__)
@@ -83,7 +84,7 @@ class ActiveCalibrator:
 def load_calibrator(path: str | Path):
     """A FRANQ isotonic calibrator (binary or three-condition) or an XGBoost baseline model,
     by the file's content (``format``)."""
-    obj = read_json(path)
+    obj = read_json(path, max_bytes=limit_of("artefact_bytes"), max_depth=limit_of("json_depth"))
     if obj.get("format") == THREE_CONDITION_FORMAT:
         return ThreeConditionCalibrator.from_dict(obj, where=f"calibrator {path}")
     if "learner" in obj:  # XGBoost's own JSON model format

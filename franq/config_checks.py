@@ -21,6 +21,10 @@ UNFAITH_SAMPLES = ("rag", "closed")
 SHORT_SCORING = ("auto", "in_policy", "observer", "probe")
 
 
+MAX_TEMPERATURE = 100.0
+"""Sampling temperatures above this are noise (and ``inf`` would score every sample 0.0)."""
+
+
 def _positive_int(value: Any, where: str) -> None:
     if not isinstance(value, int) or isinstance(value, bool) or value < 1:
         raise InputError(f"config '{where}': expected a positive integer, got {value!r}")
@@ -105,8 +109,10 @@ def check_values(c) -> None:
         raise InputError(f"config 'uq.n_samples': expected an integer >= 2, got {u.n_samples!r}")
     _choice(u.unfaith_samples, UNFAITH_SAMPLES, "uq.unfaith_samples")
     _choice(u.short_scoring, SHORT_SCORING, "uq.short_scoring")
-    if not isinstance(u.temperature, (int, float)) or u.temperature < 0:
-        raise InputError(f"config 'uq.temperature': expected a number >= 0, got {u.temperature!r}")
+    if isinstance(u.temperature, bool) or not isinstance(u.temperature, (int, float)) \
+            or not 0 <= u.temperature <= MAX_TEMPERATURE:
+        raise InputError(f"config 'uq.temperature': expected a finite number from 0 to {MAX_TEMPERATURE}, "
+                         f"got {u.temperature!r}")
     _positive_int(u.max_sample_tokens, "uq.max_sample_tokens")
     cal = c.calibration
     if not isinstance(cal.calibrator, str) or not cal.calibrator.strip():

@@ -9,11 +9,9 @@ one line naming the file and the limit. :func:`load_json` is strict (no NaN / In
 ``1e999``, no repeated key, nesting within ``json_depth``); TOML gets the same depth check.
 
 Writing: :func:`check_outputs` refuses, before anything is read or loaded, an output that
-is the same file as an input or another output (same inode through symlinks and hard
-links, or the same real path for files not created yet; standard input and output count)
-or whose directory does not exist. :func:`atomic_open` / :func:`atomic_write` write to a
-temporary file beside the output and rename it over the output once complete; ``-``,
-``/dev/null`` and pipes are written as streams.
+is an input or another output, or in a folder that is missing or takes no files;
+:func:`atomic_open` / :func:`atomic_write` write beside the output and rename over it once
+complete (``-``, ``/dev/null`` and pipes are written as streams).
 """
 from __future__ import annotations
 
@@ -30,19 +28,15 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from franq.errors import InputError
-from franq.limits import LIMITS, LimitError
+from franq.limits import LimitError, limit_of
 from franq.limits import message as limit_message
 
 INT64 = 2**63
 """Integers in configs and fitted files must fit a C ``int64`` (``threads = 1e30`` as an int is refused)."""
 
 
-def _cap(name: str, limits: Mapping[str, int] | None) -> int:
-    return int((limits or {}).get(name, LIMITS[name].default))
-
-
 def _over(name: str, shown: str, where: str, limits) -> LimitError:
-    return LimitError(limit_message(name, shown, where=where, limit=_cap(name, limits)))  # type: ignore[arg-type]
+    return LimitError(limit_message(name, shown, where=where, limit=limit_of(name, limits)))  # type: ignore[arg-type]
 
 
 # ---------------------------------------------------------------------------- strict JSON
@@ -83,7 +77,7 @@ def check_depth(obj: Any, where: str = "", *, limits: Mapping[str, int] | None =
     """``obj`` itself when no value is nested deeper than the ``json_depth`` limit (and,
     with ``max_int``, no integer reaches it in size); else :class:`LimitError` /
     :class:`InputError` naming the top-level field. Iterative: any depth is safe."""
-    cap = _cap("json_depth", limits)
+    cap = limit_of("json_depth", limits)
     stack: list[tuple[Any, int, str]] = [(obj, 1, "")]
     while stack:
         value, depth, field = stack.pop()
@@ -104,7 +98,7 @@ def check_depth(obj: Any, where: str = "", *, limits: Mapping[str, int] | None =
 
 
 def _too_deep(field: str, where: str, limits) -> LimitError:
-    cap = _cap("json_depth", limits)
+    cap = limit_of("json_depth", limits)
     text = limit_message("json_depth", f"more than {cap}", limit=cap)
     return LimitError(f"{_prefix(where)}{_field(field)}nested too deeply: {text}")
 
@@ -171,7 +165,7 @@ def check_file(path, *, limit: str = "artefact_bytes", what: str = "file",
     another library opens: safetensors, XGBoost models)."""
     _regular(path, what)
     size = os.stat(path).st_size
-    if size > _cap(limit, limits):
+    if size > limit_of(limit, limits):
         raise _over(limit, str(size), f"{what} {path}", limits)
     return size
 
@@ -181,7 +175,7 @@ def read_bytes(path, *, limit: str = "artefact_bytes", what: str = "file",
     """The bytes of a regular file of at most ``limit`` (a name in :mod:`franq.limits`);
     never holds more than that plus one byte, whatever the file."""
     _regular(path, what)
-    cap = _cap(limit, limits)
+    cap = limit_of(limit, limits)
     where = f"{what} {path}"
     try:
         with open(path, "rb") as f:
@@ -240,7 +234,7 @@ def iter_lines(path, *, what: str = "input", limits: Mapping[str, int] | None = 
     rest of a long line is skipped only if it asks for the next). Pipes are read; devices
     are refused."""
     _regular(path, what, pipes=True)
-    cap = _cap("record_bytes", limits)
+    cap = limit_of("record_bytes", limits)
     where = f"{what} {path}"
     try:
         raw_stream = open(path, "rb")
@@ -249,7 +243,7 @@ def iter_lines(path, *, what: str = "input", limits: Mapping[str, int] | None = 
     with raw_stream:
         stream: Any = raw_stream
         if str(path).endswith(".gz"):
-            stream = _Counted(gzip.GzipFile(fileobj=raw_stream), _cap("decompressed_bytes", limits), where, limits)
+            stream = _Counted(gzip.GzipFile(fileobj=raw_stream), limit_of("decompressed_bytes", limits), where, limits)
         n = 0
         while True:
             try:
@@ -308,15 +302,11 @@ def _identity(role: str, path: str, output: bool):
 def check_outputs(outputs: Mapping[str, Any], inputs: Mapping[str, Any] | None = None, *,
                   directories: bool = True) -> None:
     """Refuse (naming both roles and paths; nothing read or written yet) an output that is
-    the same file as an input or as another output, or whose directory does not exist.
-
-    ``outputs`` and ``inputs`` map a role (``"-o"``, ``"--html"``, ``"--config"``) to a
-    path, ``"-"`` (standard output / input) or ``None`` (not given). Two names are the
-    same file when they reach the same inode (symlinks followed, hard links included) or,
-    for files not created yet, the same real path. Only regular files can be overwritten:
-    two streams to one terminal or to ``/dev/null`` lose nothing. Inputs may be the same
-    file as each other (reading twice loses nothing). ``directories=False``: the caller
-    reports a missing directory itself (the batch runner, when it opens the file)."""
+    the same file as an input or another output (same inode, or for files not created yet
+    the same real path), or whose directory is missing or takes no files. ``outputs`` /
+    ``inputs``: role (``"-o"``, ``"--config"``) -> path, ``"-"`` (stdout / stdin) or None.
+    Only regular files can be overwritten (two streams to a terminal lose nothing); inputs
+    may repeat. ``directories=False``: the caller reports a missing directory itself."""
     seen: list[tuple[str, str, tuple | None, str | None, bool]] = []
     entries = [(role, p, False) for role, p in (inputs or {}).items()] + [(role, p, True) for role, p in outputs.items()]
     for role, path, output in entries:
@@ -342,13 +332,19 @@ def check_outputs(outputs: Mapping[str, Any], inputs: Mapping[str, Any] | None =
 
 
 def check_output_path(path: str, role: str = "output") -> None:
-    """An output path can be written: not a directory, in a directory that exists."""
+    """An output path can be written: not a directory, in a directory that exists and takes files."""
     if os.path.isdir(path):
         raise InputError(f"{role}: {path} is a directory; name a file")
     parent = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(parent):
         raise InputError(f"{role}: the directory {os.path.dirname(path) or parent} does not exist; "
                          f"create it first (franq does not create directories for an output)")
+    if not _is_stream(path):
+        try:  # a real try, not os.access: a read-only mount refuses root too
+            tempfile.TemporaryFile(dir=parent).close()
+        except OSError as exc:
+            raise InputError(f"{role}: cannot write in {os.path.dirname(path) or parent} ({exc.strerror}); "
+                             "name a file in a folder you can write (nothing was read or written)") from None
 
 
 def _is_stream(path: str) -> bool:

@@ -93,6 +93,20 @@ def resolve(overrides: Mapping[str, Any] | None = None, *, where: str = "[limits
     return values
 
 
+_IN_FORCE: dict[str, int] = {}  # the limits of this run (:func:`use_limits`), for reads given none
+
+
+def use_limits(limits: Mapping[str, int] | None) -> None:
+    """Make ``limits`` (``[limits]`` with ``--limit`` on top) the ones reads given none obey."""
+    _IN_FORCE.clear()
+    _IN_FORCE.update(limits or {})
+
+
+def limit_of(name: str, limits: Mapping[str, int] | None = None) -> int:
+    """Limit ``name``: from ``limits``, else those in force (:func:`use_limits`), else the default."""
+    return int((limits or _IN_FORCE).get(name, LIMITS[name].default))
+
+
 def message(name: str, value: int, *, where: str = "", limit: int | None = None, subject: str = "") -> str:
     """The one-line error for ``value`` over limit ``name``: ``"line 3: 'passages[0]' is
     800 characters, over the limit of 500 (...; raise it with ...)"`` (``where``: ``line 3``;

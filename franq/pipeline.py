@@ -33,7 +33,7 @@ from franq.evidence import SAMPLES
 from franq.evidence.passes import TokenPasses
 from franq.evidence.samples import SamplingOptions, greedy_short_answer
 from franq.io import Example, as_examples, parse_claims, parse_passages, parse_text
-from franq.limits import check, check_example, check_inputs
+from franq.limits import check, check_example, check_inputs, use_limits
 from franq.lm.capture import CaptureSpec
 from franq.presets import PRESETS, check_config, check_preset, is_short_answer, presets_for, short_preset
 from franq.stages.calibrate import calibrate
@@ -83,6 +83,7 @@ class Franq:
 
         config = config or FranqConfig()
         check_config(config)  # before the model loads
+        use_limits(config.limits)  # calibrators, probes, cards: read under this config's limits
         configure_threads(config=config.model.threads, limits=config.limits)
         teacher_forces = any(p.teacher_forces for p in presets_for(config.mode, config))
         franq = cls.__new__(cls)

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 import dataclasses
+import math
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
@@ -60,6 +61,8 @@ class Setting:
             wanted = {str: "a string", int: "an integer", float: "a number", bool: "true or false"}.get(
                 self.type, self.type.__name__)
             raise InputError(f"config '{where}': expected {wanted}, got {type(value).__name__} {value!r}")
+        if self.type is float and not math.isfinite(value):
+            raise InputError(f"config '{where}': expected a finite number, got {value!r}")
         if isinstance(value, str) and not value.strip():
             raise InputError(f"config '{where}': is an empty string; leave it out for the default")
 

@@ -17,7 +17,7 @@ import click
 import franq
 from franq.apps import claims_csv, render
 from franq.io import atomic_open, check_outputs
-from franq.cli.options import RAW_CSV_OPTION
+from franq.cli.options import PROBABILITY, RAW_CSV_OPTION
 
 
 def read_records(paths, warn=None) -> Iterator:
@@ -45,7 +45,7 @@ def no_scored_records(path) -> str:
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="HTML report to write.")
 @click.option("--csv", "csv_path", type=click.Path(dir_okay=False, allow_dash=True),
               help="Also (or only) write one CSV row per claim ('-': standard output).")
-@click.option("--threshold", type=click.FloatRange(0.0, 1.0), default=0.5, show_default=True,
+@click.option("--threshold", type=PROBABILITY, default=0.5, show_default=True,
               help="Initial threshold of the report's filter (claims below it are marked); given, the CSV's "
                    "verdict column is P(true) against it.")
 @click.option("--page-size", type=click.IntRange(min=1), default=render.PAGE_SIZE, show_default=True,

@@ -22,6 +22,7 @@ import click
 
 import franq
 from franq.apps import answering
+from franq.cli.options import Number
 from franq.io import check_outputs, read_jsonl
 
 
@@ -41,7 +42,8 @@ def _rows(path: str) -> list[tuple[int, dict]]:
     return rows
 
 
-def _column(rows: list, name: str, path: str) -> list[float]:
+def _column(rows: list, name: str, path: str, *, binary: bool = False) -> list[float]:
+    """The column ``name`` as finite numbers; ``binary``: a label, each 0 or 1 (true / false)."""
     out = []
     for n, r in rows:
         v = r.get(name)
@@ -55,6 +57,8 @@ def _column(rows: list, name: str, path: str) -> list[float]:
             shown = ("no such field" if name not in r else type(v).__name__ if not isinstance(v, (int, float))
                      else str(v)[:24])
             raise click.ClickException(f"{path} line {n}: '{name}' must be a number (finite), got {shown}")
+        if binary and float(v) not in (0.0, 1.0):
+            raise click.ClickException(f"{path} line {n}: '{name}' is a label: 0, 1, true or false, got {v!r:.24}")
         out.append(float(v))
     return out
 
@@ -85,7 +89,7 @@ def selective():
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="Policy JSON to write.")
 @click.option("--features", required=True, help="Comma-separated signal names to combine.")
 @click.option("--label", default="correct", show_default=True, help="The 0/1 label column (answer correct).")
-@click.option("--coverage", type=click.FloatRange(0, 1, min_open=True), default=0.8, show_default=True,
+@click.option("--coverage", type=Number(0.0, 1.0, low_open=True), default=0.8, show_default=True,
               help="Target coverage: the share of questions to answer.")
 @click.option("--combiner", type=click.Choice(["logistic", "xgboost"]), default="logistic", show_default=True,
               help="logistic (003 5.1) or xgboost (000 E.3: XGBoost, 3-fold out-of-fold scores).")
@@ -98,7 +102,7 @@ def fit(input_path, output, features, label, coverage, combiner, folds, seed):
     names = [f.strip() for f in features.split(",") if f.strip()]
     for name in names:
         _column(rows, name, input_path)
-    y = _column(rows, label, input_path)
+    y = _column(rows, label, input_path, binary=True)
     dicts = [r for _, r in rows]
     policy, cv = _fit_and_save(lambda: answering.SelectivePolicy.fit(dicts, y, features=names, coverage=coverage,
                                                                      k=folds, seed=seed, combiner=combiner), output)
@@ -117,7 +121,7 @@ def fit(input_path, output, features, label, coverage, combiner, folds, seed):
 @click.option("--fallback", default="abstain", show_default=True, help="closed_book, abstain or model ([fallbacks.model] path).")
 @click.option("--fallback-label", default=None,
               help="The 0/1 column: the fallback's answer is correct (closed_book, model).")
-@click.option("--abstain-utility", type=float, default=0.0, show_default=True,
+@click.option("--abstain-utility", type=Number(), default=0.0, show_default=True,
               help="Utility of abstaining (fallback abstain), against 1 for a correct answer and 0 for a wrong one.")
 @click.option("--folds", type=click.IntRange(min=2), default=5, show_default=True)
 @click.option("--seed", type=int, default=0, show_default=True)
@@ -125,11 +129,11 @@ def threshold(input_path, output, score_col, label, fallback, fallback_label, ab
     """Answering with faithfulness (000 section 6): a k-fold CV threshold for answer vs fallback."""
     _check(output, input_path)
     rows = _rows(input_path)
-    s, y = _column(rows, score_col, input_path), _column(rows, label, input_path)
+    s, y = _column(rows, score_col, input_path), _column(rows, label, input_path, binary=True)
     if fallback == "abstain":
         f = abstain_utility
     elif fallback_label:
-        f = _column(rows, fallback_label, input_path)
+        f = _column(rows, fallback_label, input_path, binary=True)
     else:
         raise click.ClickException(f"--fallback-label: name the column saying whether the {fallback} answer is correct")
     policy, cv = _fit_and_save(lambda: answering.ThresholdPolicy.fit(s, y, f, verify=score_col, fallback=fallback,

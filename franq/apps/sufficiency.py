@@ -16,6 +16,7 @@ import click
 
 import franq
 from franq.apps import answering
+from franq.cli.options import COUNT, PROBABILITY
 from franq.io import atomic_open, check_outputs
 
 BATCH = 16
@@ -30,9 +31,9 @@ BATCH = 16
 @click.option("--prompt", type=click.Choice(["corrected", "verbatim"]), default="corrected", show_default=True,
               help="label rater: the corrected prompt, or 003's verbatim one (its label definitions are swapped).")
 @click.option("--timestamp", default=None, help="autorater: the queries' timestamp (default: today).")
-@click.option("--threshold", type=float, default=None,
+@click.option("--threshold", type=PROBABILITY, default=None,
               help="sufficient_pred = p >= this (default: the rater's: 0.05 for nli_gold as in 003, else 0.5).")
-@click.option("--chunk-tokens", type=int, default=1600, show_default=True, help="label rater: tokens per chunk.")
+@click.option("--chunk-tokens", type=COUNT, default=1600, show_default=True, help="label rater: tokens per chunk.")
 @click.option("--model", help="Local causal LM for label / autorater (default: the embedded model).")
 @click.option("--faithfulness", help="nli_gold: the faithfulness backend (default: the config's, "
               f"{franq.FranqConfig().faithfulness.name}).")

@@ -23,7 +23,7 @@ from franq.cli.answer import answer
 from franq.cli.bench_quality import bench  # the bench group, its quality commands registered
 from franq.cli.config import config
 from franq.cli.fit import fit
-from franq.cli.options import RedactingFilter, _verbose_callback
+from franq.cli.options import RedactingFilter, _verbose_callback, fail
 from franq.cli.score import score
 from franq.errors import InputError
 
@@ -32,7 +32,23 @@ VERBOSE_OPTION = click.Option(["-v", "--verbose"], is_flag=True, expose_value=Fa
 """``-v`` after any subcommand too (``franq score --example -v``); added to each by :func:`_add_verbose`."""
 
 
-@click.group()
+class OneLineErrors(click.Group):
+    """The command group whose every command ends a franq error or a failed read or write
+    (a full disk, a folder it may not write in) in one line, never a traceback."""
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except InputError as exc:
+            raise fail(exc) from None
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            where = f"{exc.filename}: " if exc.filename else ""
+            raise fail(OSError(f"{where}{exc.strerror or exc}")) from None
+
+
+@click.group(cls=OneLineErrors)
 @click.option("-v", "--verbose", is_flag=True, help="Log progress and model loading.")
 @click.version_option(package_name="franq")
 def main(verbose: bool) -> None:

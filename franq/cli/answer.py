@@ -7,7 +7,7 @@ import click
 
 from calibration.base import MissingDependencyError
 from franq.cli.options import (
-    DEFAULTS, RAW_CSV_OPTION, THRESHOLD_OPTION, StackFlags, StageProgress, fail, interactive, load_pipeline,
+    DEFAULTS, RAW_CSV_OPTION, THRESHOLD_OPTION, Number, StackFlags, StageProgress, fail, interactive, load_pipeline,
     printable, stack, stack_files,
 )
 from franq.cli.preflight import check_named_files
@@ -44,7 +44,7 @@ CHECKS = registry.names("checks")  # the answering app's, then plugins' (entry p
                    "config's [fallbacks.model] path, a second model with the passages).")
 @click.option("--policy", "policy_path", type=click.Path(exists=True, dir_okay=False),
               help="Threshold policy JSON from `franq selective threshold` (sets the check, fallback and threshold).")
-@click.option("--verify-threshold", type=float, default=None,
+@click.option("--verify-threshold", type=Number(-1.0, 1.0), default=None,
               help="Answer when the check's score is at least this (default: the policy's; else 0.5, 0 for dual).")
 @stack
 def answer(question, passages, max_new_tokens, fmt, raw_csv, html_path, threshold, quiet, verify, fallback, policy_path,

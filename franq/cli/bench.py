@@ -17,7 +17,7 @@ from pathlib import Path
 
 import click
 
-from franq.cli.options import THREADS_OPTION, fail, options
+from franq.cli.options import COUNT, THREADS_OPTION, fail, options
 
 ROOT_OPTION = click.option("--root", type=click.Path(file_okay=False, path_type=Path), default=".",
                            show_default=True, help="The franq checkout holding datasets/, benchmarks/ and docs/.")
@@ -27,7 +27,7 @@ MODEL_OPTIONS = [
     click.option("--cache", type=click.Path(file_okay=False, path_type=Path), default=None,
                  help="Folder of the observe caches (default: ROOT/benchmarks/cache/eval)."),
     click.option("--fresh", is_flag=True, help="Ignore the committed snapshots in datasets/generations."),
-    click.option("--max-new-tokens", type=int, default=16, show_default=True,
+    click.option("--max-new-tokens", type=COUNT, default=16, show_default=True,
                  help="Short-form answer and sample length."),
 ]
 REPORT_OPTIONS = [
@@ -37,7 +37,7 @@ REPORT_OPTIONS = [
     click.option("--update-committed", is_flag=True,
                  help="Write into the tracked benchmarks/results/ and rewrite the results section of "
                       "docs/BENCHMARKS.md (instead of --out)."),
-    click.option("--n-boot", type=int, default=1000, show_default=True,
+    click.option("--n-boot", type=COUNT, default=1000, show_default=True,
                  help="Bootstrap resamples for the 95% intervals."),
 ]
 
@@ -65,7 +65,7 @@ def bench() -> None:
 @click.argument("setting", type=click.Choice(["long", "short"]))
 @click.option("--split", type=click.Choice(["train", "test"]), required=True)
 @click.option("--variant", type=click.Choice(["clean", "corrupted"]), default="clean", show_default=True)
-@click.option("--limit", type=int, default=None, help="First N items (default: the benchmark size).")
+@click.option("--limit", type=COUNT, default=None, help="First N items (default: the benchmark size).")
 @options(MODEL_OPTIONS)
 @THREADS_OPTION
 def observe(setting, split, variant, limit, root, model, cache, fresh, max_new_tokens, threads):

@@ -25,6 +25,7 @@ from pathlib import Path
 import click
 
 from franq.cli.bench import ROOT_OPTION, bench
+from franq.cli.options import AMOUNT, COUNT, COUNT_OR_ZERO, PROBABILITY, Number
 
 PATH = click.Path(path_type=Path)
 RAW_OPTION = click.option("--raw", type=click.Path(file_okay=False, path_type=Path), default=None,
@@ -44,9 +45,9 @@ def _under(root: Path, path: Path | None, default: str) -> Path:
 @bench.command("faithfulness")
 @click.option("--test", type=PATH, default=None, help="Labelled ExpertQA test file (default: ROOT/datasets/expertqa/test.jsonl).")
 @click.option("--test-scores", type=PATH, default=None, help="franq score output of --test (embedded stack).")
-@click.option("--judge-claims", type=int, default=0, show_default=True, help="Run the SmolLM2 judge on the first N claims.")
-@click.option("--speed-claims", type=int, default=200, show_default=True)
-@click.option("--repeats", type=int, default=3, show_default=True)
+@click.option("--judge-claims", type=COUNT_OR_ZERO, default=0, show_default=True, help="Run the SmolLM2 judge on the first N claims.")
+@click.option("--speed-claims", type=COUNT, default=200, show_default=True)
+@click.option("--repeats", type=COUNT, default=3, show_default=True)
 @click.option("--out", type=PATH, default=None)
 @ROOT_OPTION
 def faithfulness(test, test_scores, judge_claims, speed_claims, repeats, out, root):
@@ -62,8 +63,8 @@ def faithfulness(test, test_scores, judge_claims, speed_claims, repeats, out, ro
               help="Text backends, run on every pair.")
 @click.option("--lm-backends", default="", help="Backends that read the LM passes (context_pmi,lookback,hidden_probe), "
               "run through the pipeline on the first --lm-pairs of each set.")
-@click.option("--lm-pairs", type=int, default=100, show_default=True)
-@click.option("--limit", type=int, default=None, help="At most this many pairs per set.")
+@click.option("--lm-pairs", type=COUNT_OR_ZERO, default=100, show_default=True)
+@click.option("--limit", type=COUNT, default=None, help="At most this many pairs per set.")
 @click.option("--sets", default="", help="Only these dev sets (comma-separated names).")
 @click.option("--build", is_flag=True, help="(Re)build datasets/verifier/dev from the raw files first.")
 @click.option("--out", type=PATH, default=None, help="Default: ROOT/benchmarks/results/faithfulness-sets.md.")
@@ -87,7 +88,7 @@ def faithfulness_sets(backends, lm_backends, lm_pairs, limit, sets, build, out, 
 @bench.command("calibration")
 @click.option("--train-scored", default=None)
 @click.option("--test-scored", default=None)
-@click.option("--cv", type=int, default=0, show_default=True, help="Grouped K-fold on --cv-scored instead of train -> test.")
+@click.option("--cv", type=COUNT_OR_ZERO, default=0, show_default=True, help="Grouped K-fold on --cv-scored instead of train -> test.")
 @click.option("--cv-scored", default=None, help="Scored file for --cv (default: the scored test split).")
 @click.option("--out", type=PATH, default=None, help="Default: ROOT/benchmarks/results/calibration-cv.md.")
 @ROOT_OPTION
@@ -100,7 +101,7 @@ def calibration(train_scored, test_scored, cv, cv_scored, out, root):
 
 
 @bench.command("judges")
-@click.option("--questions", type=int, default=30, show_default=True)
+@click.option("--questions", type=COUNT, default=30, show_default=True)
 @click.option("--seed", type=int, default=1, show_default=True)
 @click.option("--model", default=None)
 @RAW_OPTION
@@ -112,9 +113,9 @@ def judges(questions, seed, model, raw):
 
 
 @bench.command("short")
-@click.option("--questions", type=int, default=12, show_default=True)
-@click.option("--n", type=int, default=10, show_default=True)
-@click.option("--max-new-tokens", type=int, default=24, show_default=True)
+@click.option("--questions", type=COUNT, default=12, show_default=True)
+@click.option("--n", type=COUNT, default=10, show_default=True)
+@click.option("--max-new-tokens", type=COUNT, default=24, show_default=True)
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--model", default=None)
 @click.option("--lm-judge-closed", is_flag=True)
@@ -135,9 +136,9 @@ def short(questions, n, max_new_tokens, seed, model, lm_judge_closed, out, summa
 
 
 @bench.command("observer")
-@click.option("--n-train", type=int, default=300, show_default=True)
-@click.option("--n-test", type=int, default=200, show_default=True)
-@click.option("--n-boot", type=int, default=1000, show_default=True)
+@click.option("--n-train", type=COUNT, default=300, show_default=True)
+@click.option("--n-test", type=COUNT, default=200, show_default=True)
+@click.option("--n-boot", type=COUNT, default=1000, show_default=True)
 @click.option("--fit", is_flag=True, help="Write the observer calibrator into --out-dir.")
 @click.option("--out-dir", type=PATH, default=None,
               help="Where --fit writes (default: ROOT/benchmarks/cache; the shipped one is rebuilt by `franq fit shipped`).")
@@ -154,9 +155,9 @@ def observer(n_train, n_test, n_boot, fit, out_dir, observe_only, root, raw):
 
 
 @bench.command("se-probe")
-@click.option("--n-train", type=int, default=300, show_default=True)
-@click.option("--n-test", type=int, default=200, show_default=True)
-@click.option("--time-n", type=int, default=20, show_default=True)
+@click.option("--n-train", type=COUNT, default=300, show_default=True)
+@click.option("--n-test", type=COUNT, default=200, show_default=True)
+@click.option("--time-n", type=COUNT, default=20, show_default=True)
 @click.option("--write", metavar="DIR", type=PATH, default=None,
               help="Write the probe file and the probe-preset calibrator into DIR (the shipped ones are rebuilt "
                    "by `franq fit shipped`).")
@@ -173,7 +174,7 @@ def se_probe(n_train, n_test, time_n, write, out, root):
 @click.option("--write-probes", metavar="PATH", type=PATH, default=None,
               help="Write the fitted probes (with the shipped SE probes) to PATH; the shipped file itself is "
                    "rebuilt by `franq fit shipped probe-SmolLM2-135M-Instruct.Q4_1.json`.")
-@click.option("--capture-ms", type=float, default=None,
+@click.option("--capture-ms", type=AMOUNT, default=None,
               help="Capture overhead per claim in ms, added to the probes' ms/claim.")
 @click.option("--no-wice-fit", is_flag=True,
               help="Fit the faithfulness probes on ExpertQA train only (default: also WiCE's fit part).")
@@ -189,8 +190,8 @@ def internals(write_probes, capture_ms, no_wice_fit, out, root):
 
 @bench.command("internals-data")
 @click.argument("dataset", type=PATH)
-@click.option("--max-prompt-tokens", type=int, default=3000, show_default=True)
-@click.option("--limit", type=int, default=0, show_default=True)
+@click.option("--max-prompt-tokens", type=COUNT, default=3000, show_default=True)
+@click.option("--limit", type=COUNT_OR_ZERO, default=0, show_default=True)
 @ROOT_OPTION
 def internals_data(dataset, max_prompt_tokens, limit, root):
     """Cache claim-level internals features of a labelled dataset (embedded model; resumable)."""
@@ -201,14 +202,14 @@ def internals_data(dataset, max_prompt_tokens, limit, root):
 
 @bench.command("decompose")
 @RAW_OPTION
-@click.option("--sample", type=int, default=30, show_default=True)
+@click.option("--sample", type=COUNT, default=30, show_default=True)
 @click.option("--seed", type=int, default=0, show_default=True)
-@click.option("--threshold", type=float, default=0.5, show_default=True)
-@click.option("--max-tokens", type=int, default=384, show_default=True)
+@click.option("--threshold", type=PROBABILITY, default=0.5, show_default=True)
+@click.option("--max-tokens", type=COUNT, default=384, show_default=True)
 @click.option("--cache-dir", type=PATH, default=None, help="Default: ROOT/benchmarks/cache/decompose.")
-@click.option("--max-seconds", type=float, default=None,
+@click.option("--max-seconds", type=Number(0.0, low_open=True), default=None,
               help="Stop the LLM decomposer after this long and report the answers done.")
-@click.option("--limit", type=int, default=None, help="Run the LLM decomposer on the first LIMIT answers of the sample only.")
+@click.option("--limit", type=COUNT, default=None, help="Run the LLM decomposer on the first LIMIT answers of the sample only.")
 @click.option("--no-llm", is_flag=True)
 @click.option("--out", type=PATH, default=None)
 @click.option("--md", type=PATH, default=None, help="Also write the table as markdown.")
@@ -235,10 +236,12 @@ def atomic(root, raw):
 @bench.command("sample-records")
 @click.argument("source", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.argument("target", type=PATH)
-@click.option("--n", type=int, required=True)
+@click.option("--n", type=COUNT, required=True)
 @click.option("--seed", type=int, default=0, show_default=True)
 def sample_records(source, target, n, seed):
     """Draw a seeded sample of JSONL records (reproduces the calibration training sample)."""
     from franq.evaluation.data import sample_records as draw
+    from franq.files import check_outputs
 
+    check_outputs({"TARGET": target}, {"SOURCE": source})  # never overwrite the records it draws from
     click.echo(draw(source, target, n=n, seed=seed))

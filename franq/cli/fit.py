@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from franq.cli.options import THREADS_OPTION, StackFlags, fail, load_pipeline, model_stack, printable, stack, stack_files
+from franq.cli.options import COUNT, THREADS_OPTION, Number, StackFlags, fail, load_pipeline, model_stack, printable, stack, stack_files
 from franq.cli.table import format_fit_report
 from franq.errors import FranqError
 from franq.files import check_outputs
@@ -32,7 +32,7 @@ def fit() -> None:
               help="Also calibrate P_faithful on gold 'is_faithful' labels (paper table 14).")
 @click.option("--xgboost", "xgb_features", type=click.Choice(["franq", "all"]), default=None,
               help="Fit an XGBoost baseline instead, on the FRANQ features or on all UQ components.")
-@click.option("--min-per-condition", type=int, default=30, show_default=True,
+@click.option("--min-per-condition", type=COUNT, default=30, show_default=True,
               help="Warn when a condition has fewer training claims than this (besides the measured label "
                    "count each map needs, which is always checked); a map with fewer than 10 is refused unless this "
                    "is set below 10 (then it is fitted, with the warning).")
@@ -40,7 +40,7 @@ def fit() -> None:
               help="Fit report JSON. Default: OUTPUT with .report.json.")
 @click.option("--scored", "scored_path", type=click.Path(dir_okay=False),
               help="Raw input only: where to keep the scored claims. Default: OUTPUT with .scored.jsonl.")
-@click.option("--holdout", type=click.FloatRange(0.0, 1.0, min_open=True, max_open=True), default=None,
+@click.option("--holdout", type=Number(0.0, 1.0, low_open=True, high_open=True), default=None,
               help="Hold this fraction of the answers apart (e.g. 0.2), fit on the rest and report ECE, Brier "
                    "and AUROC on the held-apart claims; the calibrator written is the one fitted on the rest.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Random seed of the --holdout split and the folds.")
@@ -130,7 +130,7 @@ def prior(calibrator_path, output, prior, records):
                    "of the with-passages pass; hidden:8+16 pools two layers), hidden_closed:LAYER (the "
                    "closed-book pass), hidden_diff:LAYER (their difference); a suffix @last pools only "
                    "the last token (semantic entropy probes).")
-@click.option("--folds", type=int, default=5, show_default=True, help="Cross-validation folds (grouped by answer).")
+@click.option("--folds", type=Number(2, integer=True), default=5, show_default=True, help="Cross-validation folds (grouped by answer).")
 @click.option("--report", "report_path", type=click.Path(dir_okay=False),
               help="Fit report JSON. Default: OUTPUT with .report.json.")
 @model_stack

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import math
 import re
 import sys
 from collections.abc import Callable, Sequence
@@ -20,7 +21,7 @@ import click
 
 from franq.config import FranqConfig
 from franq.errors import redact
-from franq.limits import LIMITS
+from franq.limits import LIMITS, use_limits
 
 DEFAULTS = FranqConfig()
 """The config's defaults: help texts state these, read from here, so they cannot drift
@@ -125,8 +126,47 @@ def decomposer_flags(decomposer=None, decomposer_model=None, decomposer_base_url
             "decomposer_backend": "openai" if decomposer_base_url else None}
 
 
+class Number(click.ParamType):
+    """A finite number (a whole one with ``integer``) in ``[low, high]`` (``low_open`` /
+    ``high_open``: the bound itself excluded): every numeric option of every command takes
+    its values through this, so ``nan``, ``inf``, ``1e999`` and ``-3`` where a count is meant
+    end in one line naming the option (click's own ranges let ``nan`` through)."""
+
+    def __init__(self, low: float = -math.inf, high: float = math.inf, *, integer: bool = False,
+                 low_open: bool = False, high_open: bool = False):
+        self.low, self.high, self.integer, self.low_open, self.high_open = low, high, integer, low_open, high_open
+        self.name = "integer" if integer else "number"
+
+    def describe(self) -> str:
+        kind = "a whole number" if self.integer else "a finite number"
+        if self.high == math.inf:
+            return kind if self.low == -math.inf else f"{kind} {'>' if self.low_open else '>='} {self.low:g}"
+        return f"{kind} in {'(' if self.low_open else '['}{self.low:g}, {self.high:g}{')' if self.high_open else ']'}"
+
+    def convert(self, value, param, ctx):
+        try:
+            number = float(value) if not isinstance(value, (int, float)) or isinstance(value, bool) else value
+            if self.integer:
+                number = int(str(value).strip().replace("_", "")) if not isinstance(value, int) else value
+        except (TypeError, ValueError):
+            self.fail(f"expected {self.describe()}, got {value!r}", param, ctx)
+        if not math.isfinite(number) or number < self.low or number > self.high or (
+                self.low_open and number == self.low) or (self.high_open and number == self.high):
+            self.fail(f"expected {self.describe()}, got {value!r}", param, ctx)
+        return number
+
+
+PROBABILITY = Number(0.0, 1.0)
+"""A probability option (``--threshold``): a finite number in [0, 1]."""
+COUNT = Number(1, integer=True)
+"""A count option (``--n``, ``--limit``, ``--chunk-tokens``): a whole number >= 1."""
+COUNT_OR_ZERO = Number(0, integer=True)
+"""A count where 0 means none or all, as the option's help says."""
+AMOUNT = Number(0.0)
+"""A finite number >= 0 (seconds, CPUs per worker)."""
+
 THRESHOLD_OPTION = click.option(
-    "--threshold", type=click.FloatRange(0.0, 1.0), default=None,
+    "--threshold", type=PROBABILITY, default=None,
     help="Add a verdict to each scored claim: likely_true if P(true) >= T, else likely_false.")
 
 RAW_CSV_OPTION = click.option(
@@ -223,8 +263,10 @@ def config_from_flags(config_path: str | None = None, *, limits=(), **flags) -> 
     unknown = set(flags) - set(FLAG_KEYS)
     if unknown:
         raise TypeError(f"config_from_flags: unknown flags {sorted(unknown)}")
-    return cfg.with_overrides({**{FLAG_KEYS[k]: v for k, v in flags.items()},
-                               **{f"limits.{name}": n for name, n in limits}})
+    cfg = cfg.with_overrides({**{FLAG_KEYS[k]: v for k, v in flags.items()},
+                              **{f"limits.{name}": n for name, n in limits}})
+    use_limits(cfg.limits)  # the artefacts this command reads obey [limits] / --limit too
+    return cfg
 
 
 def load_pipeline(cfg: FranqConfig):

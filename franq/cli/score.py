@@ -3,6 +3,8 @@ file of examples; the per-claim table, JSON, CSV or an HTML report."""
 from __future__ import annotations
 
 import json
+import os
+import sys
 from dataclasses import asdict, dataclass, replace
 from importlib import resources
 
@@ -10,7 +12,7 @@ import click
 
 from calibration.base import MissingDependencyError
 from franq.cli.options import (
-    CALIBRATOR_MISMATCH_OPTION, DECOMPOSER_OPTIONS, RAW_CSV_OPTION, THRESHOLD_OPTION, StackFlags, StageProgress,
+    AMOUNT, CALIBRATOR_MISMATCH_OPTION, DECOMPOSER_OPTIONS, RAW_CSV_OPTION, THRESHOLD_OPTION, StackFlags, StageProgress,
     decomposer_flags, fail, grouped, interactive, load_pipeline, options, printable, stack, stack_files,
 )
 from franq.cli.preflight import check_batch_paths, check_named_files
@@ -40,9 +42,9 @@ BATCH_OPTIONS = [
                  help="Batch mode: score in this process, or on Ray Data actors (pip install 'franq[ray]')."),
     click.option("--workers", type=click.IntRange(min=1), default=2, show_default=True,
                  help="Ray: number of actors, each with one loaded model."),
-    click.option("--cpus-per-worker", type=click.FloatRange(min=0), default=1.0, show_default=True,
+    click.option("--cpus-per-worker", type=AMOUNT, default=1.0, show_default=True,
                  help="Ray: CPUs reserved per actor."),
-    click.option("--gpus-per-worker", type=click.FloatRange(min=0), default=0.0, show_default=True,
+    click.option("--gpus-per-worker", type=AMOUNT, default=0.0, show_default=True,
                  help="Ray: GPUs reserved per actor (fractions share a GPU)."),
     click.option("--ray-address", default=None,
                  help="Ray: cluster address ('auto' = the running cluster). Default: a local Ray."),
@@ -52,8 +54,8 @@ BATCH_OPTIONS = [
 
 FORMAT_OPTION = click.option(
     "--format", "fmt", type=click.Choice(["table", "json", "csv"]), default="table",
-    help="Output for a single example: a table, the JSON record, or CSV (one row per claim; for a "
-         "batch, `franq report OUT.jsonl --csv CLAIMS.csv`).")
+    help="Output for a single example: a table, the JSON record, or CSV (one row per claim). A batch is "
+         "written as JSONL (-o, resumable); with csv, its claims also go to standard output as CSV.")
 HTML_OPTION = click.option(
     "--html", "html_path", type=click.Path(dir_okay=False),
     help="Also write a self-contained HTML report (claims coloured by P(true); see `franq report`).")
@@ -91,21 +93,23 @@ def score(input_path, output, errors_path, question, passages, answer, example, 
     resumes: records already in OUT are skipped.
     """
     try:
-        outputs = {"output": output, "error file": errors_path, "--html": html_path}  # the batch runner's names
-        check_outputs(outputs, {"input": input_path, **stack_files(stack)})
+        batch_input = bool(input_path) and (input_path == "-" or input_path.endswith(".jsonl"))
+        default_errors = output + ".errors.jsonl" if batch_input and output not in (None, "-") else None
+        outputs = {"output": output, "error file": errors_path or default_errors, "--html": html_path}
+        check_outputs(outputs, {"input": input_path, **stack_files(stack)})  # the batch runner's names
         cfg = stack.config(calibrator_mismatch=calibrator_mismatch, threshold=threshold,
                            **decomposer_flags(decomposer, decomposer_model, decomposer_base_url))
         check_outputs(outputs, {"input": input_path, **stack_files(stack, cfg)})
         if strict:
             cfg = replace(cfg, batch=replace(cfg.batch, strict=True))
-        if input_path and (input_path == "-" or input_path.endswith(".jsonl")):
-            if fmt == "csv":
-                raise InputError("--format csv: a batch is written as JSONL (resumable); turn it into CSV with "
-                                 "`franq report OUT.jsonl --csv CLAIMS.csv`")
+        if batch_input:
             if html_path and output in (None, "-"):
                 raise InputError("--html: a batch report is made from the output file; give -o OUT.jsonl")
             check_batch_paths(input_path, output, errors_path)
             check_named_files(cfg)  # a missing calibrator, model or probe fails now, not after the model loads
+            if fmt == "csv":
+                return batch_csv(cfg, input_path, output, errors_path, html_path, raw_csv=raw_csv, quiet=quiet,
+                                 batch=batch)
             summary = score_file(cfg, input_path, output, errors_path=errors_path, progress=not quiet, **asdict(batch))
             click.echo(printable(summary.message()), err=True)
             if html_path:
@@ -144,6 +148,29 @@ def print_result(line: ResultLine, fmt: str, html_path: str | None, *, raw_csv: 
 
         atomic_write(html_path, report_html([line], title=f"franq: {line.result.question[:80]}"))
         click.echo(f"wrote {html_path}", err=True)
+
+
+def batch_csv(cfg, input_path: str, output: str | None, errors_path: str | None, html_path: str | None, *,
+              raw_csv: bool, quiet: bool, batch: BatchOptions) -> None:
+    """``--format csv`` for a batch: the JSONL goes to ``-o`` (resumable; without one, to a
+    temporary file whose bad records are copied to stderr), then one CSV row per claim to
+    standard output, verdicts at ``--threshold`` when given."""
+    import tempfile
+
+    from franq.apps.claims_csv import write_csv
+    from franq.apps.report import read_records
+
+    with tempfile.TemporaryDirectory(prefix="franq-score-") as tmp:
+        scores = output or os.path.join(tmp, "scores.jsonl")
+        summary = score_file(cfg, input_path, scores, errors_path=errors_path, progress=not quiet, **asdict(batch))
+        click.echo(printable(summary.message()), err=True)
+        if output is None and errors_path is None and os.path.exists(scores + ".errors.jsonl"):
+            with open(scores + ".errors.jsonl", encoding="utf-8") as f:
+                click.echo(f.read(), err=True, nl=False)
+        lines = list(read_records([scores], warn=lambda msg: click.echo(f"warning: {msg}", err=True)))
+        write_csv(lines, sys.stdout, raw=raw_csv, threshold=cfg.calibration.threshold)
+        if html_path:
+            write_html_report(html_path, scores)
 
 
 def write_html_report(html_path: str, scores_path: str) -> None:

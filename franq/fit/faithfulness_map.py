@@ -19,7 +19,7 @@ from franq.faithfulness.features import TEXT_FEATURES, feature_matrix, pass_feat
 from franq.faithfulness.logistic import LogisticMap
 from franq.lm.load import EMBEDDED_NAME
 from franq.lm.prompts import PROMPT_VERSION
-from franq.types import Passage
+from franq.io import parse_claims, parse_passages
 
 STACK = {"model": EMBEDDED_NAME, "prompt": PROMPT_VERSION, "lexical": "lexical-v1",
          "context": "passages_context: 'title. text' blocks joined by blank lines"}
@@ -64,12 +64,13 @@ def labelled_claims(records, passes: dict[tuple[str, int], dict] | None = None) 
     for n, rec in enumerate(records, 1):
         if not isinstance(rec.get("claims"), list) or not isinstance(rec.get("passages"), list):
             raise InputError(f"record {n}: expected 'passages' and 'claims' lists (franq input with labelled claims)")
-        ctx = passages_context([Passage(p["text"], p.get("title", "")) for p in rec["passages"]])
+        ctx = passages_context(list(parse_passages(rec["passages"], f"record {n}")))  # strings or {title, text}
+        texts, labels = parse_claims(rec["claims"], f"record {n}")
         rid = rec.get("id", str(n))
-        for i, c in enumerate(rec["claims"]):
-            if c.get("is_faithful") is None:
+        for i, (text, label) in enumerate(zip(texts, labels)):
+            if label.get("is_faithful") is None:
                 continue
-            out.append(LabelledClaim(rid, i, ctx, c["text"], bool(c["is_faithful"]), (passes or {}).get((rid, i))))
+            out.append(LabelledClaim(rid, i, ctx, text, label["is_faithful"], (passes or {}).get((rid, i))))
     return out
 
 

@@ -32,6 +32,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from franq.errors import InputError
+
 QUERY_CHUNK = 128
 """Answer positions per recomputed attention block: heads x chunk x sequence floats."""
 
@@ -211,6 +213,10 @@ def capturing(model, spec: CaptureSpec, rows: list[Row]):
         # a wrapper that runs the same attention: it stays installed and is a no-op
         # outside a capture (other threads sharing the model are unaffected)
         config._attn_implementation = _wrapper_for(impl)
+    bad = [la for la in spec.hidden_layers if not -n_layers <= la < n_layers]
+    if bad:
+        raise InputError(f"probe 'features.layers': layer {bad[0]} does not exist; the model has {n_layers} "
+                         f"decoder layers (0 to {n_layers - 1}); the probe was fitted for another model")
     hooks = []
     for la in spec.hidden_layers:
         idx = la % n_layers

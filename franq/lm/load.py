@@ -33,10 +33,18 @@ def resolve_device(device: str | torch.device | None = None) -> torch.device:
     if not device:
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     try:
-        return torch.device(device)
+        chosen = torch.device(device)
     except (RuntimeError, TypeError):
         raise InputError(f"device: expected a torch device such as 'cpu', 'cuda' or 'cuda:1', "
                          f"got {device!r}") from None
+    if chosen.type == "cuda":
+        count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+        if count == 0 or (chosen.index or 0) >= count:
+            raise InputError(f"device {device!r}: this machine has {count or 'no'} CUDA device"
+                             f"{'' if count == 1 else 's'} usable by torch; use --device cpu")
+    elif chosen.type == "mps" and not (getattr(torch.backends, "mps", None) and torch.backends.mps.is_available()):
+        raise InputError(f"device {device!r}: MPS is not available on this machine; use --device cpu")
+    return chosen
 
 
 def resolve_dtype(dtype: str | torch.dtype | None, device: torch.device) -> torch.dtype:

@@ -21,7 +21,6 @@ is bounded however long the passages are.
 """
 from __future__ import annotations
 
-import json
 import math
 import logging
 import weakref
@@ -33,6 +32,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from franq import files
 from franq.errors import InputError, ModelNotFoundError
 from franq.lm.load import check_model_dir, checkpoint_error, first_line, resolve_device
 from franq.types import EvidenceWindow
@@ -64,22 +64,21 @@ class ClaimVerdict:
     evidence: EvidenceWindow | None
 
 
+CARD_RANGES = {"max_length": (16, 8192), "window_words": (1, 100_000), "window_overlap_sentences": (0, 100)}
+"""The card's integer fields and their ranges (a 1-token pair budget or a negative window is a broken card)."""
+
+
 def read_card(directory: Path) -> dict:
     path = directory / "card.json"
     if not path.is_file():
         raise ModelNotFoundError(f"verifier: {directory} has no card.json (a franq verifier directory holds "
                                  "config.json, model.safetensors, the tokenizer files and card.json)")
-    try:
-        card = json.loads(path.read_text(encoding="utf-8"))
-    except ValueError as exc:
-        raise InputError(f"verifier: {path} is not valid JSON ({exc})") from None
+    card = files.read_json_file(path, what="verifier card")  # bounded (artefact_bytes), strict JSON
     if not isinstance(card, dict) or card.get("format") != FORMAT or card.get("version") != VERSION:
         raise InputError(f"verifier: {path}: expected 'format' {FORMAT!r} and 'version' {VERSION}, got "
-                         f"{card.get('format') if isinstance(card, dict) else card!r}")
-    for key in ("max_length", "window_words", "window_overlap_sentences"):
-        v = card.get(key)
-        if isinstance(v, bool) or not isinstance(v, int) or v < (0 if key == "window_overlap_sentences" else 1):
-            raise InputError(f"verifier: {path}: '{key}' must be a positive integer, got {v!r}")
+                         f"{card.get('format') if isinstance(card, dict) else type(card).__name__!r}")
+    for key, (low, high) in CARD_RANGES.items():
+        check_count(card.get(key), f"verifier: {path}: '{key}'", low, high)
     return card
 
 
@@ -97,6 +96,28 @@ def _scaling(card: dict, directory: Path) -> tuple[torch.Tensor, torch.Tensor] |
         raise InputError(f"verifier: {directory}/card.json: 'calibration' must be {{'method': 'vector_scaling', "
                          "'scale': three positive numbers, 'bias': three numbers}")
     return torch.tensor(cal["scale"], dtype=torch.float32), torch.tensor(cal["bias"], dtype=torch.float32)
+
+
+def check_count(v, where: str, low: int, high: int) -> int:
+    """``v`` when it is a whole number in ``[low, high]``, else a one-line error naming ``where``."""
+    if isinstance(v, bool) or not isinstance(v, int) or not low <= v <= high:
+        raise InputError(f"{where} must be a whole number from {low} to {high}, got {v!r:.40}")
+    return v
+
+
+def check_weights(directory: Path, model, info: dict) -> None:
+    """Every tensor the model expects was in the weights file, and every weight is finite:
+    a missing tensor would otherwise be filled with random numbers and score about 1/3
+    everywhere, silently."""
+    weights = next(f for f in ("model.safetensors", "pytorch_model.bin") if (directory / f).is_file())
+    missing = [k for k in info.get("missing_keys", ()) if "position_ids" not in k]
+    if missing:
+        more = f" and {len(missing) - 1} more" if len(missing) > 1 else ""
+        raise InputError(f"verifier: {directory / weights} has no tensor {missing[0]!r}{more}; the file is "
+                         "incomplete or for another architecture (refit or copy the verifier again)")
+    for name, tensor in model.state_dict().items():
+        if tensor.is_floating_point() and not bool(torch.isfinite(tensor).all()):
+            raise InputError(f"verifier: {directory / weights}: tensor {name!r} holds NaN or infinite values")
 
 
 class _Loaded:
@@ -121,11 +142,13 @@ def _load(directory: Path, device: torch.device, dtype: torch.dtype) -> _Loaded:
         return loaded
     try:
         tokenizer = AutoTokenizer.from_pretrained(directory, local_files_only=True)
-        model = AutoModelForSequenceClassification.from_pretrained(directory, local_files_only=True)
+        model, info = AutoModelForSequenceClassification.from_pretrained(
+            directory, local_files_only=True, output_loading_info=True)
     except OSError as exc:
         raise ModelNotFoundError(f"verifier: cannot load {directory}: {first_line(exc)}") from None
     except Exception as exc:  # noqa: BLE001 - transformers raises many types for a broken directory
         raise checkpoint_error("verifier", directory, exc) from None
+    check_weights(directory, model, info)
     model.to(device, dtype=dtype).eval()
     loaded = _LOADED[key] = _Loaded(tokenizer, model)
     return loaded
@@ -170,7 +193,9 @@ class Verifier:
         positions = int(getattr(self.model.config, "max_position_embeddings", 512))
         self.max_length = min(int(self.card["max_length"]), positions)
         self.max_batch_tokens = max(int(max_batch_tokens), self.max_length)
-        self.window_words = int(window_words or self.card["window_words"])
+        low, high = CARD_RANGES["window_words"]
+        self.window_words = check_count(self.card["window_words"] if window_words is None else window_words,
+                                        "verifier: window_words", low, high)
         self.overlap_sentences = int(self.card["window_overlap_sentences"])
         agg = self.card.get("aggregation") or {}
         self.aggregation = check_rule(aggregation or agg.get("rule") or DEFAULT_RULE)

@@ -15,6 +15,7 @@ import logging
 
 import click
 
+from franq.cli.options import COUNT
 from franq.lm.threads import configure_threads
 
 STRATEGIES = ("baseline", "critical", "hedge", "verify")
@@ -46,8 +47,8 @@ def command():
 @click.option("--poison", default="0,0.3", show_default=True, help="Poison ratios (no distractors).")
 @click.option("--distractors", default="0,8,20", show_default=True, help="Distractor counts (no poison).")
 @click.option("--seed", default=0, show_default=True, help="Shuffles questions, fake answers and passage order.")
-@click.option("--limit", type=int, help="Keep this many questions (after the seeded shuffle).")
-@click.option("--max-passage-words", type=int, help="Cut every passage to this many words.")
+@click.option("--limit", type=COUNT, help="Keep this many questions (after the seeded shuffle).")
+@click.option("--max-passage-words", type=COUNT, help="Cut every passage to this many words.")
 @click.option("--chat-model", help="Name of a model on an OpenAI-compatible server that writes the fake answers "
                                    "(default: a same-type answer of another question).")
 @click.option("--base-url", help="The server of --chat-model (e.g. http://localhost:8000/v1).")
@@ -87,7 +88,7 @@ def build_command(questions, pool, out_path, poison, distractors, seed, limit, m
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), required=True, help="Run directory (cache).")
 @click.option("--strategies", default=",".join(STRATEGIES), show_default=True)
 @click.option("--conditions", "only", help="Comma-separated condition names (default: all in the file).")
-@click.option("--limit", type=int, help="The first N questions of the file.")
+@click.option("--limit", type=COUNT, help="The first N questions of the file.")
 @click.option("--model", help="Local causal LM path (default: the embedded SmolLM2), or with --base-url the "
                               "server's model name.")
 @click.option("--base-url", help="An OpenAI-compatible server that answers instead of a local model.")
@@ -108,7 +109,7 @@ def run_command(conditions_path, out_dir, strategies, only, limit, model, base_u
 
     from . import build as b
     from . import models as m
-    from .run import run
+    from .run import CONDITION_FIELDS, require, run
 
     try:
         strategies = [s.strip() for s in strategies.split(",") if s.strip()]
@@ -116,6 +117,7 @@ def run_command(conditions_path, out_dir, strategies, only, limit, model, base_u
         if bad:
             raise franq.InputError(f"--strategies: unknown {bad}; known: {sorted(prompts.TRUST_STRATEGIES)}")
         records = b.read_jsonl(conditions_path)
+        require(records, CONDITION_FIELDS, conditions_path)  # before any model loads
         if only:
             names = {c.strip() for c in only.split(",")}
             records = [r for r in records if r["condition"] in names]

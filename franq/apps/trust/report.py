@@ -17,7 +17,7 @@ import numpy as np
 
 from .trust_metrics import (Meteor, Weights, answer_text, bootstrap, cited_ids, citation_prf, contains, detection, fake_overlap,
                       is_refusal, judge_match, mean_with_refusals, token_f1, weighted)
-from .run import ANSWERS, load_rows, row_key
+from .run import ANSWERS, ROW_FIELDS, load_rows, row_key
 
 SCORINGS = ("max", "excluded")
 MIN_N = 10
@@ -241,7 +241,7 @@ def write_report(run_dir, out_dir, *, weights: Weights = Weights(), embedding_mo
                  n_boot: int = 1000, plots: bool = True, embedder=None) -> list[Path]:
     from .models import Embedder, wordnet_reader
 
-    rows = list({row_key(r): r for r in load_rows(Path(run_dir) / ANSWERS)}.values())  # a rerun's row wins
+    rows = list({row_key(r): r for r in load_rows(Path(run_dir) / ANSWERS, ROW_FIELDS)}.values())  # a rerun's row wins
     if not rows:
         raise ValueError(f"{run_dir}: no answers (run `franq trust run` first)")
     out = Path(out_dir)

@@ -23,12 +23,37 @@ from .trust_metrics import answer_text, is_refusal
 ANSWERS = "answers.jsonl"
 
 
+KEY_FIELDS = ("id", "condition", "strategy", "model", "prompt_version", "max_new_tokens")
+"""What identifies a row of ``answers.jsonl``."""
+CONDITION_FIELDS = ("id", "condition", "question", "passages", "answers", "fake_answer", "gold_ids", "poison_ids",
+                    "poison_ratio", "poison_actual", "distractors")
+"""What every record of a conditions file (``franq trust build``) holds."""
+ROW_FIELDS = (*KEY_FIELDS, "answer", *CONDITION_FIELDS[4:])
+"""What every row ``franq trust report`` reads holds."""
+
+
 def row_key(r: dict) -> tuple:
-    return (r["id"], r["condition"], r["strategy"], r["model"], r["prompt_version"], r["max_new_tokens"])
+    return tuple(r[k] for k in KEY_FIELDS)
 
 
-def load_rows(path: Path) -> list[dict]:
-    """Rows of a (possibly interrupted) run; a torn last line is dropped."""
+def require(records: Sequence, fields: Sequence[str], where: str) -> None:
+    """One line naming the record and field for the first record that is not an object
+    holding every one of ``fields`` (never a KeyError)."""
+    for n, r in enumerate(records, 1):
+        missing = [f for f in fields if f not in r] if isinstance(r, dict) else ["(not an object)"]
+        if missing:
+            raise franq.InputError(f"{where}, record {n}: no {missing[0]!r} field (each record needs "
+                                   f"{', '.join(fields)})")
+        passages = r.get("passages", [])
+        bad = not isinstance(passages, list) or any(
+            not isinstance(p, dict) or not isinstance(p.get("text"), str) or not isinstance(p.get("title"), str)
+            for p in passages)
+        if bad:
+            raise franq.InputError(f"{where}, record {n}: 'passages' must be a list of {{title, text}} strings")
+
+
+def load_rows(path: Path, fields: Sequence[str] = KEY_FIELDS) -> list[dict]:
+    """Rows of a (possibly interrupted) run, each holding ``fields``; a torn line is dropped."""
     if not path.exists():
         return []
     rows = []
@@ -37,6 +62,7 @@ def load_rows(path: Path) -> list[dict]:
             rows.append(json.loads(line))
         except json.JSONDecodeError:
             continue
+    require(rows, fields, str(path))
     return rows
 
 
@@ -61,6 +87,7 @@ def run(records: Sequence[dict], *, generator, out_dir: str | Path, strategies: 
         franq_pipeline=None, franq_conditions: Sequence[str] | None = None, judge=None,
         progress: Callable | None = None) -> dict:
     """Answer, score and cache; returns counts (done before, computed now)."""
+    require(records, CONDITION_FIELDS, "conditions")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     path = out / ANSWERS
