@@ -147,6 +147,20 @@ def build_config(args):
                                   "calibration.on_mismatch": "force" if args.slot_check else None})
 
 
+def without_slots_calibrator(pipeline, config):
+    """The slot check renames the stack (":slots"), which no shipped calibrator is fitted for:
+    rebuild with the shipped long-form calibrator of the same stack without it, forced."""
+    import franq
+    from franq.calibrate import default_calibrator_path
+
+    stack = dict(pipeline.preset("long").stack)
+    stack["faithfulness"] = stack["faithfulness"].removesuffix(":slots")
+    path = default_calibrator_path(stack)
+    if path is None:
+        return pipeline
+    return franq.Franq.from_config(config.with_overrides({"calibration.calibrator": str(path)}))
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--verifier", default=None, help="A franq verifier directory (default: the config's).")
@@ -154,7 +168,7 @@ def main(argv=None) -> int:
     ap.add_argument("--config", default=None, help="A franq config file (default: the default config).")
     ap.add_argument("--no-slot-check", action="store_true", help="Turn the verifier's slot check off.")
     ap.add_argument("--slot-check", action="store_true",
-                    help="Turn it on (the calibrator fitted for the stack without it is applied: on_mismatch=force).")
+                    help="Turn it on (the shipped calibrator of the stack without it is applied: on_mismatch=force).")
     ap.add_argument("--data", default=str(DATA))
     ap.add_argument("--limit", type=int, default=None, help="Only the first N answers (a quick look).")
     ap.add_argument("--threads", type=int, default=1)
@@ -169,13 +183,15 @@ def main(argv=None) -> int:
     rows = load(Path(args.data))[: args.limit]
     t0 = time.perf_counter()
     pipeline = franq.Franq.from_config(config)
+    if args.slot_check and config.calibration.calibrator == "default":
+        pipeline = without_slots_calibrator(pipeline, config)
     recs = score_rows(pipeline, rows)
     seconds = time.perf_counter() - t0
     s = summarise(recs)
     cmd = "OMP_NUM_THREADS=1 python benchmarks/bench_userdev.py " + " ".join(argv if argv is not None else sys.argv[1:])
     header = (f"# User-style dev set through the product path\n\n`{cmd.strip()}`\n\n"
               f"{len(rows)} answers, {s['claims']} claims (datasets/userdev, hand-written, never trained on); "
-              f"faithfulness: {pipeline.faithfulness.name}; calibrator: {config.calibration.calibrator} "
+              f"faithfulness: {pipeline.faithfulness.name}; calibrator: {Path(pipeline.config.calibration.calibrator).name} "
               f"({s['calibrated']} of {s['scored']} claims calibrated); {args.threads} torch thread(s); {seconds:.0f} s in all.")
     text = render(s, header)
     print(text)

@@ -14,7 +14,7 @@ from typing import Any
 
 from franq import files
 from franq import io_forms as forms
-from franq.errors import InputError
+from franq.errors import InputError, redact
 from franq.limits import LIMITS, LimitError, check, check_example
 from franq.files import (
     DuplicateKeyError, atomic_open, atomic_write, check_outputs, iter_lines, no_duplicate_keys, read_json_file,
@@ -287,6 +287,7 @@ def _kept(meta: Mapping | None, fields: dict, passage_extra: dict, unknown: form
         return None if meta is None else dict(meta)
     out = dict(meta or {})
     if fields:
+        fields = {redact(k): v for k, v in fields.items()}  # a secret given as a field name is masked
         out["unknown_fields"] = fields
         (unknown or forms.UnknownFields()).note(fields)
     if passage_extra:

@@ -340,7 +340,7 @@ CONFIG_ERRORS = [
     ({"faithfulness": {"map": 3}}, "'faithfulness.map': expected a string"),
     ({"uq": {"seed": "1"}}, "'uq.seed': expected an integer, got str"),
     ({"uq": {"temperature": True}}, "'uq.temperature': expected a number, got bool"),
-    ({"uq": {"temperature": -0.5}}, "'uq.temperature': expected a number >= 0"),
+    ({"uq": {"temperature": -0.5}}, "'uq.temperature': expected a finite number from 0 to"),
     ({"uq": {"n_samples": 1}}, "'uq.n_samples': expected an integer >= 2"),
     ({"uq": {"long": {"faith": 3}}}, "'uq.long.faith': expected a string, got int"),
     ({"uq": {"short": {"extra": [1]}}}, "'uq.short.extra[0]': expected a string, got int"),

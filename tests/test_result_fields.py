@@ -139,7 +139,7 @@ def test_collapsed_calibrator_warns_when_fitted_by_franq_calibrate_and_when_load
     cal, _ = fit_franq_calibrator(data, variant="calibrated")
     assert any("calibrated P(true) collapses to 1 distinct value" in w for w in cal.warnings_)
     out = tmp_path / "collapsed.json"
-    res = CliRunner().invoke(main, ["fit", "calibrator", str(scored), "-o", str(out), "--variant", "calibrated"])
+    res = CliRunner().invoke(main, ["fit", "calibrator", str(scored), "-o", str(out), "--variant", "calibrated", "--min-per-condition", "1", "--folds", "2"])
     assert res.exit_code == 0, res.output
     assert "warning: on its training claims: calibrated P(true) collapses" in res.output
     loaded = make_franq(tiny_lm, {"calibration": {"calibrator": str(out)}}).score(QUESTION, PASSAGES, ANSWER)

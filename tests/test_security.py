@@ -56,9 +56,15 @@ def test_api_key_in_environment_never_reaches_outputs_errors_or_logs(tmp_path, t
     cfg = tmp_path / "cfg.json"
     cfg.write_text(json.dumps({"model": {"path": str(tiny_lm_path)}}))
     out = tmp_path / "out.jsonl"
-    res = CliRunner().invoke(main, ["-v", "score", str(src), "-o", str(out), "--config", str(cfg)])
+    res = CliRunner().invoke(main, ["-v", "score", str(src), "-o", str(out), "--config", str(cfg), "--strict"])
     assert res.exit_code == 0, res.output
     errors = (tmp_path / "out.jsonl.errors.jsonl").read_text()
-    assert "OPENAI_API_KEY redacted" in errors
+    assert "OPENAI_API_KEY redacted" in errors  # strict: the unknown field is refused, its name masked
     for text in (out.read_text(), errors, res.output, res.stderr, caplog.text):
+        assert key not in text
+    kept = tmp_path / "kept.jsonl"  # by default the field is kept in meta: masked there and in the notice too
+    res = CliRunner().invoke(main, ["-v", "score", str(src), "-o", str(kept), "--config", str(cfg)])
+    assert res.exit_code == 0, res.output
+    assert "unknown_fields" in kept.read_text()
+    for text in (kept.read_text(), res.output, res.stderr, caplog.text):
         assert key not in text

@@ -44,8 +44,8 @@ CHECKS = registry.names("checks")  # the answering app's, then plugins' (entry p
                    "config's [fallbacks.model] path, a second model with the passages).")
 @click.option("--policy", "policy_path", type=click.Path(exists=True, dir_okay=False),
               help="Threshold policy JSON from `franq selective threshold` (sets the check, fallback and threshold).")
-@click.option("--verify-threshold", type=Number(-1.0, 1.0), default=None,
-              help="Answer when the check's score is at least this (default: the policy's; else 0.5, 0 for dual).")
+@click.option("--verify-threshold", type=Number(), default=None,
+              help="Answer when the check's score is at least this (default: the policy's; else 0.5, 0 for dual; above every score: always fall back).")
 @stack
 def answer(question, passages, max_new_tokens, fmt, raw_csv, html_path, threshold, quiet, verify, fallback, policy_path,
            verify_threshold, stack: StackFlags):
