@@ -188,3 +188,14 @@ def verifier_dir(tmp_path_factory):
 
     torch.set_num_threads(1)
     return build_verifier(tmp_path_factory.mktemp("verifier") / "tiny")
+
+
+@pytest.fixture(autouse=True)
+def _limits_in_force_reset():
+    """franq.limits.use_limits holds the run's limits process-wide (a CLI run, a Franq built
+    with [limits]); each test starts from the defaults, as a new process would."""
+    from franq import limits
+
+    limits.use_limits(None)
+    yield
+    limits.use_limits(None)
