@@ -47,17 +47,13 @@ def fit_vector_scaling(logits: np.ndarray, labels: np.ndarray, weights: np.ndarr
     return a.detach().numpy(), b.detach().numpy(), before, after
 
 
-def calibrate(verifier, dev: dict[str, list[dict]]) -> dict:
+def calibrate(dev: dict[str, list[dict]], read: dict[str, np.ndarray]) -> dict:
     """The card's ``calibration`` entry, fitted on every dev source (each weighted equally)
-    as :func:`franq.fit.verifier.train.dev_probabilities` reads them (``verifier``: the
+    from its probabilities ``read`` by :func:`franq.fit.verifier.train.read_dev` (the
     written folder, loaded without scaling)."""
-    from franq.fit.verifier.train import dev_probabilities
-
     logp, labels, weights, used = [], [], [], {}
-    for name, pairs in dev.items():
-        if not pairs:
-            continue
-        probs = dev_probabilities(verifier, pairs)
+    for name, probs in read.items():
+        pairs = dev[name]
         logp.append(np.log(np.clip(probs, 1e-12, 1.0)))
         labels.append(np.array([p["label"] for p in pairs]))
         weights.append(np.full(len(pairs), 1.0 / len(pairs)))

@@ -47,18 +47,21 @@ def dev_probabilities(verifier, pairs: list[dict]) -> np.ndarray:
                      for _, probs in per_claim])
 
 
-def evaluate(verifier, dev: dict[str, list[dict]]) -> dict:
-    """Per dev source, through :func:`dev_probabilities` (the product's reading): three-way
-    accuracy / balanced accuracy where the source has three labels; supported-vs-not BAcc at
-    0.5 and AUROC of P_supported everywhere."""
+def read_dev(verifier, dev: dict[str, list[dict]]) -> dict[str, np.ndarray]:
+    """:func:`dev_probabilities` of every non-empty dev source, read once for the metrics and the scaling fit."""
+    return {name: dev_probabilities(verifier, pairs) for name, pairs in dev.items() if pairs}
+
+
+def evaluate(dev: dict[str, list[dict]], read: dict[str, np.ndarray]) -> dict:
+    """Per dev source, from its probabilities ``read`` by :func:`read_dev` (the product's
+    reading): three-way accuracy / balanced accuracy where the source has three labels;
+    supported-vs-not BAcc at 0.5 and AUROC of P_supported everywhere."""
     from franq.evaluation.common import auroc
 
     metrics = {}
-    for name, pairs in dev.items():
-        if not pairs:
-            continue
+    for name, probs in read.items():
+        pairs = dev[name]
         y = np.array([p["label"] for p in pairs])
-        probs = dev_probabilities(verifier, pairs)
         m = metrics.setdefault(name, {})
         if len(np.unique(y)) == 3:
             yhat = probs.argmax(1)
@@ -189,13 +192,15 @@ def fit_verifier(*, raw: Path, datasets: Path, manifest_path: Path, out: Path, s
     from franq.verifier import Verifier  # the dev sets are read as franq reads claims, by the written folder
 
     verifier = Verifier(out, device=device)
-    card["dev_metrics"] = evaluate(verifier, data["dev"])
+    read = read_dev(verifier, data["dev"])
+    card["dev_metrics"] = evaluate(data["dev"], read)
     if scaling:
         from franq.fit.verifier.scaling import calibrate
 
-        card["calibration"] = calibrate(verifier, data["dev"])
+        card["calibration"] = calibrate(data["dev"], read)
         (out / "card.json").write_text(json.dumps(card, indent=1) + "\n", encoding="utf-8")
-        card["dev_metrics_scaled"] = evaluate(Verifier(out, device=device), data["dev"])  # the card's scaling applied
+        scaled = Verifier(out, device=device)  # the card's scaling applied (it can move the window that decides)
+        card["dev_metrics_scaled"] = evaluate(data["dev"], read_dev(scaled, data["dev"]))
     (out / "card.json").write_text(json.dumps(card, indent=1) + "\n", encoding="utf-8")
     (out / "CARD.md").write_text(card_markdown(card), encoding="utf-8")
     loop.finished(out)
