@@ -63,6 +63,11 @@ def _userdev(m: np.ndarray, labels: list[str], kinds: list[str]) -> dict:
     return out
 
 
+def _verified(v, items) -> np.ndarray:
+    """``(n, 3)``: each claim's (P_supported, P_contradicted, P_not_mentioned) against its passages."""
+    return np.array([[c.p_supported, c.p_contradicted, c.p_not_mentioned] for c in v.verify(items)])
+
+
 def evaluate(model_dir: str, device: str) -> dict:
     from franq.fit.verifier.eval import long_evidence_sets
     from franq.verifier import Verifier
@@ -71,12 +76,11 @@ def evaluate(model_dir: str, device: str) -> dict:
     res: dict = {"name": v.name}
     for name, (items, y) in long_evidence_sets(ROOT / "datasets").items():
         t0 = time.perf_counter()
-        m = np.array([[c.p_supported, c.p_contradicted, c.p_not_mentioned] for c in v.verify(items)])
+        m = _verified(v, items)
         res[name] = {**_binary(m, np.asarray(y)), "seconds": round(time.perf_counter() - t0, 1)}
     if USERDEV.is_file():
         items, labels, kinds = userdev_items()
-        m = np.array([[c.p_supported, c.p_contradicted, c.p_not_mentioned] for c in v.verify(items)])
-        res["userdev"] = _userdev(m, labels, kinds)
+        res["userdev"] = _userdev(_verified(v, items), labels, kinds)
     return res
 
 
