@@ -1,6 +1,6 @@
 """Can surface cues tell the label of the contrastive verifier pairs (issue 44, item 1)?
 
-    python benchmarks/bench_contrast_cues.py --raw /work/shared/data/raw [--datasets datasets]
+    python benchmarks/bench_contrast_cues.py [--raw DIR] [--datasets datasets]   # --raw default: $FRANQ_RAW_DATA
         [--seed 0] [--out benchmarks/results/contrast-cues.md]
 
 Builds the pairs of :func:`franq.fit.verifier.contrast.contrastive_pairs` twice, as shipped
@@ -51,11 +51,14 @@ def fmt(x: float | None) -> str:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--raw", type=Path, required=True)
+    ap.add_argument("--raw", type=Path, default=None, help="shared/data/raw (default: $FRANQ_RAW_DATA)")
     ap.add_argument("--datasets", type=Path, default=Path("datasets"))
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", type=Path, default=Path("benchmarks/results/contrast-cues.md"))
     args = ap.parse_args()
+    from franq.evaluation.data import raw_data_dir
+
+    args.raw = raw_data_dir(args.raw)
     t = time.time()
     docs = documents(args.raw, args.datasets)
     ents = entity_spans(sorted({s for ds in docs.values() for d in ds for s in d}), ner())
