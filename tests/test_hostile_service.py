@@ -96,9 +96,13 @@ def test_when_every_connection_is_busy_a_new_one_gets_503(tiny_lm):
         for _ in range(2):  # heads complete, bodies pending: requests in progress, not idle
             s = socket.create_connection((host, int(port)))
             s.sendall(b"POST /score HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
-                      b"Content-Length: 100\r\n\r\n{")
+                      b"Content-Length: 100\r\nExpect: 100-continue\r\n\r\n")
+            s.settimeout(30)  # a safety net against a hang, not a measurement
+            # the server read the head and its handler asks for the body: the request is in progress
+            # (a connection without a head would be evicted, not busy), however busy the machine is
+            assert s.recv(64).startswith(b"HTTP/1.1 100")
+            s.sendall(b"{")
             busy.append(s)
-        time.sleep(0.3)  # for the server to read both heads (a connection without one is evicted, not busy)
         try:
             late = socket.create_connection((host, int(port)))
             got = _read_all(late)
