@@ -48,6 +48,7 @@ def dirs(tmp_path_factory):
 
 
 def backend(dirs, name, **kw):
+    kw.setdefault("device", "cpu")  # the written-out inference below runs on the CPU
     if name.startswith("minicheck"):
         return MiniCheckFaithfulness(dirs[name], **kw)
     if name == "hhem":
@@ -125,13 +126,13 @@ def test_batched_scores_equal_one_at_a_time_and_duplicates_are_scored_once(loade
 
 
 def test_minicheck_long_document_is_chunked_and_scored_by_its_best_chunk(dirs):
-    b = MiniCheckFaithfulness(dirs["minicheck-flan-t5"], chunk_size=14)  # the longest sentence: 13 words
+    b = backend(dirs, "minicheck-flan-t5", chunk_size=14)  # the longest sentence: 13 words
     chunks = b.chunks(CONTEXT)
     assert len(chunks) > 1 and all(len(c.split()) <= 14 for c in chunks)
     assert " ".join(chunks).split() == CONTEXT.split()  # every word kept, in order
     got = b.predict([(CONTEXT, c) for c in CLAIMS])
     assert_float32_close(got, [published(b, "minicheck-flan-t5", chunks, c) for c in CLAIMS])
-    roberta = MiniCheckFaithfulness(dirs["minicheck-roberta"], chunk_size=16)  # tokens of its tokenizer
+    roberta = backend(dirs, "minicheck-roberta", chunk_size=16)  # tokens of its tokenizer
     assert len(roberta.chunks(CONTEXT)) > 1
     assert all(len(roberta.tokenizer(c, add_special_tokens=False)["input_ids"]) <= 16 for c in roberta.chunks(CONTEXT))
 
@@ -172,7 +173,7 @@ def test_hhem_reads_the_leading_pad_token_and_its_config_prompt(loaded, dirs, tm
     assert b.tokenizer(HHEM_PROMPT.format("x", "y"))["input_ids"][0] == b.tokenizer.pad_token_id == 0
     assert b.prompt.format(text1="x", text2="y") == HHEM_PROMPT.format("x", "y")  # config.json's
     # batches by padded tokens: a budget smaller than any input scores each alone, same values
-    tight = HHEMFaithfulness(dirs["hhem"], foundation=dirs["foundation"], batch_tokens=1)
+    tight = backend(dirs, "hhem", batch_tokens=1)
     pairs = [(CONTEXT, c) for c in CLAIMS]
     assert_float32_close(tight.predict(pairs), b.predict(pairs))
 
@@ -286,7 +287,7 @@ def labelled(path, n_repeat=6):
 @pytest.mark.parametrize("name", BACKENDS)
 def test_fit_calibrator_for_each_backend_from_labelled_data_via_config(dirs, tmp_path, tiny_lm_path, tiny_lm, name):
     section = name.split("-")[0]
-    table = {"model": str(dirs[name])}
+    table = {"model": str(dirs[name]), "device": "cpu"}
     if name == "hhem":
         table["foundation"] = str(dirs["foundation"])
     lines = [f'[faithfulness]\nname = "{section}"\n[faithfulness.{section}]\n']
