@@ -228,7 +228,7 @@ def test_a_missing_path_or_file_is_one_line_naming_what_is_missing(dirs, tmp_pat
     with pytest.raises(ModelNotFoundError, match=r"'faithfulness.factcg.model': .* has no weights") as e:
         FactCGFaithfulness(no_weights)
     one_line(e)
-    with pytest.raises(ModelNotFoundError, match="'faithfulness.hhem.foundation': required: .*google/flan-t5-base") as e:
+    with pytest.raises(ModelNotFoundError, match="'faithfulness.hhem.foundation': required: .*flan-t5-base") as e:
         HHEMFaithfulness(dirs["hhem"])  # HHEM's own directory holds no T5 config or tokenizer
     one_line(e)
     config_only = tmp_path / "config-only"
@@ -263,25 +263,9 @@ def test_a_model_of_another_kind_or_layout_is_refused_in_one_line(dirs, tmp_path
 
 
 # ------------------------------------------------------------------------------ fit calibrator
-FACTS = [("Where is the Eiffel Tower?", "The Eiffel Tower is in Paris. It was built in 1900.", (True, False)),
-         ("Who designed the tower?", "Gustave Eiffel designed the tower. He was a French engineer.", (True, True)),
-         ("When was the tower built?", "The tower was built in 1950. It is in Berlin.", (False, False))]
+FACT = ("Where is the Eiffel Tower?", "The Eiffel Tower is in Paris. It was built in 1900.")
 PASSAGE = ("The Eiffel Tower is a wrought iron lattice tower in Paris, France, built from 1887 to 1889. "
            "Gustave Eiffel was a French engineer. Paris is the capital of France.")
-
-
-def labelled(path, n_repeat=6):
-    rng = np.random.default_rng(0)
-    with open(path, "w", encoding="utf-8") as f:
-        for r in range(n_repeat):
-            for i, (q, a, truth) in enumerate(FACTS):
-                first, second = a.split(". ", 1)
-                claims = [{"text": first + ".", "is_true": truth[0], "is_faithful": truth[0] if r % 2 else None},
-                          {"text": second, "is_true": bool(truth[1] or rng.random() < 0.3),
-                           "is_faithful": truth[1] if r % 2 else None}]
-                f.write(json.dumps({"id": f"{r}-{i}", "question": q, "passages": [PASSAGE], "answer": a,
-                                    "claims": claims}) + "\n")
-    return path
 
 
 @pytest.mark.parametrize("name", BACKENDS)
@@ -293,7 +277,9 @@ def test_fit_calibrator_for_each_backend_from_labelled_data_via_config(dirs, tmp
     lines = [f'[faithfulness]\nname = "{section}"\n[faithfulness.{section}]\n']
     lines += [f'{k} = "{v}"\n' for k, v in table.items()]
     (tmp_path / "franq.toml").write_text("".join(lines), encoding="utf-8")
-    res = CliRunner().invoke(main, ["fit", "calibrator", str(labelled(tmp_path / "train.jsonl")),
+    from test_calibrate_cli import _raw_examples  # 5 facts x 4: 20 labelled answers, 40 claims
+
+    res = CliRunner().invoke(main, ["fit", "calibrator", str(_raw_examples(tmp_path / "train.jsonl", n_repeat=4)),
                                     "-o", str(tmp_path / "cal.json"), "--model", str(tiny_lm_path),
                                     "--config", str(tmp_path / "franq.toml"), "--min-per-condition", "2",
                                     "--folds", "2"])
@@ -301,11 +287,40 @@ def test_fit_calibrator_for_each_backend_from_labelled_data_via_config(dirs, tmp
     cal = json.loads((tmp_path / "cal.json").read_text())
     faithfulness = cal["fitted_for"]["faithfulness"]
     assert faithfulness == backend(dirs, name).name
-    scored = [json.loads(x) for x in open(tmp_path / "cal.scored.jsonl", encoding="utf-8")]
+    scored = [json.loads(x) for x in (tmp_path / "cal.scored.jsonl").read_text(encoding="utf-8").splitlines()]
     p = [c["p_faithful"] for r in scored for c in r["claims"]]
-    assert len(p) == 36 and len(set(p)) > 1 and all(c["p_contradicted"] is None for r in scored for c in r["claims"])
+    assert len(p) == 40 and len(set(p)) > 1 and all(c["p_contradicted"] is None for r in scored for c in r["claims"])
     # the pipeline finds and applies it for the same backend
     franq = make_franq(tiny_lm, {"faithfulness": {"name": section, section: table},
                                  "calibration": {"calibrator": str(tmp_path / "cal.json")}})
-    result = franq.score(FACTS[0][0], [PASSAGE], FACTS[0][1])
+    result = franq.score(FACT[0], [PASSAGE], FACT[1])
     assert result.calibration and all(c.p_true_calibrated is not None for c in result.scored)
+
+
+def test_the_cli_refuses_a_backend_directory_without_weights_in_one_line(dirs, tmp_path, tiny_lm_path):
+    from conftest import GOOD
+
+    partial = tmp_path / "MiniCheck-Flan-T5-Large"
+    partial.mkdir()
+    for f in dirs["minicheck-flan-t5"].iterdir():
+        if not f.name.endswith(".safetensors"):
+            (partial / f.name).write_bytes(f.read_bytes())
+    (tmp_path / "in.jsonl").write_text(json.dumps(GOOD) + "\n", encoding="utf-8")
+    for model, said in ((partial, "has no weights (model.safetensors or pytorch_model.bin)"),
+                        (tmp_path / "nowhere", "no file or directory at")):
+        (tmp_path / "franq.toml").write_text(f'[faithfulness]\nname = "minicheck"\n[faithfulness.minicheck]\n'
+                                             f'model = "{model}"\n', encoding="utf-8")
+        res = CliRunner().invoke(main, ["score", str(tmp_path / "in.jsonl"), "-o", str(tmp_path / "out.jsonl"),
+                                        "--model", str(tiny_lm_path), "--config", str(tmp_path / "franq.toml"),
+                                        "--calibrator", "none"])
+        assert res.exit_code != 0 and "Traceback" not in res.output, res.output
+        error = [line for line in res.output.splitlines() if "Error" in line]
+        assert len(error) == 1 and said in error[0] and "minicheck" in error[0], res.output
+
+
+def test_sentences_and_words_as_nltk_splits_them_with_or_without_its_punkt_model():
+    from franq.faithfulness.published import sent_tokenize, word_tokenize
+
+    assert sent_tokenize("The tower is tall. Paris is in France.") == ["The tower is tall.", "Paris is in France."]
+    assert word_tokenize('He said "no." It was built in 1889.') == ["He", "said", "``", "no", ".", "''", "It", "was",
+                                                                    "built", "in", "1889", "."]

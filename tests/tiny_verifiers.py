@@ -75,8 +75,8 @@ def _spread(linear, std: float) -> None:
 def tiny_t5_config(vocab_size: int, **extra):
     from transformers import T5Config
 
-    values = dict(d_model=32, d_kv=8, d_ff=64, num_layers=2, num_decoder_layers=1, num_heads=4,
-                  decoder_start_token_id=0, pad_token_id=0, eos_token_id=1)
+    values = {"d_model": 32, "d_kv": 8, "d_ff": 64, "num_layers": 2, "num_decoder_layers": 1, "num_heads": 4,
+              "decoder_start_token_id": 0, "pad_token_id": 0, "eos_token_id": 1}
     return T5Config(vocab_size=vocab_size, **{**values, **extra})
 
 

@@ -29,13 +29,12 @@ FactCG is binary: no three-way reading, P_supported only.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
 from franq.errors import InputError
-from franq.faithfulness.published import (load, max_over_chunks, model_dir, positive, sent_tokenize, to_device,
+from franq.faithfulness.published import (ChunkedVerifier, load, model_dir, positive, sent_tokenize, to_device,
                                           word_tokenize)
 from franq.settings import Setting
 
@@ -64,10 +63,10 @@ def chunk_document(text: str, max_words: int = MAX_CHUNK_WORDS) -> list[str]:
     return chunks
 
 
-class FactCGFaithfulness:
-    """P_supported from the FactCG-DeBERTa-v3-Large checkpoint."""
+class FactCGFaithfulness(ChunkedVerifier):
+    """P_supported from the FactCG-DeBERTa-v3-Large checkpoint: the max over the context's
+    chunks for each ``(context, claim)``."""
 
-    needs = frozenset()
     settings = (
         Setting("model", str, None, "a local FactCG-DeBERTa-v3-Large directory (config.json, weights, tokenizer)",
                 required=True),
@@ -101,29 +100,18 @@ class FactCGFaithfulness:
         self.model, self.device = to_device(net, device)
         self.batch_size = batch_size
         self.name = f"factcg:{d.name}"
-        self._chunks: dict[str, list[str]] = {}
 
-    def chunks(self, document: str) -> list[str]:
-        if document not in self._chunks:
-            if len(self._chunks) > 256:
-                self._chunks.clear()
-            self._chunks[document] = chunk_document(document)
-        return self._chunks[document]
+    def split(self, document: str) -> list[str]:
+        """The document's chunks, as FactCG makes them."""
+        return chunk_document(document)
 
-    def _score(self, items: list[tuple[str, str]]) -> np.ndarray:
+    def score(self, items: list[tuple[str, str]]) -> np.ndarray:
+        """FactCG's P(support) of (chunk, claim) inputs, in one forward pass."""
         import torch
 
         texts = [TEMPLATE.format(text_a=chunk, text_b=claim) for chunk, claim in items]
-        enc = self.tokenizer(texts, max_length=MAX_LENGTH, truncation="only_first", padding="longest",
-                             return_tensors="pt")
-        enc = {k: v.to(self.device) for k, v in enc.items() if k in ("input_ids", "attention_mask", "token_type_ids")}
+        enc = self.inputs(self.tokenizer(texts, max_length=MAX_LENGTH, truncation="only_first", padding="longest",
+                                         return_tensors="pt"))
         with torch.inference_mode():
             logits = self.model(**enc).logits
         return torch.softmax(logits.float(), dim=-1)[:, 1].double().cpu().numpy()
-
-    def predict(self, pairs: Sequence[tuple[str, str]], evidence=None) -> np.ndarray:
-        """FactCG's score for each ``(context, claim)``: the max over the context's chunks."""
-        if not pairs:
-            return np.zeros(0, dtype=np.float64)
-        return max_over_chunks([self.chunks(c) for c, _ in pairs], [s for _, s in pairs], self._score,
-                               batch_size=self.batch_size)

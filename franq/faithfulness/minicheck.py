@@ -43,7 +43,7 @@ from pathlib import Path
 import numpy as np
 
 from franq.errors import InputError
-from franq.faithfulness.published import (load, max_over_chunks, model_dir, model_type, positive, sent_tokenize,
+from franq.faithfulness.published import (ChunkedVerifier, load, model_dir, model_type, positive, sent_tokenize,
                                           to_device)
 from franq.settings import Setting
 
@@ -83,10 +83,10 @@ def pack(sentences: Sequence[str], size: int, count) -> list[str]:
     return [c for c in (c.replace(" \n ", "\n").strip() for c in chunks) if c]
 
 
-class MiniCheckFaithfulness:
-    """P_supported from a MiniCheck model directory (flan-t5, roberta or deberta)."""
+class MiniCheckFaithfulness(ChunkedVerifier):
+    """P_supported from a MiniCheck model directory (flan-t5, roberta or deberta): its
+    max_support_prob for each ``(context, claim)``."""
 
-    needs = frozenset()
     settings = (
         Setting("model", str, None, "a local MiniCheck model directory (e.g. MiniCheck-Flan-T5-Large)", required=True),
         Setting("kind", str, None, f"one of {list(KINDS)} (unset: from the model's config.json)"),
@@ -139,7 +139,6 @@ class MiniCheckFaithfulness:
                                  "classifiers have 2 (unsupported, supported)")
         self.model, self.device = to_device(net, device)
         self.name = f"minicheck-{self.kind}:{d.name}"
-        self._chunks: dict[str, list[str]] = {}
 
     def _count(self, sentence: str) -> int:
         if self.kind == "flan-t5":
@@ -147,22 +146,19 @@ class MiniCheckFaithfulness:
         return len(self.tokenizer(sentence, padding=False, add_special_tokens=False, max_length=self.max_length,
                                   truncation=True)["input_ids"])
 
-    def chunks(self, document: str) -> list[str]:
+    def split(self, document: str) -> list[str]:
         """The document's chunks, as MiniCheck makes them."""
-        if document not in self._chunks:
-            if len(self._chunks) > 256:
-                self._chunks.clear()
-            self._chunks[document] = pack(sentences_with_newlines(document) or [""], self.chunk_size, self._count)
-        return self._chunks[document]
+        return pack(sentences_with_newlines(document) or [""], self.chunk_size, self._count)
 
-    def _score(self, items: list[tuple[str, str]]) -> np.ndarray:
+    def score(self, items: list[tuple[str, str]]) -> np.ndarray:
+        """MiniCheck's P(support) of (chunk, claim) inputs, in one forward pass."""
         import torch
 
         texts = [self.tokenizer.eos_token.join([chunk, claim]) for chunk, claim in items]
         if self.kind == "flan-t5":
             texts = ["predict: " + t for t in texts]
-        enc = self.tokenizer(texts, max_length=self.max_length, truncation=True, padding=True, return_tensors="pt")
-        enc = {k: v.to(self.device) for k, v in enc.items() if k in ("input_ids", "attention_mask", "token_type_ids")}
+        enc = self.inputs(self.tokenizer(texts, max_length=self.max_length, truncation=True, padding=True,
+                                         return_tensors="pt"))
         with torch.inference_mode():
             if self.kind == "flan-t5":
                 start = torch.zeros((enc["input_ids"].size(0), 1), dtype=torch.long, device=self.device)
@@ -171,10 +167,3 @@ class MiniCheckFaithfulness:
             else:
                 logits = self.model(**enc).logits
             return torch.softmax(logits.float(), dim=-1)[:, 1].double().cpu().numpy()
-
-    def predict(self, pairs: Sequence[tuple[str, str]], evidence=None) -> np.ndarray:
-        """MiniCheck's max_support_prob for each ``(context, claim)``."""
-        if not pairs:
-            return np.zeros(0, dtype=np.float64)
-        return max_over_chunks([self.chunks(c) for c, _ in pairs], [s for _, s in pairs], self._score,
-                               batch_size=self.batch_size)

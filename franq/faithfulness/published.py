@@ -32,39 +32,46 @@ WEIGHT_FILES = ("model.safetensors", "model.safetensors.index.json", "pytorch_mo
                 "pytorch_model.bin.index.json")
 
 
-@functools.lru_cache(maxsize=8)
-def _warn_once(what: str) -> None:
-    log.warning(what)
-
-
-def sent_tokenize(text: str) -> list[str]:
-    """NLTK's ``sent_tokenize`` (English Punkt), as MiniCheck and FactCG call it."""
+@functools.lru_cache(maxsize=1)
+def _sentence_splitter() -> Callable[[str], list[str]]:
+    """NLTK's English Punkt ``sent_tokenize``; else (warned once) an untrained Punkt, or franq's splitter."""
     try:
         import nltk
     except ImportError:
         from claims.decompose import split_sentences
 
-        _warn_once("nltk is not installed: sentences for the published verifiers' chunks are split by franq's "
-                   "splitter (pip install nltk for the published code's split)")
-        return [text[s:e] for s, e in split_sentences(text)]
+        log.warning("nltk is not installed: sentences for the published verifiers' chunks are split by franq's "
+                    "splitter (pip install nltk for the published code's split)")
+        return lambda text: [text[s:e] for s, e in split_sentences(text)]
     try:
-        return nltk.sent_tokenize(text)
+        nltk.sent_tokenize("Punkt. Loaded.")
+        return nltk.sent_tokenize
     except LookupError:
         from nltk.tokenize.punkt import PunktSentenceTokenizer
 
-        _warn_once("nltk's Punkt model is not installed: sentences for the published verifiers' chunks are split "
-                   "by an untrained Punkt tokenizer (python -m nltk.downloader punkt_tab for the published split)")
-        return PunktSentenceTokenizer().tokenize(text)
+        log.warning("nltk's Punkt model is not installed: sentences for the published verifiers' chunks are split "
+                    "by an untrained Punkt tokenizer (python -m nltk.downloader punkt_tab for the published split)")
+        return PunktSentenceTokenizer().tokenize
+
+
+@functools.lru_cache(maxsize=1)
+def _word_splitter() -> Callable[[str], list[str]]:
+    try:
+        from nltk.tokenize import NLTKWordTokenizer
+    except ImportError:
+        return lambda text: re.findall(r"\w+|[^\w\s]", text)
+    return NLTKWordTokenizer().tokenize
+
+
+def sent_tokenize(text: str) -> list[str]:
+    """NLTK's ``sent_tokenize`` (English Punkt), as MiniCheck and FactCG call it."""
+    return _sentence_splitter()(text)
 
 
 def word_tokenize(text: str) -> list[str]:
     """NLTK's ``word_tokenize``: Punkt sentences, then the Treebank word tokenizer."""
-    try:
-        from nltk.tokenize import NLTKWordTokenizer
-    except ImportError:
-        return re.findall(r"\w+|[^\w\s]", text)
-    words = NLTKWordTokenizer()
-    return [w for s in sent_tokenize(text) for w in words.tokenize(s)]
+    words = _word_splitter()
+    return [w for s in sent_tokenize(text) for w in words(s)]
 
 
 def model_dir(path: str | Path | None, setting: str, what: str, *, tokenizer: bool = True,
@@ -120,9 +127,9 @@ def load(setting: str, d: Path, loader: Callable, *args, **kwargs):
         raise checkpoint_error(f"config '{setting}'", d, exc) from None
 
 
-def max_over_chunks(chunked: Sequence[list[str]], claims: Sequence[str], score: Callable[[list[tuple[str, str]]], np.ndarray],
-                    *, batch_size: int, cost: Callable[[tuple[str, str]], int] | None = None,
-                    batch_cost: int | None = None) -> np.ndarray:
+def max_over_chunks(chunked: Sequence[list[str]], claims: Sequence[str],
+                    score: Callable[[list[tuple[str, str]]], np.ndarray], *, batch_size: int,
+                    cost: Callable[[tuple[str, str]], int] | None = None, batch_cost: int | None = None) -> np.ndarray:
     """Per claim, the max of ``score`` over its context's chunks (0 for a context with no
     chunk). ``chunked[k]``: claim k's chunks; every unique (chunk, claim) is scored once, in
     batches sorted by length (padding changes no value: each row is masked) of at most
@@ -162,3 +169,40 @@ def to_device(model, device: str | None):
 
     chosen = resolve_device(device)
     return model.to(chosen, dtype=torch.float32).eval(), chosen
+
+
+class ChunkedVerifier:
+    """A published verifier that scores (chunk, claim) inputs and gives each claim the max over
+    its document's chunks; a subclass defines ``split(document)`` (the chunks, as its own code
+    makes them) and ``score(items)`` (P_supported of a batch), and sets ``batch_size``."""
+
+    needs = frozenset()
+    batch_size: int
+    device = None
+
+    def split(self, document: str) -> list[str]:
+        raise NotImplementedError
+
+    def score(self, items: list[tuple[str, str]]) -> np.ndarray:
+        raise NotImplementedError
+
+    def chunks(self, document: str) -> list[str]:
+        """The document's chunks (the last 256 documents' kept)."""
+        cache = self.__dict__.setdefault("_chunk_cache", {})
+        if document not in cache:
+            if len(cache) >= 256:
+                cache.clear()
+            cache[document] = self.split(document)
+        return cache[document]
+
+    def inputs(self, encoded) -> dict:
+        """A tokenizer's output as the model's inputs, on its device."""
+        return {k: v.to(self.device) for k, v in encoded.items()
+                if k in ("input_ids", "attention_mask", "token_type_ids")}
+
+    def predict(self, pairs: Sequence[tuple[str, str]], evidence=None) -> np.ndarray:
+        """P_supported of each ``(context, claim)``: the max over the context's chunks."""
+        if not pairs:
+            return np.zeros(0, dtype=np.float64)
+        return max_over_chunks([self.chunks(c) for c, _ in pairs], [s for _, s in pairs], self.score,
+                               batch_size=self.batch_size)
