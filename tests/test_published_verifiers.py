@@ -324,3 +324,23 @@ def test_sentences_and_words_as_nltk_splits_them_with_or_without_its_punkt_model
     assert sent_tokenize("The tower is tall. Paris is in France.") == ["The tower is tall.", "Paris is in France."]
     assert word_tokenize('He said "no." It was built in 1889.') == ["He", "said", "``", "no", ".", "''", "It", "was",
                                                                     "built", "in", "1889", "."]
+
+
+def test_hhem_loads_a_checkpoint_with_the_tied_embedding_stored_and_a_merged_directory(loaded, dirs, tmp_path):
+    from safetensors.torch import load_file, save_file
+
+    state = load_file(dirs["hhem"] / "model.safetensors")
+    state["t5.transformer.encoder.embed_tokens.weight"] = state["t5.transformer.shared.weight"].clone()
+    stored = tmp_path / "stored"
+    stored.mkdir()
+    save_file(state, stored / "model.safetensors")
+    (stored / "config.json").write_bytes((dirs["hhem"] / "config.json").read_bytes())
+    pairs = [(CONTEXT, c) for c in CLAIMS]
+    want = loaded["hhem"].predict(pairs)
+    assert_float32_close(HHEMFaithfulness(stored, foundation=dirs["foundation"], device="cpu").predict(pairs), want)
+    merged = tmp_path / "merged"  # the foundation's config and tokenizer beside HHEM's weights: no foundation
+    merged.mkdir()
+    for f in dirs["foundation"].iterdir():
+        (merged / f.name).write_bytes(f.read_bytes())
+    (merged / "model.safetensors").write_bytes((dirs["hhem"] / "model.safetensors").read_bytes())
+    assert_float32_close(HHEMFaithfulness(merged, device="cpu").predict(pairs), want)
