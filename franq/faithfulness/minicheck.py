@@ -115,6 +115,7 @@ class MiniCheckFaithfulness(ChunkedVerifier):
 
         where = "faithfulness.minicheck.model"
         d = model_dir(model, where, "a MiniCheck model's config.json, weights and tokenizer")
+        self.check_settings({"kind": kind, "chunk_size": chunk_size, "batch_size": batch_size})
         found = model_type(d, where)
         self.kind = kind or MODEL_TYPES.get(found)
         if self.kind not in KINDS:
