@@ -87,6 +87,7 @@ class FactCGFaithfulness(ChunkedVerifier):
     def __init__(self, model: str | Path, *, batch_size: int = 32, device: str | None = None):
         from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
+        positive("factcg", {"batch_size": batch_size}, ("batch_size",))
         where = "faithfulness.factcg.model"
         d = model_dir(model, where, "FactCG's config.json, weights and tokenizer")
         self.tokenizer = load(where, d, AutoTokenizer.from_pretrained)

@@ -75,6 +75,7 @@ class HHEMFaithfulness:
                  batch_tokens: int = 16384, device: str | None = None):
         from transformers import AutoTokenizer, T5Config, T5ForTokenClassification
 
+        positive("hhem", {"batch_size": batch_size, "batch_tokens": batch_tokens}, ("batch_size", "batch_tokens"))
         where = "faithfulness.hhem.model"
         d = model_dir(model, where, "HHEM-2.1-Open's config.json and model.safetensors", tokenizer=False)
         if not (d / "model.safetensors").is_file():
