@@ -81,7 +81,6 @@ class FactCGFaithfulness(ChunkedVerifier):
     @classmethod
     def from_config(cls, config, lm=None) -> FactCGFaithfulness:
         s = config.settings_for("faithfulness", "factcg")
-        cls.check_settings(s)
         return cls(s["model"], batch_size=s["batch_size"], device=s["device"] or config.model.device)
 
     def __init__(self, model: str | Path, *, batch_size: int = 32, device: str | None = None):

@@ -67,7 +67,6 @@ class HHEMFaithfulness:
     @classmethod
     def from_config(cls, config, lm=None) -> HHEMFaithfulness:
         s = config.settings_for("faithfulness", "hhem")
-        cls.check_settings(s)
         return cls(s["model"], foundation=s["foundation"], batch_size=s["batch_size"],
                    batch_tokens=s["batch_tokens"], device=s["device"] or config.model.device)
 

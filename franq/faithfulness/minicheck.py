@@ -105,7 +105,6 @@ class MiniCheckFaithfulness(ChunkedVerifier):
     @classmethod
     def from_config(cls, config, lm=None) -> MiniCheckFaithfulness:
         s = config.settings_for("faithfulness", "minicheck")
-        cls.check_settings(s)
         return cls(s["model"], kind=s["kind"], chunk_size=s["chunk_size"], batch_size=s["batch_size"],
                    device=s["device"] or config.model.device)
 
