@@ -76,6 +76,9 @@ BUILTIN: dict[str, dict[str, str]] = {
         "lookback": "franq.faithfulness.lookback:LookbackFaithfulness",
         "hidden_probe": "franq.faithfulness.hidden_probe:HiddenProbeFaithfulness",
         "verifier": "franq.faithfulness.verifier:VerifierFaithfulness",
+        "minicheck": "franq.faithfulness.minicheck:MiniCheckFaithfulness",
+        "hhem": "franq.faithfulness.hhem:HHEMFaithfulness",
+        "factcg": "franq.faithfulness.factcg:FactCGFaithfulness",
     },
     "decomposers": {
         "sentence": "claims.decompose:SentenceDecomposer",

@@ -88,7 +88,8 @@ MODEL_OPTIONS = [
 STACK_OPTIONS = [
     *MODEL_OPTIONS,
     click.option("--faithfulness", help="Faithfulness backend: combined, lexical, context_pmi, alignscore, nli, "
-                                        "judge, lookback, hidden_probe, verifier, or a plugin's name "
+                                        "judge, lookback, hidden_probe, verifier, minicheck, hhem, factcg, or a "
+                                        "plugin's name "
                                         f"(default: {DEFAULTS.faithfulness.name})."),
     click.option("--calibrator", help=choices_help(
         {"default": "the shipped calibrator fitted for this stack, if any", "none": "raw values only"},

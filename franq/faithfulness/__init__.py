@@ -8,6 +8,9 @@
     alignscore   AlignScoreFaithfulness   published AlignScore checkpoints (paper's choice)
     nli          NLIFaithfulness          any local sequence-classification NLI model
     judge        judge_faithfulness -> LMJudgeFaithfulness / OpenAIJudgeFaithfulness: P(yes) of a chat model
+    minicheck    MiniCheckFaithfulness    published MiniCheck (flan-t5 / roberta / deberta), its own inference
+    hhem         HHEMFaithfulness         published HHEM-2.1-Open, its own inference (no remote code)
+    factcg       FactCGFaithfulness       published FactCG-DeBERTa-v3-Large, its own inference
 
 Each is registered by name in :mod:`franq.registry` and imported on first use; import a
 class from its module (``from franq.faithfulness.nli import NLIFaithfulness``).
