@@ -23,12 +23,14 @@ DEFAULT_THRESHOLD = 0.5
 
 
 def need(module: str, extra: str, what: str):
-    """Import ``module`` or fail in one line naming the pip extra."""
+    """Import ``module`` or, when its package is missing, fail in one line naming the pip extra."""
     import importlib
 
     try:
         return importlib.import_module(module)
-    except ImportError:
+    except ImportError as err:
+        if err.name and err.name.split(".")[0] != module.split(".")[0]:
+            raise  # the framework is there but one of its own imports failed: its error says which
         raise ImportError(f"franq's {what} adapter needs {module.split('.')[0]}: "
                           f"pip install 'franq[{extra}]'") from None
 
