@@ -16,13 +16,13 @@ and its label ``uncertain`` (Haystack has no such value), and the mean leaves it
 No LLM is used. (Not serialisable with ``Pipeline.dumps``: the scorer is a live object.)
 """
 import functools
-from typing import Any, List, Optional
+from typing import Any
 
 from franq import InputError
 from franq.apps.integrations.scores import DEFAULT_THRESHOLD, as_passages, need, scorer_of, summarize
 
 
-def evaluate(questions: List[str], contexts: List[List[Any]], predicted_answers: List[str], *,
+def evaluate(questions: list[str], contexts: list[list[Any]], predicted_answers: list[str], *,
              scorer: Any = None, threshold: float = DEFAULT_THRESHOLD) -> dict:
     """What the component's ``run`` returns (module docstring), without Haystack."""
     lengths = {"questions": len(questions), "contexts": len(contexts), "predicted_answers": len(predicted_answers)}
@@ -54,9 +54,9 @@ def _component_class() -> type:
             self.scorer = scorer_of(scorer)
             self.threshold = threshold
 
-        @component.output_types(individual_scores=List[Optional[float]], score=Optional[float],
-                                results=List[dict])
-        def run(self, questions: List[str], contexts: List[List[Any]], predicted_answers: List[str]) -> dict:
+        @component.output_types(individual_scores=list[float | None], score=float | None,
+                                results=list[dict])
+        def run(self, questions: list[str], contexts: list[list[Any]], predicted_answers: list[str]) -> dict:
             return evaluate(questions, contexts, predicted_answers, scorer=self.scorer, threshold=self.threshold)
 
     return FranqEvaluator

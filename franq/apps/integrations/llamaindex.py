@@ -33,7 +33,7 @@ def _classes() -> tuple[type, type]:
         """An ``EvaluationResult`` with franq's label and per-claim scores."""
 
         label: str | None = None
-        claims: list[dict] = []
+        claims: list[dict] = []  # noqa: RUF012 - a pydantic field: each result gets its own copy
 
     class FranqEvaluator(base.BaseEvaluator):
         """franq's claim-level P(true) as a LlamaIndex evaluator (module docstring).
