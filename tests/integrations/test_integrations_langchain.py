@@ -3,6 +3,7 @@ Documents, batched, async; the chat model is langchain-core's fake (no LLM call)
 from __future__ import annotations
 
 import asyncio
+import time
 
 import pytest
 
@@ -96,3 +97,43 @@ def test_the_callback_reads_dict_inputs_and_outputs_and_skips_what_has_no_answer
     with pytest.raises(ZeroDivisionError):  # a failed run is forgotten, not scored
         RunnableLambda(lambda x: 1 / 0).invoke({"question": Q}, config={"callbacks": [handler]})
     assert len(handler.results) == 1 and not handler._runs
+
+
+class EchoRetriever(BaseRetriever):
+    def _get_relevant_documents(self, query, *, run_manager=None):
+        return [Document(page_content=f"About {query}.", metadata={})]
+
+
+def test_an_async_batch_keeps_each_runs_documents_and_scores_one_at_a_time():
+    inside, most, pairs = [0], [0], []
+
+    def scorer(question, passages, answer):
+        inside[0] += 1
+        most[0] = max(most[0], inside[0])
+        time.sleep(0.005)  # widen the window in which a second thread could enter
+        pairs.append((question, [p.page_content for p in passages]))
+        inside[0] -= 1
+        return fake_scorer()(question, passages, answer)
+    chain = ({"context": EchoRetriever(), "question": RunnablePassthrough()}
+             | RunnableLambda(lambda x: f"An answer about {x['question']}."))
+    handler = callback_handler(scorer=scorer)
+    questions = [f"topic {i}" for i in range(12)]
+    # abatch runs a sync handler's callbacks in several threads at once
+    asyncio.run(chain.abatch(questions, config={"callbacks": [handler], "max_concurrency": 6}))
+    assert sorted(pairs) == sorted((q, [f"About {q}."]) for q in questions)
+    assert most[0] == 1 and len(handler.results) == 12 and not handler._runs and not handler._root
+
+
+def test_the_guard_scores_an_async_batch_one_answer_at_a_time():
+    inside, most = [0], [0]
+
+    def scorer(question, passages, answer):
+        inside[0] += 1
+        most[0] = max(most[0], inside[0])
+        time.sleep(0.005)
+        inside[0] -= 1
+        return fake_scorer()(question, passages, answer)
+    guard = franq_guard(scorer=scorer)
+    outs = asyncio.run(guard.abatch([{"question": Q, "answer": "It was built in 1889.", "context": DOCS}] * 8,
+                                    config={"max_concurrency": 4}))
+    assert most[0] == 1 and [o["flagged"] for o in outs] == [False] * 8

@@ -16,6 +16,7 @@ claims are all uncertain is flagged. ``callback_handler()``: see its docstring.
 """
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping
 from typing import Any
 
@@ -46,9 +47,11 @@ def franq_guard(*, scorer: Any = None, threshold: float = DEFAULT_THRESHOLD, nam
     (default: the embedded pipeline, loaded at the first call)."""
     runnables = need("langchain_core.runnables", "langchain", "LangChain")
     resolved = scorer_of(scorer)
+    lock = threading.Lock()  # abatch runs the guard in several threads: one answer scored at a time
 
     def guard(value: dict) -> dict:
-        return check(value, scorer=resolved, threshold=threshold)
+        with lock:
+            return check(value, scorer=resolved, threshold=threshold)
     return runnables.RunnableLambda(guard, name=name)
 
 
@@ -63,8 +66,9 @@ def callback_handler(*, scorer: Any = None, threshold: float = DEFAULT_THRESHOLD
     dict's ``answer`` / ``response`` / ``output``). ``handler.results`` collects one dict per
     scored run, ``{"run_id", "question", "answer", "franq", "flagged"}`` as the guard's;
     ``on_result`` is called with each. A run with no question or answer to read is skipped
-    (``handler.skipped`` counts them). Errors follow LangChain's rule for handlers: logged,
-    not raised, unless ``handler.raise_error = True``."""
+    (``handler.skipped`` counts them). Runs scored at once (``chain.batch``) are scored one
+    at a time: a loaded pipeline is not shared across threads. Errors follow LangChain's rule
+    for handlers: logged, not raised, unless ``handler.raise_error = True``."""
     base = need("langchain_core.callbacks", "langchain", "LangChain").BaseCallbackHandler
     resolved = scorer_of(scorer)
 
@@ -75,6 +79,7 @@ def callback_handler(*, scorer: Any = None, threshold: float = DEFAULT_THRESHOLD
             self.skipped = 0
             self._root: dict = {}     # run id -> its top-level run's id
             self._runs: dict = {}     # top-level run id -> {"inputs", "documents"}
+            self._lock = threading.RLock()  # a batch's runs call back from several threads
 
         def _track(self, run_id, parent_run_id):
             root = self._root.get(parent_run_id, run_id) if parent_run_id is not None else run_id
@@ -82,23 +87,31 @@ def callback_handler(*, scorer: Any = None, threshold: float = DEFAULT_THRESHOLD
             return root
 
         def on_chain_start(self, serialized, inputs, *, run_id, parent_run_id=None, **kwargs):
-            if self._track(run_id, parent_run_id) == run_id:
-                self._runs[run_id] = {"inputs": inputs, "documents": []}
+            with self._lock:
+                if self._track(run_id, parent_run_id) == run_id:
+                    self._runs[run_id] = {"inputs": inputs, "documents": []}
 
         def on_retriever_start(self, serialized, query, *, run_id, parent_run_id=None, **kwargs):
-            self._track(run_id, parent_run_id)
+            with self._lock:
+                self._track(run_id, parent_run_id)
 
         def on_retriever_end(self, documents, *, run_id, **kwargs):
-            run = self._runs.get(self._root.pop(run_id, None))
-            if run is not None:
-                run["documents"].extend(documents)
+            with self._lock:
+                run = self._runs.get(self._root.pop(run_id, None))
+                if run is not None:
+                    run["documents"].extend(documents)
+
+        def on_retriever_error(self, error, *, run_id, **kwargs):
+            with self._lock:
+                self._root.pop(run_id, None)
 
         def _end(self, run_id):
             """The top-level run's record when ``run_id`` is one (forgotten here), else None."""
-            if self._root.get(run_id) != run_id:
-                return None
-            self._root = {k: v for k, v in self._root.items() if v != run_id}
-            return self._runs.pop(run_id, None)
+            with self._lock:
+                if self._root.get(run_id) != run_id:
+                    return None
+                self._root = {k: v for k, v in self._root.items() if v != run_id}
+                return self._runs.pop(run_id, None)
 
         def on_chain_error(self, error, *, run_id, **kwargs):
             self._end(run_id)
@@ -107,6 +120,10 @@ def callback_handler(*, scorer: Any = None, threshold: float = DEFAULT_THRESHOLD
             run = self._end(run_id)
             if run is None:
                 return  # a step inside a run: the run is scored when it ends
+            with self._lock:
+                self._score(run_id, run, outputs)
+
+        def _score(self, run_id, run, outputs):
             question, answer = _question(run["inputs"]), _answer(outputs)
             if question is None or answer is None:
                 self.skipped += 1
