@@ -2,7 +2,9 @@
 with Documents; offline, no LLM."""
 from __future__ import annotations
 
+import asyncio
 import os
+import time
 
 import pytest
 
@@ -48,3 +50,22 @@ def test_in_a_pipeline_with_documents_and_an_all_uncertain_answer_left_out_of_th
 def test_inputs_of_different_lengths_are_one_line():
     with pytest.raises(InputError, match=r"the inputs differ in length \({'questions': 2, 'contexts': 1"):
         FranqEvaluator(scorer=fake_scorer()).run(questions=[Q, Q], contexts=[[P]], predicted_answers=["a", "b"])
+
+
+def test_concurrent_async_runs_of_a_pipeline_score_one_at_a_time():
+    inside, most = [0], [0]
+
+    def scorer(question, passages, answer):
+        inside[0] += 1
+        most[0] = max(most[0], inside[0])
+        time.sleep(0.005)
+        inside[0] -= 1
+        return fake_scorer()(question, passages, answer)
+    pipeline = Pipeline()
+    pipeline.add_component("franq", FranqEvaluator(scorer=scorer))
+    data = {"franq": {"questions": [Q] * 3, "contexts": [[P]] * 3, "predicted_answers": ["It was built in 1889."] * 3}}
+
+    async def runs():
+        return await asyncio.gather(*(pipeline.run_async(data) for _ in range(4)))
+    outs = asyncio.run(runs())
+    assert most[0] == 1 and [o["franq"]["score"] for o in outs] == [1.0] * 4

@@ -13,9 +13,11 @@ An answer's score leaves its uncertain claims out; with no claim left to judge i
 and its label ``uncertain`` (Haystack has no such value), and the mean leaves it out.
 ``statements`` / ``statement_scores`` are the claims and their P(true), named as
 ``FaithfulnessEvaluator`` names them. A ``Document``'s ``meta["title"]`` titles its passage.
-No LLM is used. (Not serialisable with ``Pipeline.dumps``: the scorer is a live object.)
+No LLM is used; one run scores at a time, also under concurrent ``Pipeline.run_async``.
+(Not serialisable with ``Pipeline.dumps``: the scorer is a live object.)
 """
 import functools
+import threading
 from typing import Any
 
 from franq import InputError
@@ -53,11 +55,13 @@ def _component_class() -> type:
         def __init__(self, scorer: Any = None, threshold: float = DEFAULT_THRESHOLD):
             self.scorer = scorer_of(scorer)
             self.threshold = threshold
+            self._lock = threading.Lock()  # run_async runs a sync component in worker threads
 
         @component.output_types(individual_scores=list[float | None], score=float | None,
                                 results=list[dict])
         def run(self, questions: list[str], contexts: list[list[Any]], predicted_answers: list[str]) -> dict:
-            return evaluate(questions, contexts, predicted_answers, scorer=self.scorer, threshold=self.threshold)
+            with self._lock:
+                return evaluate(questions, contexts, predicted_answers, scorer=self.scorer, threshold=self.threshold)
 
     return FranqEvaluator
 
