@@ -9,7 +9,7 @@ import pytest
 
 os.environ.setdefault("DEEPEVAL_TELEMETRY_OPT_OUT", "1")  # offline: no usage report
 pytest.importorskip("deepeval")
-from deepeval import evaluate
+from deepeval import assert_test, evaluate
 from deepeval.evaluate.configs import DisplayConfig
 from deepeval.metrics import BaseMetric
 from deepeval.test_case import LLMTestCase
@@ -66,3 +66,11 @@ def test_deepeval_evaluate_runs_the_metric_offline(tmp_path, monkeypatch):
     data = [t.metrics_data[0] for t in result.test_results]
     assert sorted((d.name, d.score, d.success) for d in data) == [("franq", 0.0, False), ("franq", 1.0, True)]
     assert any("'It is made of gold.'" in d.reason for d in data)
+
+
+def test_assert_test_passes_a_supported_answer_and_fails_naming_the_weakest_claim(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    metric = FranqMetric(scorer=fake_scorer())
+    assert_test(LLMTestCase(input=Q, actual_output="It was built in 1889.", retrieval_context=P), [metric])
+    with pytest.raises(AssertionError, match=r"franq \(score: 0.0.*weakest claim #0 'It is made of gold.'"):
+        assert_test(LLMTestCase(input=Q, actual_output="It is made of gold.", retrieval_context=P), [metric])
