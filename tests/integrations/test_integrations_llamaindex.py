@@ -3,6 +3,7 @@ evaluate_response on a Response with source nodes, BatchEvalRunner; offline, no 
 from __future__ import annotations
 
 import asyncio
+import pickle
 
 import pytest
 
@@ -55,3 +56,9 @@ def test_batch_runner_and_an_all_uncertain_answer_is_not_decided():
                                                                      (None, None, "uncertain")]
     with pytest.raises(InputError, match="'query' and 'response' are required"):
         FranqEvaluator(scorer=fake_scorer()).evaluate(query=Q, contexts=P)
+
+
+def test_a_result_pickles_and_the_classes_are_importable_by_name():
+    result = FranqEvaluator(scorer=fake_scorer()).evaluate(query=Q, response="It was built in 1889.", contexts=P)
+    assert pickle.loads(pickle.dumps(result)) == result  # kept as any EvaluationResult is
+    assert repr(FranqEvaluator) == "<class 'franq.apps.integrations.llamaindex.FranqEvaluator'>"

@@ -71,6 +71,7 @@ def _metric_class() -> type:
         def __name__(self) -> str:
             return "franq"
 
+    FranqMetric.__qualname__ = FranqMetric.__name__  # importable by this name (module __getattr__)
     return FranqMetric
 
 

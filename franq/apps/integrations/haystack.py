@@ -63,6 +63,7 @@ def _component_class() -> type:
             with self._lock:
                 return evaluate(questions, contexts, predicted_answers, scorer=self.scorer, threshold=self.threshold)
 
+    FranqEvaluator.__qualname__ = FranqEvaluator.__name__  # importable by this name (module __getattr__)
     return FranqEvaluator
 
 

@@ -69,6 +69,8 @@ def _classes() -> tuple[type, type]:
                                      **kwargs: Any) -> FranqEvaluationResult:
             return await self.aevaluate(query=query, **_from_response(response), **kwargs)
 
+    for cls in (FranqEvaluator, FranqEvaluationResult):
+        cls.__qualname__ = cls.__name__  # importable by this name (module __getattr__)
     return FranqEvaluator, FranqEvaluationResult
 
 

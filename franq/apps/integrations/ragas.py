@@ -53,6 +53,7 @@ def _metric_class() -> type:
                                    threshold=self.threshold)
             return MetricResult(value=value, reason=summary.reason, traces={"output": summary.to_dict()})
 
+    FranqMetric.__qualname__ = FranqMetric.__name__  # importable by this name (module __getattr__)
     return FranqMetric
 
 
@@ -82,6 +83,7 @@ def _eval_metric_class() -> type:
             return score(sample.user_input, sample.response, sample.retrieved_contexts,
                          scorer=self.scorer, threshold=self.threshold)[1]
 
+    FranqEvalMetric.__qualname__ = FranqEvalMetric.__name__  # importable by this name (module __getattr__)
     return FranqEvalMetric
 
 
