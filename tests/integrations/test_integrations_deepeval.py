@@ -18,6 +18,7 @@ from deepeval.test_case.llm_test_case import RetrievedContextData
 from franq import InputError
 from franq.apps.integrations.deepeval import FranqMetric
 from franq.apps.integrations.testing import fake_scorer
+from recording import RecordingScorer
 
 Q = "When was the Eiffel Tower built?"
 P = ["The Eiffel Tower was built from 1887 to 1889 in Paris."]
@@ -36,16 +37,12 @@ def test_measure_sets_score_reason_success_and_the_claims():
 
 
 def test_a_measure_reads_retrieved_context_data_with_its_source_as_title():
-    seen = []
-
-    def scorer(question, passages, answer):
-        seen.append(passages)
-        return fake_scorer()(question, passages, answer)
+    scorer = RecordingScorer()
     case = LLMTestCase(input=Q, actual_output="It was built in 1889.",
                        retrieval_context=[RetrievedContextData(context=P[0], source="Eiffel Tower"), "Paris."])
     metric = FranqMetric(scorer=scorer, threshold=0.9)
     assert asyncio.run(metric.a_measure(case)) == 1.0 and metric.is_successful()
-    assert seen == [[{"title": "Eiffel Tower", "text": P[0]}, "Paris."]]
+    assert scorer.seen == [[{"title": "Eiffel Tower", "text": P[0]}, "Paris."]]
 
 
 def test_nothing_to_judge_is_no_score_and_not_a_success_and_no_output_is_one_line():

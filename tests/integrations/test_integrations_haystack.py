@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import time
 
 import pytest
 
@@ -15,6 +14,7 @@ from haystack import Document, Pipeline
 from franq import InputError
 from franq.apps.integrations.haystack import FranqEvaluator
 from franq.apps.integrations.testing import fake_scorer
+from recording import RecordingScorer
 
 Q = "When was the Eiffel Tower built?"
 P = "The Eiffel Tower was built from 1887 to 1889 in Paris."
@@ -33,18 +33,14 @@ def test_run_gives_individual_and_mean_scores_and_per_claim_results():
 
 
 def test_in_a_pipeline_with_documents_and_an_all_uncertain_answer_left_out_of_the_mean():
-    seen = []
-
-    def scorer(question, passages, answer):
-        seen.append(passages)
-        return fake_scorer()(question, passages, answer)
+    scorer = RecordingScorer()
     docs = [Document(content=P, meta={"title": "Eiffel Tower"})]
     pipeline = Pipeline()
     pipeline.add_component("franq", FranqEvaluator(scorer=scorer))
     out = pipeline.run({"franq": {"questions": [Q, Q], "contexts": [docs, docs],
                                   "predicted_answers": ["It was built in 1889.", "It is."]}})["franq"]
     assert out["individual_scores"] == [1.0, None] and out["score"] == 1.0
-    assert out["results"][1]["label"] == "uncertain" and seen[0] == docs
+    assert out["results"][1]["label"] == "uncertain" and scorer.seen[0] == docs
 
 
 def test_inputs_of_different_lengths_are_one_line():
@@ -53,14 +49,7 @@ def test_inputs_of_different_lengths_are_one_line():
 
 
 def test_concurrent_async_runs_of_a_pipeline_score_one_at_a_time():
-    inside, most = [0], [0]
-
-    def scorer(question, passages, answer):
-        inside[0] += 1
-        most[0] = max(most[0], inside[0])
-        time.sleep(0.005)
-        inside[0] -= 1
-        return fake_scorer()(question, passages, answer)
+    scorer = RecordingScorer(pause=0.005)
     pipeline = Pipeline()
     pipeline.add_component("franq", FranqEvaluator(scorer=scorer))
     data = {"franq": {"questions": [Q] * 3, "contexts": [[P]] * 3, "predicted_answers": ["It was built in 1889."] * 3}}
@@ -68,4 +57,4 @@ def test_concurrent_async_runs_of_a_pipeline_score_one_at_a_time():
     async def runs():
         return await asyncio.gather(*(pipeline.run_async(data) for _ in range(4)))
     outs = asyncio.run(runs())
-    assert most[0] == 1 and [o["franq"]["score"] for o in outs] == [1.0] * 4
+    assert scorer.most == 1 and [o["franq"]["score"] for o in outs] == [1.0] * 4

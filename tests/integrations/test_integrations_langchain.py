@@ -3,7 +3,6 @@ Documents, batched, async; the chat model is langchain-core's fake (no LLM call)
 from __future__ import annotations
 
 import asyncio
-import time
 
 import pytest
 
@@ -18,6 +17,7 @@ from langchain_core.runnables import Runnable, RunnableLambda, RunnablePassthrou
 from franq import InputError
 from franq.apps.integrations.langchain import callback_handler, franq_guard
 from franq.apps.integrations.testing import fake_scorer
+from recording import RecordingScorer
 
 Q = "When was the Eiffel Tower built?"
 DOCS = [Document(page_content="The Eiffel Tower was built from 1887 to 1889 in Paris.",
@@ -38,16 +38,12 @@ def test_the_guard_is_a_runnable_that_attaches_scores_and_flags():
 
 
 def test_in_a_chain_batched_with_a_string_context_and_ragas_names():
-    seen = []
-
-    def scorer(question, passages, answer):  # any callable is a scorer
-        seen.append(passages)
-        return fake_scorer()(question, passages, answer)
+    scorer = RecordingScorer()  # any callable is a scorer
     chain = RunnableLambda(lambda x: {**x, "answer": "It was built in 1889."}) | franq_guard(scorer=scorer)
     outs = chain.batch([{"question": Q, "context": "Built in 1889."},
                         {"user_input": Q, "retrieved_contexts": ["Nothing relevant."]}])
     assert [o["flagged"] for o in outs] == [False, True]
-    assert sorted(map(str, seen)) == sorted([str(["Built in 1889."]), str(["Nothing relevant."])])
+    assert sorted(map(str, scorer.seen)) == sorted([str(["Built in 1889."]), str(["Nothing relevant."])])
 
 
 def test_all_uncertain_is_flagged_and_bad_input_is_one_line():
@@ -70,18 +66,14 @@ def rag_chain(answer: str):
 
 
 def test_the_callback_scores_each_run_with_its_retrieved_documents_without_changing_it():
-    seen, results = [], []
-
-    def scorer(question, passages, answer):
-        seen.append(passages)
-        return fake_scorer()(question, passages, answer)
+    scorer, results = RecordingScorer(), []
     handler = callback_handler(scorer=scorer, on_result=results.append)
     chain = rag_chain("It was built in 1889. It is made of gold.")
     assert chain.invoke(Q, config={"callbacks": [handler]}) == "It was built in 1889. It is made of gold."
     assert asyncio.run(chain.ainvoke(Q, config={"callbacks": [handler]})).endswith("gold.")
     chain.batch([Q, Q], config={"callbacks": [handler]})
     assert len(handler.results) == 4 and results == handler.results and handler.skipped == 0
-    assert all(p == DOCS for p in seen)  # the retriever's documents, not the prompt's text
+    assert all(p == DOCS for p in scorer.seen)  # the retriever's documents, not the prompt's text
     first = handler.results[0]
     assert (first["question"], first["flagged"], first["franq"]["score"]) == (Q, True, 0.0)
     assert "weakest claim #1 'It is made of gold.'" in first["franq"]["reason"]
@@ -105,35 +97,21 @@ class EchoRetriever(BaseRetriever):
 
 
 def test_an_async_batch_keeps_each_runs_documents_and_scores_one_at_a_time():
-    inside, most, pairs = [0], [0], []
-
-    def scorer(question, passages, answer):
-        inside[0] += 1
-        most[0] = max(most[0], inside[0])
-        time.sleep(0.005)  # widen the window in which a second thread could enter
-        pairs.append((question, [p.page_content for p in passages]))
-        inside[0] -= 1
-        return fake_scorer()(question, passages, answer)
+    scorer = RecordingScorer(pause=0.005)
     chain = ({"context": EchoRetriever(), "question": RunnablePassthrough()}
              | RunnableLambda(lambda x: f"An answer about {x['question']}."))
     handler = callback_handler(scorer=scorer)
     questions = [f"topic {i}" for i in range(12)]
     # abatch runs a sync handler's callbacks in several threads at once
     asyncio.run(chain.abatch(questions, config={"callbacks": [handler], "max_concurrency": 6}))
+    pairs = [(q, [p.page_content for p in passages]) for q, passages, _ in scorer.calls]
     assert sorted(pairs) == sorted((q, [f"About {q}."]) for q in questions)
-    assert most[0] == 1 and len(handler.results) == 12 and not handler._runs and not handler._root
+    assert scorer.most == 1 and len(handler.results) == 12 and not handler._runs and not handler._root
 
 
 def test_the_guard_scores_an_async_batch_one_answer_at_a_time():
-    inside, most = [0], [0]
-
-    def scorer(question, passages, answer):
-        inside[0] += 1
-        most[0] = max(most[0], inside[0])
-        time.sleep(0.005)
-        inside[0] -= 1
-        return fake_scorer()(question, passages, answer)
+    scorer = RecordingScorer(pause=0.005)
     guard = franq_guard(scorer=scorer)
     outs = asyncio.run(guard.abatch([{"question": Q, "answer": "It was built in 1889.", "context": DOCS}] * 8,
                                     config={"max_concurrency": 4}))
-    assert most[0] == 1 and [o["flagged"] for o in outs] == [False] * 8
+    assert scorer.most == 1 and [o["flagged"] for o in outs] == [False] * 8

@@ -15,6 +15,7 @@ from llama_index.core.schema import NodeWithScore, TextNode
 from franq import InputError
 from franq.apps.integrations.llamaindex import FranqEvaluator
 from franq.apps.integrations.testing import fake_scorer
+from recording import RecordingScorer
 
 Q = "When was the Eiffel Tower built?"
 P = ["The Eiffel Tower was built from 1887 to 1889 in Paris."]
@@ -33,16 +34,12 @@ def test_aevaluate_returns_an_evaluation_result_with_the_claims():
 
 
 def test_evaluate_response_passes_the_source_nodes_with_their_metadata():
-    seen = []
-
-    def scorer(question, passages, answer):
-        seen.append(passages)
-        return fake_scorer()(question, passages, answer)
+    scorer = RecordingScorer()
     node = NodeWithScore(node=TextNode(text=P[0], metadata={"title": "Eiffel Tower"}), score=0.9)
     response = Response(response="It was built in 1889.", source_nodes=[node])
     result = FranqEvaluator(scorer=scorer).evaluate_response(query=Q, response=response)
     again = asyncio.run(FranqEvaluator(scorer=scorer).aevaluate_response(query=Q, response=response))
-    assert seen == [[node], [node]] and result.score == again.score == 1.0 and result.contexts == P
+    assert scorer.seen == [[node], [node]] and result.score == again.score == 1.0 and result.contexts == P
     with pytest.raises(InputError, match="'response' must be a Response with source_nodes"):
         FranqEvaluator(scorer=scorer).evaluate_response(query=Q, response="a string")
 

@@ -20,6 +20,7 @@ import functools
 from typing import Any
 
 from franq import InputError
+from franq.apps.integrations.lazy import module_getattr
 from franq.apps.integrations.scores import DEFAULT_THRESHOLD, as_passages, need, scorer_of, summarize
 
 NAME = "franq"
@@ -71,11 +72,7 @@ def _metric_class() -> type:
         def __name__(self) -> str:
             return "franq"
 
-    FranqMetric.__qualname__ = FranqMetric.__name__  # importable by this name (module __getattr__)
     return FranqMetric
 
 
-def __getattr__(name: str) -> type:
-    if name == "FranqMetric":
-        return _metric_class()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = module_getattr(__name__, {"FranqMetric": _metric_class})

@@ -21,6 +21,7 @@ import threading
 from typing import Any
 
 from franq import InputError
+from franq.apps.integrations.lazy import module_getattr
 from franq.apps.integrations.scores import DEFAULT_THRESHOLD, as_passages, need, scorer_of, summarize
 
 
@@ -63,11 +64,7 @@ def _component_class() -> type:
             with self._lock:
                 return evaluate(questions, contexts, predicted_answers, scorer=self.scorer, threshold=self.threshold)
 
-    FranqEvaluator.__qualname__ = FranqEvaluator.__name__  # importable by this name (module __getattr__)
     return FranqEvaluator
 
 
-def __getattr__(name: str) -> type:
-    if name == "FranqEvaluator":
-        return _component_class()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = module_getattr(__name__, {"FranqEvaluator": _component_class})

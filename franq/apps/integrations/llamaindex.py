@@ -22,6 +22,7 @@ import functools
 from typing import Any
 
 from franq import InputError
+from franq.apps.integrations.lazy import module_getattr
 from franq.apps.integrations.scores import DEFAULT_THRESHOLD, as_passages, need, scorer_of, summarize
 
 
@@ -69,8 +70,6 @@ def _classes() -> tuple[type, type]:
                                      **kwargs: Any) -> FranqEvaluationResult:
             return await self.aevaluate(query=query, **_from_response(response), **kwargs)
 
-    for cls in (FranqEvaluator, FranqEvaluationResult):
-        cls.__qualname__ = cls.__name__  # importable by this name (module __getattr__)
     return FranqEvaluator, FranqEvaluationResult
 
 
@@ -93,9 +92,5 @@ def _text(passage: Any) -> str:
     return str(getattr(passage, "page_content", None) or getattr(passage, "content", None) or passage)
 
 
-def __getattr__(name: str) -> type:
-    if name == "FranqEvaluator":
-        return _classes()[0]
-    if name == "FranqEvaluationResult":
-        return _classes()[1]
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = module_getattr(__name__, {"FranqEvaluator": lambda: _classes()[0],
+                                         "FranqEvaluationResult": lambda: _classes()[1]})

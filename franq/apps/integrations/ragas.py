@@ -20,6 +20,7 @@ import functools
 import math
 from typing import Any
 
+from franq.apps.integrations.lazy import module_getattr
 from franq.apps.integrations.scores import DEFAULT_THRESHOLD, as_passages, need, scorer_of, summarize
 
 NAME = "franq"
@@ -53,7 +54,6 @@ def _metric_class() -> type:
                                    threshold=self.threshold)
             return MetricResult(value=value, reason=summary.reason, traces={"output": summary.to_dict()})
 
-    FranqMetric.__qualname__ = FranqMetric.__name__  # importable by this name (module __getattr__)
     return FranqMetric
 
 
@@ -83,13 +83,7 @@ def _eval_metric_class() -> type:
             return score(sample.user_input, sample.response, sample.retrieved_contexts,
                          scorer=self.scorer, threshold=self.threshold)[1]
 
-    FranqEvalMetric.__qualname__ = FranqEvalMetric.__name__  # importable by this name (module __getattr__)
     return FranqEvalMetric
 
 
-def __getattr__(name: str) -> type:
-    if name == "FranqMetric":
-        return _metric_class()
-    if name == "FranqEvalMetric":
-        return _eval_metric_class()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = module_getattr(__name__, {"FranqMetric": _metric_class, "FranqEvalMetric": _eval_metric_class})
