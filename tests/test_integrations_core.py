@@ -143,3 +143,17 @@ def test_a_real_pipeline_scores_documents_through_an_adapter(tiny_lm):
                             "It was built in 1889. It is made of gold.")
     assert one["score"] == scores.summarize(direct).value and one["score"] is not None
     assert one["comment"].startswith("weakest claim #")
+
+
+def test_a_framework_too_old_to_hold_the_module_names_the_version_found(tmp_path, monkeypatch):
+    import importlib.metadata
+
+    (tmp_path / "old_framework").mkdir()
+    (tmp_path / "old_framework" / "__init__.py").write_text("")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(importlib.metadata, "packages_distributions", lambda: {"old_framework": ["old-framework"]})
+    monkeypatch.setattr(importlib.metadata, "version", lambda name: "0.1.0")
+    with pytest.raises(ImportError) as err:
+        scores.need("old_framework.metrics", "old", "Old")
+    assert str(err.value) == ("franq's Old adapter needs old_framework (old-framework 0.1.0 installed, without "
+                              "old_framework.metrics): pip install 'franq[old]'")
