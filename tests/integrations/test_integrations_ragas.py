@@ -29,9 +29,10 @@ def test_ascore_gives_the_weakest_claim_its_reason_and_the_claims_in_traces():
     assert isinstance(metric, BaseMetric) and metric.name == "franq"
     result = asyncio.run(metric.ascore(user_input=Q, response=A, retrieved_contexts=P))
     assert isinstance(result, MetricResult) and result.value == 0.0
-    assert result.reason == "weakest claim #1 'It is made of gold.': P(true) = 0.00 (likely_false); 1 uncertain claim(s) left out"
-    claims = result.traces["output"]["claims"]
-    assert [(c["p_true"], c["label"]) for c in claims] == [(1.0, "likely_true"), (0.0, "likely_false"), (0.5, "uncertain")]
+    assert result.reason == ("weakest claim #1 'It is made of gold.': P(true) = 0.00 (likely_false); "
+                             "1 uncertain claim(s) left out")
+    claims = [(c["p_true"], c["label"]) for c in result.traces["output"]["claims"]]
+    assert claims == [(1.0, "likely_true"), (0.0, "likely_false"), (0.5, "uncertain")]
 
 
 def test_sync_and_batch_scoring_and_an_all_uncertain_answer_is_nan():
