@@ -18,7 +18,7 @@ from deepeval.test_case.llm_test_case import RetrievedContextData
 from franq import InputError
 from franq.apps.integrations.deepeval import FranqMetric
 from franq.apps.integrations.testing import fake_scorer
-from recording import RecordingScorer
+from adapter_recording import RecordingScorer
 
 Q = "When was the Eiffel Tower built?"
 P = ["The Eiffel Tower was built from 1887 to 1889 in Paris."]

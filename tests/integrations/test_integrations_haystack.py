@@ -14,7 +14,7 @@ from haystack import Document, Pipeline
 from franq import InputError
 from franq.apps.integrations.haystack import FranqEvaluator
 from franq.apps.integrations.testing import fake_scorer
-from recording import RecordingScorer
+from adapter_recording import RecordingScorer
 
 Q = "When was the Eiffel Tower built?"
 P = "The Eiffel Tower was built from 1887 to 1889 in Paris."

@@ -17,7 +17,7 @@ from langchain_core.runnables import Runnable, RunnableLambda, RunnablePassthrou
 from franq import InputError
 from franq.apps.integrations.langchain import callback_handler, franq_guard
 from franq.apps.integrations.testing import fake_scorer
-from recording import RecordingScorer
+from adapter_recording import RecordingScorer
 
 Q = "When was the Eiffel Tower built?"
 DOCS = [Document(page_content="The Eiffel Tower was built from 1887 to 1889 in Paris.",

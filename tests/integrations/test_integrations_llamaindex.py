@@ -15,7 +15,7 @@ from llama_index.core.schema import NodeWithScore, TextNode
 from franq import InputError
 from franq.apps.integrations.llamaindex import FranqEvaluator
 from franq.apps.integrations.testing import fake_scorer
-from recording import RecordingScorer
+from adapter_recording import RecordingScorer
 
 Q = "When was the Eiffel Tower built?"
 P = ["The Eiffel Tower was built from 1887 to 1889 in Paris."]
