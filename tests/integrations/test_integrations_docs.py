@@ -26,12 +26,12 @@ def test_the_doc_has_one_example_per_adapter():
 @pytest.mark.parametrize("index", range(len(BLOCKS)))
 def test_each_example_runs(index, capsys, monkeypatch, tmp_path):
     block = BLOCKS[index]
+    for name, value in OFFLINE.items():  # the frameworks' usage reports off before they are imported
+        monkeypatch.setenv(name, os.environ.get(name, value))
+    monkeypatch.chdir(tmp_path)  # a framework's folder (DeepEval's ./.deepeval) lands there, not in the repo
     for name, module in NEEDS.items():
         if re.search(rf"^from {re.escape(name)}\b|^import {re.escape(name)}\b", block, re.MULTILINE):
             pytest.importorskip(module)
-    for name, value in OFFLINE.items():  # the frameworks' usage reports off: the tests run offline
-        monkeypatch.setenv(name, os.environ.get(name, value))
-    monkeypatch.chdir(tmp_path)  # a framework's cache folder (DeepEval's ./.deepeval) lands there
     code = compile(block, f"{DOC.name} block {index}", "exec")
     exec(code, {"__name__": "__docs__"})  # noqa: S102 - the doc's own example, as written
     assert capsys.readouterr().out.strip()  # each example prints what it shows
