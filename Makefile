@@ -56,15 +56,18 @@ test-server: $(TEST_STAMP)
 
 # The adapters against their real frameworks (docs/integrations.md, tests/integrations/): a
 # venv that sees .venv's packages (a .pth file: a venv made by .venv's python with
-# --system-site-packages sees the base interpreter's, not .venv's) plus franq[integrations];
-# torch and the rest come from .venv, so nothing heavy is installed. `make test` skips them.
+# --system-site-packages sees the base interpreter's, not .venv's) plus franq[integrations]
+# at the versions pinned in tests/integrations/constraints.txt (no backtracking); torch and
+# the rest come from .venv, so nothing heavy is installed. `make test` skips them. DeepEval
+# brings pytest plugins (its own, asyncio, xdist, rerunfailures, repeat): kept out of the run.
 INT_VENV ?= .venv-integrations
+INT_PLUGINS_OFF := -p no:deepeval -p no:asyncio -p no:xdist -p no:rerunfailures -p no:repeat
 test-integrations: $(TEST_STAMP)
 	test -x $(INT_VENV)/bin/python || $(BIN)/python -m venv --system-site-packages $(INT_VENV)
 	$(BIN)/python -c "import sysconfig; print(sysconfig.get_paths()['purelib'])" > \
 		"$$($(INT_VENV)/bin/python -c "import sysconfig; print(sysconfig.get_paths()['purelib'])")/franq-base-venv.pth"
-	$(INT_VENV)/bin/python -m pip install -q -e '.[integrations]'
-	$(INT_VENV)/bin/python -m pytest -q tests/integrations tests/test_integrations_core.py
+	$(INT_VENV)/bin/python -m pip install -q -c tests/integrations/constraints.txt -e '.[integrations]'
+	$(INT_VENV)/bin/python -m pytest -q $(INT_PLUGINS_OFF) tests/integrations tests/test_integrations_core.py
 
 bench: $(BASE_STAMP)
 	$(BIN)/python benchmarks/bench_foundation.py

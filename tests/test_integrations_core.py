@@ -93,6 +93,41 @@ def test_a_missing_framework_is_one_line_naming_the_extra(monkeypatch, module, c
     assert f"pip install '{extra}'" in str(err.value) and "\n" not in str(err.value)
 
 
+@pytest.mark.parametrize("adapter, name, module, extra", [
+    ("ragas", "FranqMetric", "ragas.metrics.collections.base", "franq[ragas]"),
+    ("ragas", "FranqEvalMetric", "ragas.metrics.base", "franq[ragas]"),
+    ("deepeval", "FranqMetric", "deepeval.metrics", "franq[deepeval]"),
+    ("llamaindex", "FranqEvaluator", "llama_index.core.evaluation", "franq[llamaindex]"),
+    ("haystack", "FranqEvaluator", "haystack", "franq[haystack]"),
+    ("langchain", "callback_handler", "langchain_core.callbacks", "franq[langchain]"),
+])
+def test_a_missing_framework_class_is_one_line_naming_the_extra(monkeypatch, adapter, name, module, extra):
+    import importlib
+
+    mod = importlib.import_module(f"franq.apps.integrations.{adapter}")
+    builders = [f for f in vars(mod).values() if hasattr(f, "cache_clear")]  # classes are built once, lazily
+    for f in builders:
+        f.cache_clear()
+    monkeypatch.setitem(sys.modules, module, None)  # as if not installed
+    try:
+        with pytest.raises(ImportError) as err:
+            value = getattr(mod, name)
+            if name == "callback_handler":  # a function: the framework is imported when called
+                value(scorer=fake_scorer())
+        assert f"pip install '{extra}'" in str(err.value) and "\n" not in str(err.value)
+    finally:
+        for f in builders:
+            f.cache_clear()
+
+
+def test_a_framework_whose_own_import_fails_shows_that_error(tmp_path, monkeypatch):
+    (tmp_path / "broken_framework").mkdir()
+    (tmp_path / "broken_framework" / "__init__.py").write_text("import franq_no_such_dependency\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(ModuleNotFoundError, match="franq_no_such_dependency"):
+        scores.need("broken_framework", "x", "X")
+
+
 class Doc:  # a LangChain Document's shape
     def __init__(self, page_content, metadata):
         self.page_content, self.metadata = page_content, metadata
@@ -108,3 +143,17 @@ def test_a_real_pipeline_scores_documents_through_an_adapter(tiny_lm):
                             "It was built in 1889. It is made of gold.")
     assert one["score"] == scores.summarize(direct).value and one["score"] is not None
     assert one["comment"].startswith("weakest claim #")
+
+
+def test_a_framework_too_old_to_hold_the_module_names_the_version_found(tmp_path, monkeypatch):
+    import importlib.metadata
+
+    (tmp_path / "old_framework").mkdir()
+    (tmp_path / "old_framework" / "__init__.py").write_text("")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(importlib.metadata, "packages_distributions", lambda: {"old_framework": ["old-framework"]})
+    monkeypatch.setattr(importlib.metadata, "version", lambda name: "0.1.0")
+    with pytest.raises(ImportError) as err:
+        scores.need("old_framework.metrics", "old", "Old")
+    assert str(err.value) == ("franq's Old adapter needs old_framework (old-framework 0.1.0 installed, without "
+                              "old_framework.metrics): pip install 'franq[old]'")

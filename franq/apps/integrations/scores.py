@@ -23,14 +23,21 @@ DEFAULT_THRESHOLD = 0.5
 
 
 def need(module: str, extra: str, what: str):
-    """Import ``module`` or fail in one line naming the pip extra."""
+    """Import ``module`` or, when its package is missing or too old to hold it, fail in one
+    line naming the pip extra (and the version found)."""
     import importlib
+    import importlib.metadata
 
+    top = module.split(".")[0]
     try:
         return importlib.import_module(module)
-    except ImportError:
-        raise ImportError(f"franq's {what} adapter needs {module.split('.')[0]}: "
-                          f"pip install 'franq[{extra}]'") from None
+    except ImportError as err:
+        if err.name and err.name.split(".")[0] != top:
+            raise  # the framework is there but one of its own imports failed: its error says which
+        dists = importlib.metadata.packages_distributions().get(top, [])
+        found = [f"{d} {importlib.metadata.version(d)}" for d in dists]
+        lacks = f" ({', '.join(found)} installed, without {module})" if found else ""
+        raise ImportError(f"franq's {what} adapter needs {top}{lacks}: pip install 'franq[{extra}]'") from None
 
 
 def scorer_of(scorer: Any) -> Callable[[str, Sequence, str], AnswerScore]:
