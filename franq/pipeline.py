@@ -182,10 +182,11 @@ class Franq:
                 text, warnings = greedy_short_answer(self.lm, question, passages,
                                                      options=SamplingOptions.from_config(self.config.uq),
                                                      on_overflow=self.config.model.on_overflow,
-                                                     style=self.prompt_style)
+                                                     style=self.prompt_style, max_new_tokens=max_new_tokens)
                 samples = None
             else:
-                text, warnings, samples = self.preset("short").evidence.greedy_answer(question, passages)
+                text, warnings, samples = self.preset("short").evidence.greedy_answer(
+                    question, passages, max_new_tokens=max_new_tokens)
             if not text:
                 raise ValueError("the model generated an empty answer")
             result = self._score([Example(question, passages, text)], mode="short",

@@ -55,3 +55,77 @@ def test_batch_csv_at_a_threshold(tiny_lm_path, tmp_path):
     assert [r["id"] for r in rows] == ["r1", "r1", "r2", "r2"]
     assert all(r["verdict"] in ("likely_true", "likely_false", "uncertain") for r in rows)
     assert "line 2: missing field 'passages'" in res.stderr  # the bad record, named by its field
+
+
+def _answer(tiny_lm_path, *args):
+    from conftest import tiny_cli_args
+
+    res = CliRunner().invoke(main, ["answer", "-q", "When was it built?", "-p", "Built from 1887 to 1889.",
+                                    "--format", "json", "--quiet", *args, *tiny_cli_args(tiny_lm_path)])
+    assert res.exit_code == 0, res.output
+    return json.loads(res.stdout)
+
+
+def test_short_answer_runs_past_the_samples_budget_to_its_end(tiny_lm_path, tiny_lm):
+    """`franq answer --mode short` generated its answer as row 0 of the 16-token samples
+    ("1887 to 18"): the answer now runs to its end of line within 64 tokens (the samples
+    keep their 16), and one that reaches its budget says so."""
+    record = _answer(tiny_lm_path, "--mode", "short")
+    n_tokens = len(tiny_lm.tokenizer.encode(record["answer"], add_special_tokens=False))
+    assert n_tokens > 16  # the random tiny model never ends its line: it runs to the budget
+    assert "the short answer reached its 64-token budget" in " ".join(record["warnings"])
+    assert "max_tokens=16" in record["stack"]["sampling"]  # the samples (and the calibrator's stack) unchanged
+    shorter = _answer(tiny_lm_path, "--mode", "short", "--max-new-tokens", "20")
+    assert record["answer"].startswith(shorter["answer"]) and len(shorter["answer"]) < len(record["answer"])
+    assert "its 20-token budget" in " ".join(shorter["warnings"])
+
+
+def test_an_answer_cut_at_its_budget_ends_at_its_last_sentence_end():
+    from franq.lm.prompts import answer_end
+
+    assert answer_end("It was built from 1887 to 1889. It is in") == "It was built from 1887 to 1889."
+    assert answer_end('He said "yes." Then') == 'He said "yes."'
+    assert answer_end("1887 to 18") == "1887 to 18"  # no sentence end: kept (and the warning says it may be cut)
+    assert answer_end("It costs 1.5 euros") == "It costs 1.5 euros"
+
+
+def test_after_a_fallback_the_top_level_answer_is_the_one_to_show(tiny_lm_path, tiny_lm, tmp_path):
+    """After a fallback the top-level `answer` was the rejected one (the one to show was in
+    decision.answer): now the top-level answer is the one to show, in the JSON, the table
+    and read back; the rejected one is kept as decision.rejected_answer, which the claims'
+    spans index (AnswerScore.scored_answer)."""
+    import franq
+
+    always = ["--mode", "short", "--verify", "p_true", "--verify-threshold", "2"]  # above every score: fall back
+    record = _answer(tiny_lm_path, *always, "--fallback", "closed_book")
+    d = record["decision"]
+    assert d["action"] == "fallback" and record["answer"] == d["answer"] == d["fallback_answer"]
+    rejected = d["rejected_answer"]
+    assert rejected and rejected != record["answer"]
+    for c in record["claims"]:  # the claims are the rejected answer's
+        assert all(0 <= a < b <= len(rejected) for a, b in c["claim"]["char_spans"])
+    # the fallback's answer, shown to a user, runs past the samples' 16 tokens too
+    assert len(tiny_lm.tokenizer.encode(record["answer"], add_special_tokens=False)) > 16
+    path = tmp_path / "answer.jsonl"
+    path.write_text(json.dumps(record) + "\n", encoding="utf-8")
+    line = next(franq.read_results(path, with_input=True))
+    assert line.result.answer == record["answer"] and line.result.scored_answer == rejected
+    assert line.example.answer == rejected and line.result.decision.rejected_answer == rejected
+    res = CliRunner().invoke(main, ["report", str(path), "-o", str(tmp_path / "r.html")])
+    assert res.exit_code == 0, res.output
+    assert "the answer highlighted here is the rejected one" in (tmp_path / "r.html").read_text()
+
+    from conftest import tiny_cli_args
+
+    res = CliRunner().invoke(main, ["answer", "-q", "When was it built?", "-p", "Built from 1887 to 1889.", "--quiet",
+                                    *always, "--fallback", "closed_book", *tiny_cli_args(tiny_lm_path)])
+    assert res.exit_code == 0, res.output
+    first = res.stdout.splitlines()[0]
+    assert first == f"Answer: {record['answer'].strip()}"
+    assert "Rejected answer (the claims above are its claims): " in res.stdout
+    abstained = _answer(tiny_lm_path, *always, "--fallback", "abstain")
+    assert abstained["answer"] == "" and abstained["decision"]["answer"] is None
+    assert abstained["decision"]["rejected_answer"] == rejected  # nothing lost
+    res = CliRunner().invoke(main, ["answer", "-q", "When was it built?", "-p", "Built from 1887 to 1889.", "--quiet",
+                                    *always, "--fallback", "abstain", *tiny_cli_args(tiny_lm_path)])
+    assert res.stdout.splitlines()[0] == "Answer: (abstained)"

@@ -18,6 +18,7 @@ from franq.errors import FranqError
 from franq.files import check_outputs
 from franq.io import parse_example, parse_passages
 from franq.limits import check, check_inputs
+from franq.lm.prompts import SHORT_ANSWER_TOKENS
 from franq.results import ResultLine
 
 CHECKS = registry.names("checks")  # the answering app's, then plugins' (entry point group franq.checks)
@@ -27,7 +28,8 @@ CHECKS = registry.names("checks")  # the answering app's, then plugins' (entry p
 @click.option("-q", "--question", required=True, help="The question.")
 @click.option("-p", "--passage", "passages", multiple=True, required=True, help="A retrieved passage (repeat).")
 @click.option("--max-new-tokens", type=click.IntRange(min=1), default=None,
-              help=f"Longest answer to generate (default: the config's, {DEFAULTS.model.max_new_tokens}).")
+              help=f"Longest answer to generate (default: the config's, {DEFAULTS.model.max_new_tokens}; short form: "
+                   f"{SHORT_ANSWER_TOKENS}, to the end of its line; one that reaches it ends at its last sentence end).")
 @click.option("--format", "fmt", type=click.Choice(["table", "json", "csv"]), default="table",
               help="Output format (the table starts with the generated answer).")
 @RAW_CSV_OPTION
@@ -67,11 +69,12 @@ def answer(question, passages, max_new_tokens, fmt, raw_csv, html_path, threshol
             result = Answerer(pipeline).answer(question, list(passages), max_new_tokens=max_new_tokens,
                                                verify=verify, fallback=fallback, policy=policy_path,
                                                threshold=verify_threshold)
-        ex = parse_example({"question": question, "passages": list(passages), "answer": result.answer})
+        ex = parse_example({"question": question, "passages": list(passages), "answer": result.scored_answer})
     except (FranqError, MissingDependencyError) as exc:
         raise fail(exc) from None
-    if fmt == "table":
-        click.echo(printable(f"Answer: {result.answer.strip()}") + "\n")
+    if fmt == "table":  # the answer to show: after a fallback, the fallback's (the rejected one: its claims below)
+        shown = "(abstained)" if result.decision is not None and result.decision.action == "abstain" else result.answer
+        click.echo(printable(f"Answer: {shown.strip()}") + "\n")
     print_result(ResultLine("", None, result, ex), fmt, html_path, raw_csv=raw_csv, threshold=cfg.calibration.threshold)
     if fmt == "table" and result.decision is not None:
         click.echo(format_decision(result))
