@@ -129,3 +129,37 @@ def test_after_a_fallback_the_top_level_answer_is_the_one_to_show(tiny_lm_path, 
     res = CliRunner().invoke(main, ["answer", "-q", "When was it built?", "-p", "Built from 1887 to 1889.", "--quiet",
                                     *always, "--fallback", "abstain", *tiny_cli_args(tiny_lm_path)])
     assert res.stdout.splitlines()[0] == "Answer: (abstained)"
+
+
+MARKDOWN = ("## Setup\nInstall the package with pip.\n\nMemory\nThe service needs 4 GB of memory.\n\n**Notes:**\n"
+            "- **Timeout**\n- Limits\n  - The timeout is 30 seconds.\n\nTimeout\nRequests stop after 30 seconds.\n")
+
+
+def test_bare_markdown_labels_are_not_scored(tiny_lm_path):
+    """Bare labels ("Memory", "Timeout", "**Notes:**", "## Setup", a list header) were
+    scored as claims: they are kept, not check-worthy, through `franq score`."""
+    from conftest import tiny_cli_args
+
+    res = CliRunner().invoke(main, ["score", "-q", "How do I set up the service?", "-p", "It needs 4 GB.",
+                                    "-a", MARKDOWN, "--format", "json", "--quiet", *tiny_cli_args(tiny_lm_path)])
+    assert res.exit_code == 0, res.output
+    claims = [(c["claim"]["text"], c["status"], c["claim"]["note"]) for c in json.loads(res.stdout)["claims"]]
+    skipped = [(t, note) for t, status, note in claims if status == "not_check_worthy"]
+    assert skipped == [("Setup", "heading"), ("Memory", "label"), ("Notes:", "heading"), ("Timeout", "heading"),
+                       ("Limits", "label"), ("Timeout", "label")]
+    scored = [t for t, status, _ in claims if status == "scored"]
+    assert scored == ["Install the package with pip.", "The service needs 4 GB of memory.",
+                      "The timeout is 30 seconds.", "Requests stop after 30 seconds."]
+
+
+def test_a_short_answer_or_a_flat_list_item_stays_a_claim():
+    from claims.decompose import SentenceDecomposer
+
+    def worthy(answer):
+        return [(c.text, c.check_worthy) for c in SentenceDecomposer().decompose(answer)]
+
+    assert worthy("Paris") == [("Paris", True)]
+    assert worthy("Paris\nIt has been the capital since 987.")[0] == ("Paris", True)  # the answer, then more
+    assert worthy("The capitals:\n- Paris\n- Rome") == [("The capitals:", False), ("Paris", True), ("Rome", True)]
+    assert worthy("It is big.\n\nThe tower is tall\nIt was built in 1889.")[1] == ("The tower is tall", True)
+    assert worthy("Intro.\n\nMemory: 4 GB\nMore.")[1] == ("Memory: 4 GB", True)  # a key and its value
