@@ -11,6 +11,9 @@ sentence before is the preferred antecedent), applied only where it is safe:
 * that subject is a singular noun phrase (a common or proper noun, tag NN / NNP), not a
   pronoun and not plural ("it" never stands for "they" or "the towers"); a subject that was
   itself "it", resolved, carries its antecedent on;
+* no singular noun is the object of that subject's verb: after "Leonardo painted the Mona
+  Lisa" or "The company released the phone", "it" may be either, so it is not read as
+  the subject (a reader would not take "Leonardo hangs in the Louvre");
 * the "it" is a referring argument (subject, object, object of a preposition), not the
   expletive of "it is known that ..." / "it is hard to ..." (a clausal complement follows).
 
@@ -27,6 +30,7 @@ MAIN_SUBJECT = {"nsubj", "nsubjpass"}
 CLAUSAL = {"ccomp", "xcomp", "csubj"}
 SINGULAR = {"NN", "NNP"}
 CORE_SKIP = {"relcl", "appos", "acl", "prep", "conj", "cc", "punct", "advcl"}
+COMPETING = {"dobj", "dative"}
 
 
 def referring_it(doc) -> list[int]:
@@ -56,6 +60,8 @@ def subject_phrase(verb, resolved: dict[int, str]) -> str | None:
     if len(subjects) != 1:
         return None
     s = subjects[0]
+    if any(c.dep_ in COMPETING and c.tag_ in SINGULAR for c in verb.children):
+        return None  # "The company released the phone ... it sold": "it" may be the phone
     if s.i in resolved:
         return resolved[s.i]
     if s.tag_ not in SINGULAR or any(c.dep_ == "conj" for c in s.children):
@@ -85,12 +91,13 @@ def resolve(doc, previous: str | None) -> tuple[dict[int, str], list[int], str |
     if root is None:
         return resolved, referring_it(doc), None
     main = subject_phrase(root, {})
+    root_it = any(c.dep_ in MAIN_SUBJECT and c.lower_ == PRONOUN for c in root.children)
     for i in referring_it(doc):
         verb = _clause_of(doc[i])
-        if verb.dep_ == "conj" and verb.i != root.i and main and main.lower() != PRONOUN:
-            target = main  # "The tower was built in 1889 and it was designed by Eiffel"
+        if verb.dep_ == "conj" and verb.i != root.i and not root_it:
+            target = main  # "The tower was built in 1889 and it was designed by Eiffel"; None: not safe
         else:
-            target = previous  # the subject of the sentence before
+            target = previous  # the subject of the sentence before (also of an "it" that is this one's subject)
         if target:
             resolved[i] = target
         else:

@@ -163,3 +163,73 @@ def test_a_short_answer_or_a_flat_list_item_stays_a_claim():
     assert worthy("The capitals:\n- Paris\n- Rome") == [("The capitals:", False), ("Paris", True), ("Rome", True)]
     assert worthy("It is big.\n\nThe tower is tall\nIt was built in 1889.")[1] == ("The tower is tall", True)
     assert worthy("Intro.\n\nMemory: 4 GB\nMore.")[1] == ("Memory: 4 GB", True)  # a key and its value
+
+
+GARBLED = ("The command is docker compose with a space instead of a hyphen. Leonardo painted the Mona Lisa "
+           "between 1503 and 1519. It hangs in the Louvre. Curie was born in Warsaw and later moved to Paris, "
+           "where she studied physics. The company released the phone in 2007, and it sold six million units.")
+
+
+def test_the_atomic_splitter_no_longer_garbles_sentences(tiny_lm_path):
+    """The atomic splitter read "instead of" and "between ... and" as lists ("the command is
+    docker compose with instead a hyphen", "painted ... between 1503"), dropped the subject
+    of a predicate whose relative clause had one ("later moved to Paris where she studied"),
+    and read "it" as a subject when an object was as likely ("Leonardo hangs in the
+    Louvre"): through `franq score` (the default atomic decomposer)."""
+    from conftest import tiny_cli_args
+
+    res = CliRunner().invoke(main, ["score", "-q", "Tell me about these.", "-p", "Nothing.", "-a", GARBLED,
+                                    "--format", "json", "--quiet", *tiny_cli_args(tiny_lm_path)])
+    assert res.exit_code == 0, res.output
+    claims = [(c["claim"]["text"], c["claim"]["note"]) for c in json.loads(res.stdout)["claims"]]
+    texts = [t for t, _ in claims]
+    assert texts[0] == "The command is docker compose with a space instead of a hyphen."
+    assert texts[1] == "Leonardo painted the Mona Lisa between 1503 and 1519."
+    assert texts[2] == "It hangs in the Louvre." and "unresolved" in claims[2][1]  # not "Leonardo hangs ..."
+    assert texts[3:5] == ["Curie was born in Warsaw", "Curie later moved to Paris where she studied physics"]
+    assert texts[5] == "The company released the phone in 2007"
+    assert texts[6] == "it sold six million units" and "unresolved" in claims[6][1]
+    assert len(texts) == 7
+
+
+def test_the_atomic_splitter_still_splits_what_it_should():
+    from claims.atomic import AtomicDecomposer
+
+    def split(text):
+        return [c.text for c in AtomicDecomposer().decompose(text)]
+
+    assert split("She speaks French, German and Italian.") == [
+        "She speaks French", "She speaks German", "She speaks Italian"]
+    assert split("He played both guitar and piano.") == ["He played guitar", "He played piano"]
+    assert split("Curie, who won two Nobel prizes, died in 1934.") == ["Curie died in 1934",
+                                                                      "Curie won two Nobel prizes"]
+    assert split("The tower was built in 1889 and it was designed by Eiffel.") == [
+        "The tower was built in 1889", "The tower was designed by Eiffel"]
+    assert split("The Eiffel Tower is in Paris. It was built in 1889.")[1] == "The Eiffel Tower was built in 1889."
+    assert split("You can pay by card or cash.") == ["You can pay by card or cash."]  # "or" states neither
+    assert split("Timeout: 30 seconds by default.") == ["Timeout: 30 seconds by default."]  # no bare "Timeout"
+
+
+def test_one_answer_shows_each_stage_on_stderr_with_progress(tiny_lm_path):
+    """A 2-claim answer against 15 passages (39k characters) took 52 s with no progress shown:
+    `--progress` (off a terminal; a terminal shows a bar) prints one line per stage on stderr,
+    and stdout keeps only the result."""
+    from conftest import tiny_cli_args
+
+    passages = [f"Passage {k}: the tower was built in 1889 for the fair. " * 4 for k in range(15)]
+    args = ["score", "-q", "When was it built?", *[x for p in passages for x in ("-p", p)],
+            "-a", "It was built in 1889. It is in Paris.", "--format", "json", *tiny_cli_args(tiny_lm_path)]
+    res = CliRunner().invoke(main, [*args, "--progress"])
+    assert res.exit_code == 0, res.output
+    said = [line for line in res.stderr.splitlines() if line.startswith("franq score: ")]
+    steps = [re.sub(r" \(\d+\.\d s\)$", "", line) for line in said]
+    assert steps == ["franq score: loading the model", "franq score: scoring", "franq score: finding the claims",
+                     "franq score: reading the answer with and without the passages", "franq score: scoring the claims",
+                     "franq score: checking the claims against the passages", "franq score: calibrating",
+                     "franq score: done"]
+    assert len(json.loads(res.stdout)["claims"]) == 2
+    quiet = CliRunner().invoke(main, args)  # off a terminal, without --progress: nothing
+    assert quiet.exit_code == 0 and "franq score: " not in quiet.stderr
+    answered = CliRunner().invoke(main, ["answer", "-q", "When was it built?", "-p", passages[0], "--progress",
+                                         "--max-new-tokens", "8", "--format", "json", *tiny_cli_args(tiny_lm_path)])
+    assert "franq answer: generating the answer" in answered.stderr, answered.output

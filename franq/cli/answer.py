@@ -7,8 +7,8 @@ import click
 
 from calibration.base import MissingDependencyError
 from franq.cli.options import (
-    DEFAULTS, RAW_CSV_OPTION, THRESHOLD_OPTION, Number, StackFlags, StageProgress, fail, interactive, load_pipeline,
-    printable, stack, stack_files,
+    DEFAULTS, PROGRESS_OPTION, RAW_CSV_OPTION, THRESHOLD_OPTION, Number, StackFlags, StageProgress, fail, interactive,
+    load_pipeline, printable, stack, stack_files,
 )
 from franq.cli.preflight import check_named_files
 from franq.cli.score import HTML_OPTION, print_result
@@ -35,7 +35,8 @@ CHECKS = registry.names("checks")  # the answering app's, then plugins' (entry p
 @RAW_CSV_OPTION
 @HTML_OPTION
 @THRESHOLD_OPTION
-@click.option("--quiet", is_flag=True, help="No progress bar.")
+@click.option("--quiet", is_flag=True, help="No progress bar (shown on a terminal only, or with --progress).")
+@PROGRESS_OPTION
 @click.option("--verify", type=click.Choice(CHECKS),
               default=None, help="Check the answer with this answer check (answering with faithfulness, paper 000): trivial, pre_answer "
                                  "(yes/no before answering), nli (the faithfulness backend on 'The answer to the "
@@ -49,8 +50,8 @@ CHECKS = registry.names("checks")  # the answering app's, then plugins' (entry p
 @click.option("--verify-threshold", type=Number(), default=None,
               help="Answer when the check's score is at least this (default: the policy's; else 0.5, 0 for dual; above every score: always fall back).")
 @stack
-def answer(question, passages, max_new_tokens, fmt, raw_csv, html_path, threshold, quiet, verify, fallback, policy_path,
-           verify_threshold, stack: StackFlags):
+def answer(question, passages, max_new_tokens, fmt, raw_csv, html_path, threshold, quiet, progress_lines, verify,
+           fallback, policy_path, verify_threshold, stack: StackFlags):
     """Generate an answer with the model from the passages, then score its claims; with
     --verify / --fallback / --policy, also decide: answer, fall back or abstain."""
     from franq.apps.answering import Answerer
@@ -63,9 +64,11 @@ def answer(question, passages, max_new_tokens, fmt, raw_csv, html_path, threshol
         check_inputs(question, parse_passages(list(passages)), limits=cfg.limits)  # before the model loads
         check("max_new_tokens", max_new_tokens or 1, subject="--max-new-tokens", limits=cfg.limits)
         check_named_files(cfg)  # a missing calibrator, model or probe fails now, not after the model loads
-        with StageProgress(not quiet and interactive(), "franq answer") as progress:
+        with StageProgress(not quiet and (interactive() or progress_lines), "franq answer",
+                           lines=not interactive()) as progress:
             pipeline = load_pipeline(cfg)
             progress()
+            progress.attach(pipeline)
             result = Answerer(pipeline).answer(question, list(passages), max_new_tokens=max_new_tokens,
                                                verify=verify, fallback=fallback, policy=policy_path,
                                                threshold=verify_threshold)

@@ -12,8 +12,8 @@ import click
 
 from calibration.base import MissingDependencyError
 from franq.cli.options import (
-    AMOUNT, CALIBRATOR_MISMATCH_OPTION, DECOMPOSER_OPTIONS, RAW_CSV_OPTION, THRESHOLD_OPTION, StackFlags, StageProgress,
-    decomposer_flags, fail, grouped, interactive, load_pipeline, options, printable, stack, stack_files,
+    AMOUNT, CALIBRATOR_MISMATCH_OPTION, DECOMPOSER_OPTIONS, PROGRESS_OPTION, RAW_CSV_OPTION, THRESHOLD_OPTION,
+    StackFlags, StageProgress, decomposer_flags, fail, grouped, interactive, load_pipeline, options, printable, stack, stack_files,
 )
 from franq.cli.preflight import check_batch_paths, check_named_files
 from franq.cli.table import format_table
@@ -77,14 +77,15 @@ HTML_OPTION = click.option(
 @THRESHOLD_OPTION
 @options(DECOMPOSER_OPTIONS)
 @CALIBRATOR_MISMATCH_OPTION
-@click.option("--quiet", is_flag=True, help="No progress bar (one answer: shown on a terminal only).")
+@click.option("--quiet", is_flag=True, help="No progress bar (one answer: shown on a terminal only, or with --progress).")
+@PROGRESS_OPTION
 @click.option("--strict", is_flag=True, help="Refuse a record with an unknown field (default: kept in its "
                                               "meta['unknown_fields'], named in one notice).")
 @grouped("batch", BATCH_OPTIONS, BatchOptions)
 @stack
 def score(input_path, output, errors_path, question, passages, answer, example, fmt, raw_csv, html_path, threshold,
-          decomposer, decomposer_model, decomposer_base_url, calibrator_mismatch, quiet, strict, batch: BatchOptions,
-          stack: StackFlags):
+          decomposer, decomposer_model, decomposer_base_url, calibrator_mismatch, quiet, progress_lines, strict,
+          batch: BatchOptions, stack: StackFlags):
     """Score one example (flags, --example or a .json file) or a JSONL file of examples.
 
     A JSONL line is {"id", "question", "passages": [str | {"title", "text"}], "answer",
@@ -118,9 +119,11 @@ def score(input_path, output, errors_path, question, passages, answer, example, 
         ex = single_example(input_path, question, passages, answer, example, limits=cfg.limits,
                             strict=cfg.batch.strict)
         check_named_files(cfg)
-        with StageProgress(not quiet and interactive(), "franq score") as progress:
+        with StageProgress(not quiet and (interactive() or progress_lines), "franq score",
+                           lines=not interactive()) as progress:
             pipeline = load_pipeline(cfg)
             progress()
+            progress.attach(pipeline)
             result = pipeline.score_many([ex])[0]
     except (FranqError, MissingDependencyError) as exc:
         raise fail(exc) from None
