@@ -28,8 +28,9 @@ CHECKS = registry.names("checks")  # the answering app's, then plugins' (entry p
 @click.option("-q", "--question", required=True, help="The question.")
 @click.option("-p", "--passage", "passages", multiple=True, required=True, help="A retrieved passage (repeat).")
 @click.option("--max-new-tokens", type=click.IntRange(min=1), default=None,
-              help=f"Longest answer to generate (default: the config's, {DEFAULTS.model.max_new_tokens}; short form: "
-                   f"{SHORT_ANSWER_TOKENS}, to the end of its line; one that reaches it ends at its last sentence end).")
+              help=f"Longest answer to generate (default: the config's, {DEFAULTS.model.max_new_tokens}). Short form: "
+                   f"{SHORT_ANSWER_TOKENS} unless given, to the end of its line; one that reaches it ends at its last "
+                   "sentence end.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json", "csv"]), default="table",
               help="Output format (the table starts with the generated answer).")
 @RAW_CSV_OPTION
