@@ -233,3 +233,25 @@ def test_one_answer_shows_each_stage_on_stderr_with_progress(tiny_lm_path):
     answered = CliRunner().invoke(main, ["answer", "-q", "When was it built?", "-p", passages[0], "--progress",
                                          "--max-new-tokens", "8", "--format", "json", *tiny_cli_args(tiny_lm_path)])
     assert "franq answer: generating the answer" in answered.stderr, answered.output
+
+
+def test_it_is_not_read_as_a_subject_when_an_object_before_it_is_as_likely():
+    """"Arnold is the publisher of Media Play News. It covers home entertainment." was split
+    as "Arnold covers home entertainment" (and then flagged false): with another singular
+    noun before "it" in its sentence or beside the subject as an object, "it" is kept and
+    noted; with none, it is still read as the subject before it."""
+    from claims.atomic import AtomicDecomposer
+
+    def second(text):
+        return AtomicDecomposer().decompose(text)[1]
+
+    c = second("Arnold is the publisher of Media Play News. It covers home entertainment.")
+    assert c.text == "It covers home entertainment." and "unresolved" in c.note
+    claims = AtomicDecomposer().decompose("Exposure therapy is common. The patient imagines the trauma and "
+                                          "describes it.")
+    [c] = [c for c in claims if "describes" in c.text]
+    assert c.text.endswith("describes it") and "unresolved" in c.note  # not "describes exposure therapy"
+    c = second("The Moon is far away. Yuri Gagarin was the first man to walk on it.")
+    assert c.text == "Yuri Gagarin was the first man to walk on the Moon."
+    c = second("The tower is in Paris. If it falls, it would be a loss.")
+    assert "read as 'the tower'" in (c.note or "")
