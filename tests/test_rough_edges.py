@@ -55,6 +55,7 @@ def test_batch_csv_at_a_threshold(tiny_lm_path, tmp_path):
     assert [r["id"] for r in rows] == ["r1", "r1", "r2", "r2"]
     assert all(r["verdict"] in ("likely_true", "likely_false", "uncertain") for r in rows)
     assert "line 2: missing field 'passages'" in res.stderr  # the bad record, named by its field
+    assert "1 bad records, 0 duplicate ids" in res.stderr and "(listed below)" in res.stderr  # not a deleted file
 
 
 def _answer(tiny_lm_path, *args):

@@ -166,7 +166,10 @@ def batch_csv(cfg, input_path: str, output: str | None, errors_path: str | None,
     with tempfile.TemporaryDirectory(prefix="franq-score-") as tmp:
         scores = output or os.path.join(tmp, "scores.jsonl")
         summary = score_file(cfg, input_path, scores, errors_path=errors_path, progress=not quiet, **asdict(batch))
-        click.echo(printable(summary.message()), err=True)
+        message = summary.message()
+        if output is None and errors_path is None:  # the temporary error file goes with the folder: listed below
+            message = message.replace(f" (see {scores}.errors.jsonl)", " (listed below)")
+        click.echo(printable(message), err=True)
         if output is None and errors_path is None and os.path.exists(scores + ".errors.jsonl"):
             with open(scores + ".errors.jsonl", encoding="utf-8") as f:
                 click.echo(f.read(), err=True, nl=False)
