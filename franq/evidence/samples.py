@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from franq.config_checks import UNFAITH_SAMPLES
+from franq.errors import ContextOverflowError
 from franq.lm.prompts import SHORT_ANSWER_TOKENS, SHORT_INSTRUCTION, answer_end
 from franq.scorers.diversity import SampleContext
 
@@ -134,9 +135,13 @@ class SampleDraws:
         budget = max_new_tokens or SHORT_ANSWER_TOKENS
         if budget < self.options.max_new_tokens or (s.samples[0].stop == "length"
                                                     and budget > self.options.max_new_tokens):
-            text, warnings = greedy_short_answer(self.lm, question, passages, options=self.options,
-                                                 on_overflow=self.on_overflow, style=self.style,
-                                                 max_new_tokens=max_new_tokens)
+            try:
+                text, warnings = greedy_short_answer(self.lm, question, passages, options=self.options,
+                                                     on_overflow=self.on_overflow, style=self.style,
+                                                     max_new_tokens=max_new_tokens)
+            except ContextOverflowError:  # no room for a longer answer (on_overflow "error"): the samples' one
+                warnings = [*warnings, f"the short answer stopped at the samples' {self.options.max_new_tokens} "
+                                       "tokens: the context has no room for more"]
         return text, warnings, SampleSet(s.samples[1:], s.prompt_tokens)
 
     def gather(self, answers: Sequence) -> None:
