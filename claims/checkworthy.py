@@ -42,8 +42,9 @@ _NO_DEFINITE_ANSWER = re.compile(
 _MAX_HEADING_WORDS = 8
 _MAX_LABEL_WORDS = 4
 _LABEL_WORD = re.compile(r"[A-Za-z][\w'&/+-]*")
-_VERB = frozenset("""is are was were be been am has have had do does did can could will would shall should may might
-must uses use runs run needs need takes take makes make gives give""".split())
+_VERB = frozenset({"is", "are", "was", "were", "be", "been", "am", "has", "have", "had", "do", "does", "did", "can",
+                   "could", "will", "would", "shall", "should", "may", "might", "must", "uses", "use", "runs", "run",
+                   "needs", "need", "takes", "take", "makes", "make", "gives", "give"})
 _MAX_HEDGE_WORDS = 6  # content words: a hedge that also states a fact is scored
 
 

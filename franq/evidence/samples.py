@@ -140,8 +140,8 @@ class SampleDraws:
                                                      on_overflow=self.on_overflow, style=self.style,
                                                      max_new_tokens=max_new_tokens)
             except ContextOverflowError:  # no room for a longer answer (on_overflow "error"): the samples' one
-                warnings = [*warnings, f"the short answer stopped at the samples' {self.options.max_new_tokens} "
-                                       "tokens: the context has no room for more"]
+                full = f"the short answer stopped at the samples' {self.options.max_new_tokens} tokens: the context has no room"
+                warnings = [*warnings, full]
         return text, warnings, SampleSet(s.samples[1:], s.prompt_tokens)
 
     def gather(self, answers: Sequence) -> None:
