@@ -178,7 +178,7 @@ def atomic_token_sets(doc) -> list[tuple[set[int], dict[int, str]]]:
             groups.append((core | body, {}))
         else:
             groups.append((core | body, {min(body): "is"}))
-    groups = [(_trim(doc, g), ins) for g, ins in groups]  # one inside another ("Timeout" of "Timeout: 30 s") adds nothing
+    groups = [(_trim(doc, g), ins) for g, ins in groups]  # one inside another ("Timeout" of "Timeout: 30 s"): dropped
     return [g for g in groups if g[0] and not any(g[0] < h for h, _ in groups)][:MAX_CLAIMS_PER_SENTENCE]
 
 

@@ -13,7 +13,8 @@ import click
 from calibration.base import MissingDependencyError
 from franq.cli.options import (
     AMOUNT, CALIBRATOR_MISMATCH_OPTION, DECOMPOSER_OPTIONS, PROGRESS_OPTION, RAW_CSV_OPTION, THRESHOLD_OPTION,
-    StackFlags, StageProgress, decomposer_flags, fail, grouped, interactive, load_pipeline, options, printable, stack, stack_files,
+    StackFlags, StageProgress, decomposer_flags, fail, grouped, interactive, load_pipeline, options, printable, stack,
+    stack_files,
 )
 from franq.cli.preflight import check_batch_paths, check_named_files
 from franq.cli.table import format_table
@@ -77,7 +78,8 @@ HTML_OPTION = click.option(
 @THRESHOLD_OPTION
 @options(DECOMPOSER_OPTIONS)
 @CALIBRATOR_MISMATCH_OPTION
-@click.option("--quiet", is_flag=True, help="No progress bar (one answer: shown on a terminal only, or with --progress).")
+@click.option("--quiet", is_flag=True,
+              help="No progress bar (one answer: shown on a terminal only, or with --progress).")
 @PROGRESS_OPTION
 @click.option("--strict", is_flag=True, help="Refuse a record with an unknown field (default: kept in its "
                                               "meta['unknown_fields'], named in one notice).")
