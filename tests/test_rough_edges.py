@@ -256,3 +256,17 @@ def test_it_is_not_read_as_a_subject_when_an_object_before_it_is_as_likely():
     assert c.text == "Yuri Gagarin was the first man to walk on the Moon."
     c = second("The tower is in Paris. If it falls, it would be a loss.")
     assert "read as 'the tower'" in (c.note or "")
+
+
+def test_a_short_answer_without_room_for_more_keeps_the_samples_one(tmp_path):
+    """With on_overflow = "error" and a prompt that leaves room for the samples' 16 tokens
+    but not for 64, the answer is the 16-token one, with a warning (not an error)."""
+    from conftest import build_tiny_lm, make_franq
+
+    from franq.lm import CausalLM
+
+    lm = CausalLM.load(str(build_tiny_lm(tmp_path / "lm", max_positions=240)), device="cpu")
+    fq = make_franq(lm, {"mode": "short", "model": {"on_overflow": "error"}})
+    result = fq.answer("When?", ["word " * 20], mode="short")
+    assert "the short answer stopped at the samples' 16 tokens: the context has no room" in result.warnings
+    assert result.answer and result.mode == "short"
