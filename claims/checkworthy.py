@@ -40,7 +40,24 @@ _NO_DEFINITE_ANSWER = re.compile(
     r"\b(?:may|might|does) not have (?:a |one )?(?:single |simple |clear |definitive |definite |straightforward )+"
     r"answer\b", re.IGNORECASE)
 _MAX_HEADING_WORDS = 8
+_MAX_LABEL_WORDS = 4
+_LABEL_WORD = re.compile(r"[A-Za-z][\w'&/+-]*")
+_VERB = frozenset({"is", "are", "was", "were", "be", "been", "am", "has", "have", "had", "do", "does", "did", "can",
+                   "could", "will", "would", "shall", "should", "may", "might", "must", "uses", "use", "runs", "run",
+                   "needs", "need", "takes", "take", "makes", "make", "gives", "give"})
 _MAX_HEDGE_WORDS = 6  # content words: a hedge that also states a fact is scored
+
+
+def is_label(text: str) -> bool:
+    """A bare markdown label ("Memory", "Timeout", "Setup and tools"): at most
+    :data:`_MAX_LABEL_WORDS` words, no number, no verb, nothing after a colon and no
+    sentence punctuation. Whether a line holding one is a label (a heading of what follows)
+    or an answer ("Paris") depends on where it stands: :func:`claims.decompose.label_lines`."""
+    s = text.strip().strip("*_#` ").strip()
+    words = s.split()
+    if not words or len(words) > _MAX_LABEL_WORDS or s[-1] in ".!?;," or ":" in s.rstrip(":"):
+        return False
+    return all(_LABEL_WORD.fullmatch(w) for w in words) and not any(w.lower() in _VERB for w in words)
 
 
 def non_claim_reason(sentence: str, *, question: str | None = None) -> str | None:

@@ -18,12 +18,12 @@ import re
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
-from claims.checkworthy import non_claim_reason
+from claims.checkworthy import is_label, non_claim_reason
 from claims.text import CITATION_RE, WORD_RE, split_at_script_ends
 from claims.types import Claim, Decomposition
 
 HEADING_RE = re.compile(r"^\s{0,3}(#{1,6})\s+")
-BOLD_LINE_RE = re.compile(r"^\s*(\*\*|__)[^*_]+(\*\*|__):?\s*$")
+BOLD_LINE_RE = re.compile(r"^\s*(?:(?:[-*+•]|\d{1,3}[.)])\s+)?(\*\*|__)[^*_]+(\*\*|__):?\s*$")  # "- **Memory**" too
 LIST_RE = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+")
 EMPHASIS_RE = re.compile(r"\*\*|__|`")
 FENCE_RE = re.compile(r"^\s{0,3}(```|~~~)")
@@ -94,6 +94,26 @@ def cut_spans(text: str, s: int, e: int) -> tuple[tuple[int, int], ...]:
     return tuple(out)
 
 
+def label_lines(lines: Sequence[str]) -> set[int]:
+    """Indices of the lines that are bare labels (:func:`claims.checkworthy.is_label`) by
+    where they stand: a list item with items nested under it (a list header), or a line of
+    its own with more below it that is not the answer's first line, or is and a list
+    follows ("Memory" before its paragraph). A short answer on its own ("Paris") or a bare
+    item of a flat list ("- Paris") stays a claim."""
+    filled = [k for k, line in enumerate(lines) if line.strip()]
+    out = set()
+    for n, k in enumerate(filled):
+        nxt = lines[filled[n + 1]] if n + 1 < len(filled) else None
+        marker = LIST_RE.match(lines[k])
+        if nxt is None or not is_label(lines[k][marker.end() if marker else 0:]):
+            continue
+        indent = len(lines[k]) - len(lines[k].lstrip())
+        nested = LIST_RE.match(nxt) and len(nxt) - len(nxt.lstrip()) > indent
+        if nested or not marker and (n > 0 or LIST_RE.match(nxt)):
+            out.add(k)
+    return out
+
+
 def spans_text(text: str, spans: tuple[tuple[int, int], ...]) -> str:
     return "".join(text[a:b] for a, b in spans)
 
@@ -107,7 +127,9 @@ class SentenceDecomposer:
         claims: list[Claim] = []
         pos = 0
         code: int | None = None  # where the open code block's body starts
-        for line in answer.splitlines(keepends=True):
+        lines = answer.splitlines(keepends=True)
+        labels = label_lines(lines)
+        for k, line in enumerate(lines):
             ls, le = pos, pos + len(line)
             pos = le
             if FENCE_RE.match(line):  # a fence (and its language tag) is markup, not a claim
@@ -118,13 +140,11 @@ class SentenceDecomposer:
             if code is not None or not line.strip():
                 continue
             heading = HEADING_RE.match(line) or BOLD_LINE_RE.match(line)
-            if heading:
-                body = ls + (heading.end() if HEADING_RE.match(line) else 0)
-                spans = cut_spans(answer, body, le)
-                claims.append(
-                    Claim(spans_text(answer, spans), spans, sentence=len(claims),
-                          check_worthy=False, note="heading")
-                )
+            if heading or k in labels:  # kept, not scored; the "#" or the list marker is not part of it
+                markup = HEADING_RE.match(line) or LIST_RE.match(line)
+                spans = cut_spans(answer, ls + (markup.end() if markup else 0), le)
+                claims.append(Claim(spans_text(answer, spans), spans, sentence=len(claims), check_worthy=False,
+                                    note="heading" if heading else "label"))
                 continue
             marker = LIST_RE.match(line)
             body = ls + (marker.end() if marker else 0)

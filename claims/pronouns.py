@@ -11,6 +11,12 @@ sentence before is the preferred antecedent), applied only where it is safe:
 * that subject is a singular noun phrase (a common or proper noun, tag NN / NNP), not a
   pronoun and not plural ("it" never stands for "they" or "the towers"); a subject that was
   itself "it", resolved, carries its antecedent on;
+* no singular noun is the object of that subject's verb, nor inside its object or
+  attribute ("the publisher of Media Play News"): after "Leonardo painted the Mona Lisa"
+  or "The company released the phone", "it" may be either, so it is not read as the
+  subject (a reader would not take "Leonardo hangs in the Louvre");
+* no singular noun stands before the "it" in its own sentence as an object ("describing
+  the trauma and ... it", "in the end, it"): it may stand for that one;
 * the "it" is a referring argument (subject, object, object of a preposition), not the
   expletive of "it is known that ..." / "it is hard to ..." (a clausal complement follows).
 
@@ -27,6 +33,8 @@ MAIN_SUBJECT = {"nsubj", "nsubjpass"}
 CLAUSAL = {"ccomp", "xcomp", "csubj"}
 SINGULAR = {"NN", "NNP"}
 CORE_SKIP = {"relcl", "appos", "acl", "prep", "conj", "cc", "punct", "advcl"}
+COMPETING = {"dobj", "dative"}
+OBJECTS = {"dobj", "dative", "pobj"}
 
 
 def referring_it(doc) -> list[int]:
@@ -56,6 +64,10 @@ def subject_phrase(verb, resolved: dict[int, str]) -> str | None:
     if len(subjects) != 1:
         return None
     s = subjects[0]
+    held = [c for c in verb.children if c.dep_ in COMPETING | {"attr"}]
+    rivals = [c for c in held if c.dep_ != "attr"] + [t for c in held for t in c.subtree if t.dep_ == "pobj"]
+    if any(t.tag_ in SINGULAR for t in rivals):
+        return None  # "released the phone ... it sold", "is the publisher of Media Play News. It covers"
     if s.i in resolved:
         return resolved[s.i]
     if s.tag_ not in SINGULAR or any(c.dep_ == "conj" for c in s.children):
@@ -74,6 +86,18 @@ def _core(noun) -> list:
     return out
 
 
+def _competes(doc, i: int, target: str) -> bool:
+    """Another singular noun as likely as ``target`` stands before the "it" at ``i`` in its
+    sentence, as an object ("Imaginal exposure involves imagining the trauma and describing
+    it", "... plays a role in shaping his legacy, it does not ..."): the reader cannot tell."""
+    for t in doc[:i]:
+        if t.dep_ in OBJECTS and t.tag_ in SINGULAR:
+            text = "".join(w.text + w.whitespace_ for w in sorted(_core(t), key=lambda w: w.i)).strip()
+            if text.lower() != target.lower():
+                return True
+    return False
+
+
 def resolve(doc, previous: str | None) -> tuple[dict[int, str], list[int], str | None]:
     """For one sentence (``doc``) after a sentence whose main subject was ``previous``:
     ``(resolved, unresolved, subject)``: the "it" tokens read as an antecedent
@@ -85,12 +109,15 @@ def resolve(doc, previous: str | None) -> tuple[dict[int, str], list[int], str |
     if root is None:
         return resolved, referring_it(doc), None
     main = subject_phrase(root, {})
+    root_it = any(c.dep_ in MAIN_SUBJECT and c.lower_ == PRONOUN for c in root.children)
     for i in referring_it(doc):
         verb = _clause_of(doc[i])
-        if verb.dep_ == "conj" and verb.i != root.i and main and main.lower() != PRONOUN:
-            target = main  # "The tower was built in 1889 and it was designed by Eiffel"
+        if verb.dep_ == "conj" and verb.i != root.i and not root_it:
+            target = main  # "The tower was built in 1889 and it was designed by Eiffel"; None: not safe
         else:
-            target = previous  # the subject of the sentence before
+            target = previous  # the subject of the sentence before (also of an "it" that is this one's subject)
+        if target and _competes(doc, i, target):
+            target = None
         if target:
             resolved[i] = target
         else:

@@ -57,6 +57,10 @@ class Franq:
     ``answer`` generates one and scores it. ``components`` lists what runs, by stage.
     """
 
+    on_stage = None
+    """Called with each stage's name as it starts (:data:`STAGES`; a command's progress on
+    stderr), or None. It is told, never waited on: the stages run as they would without it."""
+
     def __init__(self, config: FranqConfig, lm, *, decomposer=None, faithfulness=None, equivalence=None):
         check_config(config)
         self._build(config, lm, decomposer=decomposer, faithfulness=faithfulness, equivalence=equivalence)
@@ -177,15 +181,17 @@ class Franq:
                 mode: str | None) -> AnswerScore:
         mode = mode or self.config.mode
         presets_for(mode)  # validates
+        self._stage("generation")
         if mode == "short":
             if short_preset(self.config, generated=True) == "probe":  # no samples to draw
                 text, warnings = greedy_short_answer(self.lm, question, passages,
                                                      options=SamplingOptions.from_config(self.config.uq),
                                                      on_overflow=self.config.model.on_overflow,
-                                                     style=self.prompt_style)
+                                                     style=self.prompt_style, max_new_tokens=max_new_tokens)
                 samples = None
             else:
-                text, warnings, samples = self.preset("short").evidence.greedy_answer(question, passages)
+                text, warnings, samples = self.preset("short").evidence.greedy_answer(
+                    question, passages, max_new_tokens=max_new_tokens)
             if not text:
                 raise ValueError("the model generated an empty answer")
             result = self._score([Example(question, passages, text)], mode="short",
@@ -248,24 +254,39 @@ class Franq:
             return [short] * len(examples)
         return [mode] * len(examples)
 
+    def _stage(self, name: str) -> None:
+        if self.on_stage is not None:
+            self.on_stage(name)
+
     def _claims(self, p: PresetPipeline, examples: list[Example], *, token_ids=None, offsets=None
                 ) -> list[AnswerRecord]:
+        self._stage("claims")
         return find_claims(p.preset, examples, lm=self.lm, decomposer=self.decomposer, limits=self.config.limits,
                            token_ids=token_ids, offsets=offsets)
 
     def _run(self, p: PresetPipeline, records: list[AnswerRecord]) -> list[AnswerScore]:
         """Stages 2-7 (:mod:`franq.stages`) over the records, in order."""
+        self._stage("evidence")
         batch = gather(p, records)
         if len(batch):
+            self._stage("uq")
             score_uq(p, batch, closed_book_unfaith=self.config.uq.unfaith_samples == "closed"
                      and SAMPLES in p.preset.evidence)
+            self._stage("faithfulness")
             judge_faithfulness(self.faithfulness, batch)
+            self._stage("calibration")
             mix_batch(batch)
             calibrate(p.calibrator, batch)
         threshold = self.config.calibration.threshold
         if threshold is None and p.calibrator is not None:  # the calibrator file's (fit --target-precision)
             threshold = p.calibrator.threshold
         return answer_scores(p, records, batch, threshold=threshold, margin=self.config.calibration.uncertain_margin)
+
+
+STAGES = {"generation": "generating the answer", "claims": "finding the claims",
+          "evidence": "reading the answer with and without the passages", "uq": "scoring the claims",
+          "faithfulness": "checking the claims against the passages", "calibration": "calibrating"}
+"""The stages :attr:`Franq.on_stage` is told of, in order, and what each does."""
 
 
 @functools.lru_cache(maxsize=1)

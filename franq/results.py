@@ -147,7 +147,7 @@ def parse_result(obj: Any, where: str = "") -> ResultLine:
     labels = parse_answer_labels(obj, where) or None
     if "passages" not in obj and not any(claim_labels) and labels is None and obj.get("meta") is None:
         return ResultLine(where, ident, result)  # written without its input
-    example = Example(result.question, _passages(f), result.answer, id=ident, labels=labels, meta=obj.get("meta"),
+    example = Example(result.question, _passages(f), result.scored_answer, id=ident, labels=labels, meta=obj.get("meta"),
                       claim_labels=tuple(claim_labels) if any(claim_labels) else None)
     return ResultLine(where, ident, result, example)
 
@@ -270,7 +270,7 @@ def _decision(d: _Fields | None) -> Decision | None:
         action=d.choice("action", ACTIONS), answer=d.text("answer", null=True, empty=True), verify=d.text("verify"),
         score=d.number("score", null=False), threshold=d.number("threshold", null=False), fallback=d.text("fallback"),
         fallback_answer=d.text("fallback_answer", default=None, null=True, empty=True),
-        policy=d.text("policy", default=None, null=True))
+        policy=d.text("policy", default=None, null=True), rejected_answer=d.text("rejected_answer", default=None))
 
 
 def _passages(f: _Fields) -> tuple[Passage, ...]:

@@ -241,7 +241,7 @@ class Decision:
     """What to do with a generated answer (answering with faithfulness, paper 000):
     ``action`` is ``"answer"`` (the verifier's ``score`` reached ``threshold``),
     ``"fallback"`` (the fallback's answer replaces it) or ``"abstain"`` (no answer).
-    ``answer`` is the text to show (None when abstaining)."""
+    ``answer`` is the text to show (None when abstaining), as the result's own ``answer``."""
 
     action: Action
     answer: str | None
@@ -252,12 +252,17 @@ class Decision:
     fallback_answer: str | None = None
     policy: str | None = None
     """The policy file the threshold came from (None: given or the verifier's default)."""
+    rejected_answer: str | None = None
+    """The generated answer the check rejected (on a fallback or an abstention; None when
+    ``action`` is ``"answer"``): the result's claims are its claims (:attr:`AnswerScore.scored_answer`)."""
 
 
 @dataclass(frozen=True)
 class AnswerScore:
     question: str
     answer: str
+    """The answer to show: the scored answer, or after an answering app's fallback the
+    fallback's answer ("" after an abstention; the rejected one is ``decision.rejected_answer``)."""
     claims: tuple[ClaimScore, ...]
     mode: Form
     """The form the answer was scored in: ``long`` or ``short`` (the preset: ``stack.mode``)."""
@@ -274,6 +279,13 @@ class AnswerScore:
     def calibration(self) -> str:
         """The calibrator's variant (``condition``, ``calibrated``, ``three-soft``, ``xgboost``...) or ``none``."""
         return "none" if self.calibrator is None else self.calibrator.variant
+
+    @property
+    def scored_answer(self) -> str:
+        """The text the claims were found in (their ``char_spans`` index it): ``answer``, or
+        after a fallback or an abstention the rejected ``decision.rejected_answer``."""
+        d = self.decision
+        return self.answer if d is None or d.rejected_answer is None else d.rejected_answer
 
     @property
     def scored(self) -> tuple[ClaimScore, ...]:

@@ -185,7 +185,7 @@ def answer_html(line, n: int) -> str:
     result, example = line.result, line.example
     passages = None if example is None else example.passages
     labels = () if example is None else example.claim_labels or ()  # the input's labels of each claim
-    answer, claims = result.answer, result.claims
+    answer, claims = result.scored_answer, result.claims
     body = []
     for a, b, ks in segments(answer, claims):
         piece = _e(answer[a:b])
@@ -218,7 +218,7 @@ def answer_html(line, n: int) -> str:
                                  f"{_e(result.mode)} form" if result.mode else "",
                                  "no passages (scored closed-book)" if passages == () else "",
                                  f"least likely claim {_num(low)}" if low is not None else "no scored claim",
-                                 _answer_score(result),
+                                 _answer_score(result), _decision_text(result),
                                  f"meta {_e(json.dumps(meta, ensure_ascii=False))}" if meta else "") if x)
     warnings = "".join(f'<li>{_e(w)}</li>' for w in result.warnings)
     return (f'<section class="answer" id="a{n}" data-n="{n}" data-min="{"" if low is None else f"{low:.6f}"}">'
@@ -248,6 +248,17 @@ def _answer_score(result: franq.AnswerScore) -> str:
         return ""
     return _e(f"P(every claim true) {_small(p)} (claims taken as independent) · weakest claim "
               f"#{weakest.index + 1}: {weakest.reason}")
+
+
+def _decision_text(result: franq.AnswerScore) -> str:
+    """After an answering app's fallback or abstention: what was shown instead of the
+    highlighted (rejected) answer ("" otherwise)."""
+    d = result.decision
+    if d is None or d.rejected_answer is None:
+        return ""
+    shown = "abstained" if d.answer is None else f"answer shown: {d.answer}"
+    return _e(f"{d.action} ({d.verify} score {d.score:.3f} < {d.threshold:g}): {shown}; the answer highlighted "
+              f"here is the rejected one")
 
 
 def _small(p: float) -> str:

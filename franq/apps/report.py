@@ -46,8 +46,8 @@ def no_scored_records(path) -> str:
 @click.option("--csv", "csv_path", type=click.Path(dir_okay=False, allow_dash=True),
               help="Also (or only) write one CSV row per claim ('-': standard output).")
 @click.option("--threshold", type=PROBABILITY, default=0.5, show_default=True,
-              help="Initial threshold of the report's filter (claims below it are marked); given, the CSV's "
-                   "verdict column is P(true) against it.")
+              help="Initial threshold of the report's filter (claims below it are marked); given, the HTML's "
+                   "and the CSV's verdict columns are P(true) against it.")
 @click.option("--page-size", type=click.IntRange(min=1), default=render.PAGE_SIZE, show_default=True,
               help="Answers per page.")
 @click.option("--title", default="franq report", show_default=True, help="The report's title.")
@@ -70,13 +70,15 @@ def report(ctx, inputs, output, csv_path, threshold, page_size, title, raw_csv):
             lines += read
     except franq.FranqError as exc:
         raise click.ClickException(str(exc)) from None
+    given = ctx.get_parameter_source("threshold") is not click.core.ParameterSource.DEFAULT
+    if given:  # the HTML's verdict column and the CSV's read the same cut
+        lines = [render.Line(line.id, franq.with_verdicts(line.result, threshold), line.example) for line in lines]
     if output:
         with atomic_open(output) as f:
             f.write(render.report_html(lines, title=title, threshold=threshold, page_size=page_size))
         click.echo(f"wrote {output}: {len(lines)} answers", err=True)
     if csv_path:
         with atomic_open(csv_path) as f:
-            given = ctx.get_parameter_source("threshold") is not click.core.ParameterSource.DEFAULT
-            n = claims_csv.write_csv(lines, f, raw=raw_csv, threshold=threshold if given else None)
+            n = claims_csv.write_csv(lines, f, raw=raw_csv)
         if csv_path != "-":
             click.echo(f"wrote {csv_path}: {n} claims", err=True)

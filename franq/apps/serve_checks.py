@@ -85,6 +85,6 @@ def render_line(record: Any, limits: Mapping[str, int]) -> render.Line:
 def view_html(line: render.Line, limits: Mapping[str, int]) -> str:
     """The highlighted view of one validated line (in a worker thread: the segmentation is
     O(n log n) in the spans, bounded by :data:`VIEW_MARKS_PER_SPAN`)."""
-    render.segments(line.result.answer, line.result.claims,
+    render.segments(line.result.scored_answer, line.result.claims,
                     max_marks=VIEW_MARKS_PER_SPAN * limits.get("render_spans", table.LIMITS["render_spans"].default))
     return render.answer_html(line, 0)

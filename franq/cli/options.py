@@ -14,6 +14,7 @@ import logging
 import math
 import re
 import sys
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -302,44 +303,79 @@ def interactive() -> bool:
     return sys.stderr.isatty()
 
 
+PROGRESS_OPTION = click.option(
+    "--progress", "progress_lines", is_flag=True,
+    help="Show one answer's stages on stderr even when it is not a terminal, one line each (a terminal shows "
+         "them unless --quiet).")
+
+
 class StageProgress:
-    """A two-step progress bar on stderr for one answer (loading the model, then scoring),
-    which take tens of seconds to minutes on a CPU. Its elapsed time ticks every half
-    second while a step runs (a step gives no finer progress); ``-v`` logs inside them."""
+    """The progress of one answer on stderr: loading the model, then each stage of the
+    pipeline as it starts (:attr:`franq.Franq.on_stage`, :data:`franq.pipeline.STAGES`),
+    which together take tens of seconds to minutes on a CPU for a long answer with many
+    passages. On a terminal, a bar whose elapsed time ticks every half second; with
+    ``lines`` (``--progress`` off a terminal, e.g. into a log), one line per stage with
+    the seconds elapsed. The pipeline only tells it a stage's name: nothing waits on it.
+    ``-v`` logs inside the stages."""
 
     TICK_SECONDS = 0.5
 
-    def __init__(self, enabled: bool, desc: str):
+    def __init__(self, enabled: bool, desc: str, *, lines: bool = False):
         self.enabled = enabled
         self.desc = desc
+        self.lines = lines
         self.bar = None
         self._done = None
+        self._pipeline = None
+        self._start = time.perf_counter()
 
     def __enter__(self):
-        if self.enabled:
+        if self.enabled and self.lines:
+            self._say("loading the model")
+        elif self.enabled:
             import threading
 
             from tqdm import tqdm
 
-            self.bar = tqdm(total=2, desc=f"{self.desc}: loading the model", file=sys.stderr, leave=False,
-                            bar_format="{desc} [{elapsed}] {n_fmt}/{total_fmt}")
+            self.bar = tqdm(total=None, desc=f"{self.desc}: loading the model", file=sys.stderr, leave=False,
+                            bar_format="{desc} [{elapsed}]")
             self._done = threading.Event()
             threading.Thread(target=self._tick, daemon=True).start()
-        return self.step
+        return self
 
     def _tick(self) -> None:
         while not self._done.wait(self.TICK_SECONDS):
             self.bar.refresh()
 
-    def step(self) -> None:
+    def _say(self, what: str) -> None:
+        click.echo(f"{self.desc}: {what} ({time.perf_counter() - self._start:.1f} s)", err=True)
+
+    def __call__(self) -> None:
+        """The model is loaded: scoring starts."""
+        self.stage("scoring")
+
+    def attach(self, pipeline) -> None:
+        """Show ``pipeline``'s stages (until this progress ends)."""
+        if self.enabled:
+            self._pipeline = pipeline
+            pipeline.on_stage = self.stage
+
+    def stage(self, name: str) -> None:
+        from franq.pipeline import STAGES
+
         if self.bar is not None:
-            self.bar.update(1)
-            self.bar.set_description_str(f"{self.desc}: scoring")
+            self.bar.set_description_str(f"{self.desc}: {STAGES.get(name, name)}")
+        elif self.enabled and self.lines:
+            self._say(STAGES.get(name, name))
 
     def __exit__(self, *exc) -> None:
+        if self._pipeline is not None:
+            self._pipeline.on_stage = None
         if self.bar is not None:
             self._done.set()
             self.bar.close()
+        elif self.enabled and self.lines and exc[0] is None:
+            self._say("done")
 
 
 def _verbose_callback(ctx, param, value) -> None:

@@ -12,8 +12,9 @@ import click
 
 from calibration.base import MissingDependencyError
 from franq.cli.options import (
-    AMOUNT, CALIBRATOR_MISMATCH_OPTION, DECOMPOSER_OPTIONS, RAW_CSV_OPTION, THRESHOLD_OPTION, StackFlags, StageProgress,
-    decomposer_flags, fail, grouped, interactive, load_pipeline, options, printable, stack, stack_files,
+    AMOUNT, CALIBRATOR_MISMATCH_OPTION, DECOMPOSER_OPTIONS, PROGRESS_OPTION, RAW_CSV_OPTION, THRESHOLD_OPTION,
+    StackFlags, StageProgress, decomposer_flags, fail, grouped, interactive, load_pipeline, options, printable, stack,
+    stack_files,
 )
 from franq.cli.preflight import check_batch_paths, check_named_files
 from franq.cli.table import format_table
@@ -77,14 +78,16 @@ HTML_OPTION = click.option(
 @THRESHOLD_OPTION
 @options(DECOMPOSER_OPTIONS)
 @CALIBRATOR_MISMATCH_OPTION
-@click.option("--quiet", is_flag=True, help="No progress bar (one answer: shown on a terminal only).")
+@click.option("--quiet", is_flag=True,
+              help="No progress bar (one answer: shown on a terminal only, or with --progress).")
+@PROGRESS_OPTION
 @click.option("--strict", is_flag=True, help="Refuse a record with an unknown field (default: kept in its "
                                               "meta['unknown_fields'], named in one notice).")
 @grouped("batch", BATCH_OPTIONS, BatchOptions)
 @stack
 def score(input_path, output, errors_path, question, passages, answer, example, fmt, raw_csv, html_path, threshold,
-          decomposer, decomposer_model, decomposer_base_url, calibrator_mismatch, quiet, strict, batch: BatchOptions,
-          stack: StackFlags):
+          decomposer, decomposer_model, decomposer_base_url, calibrator_mismatch, quiet, progress_lines, strict,
+          batch: BatchOptions, stack: StackFlags):
     """Score one example (flags, --example or a .json file) or a JSONL file of examples.
 
     A JSONL line is {"id", "question", "passages": [str | {"title", "text"}], "answer",
@@ -118,9 +121,11 @@ def score(input_path, output, errors_path, question, passages, answer, example, 
         ex = single_example(input_path, question, passages, answer, example, limits=cfg.limits,
                             strict=cfg.batch.strict)
         check_named_files(cfg)
-        with StageProgress(not quiet and interactive(), "franq score") as progress:
+        with StageProgress(not quiet and (interactive() or progress_lines), "franq score",
+                           lines=not interactive()) as progress:
             pipeline = load_pipeline(cfg)
             progress()
+            progress.attach(pipeline)
             result = pipeline.score_many([ex])[0]
     except (FranqError, MissingDependencyError) as exc:
         raise fail(exc) from None
@@ -163,7 +168,10 @@ def batch_csv(cfg, input_path: str, output: str | None, errors_path: str | None,
     with tempfile.TemporaryDirectory(prefix="franq-score-") as tmp:
         scores = output or os.path.join(tmp, "scores.jsonl")
         summary = score_file(cfg, input_path, scores, errors_path=errors_path, progress=not quiet, **asdict(batch))
-        click.echo(printable(summary.message()), err=True)
+        message = summary.message()
+        if output is None and errors_path is None:  # the temporary error file goes with the folder: listed below
+            message = message.replace(f" (see {scores}.errors.jsonl)", " (listed below)")
+        click.echo(printable(message), err=True)
         if output is None and errors_path is None and os.path.exists(scores + ".errors.jsonl"):
             with open(scores + ".errors.jsonl", encoding="utf-8") as f:
                 click.echo(f.read(), err=True, nl=False)

@@ -91,8 +91,8 @@ def format_decision(result: AnswerScore) -> str:
         return ""
     lines = ["", f"Decision: {d.action} ({d.verify} score {d.score:.3f} "
                  f"{'>=' if d.action == 'answer' else '<'} threshold {d.threshold:g}; fallback {d.fallback})"]
-    if d.action != "answer":
-        lines.append(f"Answer: {d.answer if d.answer is not None else '(abstained)'}")
+    if d.rejected_answer is not None:
+        lines.append(printable(f"Rejected answer (the claims above are its claims): {d.rejected_answer.strip()}"))
     lines.append(printable(f"The claims' P(true) above: {provenance(result)}"))
     return "\n".join(lines)
 

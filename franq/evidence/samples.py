@@ -10,12 +10,13 @@ Kuhn et al. (2023) use N = 10 at temperature 1.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from franq.config_checks import UNFAITH_SAMPLES
-from franq.lm.prompts import SHORT_INSTRUCTION
+from franq.errors import ContextOverflowError
+from franq.lm.prompts import SHORT_ANSWER_TOKENS, SHORT_INSTRUCTION, answer_end
 from franq.scorers.diversity import SampleContext
 
 
@@ -64,11 +65,23 @@ def short_rag_prompt(lm, question: str, passages, *, options: SamplingOptions, o
 
 
 def greedy_short_answer(lm, question: str, passages, *, options: SamplingOptions, on_overflow: str = "truncate",
-                        style: str = "franq"):
-    """The greedy one-line answer to the short-form prompt (what :meth:`SampleDraws.greedy_answer`
-    returns as row 0), without drawing samples; and the prompt's warnings."""
+                        style: str = "franq", max_new_tokens: int | None = None):
+    """The greedy one-line answer to the short-form prompt, without drawing samples, and the
+    prompt's warnings: up to its end of line within ``max_new_tokens`` (default: the larger of
+    :data:`SHORT_ANSWER_TOKENS` and the samples' budget); an answer that reaches the budget
+    is cut at its last sentence end (:func:`franq.lm.prompts.answer_end`) and a warning says so."""
+    budget = max_new_tokens or max(SHORT_ANSWER_TOKENS, options.max_new_tokens)
+    options = replace(options, max_new_tokens=budget)
     prompt = short_rag_prompt(lm, question, passages, options=options, on_overflow=on_overflow, style=style)
-    return options.draw(lm, prompt.ids, greedy_first=True, n=0).samples[0].text, prompt.warnings
+    greedy = options.draw(lm, prompt.ids, greedy_first=True, n=0).samples[0]
+    warnings = list(prompt.warnings)
+    if greedy.stop != "length":
+        return greedy.text, warnings
+    text = answer_end(greedy.text)
+    warnings.append(f"the short answer reached its {budget}-token budget"
+                    + (" and was cut at its last sentence end" if text != greedy.text else " and may be cut")
+                    + "; --max-new-tokens sets the budget")
+    return text, warnings
 
 
 class SampleDraws:
@@ -108,15 +121,28 @@ class SampleDraws:
                              entails=None if d is None else d[:n, :n],
                              answer_entails=None if d is None else np.stack([d[n, :n], d[:n, n]]))
 
-    def greedy_answer(self, question: str, passages):
+    def greedy_answer(self, question: str, passages, *, max_new_tokens: int | None = None):
         """The greedy one-line answer, the prompt's warnings and the N samples with the
-        passages, all from one prefill (the greedy answer is row 0 of the same batch)."""
+        passages, all from one prefill (the greedy answer is row 0 of the same batch). The
+        samples keep their token budget; a greedy answer that reaches it is generated again
+        to its end of line as :func:`greedy_short_answer` does (one more prefill, only then)."""
         from franq.lm.sampling import SampleSet
 
         prompt = short_rag_prompt(self.lm, question, passages, options=self.options, on_overflow=self.on_overflow,
                                   style=self.style)
         s = self.options.draw(self.lm, prompt.ids, greedy_first=True)
-        return s.samples[0].text, prompt.warnings, SampleSet(s.samples[1:], s.prompt_tokens)
+        text, warnings = s.samples[0].text, prompt.warnings
+        budget = max_new_tokens or SHORT_ANSWER_TOKENS
+        if budget < self.options.max_new_tokens or (s.samples[0].stop == "length"
+                                                    and budget > self.options.max_new_tokens):
+            try:
+                text, warnings = greedy_short_answer(self.lm, question, passages, options=self.options,
+                                                     on_overflow=self.on_overflow, style=self.style,
+                                                     max_new_tokens=max_new_tokens)
+            except ContextOverflowError:  # no room for a longer answer (on_overflow "error"): the samples' one
+                full = f"the short answer stopped at the samples' {self.options.max_new_tokens} tokens: the context has no room"
+                warnings = [*warnings, full]
+        return text, warnings, SampleSet(s.samples[1:], s.prompt_tokens)
 
     def gather(self, answers: Sequence) -> None:
         """Fill ``samples`` (and ``closed_samples`` with ``unfaith_samples="closed"``) of each

@@ -27,6 +27,7 @@ This module needs no torch: configuration and calibration code read versions fro
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -70,6 +71,19 @@ SYSTEM_PROMPT = "You are a helpful assistant. Answer questions accurately and co
 INSTRUCTION = "Answer the question."
 SHORT_INSTRUCTION = "Answer the question with a short phrase on a single line."
 """Short-form prompt instruction (the paper's short-form prompt ends "Answer (single line):")."""
+SHORT_ANSWER_TOKENS = 64
+"""The generated short answer's budget when none is given: the samples keep theirs
+(``uq.max_sample_tokens``, what the short-form calibrator was fitted on), but the answer
+shown to a user runs to its end of line, up to this many tokens."""
+_SENTENCE_END = re.compile(r"[.!?][\"')\]]*(?=\s|$)")
+
+
+def answer_end(text: str) -> str:
+    """``text`` (a generation cut at its token budget) up to its last sentence end, when it
+    has one; else as it is."""
+    ends = [m.end() for m in _SENTENCE_END.finditer(text)]
+    return text[:ends[-1]].rstrip() if ends else text
+
 
 # ---------------------------------------------------------------- FRANQ's answer prompts, verbatim (paper 001)
 PAPER_PROMPT_VERSION = "franq-paper-v1"

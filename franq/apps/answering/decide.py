@@ -31,6 +31,7 @@ from franq.apps.answering.verify import (
 from franq import AnswerScore, Decision, InputError, registry
 from franq.io import parse_passages
 from franq.lm.prompts import SHORT_INSTRUCTION
+from franq.lm.prompts import SHORT_ANSWER_TOKENS
 
 CHECKS = ("trivial", "pre_answer", "nli", "dual", "p_true", "self_p_true", "intrinsic", "nli_prompt",
              "p_true_sampled")
@@ -40,9 +41,13 @@ FALLBACKS = ("closed_book", "abstain", "model")
 """The built-in fallbacks (``model`` reads its model from ``[fallbacks.model] path``)."""
 
 
-def _generation(franq, mode: str) -> dict:
+def _generation(franq, mode: str, *, shown: bool = False) -> dict:
+    """The answer prompt's instruction and token budget of ``mode``: short form, the samples'
+    budget (what the checks were measured with), or with ``shown`` (a fallback's answer, shown
+    to a user) the short answer's, which runs to its end of line (:data:`SHORT_ANSWER_TOKENS`)."""
     if mode == "short":
-        return {"instruction": SHORT_INSTRUCTION, "max_new_tokens": franq.config.uq.max_sample_tokens}
+        n = franq.config.uq.max_sample_tokens
+        return {"instruction": SHORT_INSTRUCTION, "max_new_tokens": max(n, SHORT_ANSWER_TOKENS) if shown else n}
     return {"instruction": None, "max_new_tokens": franq.config.model.max_new_tokens}
 
 
@@ -147,7 +152,7 @@ def abstain_fallback(franq, mode, settings):
 
 
 def closed_book_fallback(franq, mode, settings):
-    return ClosedBookFallback(franq.lm, **_generation(franq, mode), answer_style=franq.prompt_style)
+    return ClosedBookFallback(franq.lm, **_generation(franq, mode, shown=True), answer_style=franq.prompt_style)
 
 
 def model_fallback(franq, mode, settings):
@@ -157,7 +162,8 @@ def model_fallback(franq, mode, settings):
     from franq.lm import CausalLM
 
     m = franq.config.model
-    return ModelFallback(CausalLM.load(settings["path"], device=m.device, dtype=m.dtype), **_generation(franq, mode))
+    return ModelFallback(CausalLM.load(settings["path"], device=m.device, dtype=m.dtype),
+                         **_generation(franq, mode, shown=True))
 
 
 model_fallback.settings = (registry.Setting(
@@ -226,5 +232,7 @@ def decide(franq, cache: dict, result: AnswerScore, passages, *, verify: str | N
     else:
         alt = fb.answer(result.question, passages)
         d = Decision("abstain" if alt is None else "fallback", alt, check.name, score, threshold, fb.name,
-                     fallback_answer=alt, policy=source)
+                     fallback_answer=alt, policy=source, rejected_answer=result.answer)
+        # the answer to show is the top-level one; the rejected one (whose claims these are) is kept in the decision
+        return dataclasses.replace(result, answer=alt or "", decision=d)
     return dataclasses.replace(result, decision=d)

@@ -36,6 +36,7 @@ from franq.apps.answering.prompts import (
 )
 from franq.lm.openai_client import openai_client, server_name
 from franq.lm.prompts import ANSWER_QUESTION, P_TRUE_LABELS, SHORT_INSTRUCTION, answer_messages
+from franq.lm.prompts import answer_end
 
 NLI_CHUNK_WORDS = 350
 NLI_OVERLAP_WORDS = 20
@@ -113,11 +114,14 @@ class NLICheck:
         return max_by_owner(p, owner, len(items))
 
 
-def greedy_answer(lm, prompt_ids: Sequence[int], *, max_new_tokens: int, one_line: bool) -> str:
-    """The greedy answer: one line (short form: stop at the first newline) or free text."""
+def greedy_answer(lm, prompt_ids: Sequence[int], *, max_new_tokens: int, one_line: bool, shown: bool = False) -> str:
+    """The greedy answer: one line (short form: stop at the first newline) or free text; an
+    answer ``shown`` to a user that reaches ``max_new_tokens`` on one line ends at its last
+    sentence end (:func:`franq.lm.prompts.answer_end`)."""
     if one_line:
         s = lm.sample(list(prompt_ids), 1, max_new_tokens=max_new_tokens, stop_at_newline=True, greedy_first=True)
-        return s.samples[0].text
+        cut = shown and s.samples[0].stop == "length"
+        return answer_end(s.samples[0].text) if cut else s.samples[0].text
     return lm.generate(list(prompt_ids), max_new_tokens=max_new_tokens).text
 
 
@@ -293,7 +297,7 @@ class ClosedBookFallback:
     def answer(self, question: str, passages) -> str | None:
         prompt = self.lm.closed_book_prompt(question, instruction=self.instruction, style=self.answer_style)
         return greedy_answer(self.lm, prompt.ids, max_new_tokens=self.max_new_tokens,
-                             one_line=self.instruction == SHORT_INSTRUCTION)
+                             one_line=self.instruction == SHORT_INSTRUCTION, shown=True)
 
 
 class ModelFallback(ClosedBookFallback):
@@ -306,7 +310,7 @@ class ModelFallback(ClosedBookFallback):
     def answer(self, question: str, passages) -> str | None:
         prompt = self.lm.rag_prompt(question, passages, reserve=self.max_new_tokens, instruction=self.instruction)
         return greedy_answer(self.lm, prompt.ids, max_new_tokens=self.max_new_tokens,
-                             one_line=self.instruction == SHORT_INSTRUCTION)
+                             one_line=self.instruction == SHORT_INSTRUCTION, shown=True)
 
 
 class AbstainFallback:
