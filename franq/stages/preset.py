@@ -45,6 +45,8 @@ def build_preset(config, lm, preset: Preset, *, faithfulness, equivalence=None, 
     if missing:
         raise InputError(f"faithfulness {faithfulness.name!r} cannot run in the {preset.name} preset: "
                          f"it reads {sorted(missing)}, which the {preset.name} preset does not gather")
+    if not preset.uq:
+        return _build_text_only(c, preset, faithfulness)
     names = scorer_names(c, preset)
     build = functools.partial(registry.build, "scorers", config=c, lm=lm)
     uq_faith, uq_unfaith = build(name=names.faith), build(name=names.unfaith)
@@ -77,3 +79,30 @@ def build_preset(config, lm, preset: Preset, *, faithfulness, equivalence=None, 
     warnings = (*warnings, *preset_notes(c, preset, calibrated=calibrator is not None))
     return PresetPipeline(preset, evidence, uq_faith, uq_unfaith, extra, stack.to_dict(), stack, calibrator,
                           warnings)
+
+
+class NoEvidence:
+    """The evidence gatherer of a preset that reads text only (``fast``): nothing to gather."""
+
+    name = "none"
+
+    def gather(self, records) -> None:
+        return None
+
+
+FAST_STACK_NONE = "none"
+"""The model, UQ scorers and prompt version of a ``fast`` stack: none runs."""
+
+
+def _build_text_only(c, preset: Preset, faithfulness) -> PresetPipeline:
+    """``fast``: the faithfulness backend alone; its calibrator maps P_supported to P(true)."""
+    none = FAST_STACK_NONE
+    stack = Stack.build(model=none, faithfulness=faithfulness.name, uq_faith=none, uq_unfaith=none,
+                        mode=preset.name, prompt_version=none)
+    calibrator, warnings = resolve_calibrator(c.calibration.calibrator, stack.to_dict(),
+                                              on_mismatch=c.calibration.on_mismatch)
+    if calibrator is not None and calibrator.needs_conditions and not has_conditions(faithfulness):
+        raise InputError(f"calibrator {calibrator.info.path} is a three-condition calibrator; the faithfulness "
+                         f"backend {faithfulness.name!r} gives no P_contradicted")
+    warnings = (*warnings, *preset_notes(c, preset, calibrated=calibrator is not None))
+    return PresetPipeline(preset, NoEvidence(), None, None, (), stack.to_dict(), stack, calibrator, warnings)
