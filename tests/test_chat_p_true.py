@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import math
 import threading
-import time
 
 import numpy as np
 import pytest
@@ -29,7 +28,10 @@ def _top(pairs):
 
 class _Pinned(ChatHandler):
     """Replies by claim text (``server.replies``: claim -> top alternatives, or None for no
-    logprobs); ``server.fail_first`` requests get a 500 first; ``server.delay`` seconds each."""
+    logprobs), whatever order the requests come in; ``server.fail_first`` requests get a 500
+    first; with ``server.hold`` set, no reply leaves before two requests are open at once
+    (``server.both_open``; a scorer that asks one at a time is answered after 30 s, so the
+    test fails instead of hanging)."""
 
     def do_POST(self):
         body = self.read_body()
@@ -38,15 +40,18 @@ class _Pinned(ChatHandler):
             srv.requests.append(body)
             srv.open += 1
             srv.max_open = max(srv.max_open, srv.open)
+            if srv.open >= 2:
+                srv.both_open.set()
             fail = srv.fail_first > 0
             srv.fail_first -= fail
         try:
-            time.sleep(srv.delay)
+            if srv.hold:
+                srv.both_open.wait(30)
             if fail:
                 self.send_json(500, {"error": {"message": "overloaded", "type": "server_error"}})
                 return
             prompt = body["messages"][-1]["content"]
-            claim = prompt.split('claim: "', 1)[1].split('"\n', 1)[0]
+            claim = prompt.split("Possible answer:", 1)[1].split("\n", 1)[0]  # the reply is looked up by content
             top = srv.replies.get(claim)
             self.send_json(200, chat_completion(body["model"], "True", None if top is None else _top(top)))
         finally:
@@ -63,8 +68,8 @@ REPLIES = {
 
 @pytest.fixture
 def server():
-    with chat_server(_Pinned, replies=dict(REPLIES), fail_first=0, delay=0.0, open=0, max_open=0,
-                     lock=threading.Lock()) as srv:
+    with chat_server(_Pinned, replies=dict(REPLIES), fail_first=0, hold=False, both_open=threading.Event(), open=0,
+                     max_open=0, lock=threading.Lock()) as srv:
         yield srv
 
 
@@ -105,11 +110,12 @@ def test_a_failed_request_is_retried_by_the_client(server):
 
 
 def test_requests_run_concurrently_and_repeats_are_asked_once(server):
-    server.delay = 0.2
+    server.hold = True  # no reply before two requests are open: answers come back in any order
     claims = ["Paris is in France.", "Paris is in Spain.", "Nothing known.", "Paris is in France."]
     out = _scorer(server, concurrency=3).score(_batch(*claims))
     assert len(server.requests) == 3 and server.max_open >= 2
-    assert out["p_true_chat"][0] == out["p_true_chat"][3]
+    p = out["p_true_chat"]  # each claim's own reply, in the batch's order
+    assert p[0] == p[3] == pytest.approx(0.8 / 0.9) and p[1] == pytest.approx(0.1 / 0.9) and p[2] == 0.5
 
 
 def test_config_table_and_pipeline(server, tiny_lm):
@@ -124,6 +130,9 @@ def test_config_table_and_pipeline(server, tiny_lm):
     assert by_text["Paris is in France."].uq_unfaith == pytest.approx(0.8 / 0.9)
     assert by_text["Paris is in France."].signals["p_true_chat"] == pytest.approx(0.8 / 0.9)
     assert np.isfinite([c.p_true_raw for c in scored]).all()
+    sent = [m["content"] for b in server.requests for m in b["messages"]]
+    assert len(server.requests) == len({c.claim.text for c in scored})  # one request per claim
+    assert not any("capital" in text for text in sent)  # the knowledge term: asked without the passages
 
 
 def test_missing_model_and_bad_settings_name_the_key():

@@ -5,18 +5,23 @@ log-probabilities, so the token passes of ``parametric`` cannot run.
 Each claim is put to the model with the question, without the passages (the knowledge term:
 what the model believes without the evidence), in the P(True) form of Kadavath et al. (2022),
 the reflexive baseline the FRANQ paper lists (paper 001, section 3 and table 1: "Reflexive:
-P(True) (Kadavath et al., 2022)"; its appendix shows no prompt of its own for it, so the
-wording is franq's P(True) follow-up, :data:`franq.lm.prompts.CLAIM_QUESTION`, with the
-question in front and no claim of authorship: :data:`TEMPLATE`). One request per claim, one
-completion token at temperature 0 with ``top_logprobs``; P(True) = p(True) / (p(True) +
-p(False)), each summed over its spellings ("True", " true", "TRUE", ...) among the first
-token's alternatives (:func:`franq.lm.labels.top_logprobs_probability`; 0.5 when neither is
-among them). A server that returns no log-probabilities is refused in one line naming the
+P(True) (Kadavath et al., 2022)"). The paper's appendix prints no prompt for it; its numbers
+come from LM-Polygraph, whose claim-level P(True) prompt (``ClaimPromptCalculator``,
+src/lm_polygraph/stat_calculators/prompt.py) is :data:`TEMPLATE`, word for word, with the
+question as ``q`` and the claim as ``a``. A chat model gets it as the user turn after a
+one-line system turn asking for one word (:data:`SYSTEM`), so that its first token is the
+verdict. One request per claim, one completion token at temperature 0 with
+``top_logprobs``; P(True) = p(True) / (p(True) + p(False)), each summed over its spellings
+("True", " true", "TRUE", ...) among the first token's alternatives
+(:func:`franq.lm.labels.top_logprobs_probability`; 0.5 when neither is among them):
+LM-Polygraph reads p("True") alone, which a chat model's first token spreads over
+spellings. A server that returns no log-probabilities is refused in one line naming the
 model and base_url. Requests go through the one client factory
 (:func:`franq.lm.openai_client.openai_client`: its timeout and retries), ``concurrency`` at once.
 
-Cost per claim: 1 request, 1 completion token, and the prompt: the system line and
-:data:`TEMPLATE` (about 45 tokens) plus the question and the claim.
+Cost per claim: 1 request, 1 completion token, and a prompt of the system line and
+:data:`TEMPLATE` (about 40 tokens with a chat template's markers) plus the question's and
+the claim's tokens; a claim repeated under the same question in one call is asked once.
 
 ``[scorers.chat_p_true]``: ``model`` (required: the server's model name), ``base_url``,
 ``api_key_env``, ``concurrency``, ``timeout``, ``max_retries``, ``top_logprobs``.
@@ -35,7 +40,8 @@ from franq.scorers.base import Signal
 from franq.settings import Setting
 
 SYSTEM = "You are a careful fact checker. Reply with one word: True or False."
-TEMPLATE = 'Question: {question}\nConsider this claim: "{claim}"\nIs the claim true? Reply with one word: True or False.'
+TEMPLATE = ("Question: {question}\n Possible answer:{claim}\n "
+            "Is the possible answer True or False? The possible answer is: ")
 LABELS = (("True", "true", "TRUE"), ("False", "false", "FALSE"))
 
 
