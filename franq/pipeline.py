@@ -120,7 +120,8 @@ class Franq:
                 "claims": "whole answer" if p.preset.whole_answer else getattr(self.decomposer, "name", "custom"),
                 "evidence": p.evidence.name, "uq_faith": getattr(p.uq_faith, "name", "none"),
                 "uq_unfaith": getattr(p.uq_unfaith, "name", "none"),
-                "extra": ", ".join(s.name for s in p.extra) or "-", "faithfulness": self.faithfulness.name,
+                "extra": ", ".join(s.name for s in p.extra) or "-",
+                "faithfulness": (p.faithfulness or self.faithfulness).name,
                 "mix": "p_f * uq_faith + (1 - p_f) * uq_unfaith" if p.preset.uq else "p_f",
                 "calibrator": p.calibrator.info.path if p.calibrator else "none"}
         return out
@@ -271,7 +272,7 @@ class Franq:
         if len(batch):
             score_uq(p, batch, closed_book_unfaith=self.config.uq.unfaith_samples == "closed"
                      and SAMPLES in p.preset.evidence)
-            judge_faithfulness(self.faithfulness, batch)
+            judge_faithfulness(p.faithfulness or self.faithfulness, batch)
             mix_batch(batch)
             calibrate(p.calibrator, batch)
         threshold = self.config.calibration.threshold

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from franq.errors import InputError
 from franq.fit import shipped_calibrators as cals
+from franq.fit import shipped_fast as fast
 from franq.fit import shipped_probes as probes
 from franq.fit.verifier.recipe import compare_verifier
 from franq.fit import shipped_verifier as verifier
@@ -116,9 +117,15 @@ WITH_VERIFIER: tuple[Shipped, ...] = (
             f"of nq-open train questions 1-{verifier.OBSERVER_TRAIN} (answers the embedded model did not write), the "
             "shipped verifier", model_passes="each answer teacher-forced: about 3 minutes on CPU", raw=True,
             evaluate=lambda datasets, path: verifier.evaluate_observer(datasets, path)),
+    Shipped(fast.NAME, fast.fast_calibrator,
+            "isotonic map of P_supported on the natural claims of ExpertQA train (truth label, citation markers "
+            "stripped), the attempted greedy answers of 300 nq-open train questions and WiCE fit (support label); "
+            "the fast preset: the shipped verifier on each claim's 3 closest windows",
+            model_passes="the verifier only (no causal LM): about 10 minutes on one CPU thread",
+            evaluate=fast.evaluate_fast),
 )
-"""The three-condition calibrators of the shipped verifier (``franq/data/verifier``): listed
-with the other fitted files once that verifier is shipped."""
+"""The calibrators of the shipped verifier (``franq/data/verifier``: three-condition, and the
+fast preset's): listed with the other fitted files once that verifier is shipped."""
 SHIPPED: tuple[Shipped, ...] = BASE + ((VERIFIER, *WITH_VERIFIER) if (data_dir() / "verifier" / "card.json").is_file()
                                       else ())
 

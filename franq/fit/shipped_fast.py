@@ -1,17 +1,29 @@
 """The ``fast`` preset's shipped calibrator (issue 46.3): P(true) = an isotonic map of the
-verifier's P_supported, fitted on labelled claims of the committed data, with the calibration
-code every calibrator uses (:class:`calibration.franq.FranqCalibrator`, variant ``none`` with
-the faithfulness map: the mix with UQ_faith = 1 and UQ_unfaith = 0 is P_supported, so the
-calibrated P(true) is the map of P_supported, fitted on the truth labels).
+verifier's P_supported, fitted with the calibration code every calibrator uses
+(:class:`calibration.franq.FranqCalibrator`, variant ``none`` with the faithfulness map: the
+mix with UQ_faith = 1 and UQ_unfaith = 0 is P_supported, so the calibrated P(true) is the
+map of P_supported, fitted on the labels). Rebuilt by ``franq fit shipped
+calibrator-fast-verifier.json`` (:mod:`franq.fit.shipped`); ``--evaluate`` adds the table of
+:func:`evaluate_fast`.
 
-Fitted on (:data:`TRAIN`): the human claims of ``datasets/expertqa/train.jsonl`` labelled
-``is_true`` and the attempted greedy answers of the 300 committed nq-open train questions
-(``datasets/generations/short-nq-open.*``, clean and corrupted passage lists; label:
-normalized match), each scored by the ``fast`` preset (the verifier on each claim and its
-passages; no causal LM). Checked (:func:`evaluate_fast`, ``franq fit shipped --evaluate``)
-on the natural dev sets, never fitted on: ExpertQA held out (``expertqa_held_out``: rand_test
-less the answers also in train), WiCE heldout (its support label: WiCE claims are Wikipedia
-sentences, labelled only for support) and the nq-open test questions 1-500.
+Fitted on (:data:`TRAIN`, natural claims only, each scored by the ``fast`` preset: the
+shipped verifier on each claim's closest passage windows, no causal LM):
+
+- ``expertqa-train``: the human claims of ``datasets/expertqa/train.jsonl`` (ExpertQA
+  rand_val + domain_val) with a truth label (``is_true``), their ``[n]`` citation markers
+  stripped from the claims and the answer (a marker is a cue of support, not the method);
+- ``nq-open-train``: the embedded model's attempted greedy answers to the 300 committed
+  nq-open train questions (``datasets/generations/short-nq-open.*``, clean and corrupted
+  passage lists; label: normalized match), each a short answer, so one claim read with its
+  question;
+- ``wice-fit``: the WiCE fit split's claims (``datasets/wice/fit.jsonl``), labelled for
+  support only (WiCE claims are Wikipedia sentences checked against their cited pages): the
+  label is ``is_faithful``.
+
+Checked on the natural dev sets, never fitted on (:data:`DEV`): ExpertQA held out
+(``expertqa_held_out``: rand_test less the answers also in train), WiCE held out (support
+label) and the nq-open test questions 1-500. Never the userdev set, never a test split for
+fitting.
 """
 from __future__ import annotations
 
@@ -19,10 +31,12 @@ from pathlib import Path
 
 import numpy as np
 
-TRAIN = ("expertqa-train", "nq-open-train")
+NAME = "calibrator-fast-verifier.json"
+"""The shipped file (franq/data/)."""
+TRAIN = ("expertqa-train", "nq-open-train", "wice-fit")
 """The labelled sets the shipped fast calibrator is fitted on (:func:`labelled_sets`)."""
 DEV = ("expertqa-heldout", "wice-heldout", "nq-open-test")
-"""The natural dev sets its ECE is reported on."""
+"""The natural dev sets its calibration is reported on."""
 NQ_TRAIN, NQ_TEST = 300, 500
 
 
@@ -36,19 +50,26 @@ def fast_franq(faithfulness=None):
     return Franq(config, None, faithfulness=faithfulness)
 
 
-def _records(path: Path, label: str) -> list[tuple[dict, list]]:
-    """Each record of a franq JSONL file with per-claim labels (``label``: is_true or is_faithful)."""
+def _uncited(text: str) -> str:
+    from franq.fit.verifier.data import CITATION_RE
+
+    return CITATION_RE.sub("", text).strip()
+
+
+def _records(path: Path, label: str, records=None) -> list[tuple[dict, list]]:
+    """Each record of a franq JSONL file (or ``records``) with its given claims and their
+    labels (``label``: is_true or is_faithful); ``[n]`` citation markers stripped."""
     from franq.fit.generations import read_jsonl
 
     out = []
-    for rec in read_jsonl(path):
+    for rec in read_jsonl(path) if records is None else records:
         claims = rec.get("claims") or []
-        out.append(({k: v for k, v in rec.items() if k != "claims"} | {"claims": [c["text"] for c in claims]},
-                    [c.get(label) for c in claims]))
+        out.append(({"question": rec["question"], "passages": rec["passages"], "answer": _uncited(rec["answer"]),
+                     "claims": [_uncited(c["text"]) for c in claims]}, [c.get(label) for c in claims]))
     return out
 
 
-def _nq(datasets: Path, split: str, n: int) -> list[tuple[dict, list]]:
+def _nq(datasets: Path, split: str, n: int) -> list[tuple[dict, object]]:
     from franq.evaluation.common import attempted, is_correct
     from franq.fit.generations import short_observed
     from franq.lm.load import EMBEDDED_NAME
@@ -57,15 +78,17 @@ def _nq(datasets: Path, split: str, n: int) -> list[tuple[dict, list]]:
     out = []
     for it, rec, _ in rows:
         text = rec["greedy"]["text"]
-        if attempted(text):
+        correct = is_correct(text, it.answers) if attempted(text) else None
+        if correct is not None:
             out.append(({"question": it.question, "passages": [p.text for p in it.passages], "answer": text},
-                        None if is_correct(text, it.answers) is None else bool(is_correct(text, it.answers))))
+                        bool(correct)))
     return out
 
 
 def labelled_sets(datasets: Path, names) -> dict[str, list[tuple[dict, object]]]:
-    """``name -> [(record, labels)]``: a record's ``labels`` is one label per given claim, or
-    (nq-open: the answer is not split into given claims) one label for every claim of the answer."""
+    """``name -> [(record, labels)]``: ``labels`` is one label per given claim, or (nq-open:
+    the answer is split by the preset, a short answer being one claim) one label for every
+    claim of the answer."""
     from franq.evaluation.data import expertqa_held_out
 
     out = {}
@@ -73,16 +96,13 @@ def labelled_sets(datasets: Path, names) -> dict[str, list[tuple[dict, object]]]
         if name == "expertqa-train":
             out[name] = _records(datasets / "expertqa" / "train.jsonl", "is_true")
         elif name == "expertqa-heldout":
-            out[name] = [({k: v for k, v in rec.items() if k != "claims"} | {"claims": [c["text"] for c in rec["claims"]]},
-                          [c.get("is_true") for c in rec["claims"]]) for rec in expertqa_held_out(datasets)]
+            out[name] = _records(Path(), "is_true", expertqa_held_out(datasets))
         elif name in ("wice-fit", "wice-heldout"):
             out[name] = _records(datasets / "wice" / f"{name.split('-')[1]}.jsonl", "is_faithful")
-        elif name == "nq-open-train":
-            out[name] = _nq(datasets, "train", NQ_TRAIN)
-        elif name == "nq-open-test":
-            out[name] = _nq(datasets, "test", NQ_TEST)
+        elif name in ("nq-open-train", "nq-open-test"):
+            out[name] = _nq(datasets, *(("train", NQ_TRAIN) if name == "nq-open-train" else ("test", NQ_TEST)))
         else:
-            raise ValueError(f"unknown labelled set {name!r}")
+            raise ValueError(f"unknown labelled set {name!r}; known: {list(TRAIN + DEV)}")
     return out
 
 
@@ -99,49 +119,63 @@ def scored_claims(fr, rows) -> tuple[np.ndarray, np.ndarray]:
     return np.array(p, dtype=np.float64), np.array(y, dtype=np.float64)
 
 
-def fit_fast(p_supported: np.ndarray, y: np.ndarray, stack: dict[str, str], description: str):
-    """The fast calibrator: P(true) = isotonic map of P_supported fitted on ``y``."""
+def set_arrays(datasets: Path, names, fr=None) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """``name -> (P_supported, label)`` of every labelled claim of each named set under the
+    fast pipeline ``fr`` (default: :func:`fast_franq`)."""
+    fr = fr or fast_franq()
+    return {name: scored_claims(fr, rows) for name, rows in labelled_sets(datasets, names).items()}
+
+
+def fit_fast(parts: dict[str, tuple[np.ndarray, np.ndarray]], stack: dict[str, str]):
+    """The fast calibrator: P(true) = isotonic map of P_supported fitted on the pooled labels
+    of ``parts`` (name -> (P_supported, label))."""
     from calibration.contract import ClaimInputs
     from calibration.franq import FranqCalibrator
 
-    n = len(y)
-    cal = FranqCalibrator(variant="none", calibrate_faithfulness=True, fitted_for=dict(stack),
-                          description=description)
-    return cal.fit(ClaimInputs(p_supported, np.ones(n), np.zeros(n)), y, is_faithful=y)
-
-
-def fast_calibrator(datasets: Path, out: Path, raw=None, *, faithfulness=None) -> Path:
-    """Fit and write the fast calibrator of the shipped verifier (or ``faithfulness``)."""
-    from franq.fit.shipped_calibrators import calibrator_name
-
-    fr = fast_franq(faithfulness)
-    stack = fr.preset("fast").stack
-    parts = {name: scored_claims(fr, rows) for name, rows in labelled_sets(datasets, TRAIN).items()}
     p = np.concatenate([v[0] for v in parts.values()])
     y = np.concatenate([v[1] for v in parts.values()])
     shares = ", ".join(f"{name} {len(v[1])} claims ({v[1].mean():.0%} true)" for name, v in parts.items())
-    cal = fit_fast(p, y, stack, f"fast preset calibrator: isotonic map of P_supported ({stack['faithfulness']}) "
-                                f"to P(true), fitted on {shares}; recipe franq/fit/shipped_fast.py")
-    path = out / calibrator_name("fast", stack)
+    n = len(y)
+    cal = FranqCalibrator(variant="none", calibrate_faithfulness=True, fitted_for=dict(stack), description=(
+        f"fast preset calibrator: isotonic map of P_supported ({stack['faithfulness']}) to P(true), fitted on "
+        f"{shares}; recipe: franq fit shipped {NAME} (franq/fit/shipped_fast.py)"))
+    return cal.fit(ClaimInputs(p, np.ones(n), np.zeros(n)), y, is_faithful=y)
+
+
+def fast_calibrator(datasets: Path, out: Path, raw=None) -> Path:
+    """Fit and write the fast calibrator of the shipped verifier (``franq fit shipped``)."""
+    fr = fast_franq()
+    cal = fit_fast(set_arrays(datasets, TRAIN, fr), fr.preset("fast").stack)
+    path = out / NAME
     cal.to_json(path)
     return path
 
 
-def evaluate_fast(datasets: Path, path: Path, *, faithfulness=None) -> str:
-    """ECE, Brier and AUROC of the calibrated fast P(true) on each natural dev set (a Markdown table)."""
+def calibrated(path: Path, p: np.ndarray) -> np.ndarray:
+    """The calibrated fast P(true) of raw P_supported ``p`` under the calibrator file ``path``."""
     from calibration.contract import ClaimInputs
     from calibration.franq import FranqCalibrator
+
+    return FranqCalibrator.from_json(path).predict(ClaimInputs(p, np.ones(len(p)), np.zeros(len(p))))
+
+
+def dev_table(path: Path, parts: dict[str, tuple[np.ndarray, np.ndarray]]) -> str:
+    """ECE (raw and calibrated), Brier and AUROC of the fast P(true) on each set of ``parts``."""
     from calibration.metrics import brier_score, expected_calibration_error
     from franq.evaluation.common import auroc
 
-    cal = FranqCalibrator.from_json(path)
-    fr = fast_franq(faithfulness)
-    lines = ["| dev set (label) | claims | share true | ECE raw | ECE calibrated | Brier | AUROC |",
-             "|---|---|---|---|---|---|---|"]
-    for name, rows in labelled_sets(datasets, DEV).items():
-        p, y = scored_claims(fr, rows)
-        q = cal.predict(ClaimInputs(p, np.ones(len(p)), np.zeros(len(p))))
+    lines = ["| dev set (label) | claims | share true | ECE raw P_s | ECE calibrated | Brier | Brier of the "
+             "base rate | AUROC |", "|---|---|---|---|---|---|---|---|"]
+    for name, (p, y) in parts.items():
+        q = calibrated(path, p)
         label = "is_faithful" if name.startswith("wice") else "is_true"
+        base = float(np.mean((y - y.mean()) ** 2))
         lines.append(f"| {name} ({label}) | {len(y)} | {y.mean():.3f} | {expected_calibration_error(p, y):.3f} | "
-                     f"{expected_calibration_error(q, y):.3f} | {brier_score(q, y):.3f} | {auroc(q, y):.3f} |")
+                     f"{expected_calibration_error(q, y):.3f} | {brier_score(q, y):.3f} | {base:.3f} | "
+                     f"{auroc(q, y):.3f} |")
     return "\n".join(lines)
+
+
+def evaluate_fast(datasets: Path, path: Path) -> str:
+    """The dev table (:func:`dev_table`) of the calibrator file ``path`` on :data:`DEV`."""
+    return dev_table(path, set_arrays(datasets, DEV))

@@ -14,7 +14,7 @@ from franq.evidence.passes import TokenPasses
 from franq.evidence.samples import SampleDraws, SamplingOptions
 from franq.faithfulness.base import has_conditions
 from franq.lm.prompts import answer_prompt_version
-from franq.presets import Preset, preset_notes, scorer_names
+from franq.presets import FAST_TOP_WINDOWS, Preset, preset_notes, scorer_names
 from franq.stages.evidence import capture_spec
 from franq.types import Stack
 
@@ -34,6 +34,9 @@ class PresetPipeline:
     """The same, as the results carry it (:attr:`franq.types.AnswerScore.stack`)."""
     calibrator: ActiveCalibrator | None
     calibration_warnings: tuple[str, ...]
+    faithfulness: object = None
+    """The preset's own faithfulness backend where it differs from the pipeline's (``fast``:
+    the verifier on each claim's closest windows); None: the pipeline's."""
 
 
 def build_preset(config, lm, preset: Preset, *, faithfulness, equivalence=None, prompt_style: str = "franq"
@@ -95,7 +98,10 @@ FAST_STACK_NONE = "none"
 
 
 def _build_text_only(c, preset: Preset, faithfulness) -> PresetPipeline:
-    """``fast``: the faithfulness backend alone; its calibrator maps P_supported to P(true)."""
+    """``fast``: the faithfulness backend alone (a verifier reads each claim's
+    :data:`~franq.presets.FAST_TOP_WINDOWS` closest windows); its calibrator maps P_supported to P(true)."""
+    narrowed = getattr(faithfulness, "with_top_windows", None)
+    faithfulness = narrowed(FAST_TOP_WINDOWS) if narrowed else faithfulness
     none = FAST_STACK_NONE
     stack = Stack.build(model=none, faithfulness=faithfulness.name, uq_faith=none, uq_unfaith=none,
                         mode=preset.name, prompt_version=none)
@@ -105,4 +111,5 @@ def _build_text_only(c, preset: Preset, faithfulness) -> PresetPipeline:
         raise InputError(f"calibrator {calibrator.info.path} is a three-condition calibrator; the faithfulness "
                          f"backend {faithfulness.name!r} gives no P_contradicted")
     warnings = (*warnings, *preset_notes(c, preset, calibrated=calibrator is not None))
-    return PresetPipeline(preset, NoEvidence(), None, None, (), stack.to_dict(), stack, calibrator, warnings)
+    return PresetPipeline(preset, NoEvidence(), None, None, (), stack.to_dict(), stack, calibrator, warnings,
+                          faithfulness)
