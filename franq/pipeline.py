@@ -253,6 +253,8 @@ class Franq:
         short = short_preset(self.config, generated=generated)
         if mode == "auto":
             return [short if ex.claims is None and is_short_answer(ex.answer) else "long" for ex in examples]
+        if mode == "fast":  # a short answer is one claim, read with its question, calibrated as such
+            return ["fast_short" if ex.claims is None and is_short_answer(ex.answer) else "fast" for ex in examples]
         if mode == "short":
             for ex in examples:  # one given claim that is the whole answer carries its labels through
                 if ex.claims is not None and list(ex.claims) != [ex.answer.strip()]:

@@ -3,6 +3,7 @@ refused when the config is built, with the key and the reason. Backends that nee
 run with the tiny encoders of tests/tiny_encoders.py; the judge runs on the tiny LM."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from importlib import resources
@@ -21,10 +22,10 @@ SAMPLE_SCORERS = ("semantic_entropy", "eigval", "degree_matrix", "eccentricity",
                   "semantic_entropy_norm")
 ANSWER_SCORERS = ("answer_share", "answer_mass", "answer_consistency", "answer_likelihood")
 REFUSED = {  # (kind, built-in name) -> the presets that cannot run it
-    ("faithfulness", "context_pmi"): {"short", "observer", "fast"},
+    ("faithfulness", "context_pmi"): {"short", "observer", "fast", "fast_short"},
     ("scorers", "claim_prob"): {"short", "observer"},
     ("scorers", "parametric"): {"short", "observer"},
-    **{("faithfulness", name): {"short", "observer", "fast"} for name in ("lookback", "hidden_probe")},
+    **{("faithfulness", name): {"short", "observer", "fast", "fast_short"} for name in ("lookback", "hidden_probe")},
     **{("scorers", name): {"short", "observer"} for name in ("rauq", "truth_probe", "ccp")},
     **{("scorers", name): {"long", "probe"} for name in SAMPLE_SCORERS},
     **{("scorers", name): {"long", "short", "probe"} for name in ANSWER_SCORERS},
@@ -89,7 +90,7 @@ def tiny_probe(tiny_lm_path, tmp_path_factory):
 
 def _config(tiny_lm_path, probe: str, preset: str, **sections) -> dict:
     uq = {"n_samples": 3, "max_sample_tokens": 8, **({"short_scoring": SCORING[preset]} if preset in SCORING else {})}
-    mode = "fast" if preset == "fast" else PRESETS[preset].form
+    mode = PRESETS[preset].form if PRESETS[preset].uq else "fast"
     return {"mode": mode, "model": {"path": str(tiny_lm_path), "device": "cpu", "probe_file": probe},
             "uq": {**uq, **sections.pop("uq", {})}, "calibration": {"calibrator": "none"}, **sections}
 
@@ -112,6 +113,8 @@ def _runs_or_is_refused(data: dict, kind: str, name: str, preset: str, key: str,
         assert "choose another" in str(err.value)
         return None
     franq = Franq(FranqConfig.from_dict(data), tiny_lm)
+    if preset == "fast_short":  # mode fast reads a short answer whole
+        example = dataclasses.replace(example, answer=" ".join(example.answer.split()[:6]), claims=None)
     [result] = franq.score_many([example])
     assert result.mode == PRESETS[preset].form and result.stack["mode"] == preset and result.scored
     for c in result.scored:

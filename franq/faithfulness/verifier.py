@@ -45,7 +45,7 @@ class VerifierFaithfulness:
         Setting("slot_combiner", str, None, "the slot-check combiner file (unset: slot-combiner.json in the "
                                             "verifier directory)"),
         Setting("top_windows", int, None, "read only the k windows of each claim sharing the most content words "
-                                          "with it (unset: every window; the fast preset: 3)"),
+                                          "with it (unset: every window; the fast preset: 1)"),
     )
 
     @classmethod

@@ -1,21 +1,24 @@
-"""The ``fast`` preset's shipped calibrator (issue 46.3): P(true) = an isotonic map of the
+"""The ``fast`` mode's shipped calibrators (issue 46.3): P(true) = an isotonic map of the
 verifier's P_supported, fitted with the calibration code every calibrator uses
 (:class:`calibration.franq.FranqCalibrator`, variant ``none`` with the faithfulness map: the
 mix with UQ_faith = 1 and UQ_unfaith = 0 is P_supported, so the calibrated P(true) is the
-map of P_supported, fitted on the labels). Rebuilt by ``franq fit shipped
-calibrator-fast-verifier.json`` (:mod:`franq.fit.shipped`); ``--evaluate`` adds the table of
-:func:`evaluate_fast`.
+map of P_supported, fitted on the labels). Two files, as the mode has two presets
+(:data:`NAMES`): ``fast`` (claims split from an answer, or given) and ``fast_short`` (a
+short answer read whole with its question), whose base rates differ (93% against 9% true
+on their training claims). Rebuilt by ``franq fit shipped calibrator-fast-verifier.json
+calibrator-fast_short-verifier.json`` (:mod:`franq.fit.shipped`); ``--evaluate`` adds the
+table of :func:`evaluate_fast`.
 
-Fitted on (:data:`TRAIN`, natural claims only, each scored by the ``fast`` preset: the
-shipped verifier on each claim's closest passage windows, no causal LM):
+Fitted on (:data:`TRAIN`, natural claims only, each scored by the ``fast`` mode: the shipped
+verifier on each claim's closest passage window, no causal LM; each file on the claims its
+preset scored):
 
 - ``expertqa-train``: the human claims of ``datasets/expertqa/train.jsonl`` (ExpertQA
   rand_val + domain_val) with a truth label (``is_true``), their ``[n]`` citation markers
   stripped from the claims and the answer (a marker is a cue of support, not the method);
 - ``nq-open-train``: the embedded model's attempted greedy answers to the 300 committed
   nq-open train questions (``datasets/generations/short-nq-open.*``, clean and corrupted
-  passage lists; label: normalized match), each a short answer, so one claim read with its
-  question;
+  passage lists; label: normalized match);
 - ``wice-fit``: the WiCE fit split's claims (``datasets/wice/fit.jsonl``), labelled for
   support only (WiCE claims are Wikipedia sentences checked against their cited pages): the
   label is ``is_faithful``.
@@ -27,17 +30,21 @@ fitting.
 """
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 import numpy as np
 
-NAME = "calibrator-fast-verifier.json"
-"""The shipped file (franq/data/)."""
+NAMES = {"fast": "calibrator-fast-verifier.json", "fast_short": "calibrator-fast_short-verifier.json"}
+"""The shipped files (franq/data/): split claims, and short answers read whole."""
 TRAIN = ("expertqa-train", "nq-open-train", "wice-fit")
 """The labelled sets the shipped fast calibrator is fitted on (:func:`labelled_sets`)."""
 DEV = ("expertqa-heldout", "wice-heldout", "nq-open-test")
 """The natural dev sets its calibration is reported on."""
 NQ_TRAIN, NQ_TEST = 300, 500
+PASSAGE_CHARS = 1_000_000
+"""ExpertQA's retrieved web pages run past the default limit (100,000 characters, 102,661 in
+one train answer); the recipe reads them whole, as the other fits do."""
 
 
 def fast_franq(faithfulness=None):
@@ -46,7 +53,8 @@ def fast_franq(faithfulness=None):
     from franq.config import FranqConfig
     from franq.pipeline import Franq
 
-    config = FranqConfig.from_dict({"mode": "fast", "calibration": {"calibrator": "none"}})
+    config = FranqConfig.from_dict({"mode": "fast", "calibration": {"calibrator": "none"},
+                                    "limits": {"passage_chars": PASSAGE_CHARS}})
     return Franq(config, None, faithfulness=faithfulness)
 
 
@@ -106,76 +114,104 @@ def labelled_sets(datasets: Path, names) -> dict[str, list[tuple[dict, object]]]
     return out
 
 
-def scored_claims(fr, rows) -> tuple[np.ndarray, np.ndarray]:
-    """``(P_supported, label)`` of each scored, labelled claim of ``rows`` under ``fr``."""
+def scored_claims(fr, rows) -> dict[str, np.ndarray]:
+    """Each scored, labelled claim of ``rows`` under ``fr``: ``p`` (raw P_supported), ``q``
+    (calibrated P(true), NaN without a calibrator), ``y`` (label) and ``preset`` (``fast`` or
+    ``fast_short``: which calibrator reads it)."""
     results = fr.score_many([rec for rec, _ in rows])
-    p, y = [], []
+    out = {"p": [], "q": [], "y": [], "preset": []}
     for (_, labels), res in zip(rows, results):
         for i, c in enumerate(res.claims):
             label = labels[i] if isinstance(labels, list) else labels
             if c.status == "scored" and label is not None:
-                p.append(c.p_faithful)
-                y.append(float(label))
-    return np.array(p, dtype=np.float64), np.array(y, dtype=np.float64)
+                out["p"].append(c.p_faithful)
+                out["q"].append(np.nan if c.p_true_calibrated is None else c.p_true_calibrated)
+                out["y"].append(float(label))
+                out["preset"].append(res.stack["mode"])
+    return {k: np.array(v, dtype=object if k == "preset" else np.float64) for k, v in out.items()}
 
 
-def set_arrays(datasets: Path, names, fr=None) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """``name -> (P_supported, label)`` of every labelled claim of each named set under the
-    fast pipeline ``fr`` (default: :func:`fast_franq`)."""
+def set_arrays(datasets: Path, names, fr=None) -> dict[str, dict[str, np.ndarray]]:
+    """``name -> scored_claims`` of each named set under the fast pipeline ``fr`` (default:
+    :func:`fast_franq`, uncalibrated)."""
     fr = fr or fast_franq()
     return {name: scored_claims(fr, rows) for name, rows in labelled_sets(datasets, names).items()}
 
 
-def fit_fast(parts: dict[str, tuple[np.ndarray, np.ndarray]], stack: dict[str, str]):
-    """The fast calibrator: P(true) = isotonic map of P_supported fitted on the pooled labels
-    of ``parts`` (name -> (P_supported, label))."""
+@functools.lru_cache(maxsize=1)
+def _train(datasets: Path) -> dict[str, dict[str, np.ndarray]]:
+    """The :data:`TRAIN` sets scored once per process (both files are fitted from them)."""
+    return set_arrays(datasets, TRAIN)
+
+
+def fit_fast(parts: dict[str, dict[str, np.ndarray]], preset: str, stack: dict[str, str]):
+    """The calibrator of ``preset`` (``fast`` or ``fast_short``): P(true) = isotonic map of
+    P_supported fitted on the pooled labels of the claims of ``parts`` that preset scored."""
     from calibration.contract import ClaimInputs
     from calibration.franq import FranqCalibrator
 
-    p = np.concatenate([v[0] for v in parts.values()])
-    y = np.concatenate([v[1] for v in parts.values()])
-    shares = ", ".join(f"{name} {len(v[1])} claims ({v[1].mean():.0%} true)" for name, v in parts.items())
+    mine = {}
+    for name, a in parts.items():
+        keep = a["preset"] == preset
+        if keep.any():
+            mine[name] = {k: v[keep] for k, v in a.items()}
+    p = np.concatenate([a["p"] for a in mine.values()])
+    y = np.concatenate([a["y"] for a in mine.values()])
+    shares = ", ".join(f"{name} {len(a['y'])} claims ({a['y'].mean():.0%} true)" for name, a in mine.items())
     n = len(y)
+    name = NAMES[preset]
     cal = FranqCalibrator(variant="none", calibrate_faithfulness=True, fitted_for=dict(stack), description=(
-        f"fast preset calibrator: isotonic map of P_supported ({stack['faithfulness']}) to P(true), fitted on "
-        f"{shares}; recipe: franq fit shipped {NAME} (franq/fit/shipped_fast.py)"))
+        f"{preset} preset calibrator: isotonic map of P_supported ({stack['faithfulness']}) to P(true), fitted on "
+        f"{shares}; recipe: franq fit shipped {name} (franq/fit/shipped_fast.py)"))
     return cal.fit(ClaimInputs(p, np.ones(n), np.zeros(n)), y, is_faithful=y)
 
 
-def fast_calibrator(datasets: Path, out: Path, raw=None) -> Path:
-    """Fit and write the fast calibrator of the shipped verifier (``franq fit shipped``)."""
+def _write(datasets: Path, out: Path, preset: str) -> Path:
     fr = fast_franq()
-    cal = fit_fast(set_arrays(datasets, TRAIN, fr), fr.preset("fast").stack)
-    path = out / NAME
+    cal = fit_fast(_train(Path(datasets).resolve()), preset, fr.preset(preset).stack)
+    path = out / NAMES[preset]
     cal.to_json(path)
     return path
 
 
-def calibrated(path: Path, p: np.ndarray) -> np.ndarray:
-    """The calibrated fast P(true) of raw P_supported ``p`` under the calibrator file ``path``."""
-    from calibration.contract import ClaimInputs
-    from calibration.franq import FranqCalibrator
-
-    return FranqCalibrator.from_json(path).predict(ClaimInputs(p, np.ones(len(p)), np.zeros(len(p))))
+def fast_calibrator(datasets: Path, out: Path, raw=None) -> Path:
+    """Fit and write the ``fast`` preset's calibrator (split claims; ``franq fit shipped``)."""
+    return _write(datasets, out, "fast")
 
 
-def dev_table(path: Path, parts: dict[str, tuple[np.ndarray, np.ndarray]]) -> str:
-    """ECE (raw and calibrated), Brier and AUROC of the fast P(true) on each set of ``parts``."""
+def fast_short_calibrator(datasets: Path, out: Path, raw=None) -> Path:
+    """Fit and write the ``fast_short`` preset's calibrator (short answers; ``franq fit shipped``)."""
+    return _write(datasets, out, "fast_short")
+
+
+def dev_table(parts: dict[str, dict[str, np.ndarray]]) -> str:
+    """ECE (raw P_supported and calibrated P(true)), Brier and AUROC of the fast P(true) on
+    each set of ``parts`` (scored by the calibrated fast pipeline)."""
     from calibration.metrics import brier_score, expected_calibration_error
     from franq.evaluation.common import auroc
 
-    lines = ["| dev set (label) | claims | share true | ECE raw P_s | ECE calibrated | Brier | Brier of the "
-             "base rate | AUROC |", "|---|---|---|---|---|---|---|---|"]
-    for name, (p, y) in parts.items():
-        q = calibrated(path, p)
+    lines = [("| dev set (label) | claims (short answers) | share true | ECE raw P_s | ECE calibrated | Brier | "
+              "Brier of the base rate | AUROC |"), "|---|---|---|---|---|---|---|---|"]
+    for name, a in parts.items():
+        p, q, y = a["p"], a["q"], a["y"]
         label = "is_faithful" if name.startswith("wice") else "is_true"
         base = float(np.mean((y - y.mean()) ** 2))
-        lines.append(f"| {name} ({label}) | {len(y)} | {y.mean():.3f} | {expected_calibration_error(p, y):.3f} | "
-                     f"{expected_calibration_error(q, y):.3f} | {brier_score(q, y):.3f} | {base:.3f} | "
-                     f"{auroc(q, y):.3f} |")
+        short = int((a["preset"] == "fast_short").sum())
+        lines.append(f"| {name} ({label}) | {len(y)} ({short}) | {y.mean():.3f} | "
+                     f"{expected_calibration_error(p, y):.3f} | {expected_calibration_error(q, y):.3f} | "
+                     f"{brier_score(q, y):.3f} | {base:.3f} | {auroc(q, y):.3f} |")
     return "\n".join(lines)
 
 
+def calibrated_franq():
+    """The ``fast`` pipeline with its shipped calibrators (what ``--fast`` runs)."""
+    from franq.config import FranqConfig
+    from franq.pipeline import Franq
+
+    return Franq.from_config(FranqConfig.from_dict({"mode": "fast", "limits": {"passage_chars": PASSAGE_CHARS}}))
+
+
 def evaluate_fast(datasets: Path, path: Path) -> str:
-    """The dev table (:func:`dev_table`) of the calibrator file ``path`` on :data:`DEV`."""
-    return dev_table(path, set_arrays(datasets, DEV))
+    """The dev table (:func:`dev_table`) of the shipped fast calibrators on :data:`DEV`
+    (``path``: the rebuilt file; the table reads the calibrators in franq/data/)."""
+    return dev_table(set_arrays(datasets, DEV, calibrated_franq()))

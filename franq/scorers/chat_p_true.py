@@ -20,7 +20,7 @@ model and base_url. Requests go through the one client factory
 (:func:`franq.lm.openai_client.openai_client`: its timeout and retries), ``concurrency`` at once.
 
 Cost per claim: 1 request, 1 completion token, and a prompt of the system line and
-:data:`TEMPLATE` (about 40 tokens with a chat template's markers) plus the question's and
+:data:`TEMPLATE` (about 45 tokens with a chat template's markers) plus the question's and
 the claim's tokens; a claim repeated under the same question in one call is asked once.
 
 ``[scorers.chat_p_true]``: ``model`` (required: the server's model name), ``base_url``,

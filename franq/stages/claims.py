@@ -9,7 +9,6 @@ from claims.types import Claim
 from franq.evidence import PASSES
 from franq.io import Example
 from franq.limits import check
-from franq.presets import is_short_answer
 from franq.stages.record import AnswerRecord
 
 
@@ -27,14 +26,9 @@ def find_claims(preset, examples: list[Example], *, lm, decomposer, limits, toke
                                         whole_answer=True))
         return records
     aligned = PASSES in preset.evidence  # fast: claims located by characters only, no tokenizer
-    # fast: a short answer ("Paris") is one claim, read with its question as the short form reads it
-    whole = [not aligned and ex.claims is None and is_short_answer(ex.answer) for ex in examples]
-    decs = iter(decompose_all(decomposer, [ex.answer for ex, w in zip(examples, whole) if ex.claims is None and not w]))
+    decs = iter(decompose_all(decomposer, [ex.answer for ex in examples if ex.claims is None]))
     records = []
-    for ex, w in zip(examples, whole):
-        if w:
-            records.append(AnswerRecord(ex, [whole_answer_claim(ex.answer)], whole_answer=True))
-            continue
+    for ex in examples:
         if not aligned:
             ids, offs = [], []
         elif token_ids is None:
