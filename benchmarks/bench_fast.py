@@ -80,17 +80,27 @@ def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--n", type=int, default=20, help="ExpertQA held-out answers timed")
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "fast.md"))
+    ap.add_argument("--calibration-only", action="store_true",
+                    help="rerun the calibration part only; OUT's time section (the costly long-form side) is kept")
     args = ap.parse_args(argv)
     torch.set_num_threads(1)
+    command = f"`OMP_NUM_THREADS=1 PYTHONPATH=. python benchmarks/bench_fast.py {' '.join(sys.argv[1:])}`"
+    command = command.replace(" `", "`")
     cal = calibration()
     print("\n".join(cal), flush=True)
-    timed, _ = timing(args.n)
-    lines = ["# The fast preset beside the default long form (issue 46.3)", "",
-             f"Command: `OMP_NUM_THREADS=1 PYTHONPATH=. python benchmarks/bench_fast.py {' '.join(sys.argv[1:])}`"
-             .rstrip("` ") + "`", "", "## Time", "", *timed, "", "## Calibration of the fast P(true)", "", *cal, ""]
-    text = "\n".join(lines)
+    if args.calibration_only:
+        old = Path(args.out).read_text(encoding="utf-8")
+        commands = old.split("\n\n## Time", 1)[0].split("\n\n", 1)[1].splitlines()
+        timed = old.split("## Time\n\n", 1)[1].split("\n\n## Calibration", 1)[0].splitlines()
+        commands = [line for line in commands if "calibration-only" not in line]
+        commands.append(f"Calibration section: {command}")
+    else:
+        timed, _ = timing(args.n)
+        commands = [f"Command: {command}"]
+    lines = ["# The fast preset beside the default long form (issue 46.3)", "", *commands, "", "## Time", "", *timed,
+             "", "## Calibration of the fast P(true)", "", *cal, ""]
     print("\n".join(timed))
-    Path(args.out).write_text(text, encoding="utf-8")
+    Path(args.out).write_text("\n".join(lines), encoding="utf-8")
 
 
 if __name__ == "__main__":

@@ -184,22 +184,31 @@ def fast_short_calibrator(datasets: Path, out: Path, raw=None) -> Path:
     return _write(datasets, out, "fast_short")
 
 
-def dev_table(parts: dict[str, dict[str, np.ndarray]]) -> str:
-    """ECE (raw P_supported and calibrated P(true)), Brier and AUROC of the fast P(true) on
-    each set of ``parts`` (scored by the calibrated fast pipeline)."""
+def _row(name: str, a: dict[str, np.ndarray]) -> str:
     from calibration.metrics import brier_score, expected_calibration_error
     from franq.evaluation.common import auroc
 
-    lines = [("| dev set (label) | claims (short answers) | share true | ECE raw P_s | ECE calibrated | Brier | "
-              "Brier of the base rate | AUROC |"), "|---|---|---|---|---|---|---|---|"]
+    p, q, y = a["p"], a["q"], a["y"]
+    base = float(np.mean((y - y.mean()) ** 2))
+    return (f"| {name} | {len(y)} | {y.mean():.3f} | {expected_calibration_error(p, y):.3f} | "
+            f"{expected_calibration_error(q, y):.3f} | {brier_score(q, y):.3f} | {base:.3f} | "
+            f"{auroc(q, y) if 0 < y.mean() < 1 else float('nan'):.3f} |")
+
+
+def dev_table(parts: dict[str, dict[str, np.ndarray]]) -> str:
+    """ECE (raw P_supported and calibrated P(true)), Brier and AUROC of the fast P(true) on
+    each set of ``parts`` (scored by the calibrated fast pipeline), and on each preset's
+    claims where a set has both (split claims and short answers)."""
+    head = "| dev set (label) | claims | share true | ECE raw P_s | ECE calibrated | Brier | Brier of the base rate | AUROC |"
+    lines = [head, "|---|---|---|---|---|---|---|---|"]
     for name, a in parts.items():
-        p, q, y = a["p"], a["q"], a["y"]
         label = "is_faithful" if name.startswith("wice") else "is_true"
-        base = float(np.mean((y - y.mean()) ** 2))
-        short = int((a["preset"] == "fast_short").sum())
-        lines.append(f"| {name} ({label}) | {len(y)} ({short}) | {y.mean():.3f} | "
-                     f"{expected_calibration_error(p, y):.3f} | {expected_calibration_error(q, y):.3f} | "
-                     f"{brier_score(q, y):.3f} | {base:.3f} | {auroc(q, y):.3f} |")
+        lines.append(_row(f"{name} ({label})", a))
+        presets = sorted(set(a["preset"]))
+        for preset in presets if len(presets) > 1 else ():
+            keep = a["preset"] == preset
+            lines.append(_row(f"... of which `{preset}` ({'short answers' if preset == 'fast_short' else 'split'})",
+                              {k: v[keep] for k, v in a.items()}))
     return "\n".join(lines)
 
 

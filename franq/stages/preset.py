@@ -74,14 +74,19 @@ def build_preset(config, lm, preset: Preset, *, faithfulness, equivalence=None, 
     stack = Stack.build(model=lm.name, faithfulness=faithfulness.name, uq_faith=uq_faith.name,
                         uq_unfaith=uq_unfaith.name, mode=preset.name,
                         prompt_version=answer_prompt_version(prompt_style), **more)
+    calibrator, warnings = _calibrator(c, preset, stack, faithfulness)
+    return PresetPipeline(preset, evidence, uq_faith, uq_unfaith, extra, stack.to_dict(), stack, calibrator,
+                          warnings)
+
+
+def _calibrator(c, preset: Preset, stack: Stack, faithfulness) -> tuple[ActiveCalibrator | None, tuple[str, ...]]:
+    """The calibrator the config names for ``stack`` and the results' notes about it."""
     calibrator, warnings = resolve_calibrator(c.calibration.calibrator, stack.to_dict(),
                                               on_mismatch=c.calibration.on_mismatch)
     if calibrator is not None and calibrator.needs_conditions and not has_conditions(faithfulness):
         raise InputError(f"calibrator {calibrator.info.path} is a three-condition calibrator; the faithfulness "
                          f"backend {faithfulness.name!r} gives no P_contradicted (use 'verifier')")
-    warnings = (*warnings, *preset_notes(c, preset, calibrated=calibrator is not None))
-    return PresetPipeline(preset, evidence, uq_faith, uq_unfaith, extra, stack.to_dict(), stack, calibrator,
-                          warnings)
+    return calibrator, (*warnings, *preset_notes(c, preset, calibrated=calibrator is not None))
 
 
 class NoEvidence:
@@ -98,18 +103,13 @@ FAST_STACK_NONE = "none"
 
 
 def _build_text_only(c, preset: Preset, faithfulness) -> PresetPipeline:
-    """``fast``: the faithfulness backend alone (a verifier reads each claim's
+    """``fast`` / ``fast_short``: the faithfulness backend alone (a verifier reads each claim's
     :data:`~franq.presets.FAST_TOP_WINDOWS` closest windows); its calibrator maps P_supported to P(true)."""
     narrowed = getattr(faithfulness, "with_top_windows", None)
     faithfulness = narrowed(FAST_TOP_WINDOWS) if narrowed else faithfulness
     none = FAST_STACK_NONE
     stack = Stack.build(model=none, faithfulness=faithfulness.name, uq_faith=none, uq_unfaith=none,
                         mode=preset.name, prompt_version=none)
-    calibrator, warnings = resolve_calibrator(c.calibration.calibrator, stack.to_dict(),
-                                              on_mismatch=c.calibration.on_mismatch)
-    if calibrator is not None and calibrator.needs_conditions and not has_conditions(faithfulness):
-        raise InputError(f"calibrator {calibrator.info.path} is a three-condition calibrator; the faithfulness "
-                         f"backend {faithfulness.name!r} gives no P_contradicted")
-    warnings = (*warnings, *preset_notes(c, preset, calibrated=calibrator is not None))
+    calibrator, warnings = _calibrator(c, preset, stack, faithfulness)
     return PresetPipeline(preset, NoEvidence(), None, None, (), stack.to_dict(), stack, calibrator, warnings,
                           faithfulness)
