@@ -49,7 +49,6 @@ from franq.apps.serve_checks import check_example, render_line, view_html
 from franq.apps.serve_guard import Guard, Refused, Work, hook_model, load_json, log
 from franq.apps.serve_page import PAGE_BODY, docs_body
 from franq.apps.serve_schema import health_components, install_openapi, shown_name
-from franq.cli.options import fast_mode
 from franq.io import UnknownFields, aliased, parse_example, record_json
 
 MAX_PENDING = 8
@@ -134,11 +133,11 @@ def create_app(pipeline, *, limits=None, max_body_bytes: int | None = None, max_
     hook_model(getattr(pipeline.lm, "model", None))  # the budget is checked at every forward pass
 
     @app.exception_handler(Refused)
-    async def _refused(request, exc):
+    async def _refused(request, exc):  # noqa: ANN001
         return JSONResponse({"detail": exc.detail}, status_code=exc.status)
 
     @app.exception_handler(franq.FranqError)
-    async def _input(request, exc):
+    async def _input(request, exc):  # noqa: ANN001 - over a limit: 413; any other bad field: 400
         return JSONResponse({"detail": str(exc)}, status_code=413 if isinstance(exc, table.LimitError) else 400)
 
     async def on_model(fn, data: bytes):
@@ -155,11 +154,11 @@ def create_app(pipeline, *, limits=None, max_body_bytes: int | None = None, max_
             raise Refused(422, str(exc)) from None
 
     components = health_components(pipeline)  # once: a calibrator's sha256 reads its file
+    lm_name = getattr(pipeline.lm, "name", "none")  # none: the fast mode loads no causal LM
 
     @app.get("/health")
     async def health():
-        return {"status": "stopping" if work.stopping.is_set() else "ok",
-                "model": shown_name(getattr(pipeline.lm, "name", "none")),  # none: the fast mode loads no LM
+        return {"status": "stopping" if work.stopping.is_set() else "ok", "model": shown_name(lm_name),
                 "mode": pipeline.config.mode, "components": components, "in_progress": dict(work.busy)}
 
     def scoring(items: list, mode: str | None, threshold: float | None):
@@ -312,8 +311,7 @@ def _server(config, work: Work):
 @click.option("--faithfulness", help=f"Faithfulness backend (default: {franq.FranqConfig().faithfulness.name}).")
 @click.option("--calibrator", help="'default', 'none', or a file from `franq fit calibrator`.")
 @click.option("--mode", type=click.Choice(["long", "short", "auto", "fast"]), default=None,
-              help="Default preset (a request's 'mode' overrides it; 'fast' loads no causal LM, so its requests "
-                   "cannot ask for another mode).")
+              help="Default preset (a request's 'mode' overrides it; 'fast' loads no LM: its requests stay fast).")
 @click.option("--fast", is_flag=True, help="--mode fast: the verifier alone, calibrated; no causal LM loaded.")
 @click.option("--threshold", type=click.FloatRange(0.0, 1.0), default=None,
               help="Default verdict threshold (a request's 'threshold' overrides it).")
@@ -355,6 +353,8 @@ def serve(host, port, config_path, model, gguf_file, device, faithfulness, calib
     import uvicorn
 
     check_token(token, host)
+    from franq.cli.options import fast_mode  # not at the top: franq.cli imports this module
+
     mode = fast_mode(fast, mode)
     overrides = _limit_overrides(limit_values)
     try:

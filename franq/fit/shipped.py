@@ -118,9 +118,8 @@ WITH_VERIFIER: tuple[Shipped, ...] = (
             "shipped verifier", model_passes="each answer teacher-forced: about 3 minutes on CPU", raw=True,
             evaluate=lambda datasets, path: verifier.evaluate_observer(datasets, path)),
     Shipped(fast.NAMES["fast"], fast.fast_calibrator,
-            "isotonic map of P_supported on the split claims of the fast mode over ExpertQA train (truth label, "
-            "citation markers stripped) and WiCE fit (support label): the shipped verifier on each claim's "
-            "closest window", model_passes="the verifier only (no causal LM): about 5 minutes on one CPU thread, "
+            "isotonic map of P_supported on the claims of ExpertQA train (truth label, citation markers stripped) "
+            "under the fast mode: the shipped verifier on each claim's closest window", model_passes="the verifier only (no causal LM): about 5 minutes on one CPU thread, "
                                            "shared with the next file", evaluate=fast.evaluate_fast),
     Shipped(fast.NAMES["fast_short"], fast.fast_short_calibrator,
             "isotonic map of P_supported on the short answers of the fast mode: the attempted greedy answers of 300 "
