@@ -97,7 +97,8 @@ class Franq:
 
     # ------------------------------------------------------------------ components
     def preset(self, name: str) -> PresetPipeline:
-        """The built components of preset ``name`` (``long``, ``short``, ``observer`` or ``probe``)."""
+        """The built components of preset ``name`` (``long``, ``short``, ``observer``, ``probe``, ``fast``
+        or ``fast_short``)."""
         if name not in self._presets:
             self._presets[name] = self._build_preset(PRESETS[name])
         return self._presets[name]

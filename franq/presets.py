@@ -30,8 +30,8 @@ and differ in what they gather and which scorers they use by default:
           by characters, not tokens) and each is checked against the passages by the
           faithfulness backend alone (the verifier reading the window closest to the claim,
           :data:`FAST_TOP_WINDOWS`, unless ``top_windows`` is set); P(true) = the
-          backend's P_supported through the calibrator shipped for this stack (``franq/data/calibrator-fast-verifier.json``,
-          fitted by :mod:`franq.fit.shipped_fast`). No UQ term runs: ``uq_faith`` /
+          backend's P_supported through the calibrator shipped for this stack
+          (``franq/data/calibrator-fast-verifier.json``, fitted by :mod:`franq.fit.shipped_fast`). No UQ term runs: ``uq_faith`` /
           ``uq_unfaith`` stay empty and the raw mix is P_supported itself.
 ``fast_short`` what ``mode = "fast"`` runs on a short answer (one sentence of at most 15
           words, as ``auto`` tells them): the whole answer is one claim, checked as
