@@ -133,6 +133,22 @@ def test_service_scores_a_request_in_fast_mode(tiny_lm):
         assert http.post(f"{url}/score", json=body).json()["stack"]["mode"] == "long"
 
 
+def test_a_fast_service_loads_no_lm_and_refuses_another_mode_in_one_line():
+    from franq.apps.serve import create_app
+
+    fr = Franq(FranqConfig.from_dict({"mode": "fast", "faithfulness": {"name": "lexical"},
+                                      "calibration": {"calibrator": "none"}}), None)
+    with serve_in_thread(create_app(fr)) as url:
+        http = httpx.Client(timeout=None)
+        health = http.get(f"{url}/health").json()
+        assert health["model"] == "none" and health["mode"] == "fast" and set(health["components"]) == {
+            "fast", "fast_short"}
+        body = {"question": Q, "passages": P, "answer": "The tower was built in 1889."}
+        assert http.post(f"{url}/score", json=body).json()["stack"]["mode"] == "fast_short"
+        r = http.post(f"{url}/score", json={**body, "mode": "long"})
+        assert r.status_code == 400 and "needs the causal LM" in r.json()["detail"] and "\n" not in r.json()["detail"]
+
+
 def test_serve_fast_flag_conflicts_with_another_mode():
     r = run_cli("serve", "--fast", "--mode", "short")
     assert r.exit_code == 2 and "--fast is --mode fast" in r.output
