@@ -82,7 +82,8 @@ def _scorer(server, **kw):
 
 
 def test_p_true_from_top_logprobs_over_spellings(server):
-    out = _scorer(server).score(_batch("Paris is in France.", "Paris is in Spain.", "Nothing known."))
+    scorer = _scorer(server)
+    out = scorer.score(_batch("Paris is in France.", "Paris is in Spain.", "Nothing known."))
     p = out["p_true_chat"]
     assert p[0] == pytest.approx(0.8 / 0.9)      # True + " true" over True/False spellings
     assert p[1] == pytest.approx(0.1 / 0.9)      # False + FALSE count against
@@ -92,6 +93,7 @@ def test_p_true_from_top_logprobs_over_spellings(server):
     assert body["max_tokens"] == 1 and body["temperature"] == 0 and body["logprobs"] is True
     assert body["top_logprobs"] == 20 and body["model"] == "tiny-chat"
     assert len(server.requests) == 3  # one request per claim
+    assert scorer.usage == {"requests": 3, "prompt_tokens": 3 * 42, "completion_tokens": 3 * 7}  # as the server said
 
 
 def test_no_logprobs_is_refused_in_one_line_naming_the_server(server):

@@ -22,12 +22,14 @@ model and base_url. Requests go through the one client factory
 Cost per claim: 1 request, 1 completion token, and a prompt of the system line and
 :data:`TEMPLATE` (about 45 tokens with a chat template's markers) plus the question's and
 the claim's tokens; a claim repeated under the same question in one call is asked once.
+:attr:`ChatPTrueScorer.usage` counts the requests made and the tokens the server reported.
 
 ``[scorers.chat_p_true]``: ``model`` (required: the server's model name), ``base_url``,
 ``api_key_env``, ``concurrency``, ``timeout``, ``max_retries``, ``top_logprobs``.
 """
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 
@@ -97,11 +99,21 @@ class ChatPTrueScorer:
                                               max_retries=max_retries, where=f"config 'scorers.{self.name}'")
         self.concurrency = max(1, int(concurrency))
         self.top_logprobs = top_logprobs
+        self.usage = {"requests": 0, "prompt_tokens": 0, "completion_tokens": 0}
+        """What this scorer has asked so far: requests, and the tokens the server reported."""
+        self._lock = threading.Lock()
+
+    def _count(self, usage) -> None:
+        with self._lock:
+            self.usage["prompt_tokens"] += int(getattr(usage, "prompt_tokens", 0) or 0)
+            self.usage["completion_tokens"] += int(getattr(usage, "completion_tokens", 0) or 0)
 
     def ask(self, question: str, claim: str) -> float:
         """P(True) of one claim (one request)."""
+        with self._lock:
+            self.usage["requests"] += 1
         return server_label_probability(self.client, self.model, p_true_messages(question, claim), *LABELS,
-                                        top_logprobs=self.top_logprobs, where=self.where)
+                                        top_logprobs=self.top_logprobs, where=self.where, usage=self._count)
 
     def score(self, batch: Sequence) -> dict[str, np.ndarray]:
         # a claim asked twice in one call (the same question) is asked once
