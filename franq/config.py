@@ -185,7 +185,8 @@ SECTIONS = {"model": ModelConfig, "decomposer": DecomposerConfig, "faithfulness"
 class FranqConfig:
     mode: str = "long"
     """Which preset scores an answer: ``long`` (claims, token passes), ``short`` (the whole
-    answer is one claim, scored from samples) or ``auto`` (a single short sentence is short)."""
+    answer is one claim, scored from samples), ``auto`` (a single short sentence is short) or
+    ``fast`` (claims checked by the verifier alone, calibrated; no causal LM is loaded)."""
     model: ModelConfig = field(default_factory=ModelConfig)
     decomposer: DecomposerConfig = field(default_factory=DecomposerConfig)
     faithfulness: FaithfulnessConfig = field(default_factory=FaithfulnessConfig)

@@ -35,7 +35,8 @@ from franq.evidence.samples import SamplingOptions, greedy_short_answer
 from franq.io import Example, as_examples, parse_claims, parse_passages, parse_text
 from franq.limits import check, check_example, check_inputs, use_limits
 from franq.lm.capture import CaptureSpec
-from franq.presets import PRESETS, check_config, check_preset, is_short_answer, presets_for, short_preset
+from franq.presets import (PRESETS, check_config, check_preset, check_text_only, is_short_answer, loads_lm,
+                           presets_for, short_preset)
 from franq.stages.calibrate import calibrate
 from franq.stages.claims import find_claims, scorable
 from franq.stages.evidence import gather
@@ -89,19 +90,27 @@ class Franq:
         check_config(config)  # before the model loads
         use_limits(config.limits)  # calibrators, probes, cards: read under this config's limits
         configure_threads(config=config.model.threads, limits=config.limits)
-        teacher_forces = any(p.teacher_forces for p in presets_for(config.mode, config))
         franq = cls.__new__(cls)
+        if not loads_lm(config.mode, config):  # fast: no causal LM is loaded at all
+            check_text_only(config)
+            franq._build(config, None)
+            return franq
+        teacher_forces = any(p.teacher_forces for p in presets_for(config.mode, config))
         franq._build(config, load_lm(config, teacher_forces=teacher_forces))
         return franq
 
     # ------------------------------------------------------------------ components
     def preset(self, name: str) -> PresetPipeline:
-        """The built components of preset ``name`` (``long``, ``short``, ``observer`` or ``probe``)."""
+        """The built components of preset ``name`` (``long``, ``short``, ``observer``, ``probe``, ``fast``
+        or ``fast_short``)."""
         if name not in self._presets:
             self._presets[name] = self._build_preset(PRESETS[name])
         return self._presets[name]
 
     def _build_preset(self, preset) -> PresetPipeline:
+        if self.lm is None and preset.uq:
+            raise InputError(f"mode: the {preset.name} preset needs the causal LM, which this pipeline (mode "
+                             f"'fast') did not load; build one with another mode to use it")
         if preset not in presets_for(self.config.mode, self.config):
             check_preset(self.config, preset)  # asked for per call: the config checked only its mode's presets
         return build_preset(self.config, self.lm, preset, faithfulness=self.faithfulness,
@@ -114,9 +123,11 @@ class Franq:
         for name, p in self._presets.items():
             out[name] = {
                 "claims": "whole answer" if p.preset.whole_answer else getattr(self.decomposer, "name", "custom"),
-                "evidence": p.evidence.name, "uq_faith": p.uq_faith.name, "uq_unfaith": p.uq_unfaith.name,
-                "extra": ", ".join(s.name for s in p.extra) or "-", "faithfulness": self.faithfulness.name,
-                "mix": "p_f * uq_faith + (1 - p_f) * uq_unfaith",
+                "evidence": p.evidence.name, "uq_faith": getattr(p.uq_faith, "name", "none"),
+                "uq_unfaith": getattr(p.uq_unfaith, "name", "none"),
+                "extra": ", ".join(s.name for s in p.extra) or "-",
+                "faithfulness": (p.faithfulness or self.faithfulness).name,
+                "mix": "p_f * uq_faith + (1 - p_f) * uq_unfaith" if p.preset.uq else "p_f",
                 "calibrator": p.calibrator.info.path if p.calibrator else "none"}
         return out
 
@@ -181,6 +192,9 @@ class Franq:
                 mode: str | None) -> AnswerScore:
         mode = mode or self.config.mode
         presets_for(mode)  # validates
+        if self.lm is None or not loads_lm(mode):
+            raise InputError(f"mode {mode!r}: franq answer generates with the causal LM, which the fast preset "
+                             f"does not load; use mode 'long', 'short' or 'auto' to generate an answer")
         self._stage("generation")
         if mode == "short":
             if short_preset(self.config, generated=True) == "probe":  # no samples to draw
@@ -246,6 +260,8 @@ class Franq:
         short = short_preset(self.config, generated=generated)
         if mode == "auto":
             return [short if ex.claims is None and is_short_answer(ex.answer) else "long" for ex in examples]
+        if mode == "fast":  # a short answer is one claim, read with its question, calibrated as such
+            return ["fast_short" if ex.claims is None and is_short_answer(ex.answer) else "fast" for ex in examples]
         if mode == "short":
             for ex in examples:  # one given claim that is the whole answer carries its labels through
                 if ex.claims is not None and list(ex.claims) != [ex.answer.strip()]:
@@ -273,7 +289,7 @@ class Franq:
             score_uq(p, batch, closed_book_unfaith=self.config.uq.unfaith_samples == "closed"
                      and SAMPLES in p.preset.evidence)
             self._stage("faithfulness")
-            judge_faithfulness(self.faithfulness, batch)
+            judge_faithfulness(p.faithfulness or self.faithfulness, batch)
             self._stage("calibration")
             mix_batch(batch)
             calibrate(p.calibrator, batch)
@@ -295,8 +311,17 @@ def default_franq() -> Franq:
     return Franq.from_config(FranqConfig())
 
 
+@functools.lru_cache(maxsize=1)
+def fast_franq() -> Franq:
+    """The default ``fast`` pipeline (the verifier alone, no causal LM), built on first use."""
+    return Franq.from_config(FranqConfig(mode="fast"))
+
+
 def score(question: str, passages: Sequence[str | dict | Passage], answer: str, *,
           claims: Sequence[str] | None = None, mode: str | None = None) -> AnswerScore:
     """Score ``answer`` to ``question`` given the retrieved ``passages`` with the default
-    (embedded) pipeline. See :meth:`Franq.score`."""
+    (embedded) pipeline, or with ``mode="fast"`` the fast one, which loads no causal LM
+    (:func:`fast_franq`). See :meth:`Franq.score`."""
+    if mode == "fast" and default_franq.cache_info().currsize == 0:  # no LM loaded just for this
+        return fast_franq().score(question, passages, answer, claims=claims)
     return default_franq().score(question, passages, answer, claims=claims, mode=mode)

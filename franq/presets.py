@@ -26,6 +26,18 @@ and differ in what they gather and which scorers they use by default:
           UQ_unfaith = semantic entropy probes on the two passes (``se_probe``,
           ``se_probe_closed``, fitted by ``franq fit probe``): P(the samples would agree),
           read from one answer's hidden states.
+``fast``   no causal LM at all (nothing loaded): the answer is split into claims (located
+          by characters, not tokens) and each is checked against the passages by the
+          faithfulness backend alone (the verifier reading the window closest to the claim,
+          :data:`FAST_TOP_WINDOWS`, unless ``top_windows`` is set); P(true) = the
+          backend's P_supported through the calibrator shipped for this stack
+          (``franq/data/calibrator-fast-verifier.json``, fitted by :mod:`franq.fit.shipped_fast`). No UQ term runs: ``uq_faith`` /
+          ``uq_unfaith`` stay empty and the raw mix is P_supported itself.
+``fast_short`` what ``mode = "fast"`` runs on a short answer (one sentence of at most 15
+          words, as ``auto`` tells them): the whole answer is one claim, checked as
+          "question answer" as the short form does, with a calibrator of its own
+          (``calibrator-fast_short-verifier.json``: a short answer's base rate is not a long
+          claim's).
 
 Which short preset runs is ``uq.short_scoring``: ``auto`` (the default) scores answers
 franq generated (``Franq.answer``, or ``score_many(..., generated=True)``) in-policy and
@@ -53,6 +65,8 @@ class Preset:
     """The evidence kinds this preset gathers (:mod:`franq.evidence`)."""
     whole_answer: bool
     """True: the answer is one claim (no decomposition, no token alignment)."""
+    uq: bool = True
+    """False: no UQ scorer runs (``fast``): P(true) reads the faithfulness backend alone."""
 
     @property
     def teacher_forces(self) -> bool:
@@ -69,8 +83,15 @@ LONG = Preset("long", frozenset({PASSES, INTERNALS}), whole_answer=False)
 SHORT = Preset("short", frozenset({SAMPLES}), whole_answer=True)
 OBSERVER = Preset("observer", frozenset({SAMPLES, ANSWER_SAMPLES}), whole_answer=True)
 PROBE = Preset("probe", frozenset({PASSES, INTERNALS}), whole_answer=True)
-PRESETS = {"long": LONG, "short": SHORT, "observer": OBSERVER, "probe": PROBE}
-MODE_PRESETS = {"long": (LONG,), "short": (SHORT, OBSERVER), "auto": (LONG, SHORT, OBSERVER)}
+FAST = Preset("fast", frozenset(), whole_answer=False, uq=False)
+FAST_SHORT = Preset("fast_short", frozenset(), whole_answer=True, uq=False)
+PRESETS = {"long": LONG, "short": SHORT, "observer": OBSERVER, "probe": PROBE, "fast": FAST, "fast_short": FAST_SHORT}
+FAST_TOP_WINDOWS = 1
+"""Windows per claim the ``fast`` preset's verifier reads: the one sharing the most content words
+with the claim (``[faithfulness.verifier] top_windows``): 5% of the pairs of every window, at
+AUROC .744 against .756 for support on ExpertQA train
+(experiments/2026-11-28-fast-top-windows)."""
+MODE_PRESETS = {"long": (LONG,), "short": (SHORT, OBSERVER), "auto": (LONG, SHORT, OBSERVER), "fast": (FAST, FAST_SHORT)}
 
 
 def presets_for(mode: str, config=None) -> tuple[Preset, ...]:
@@ -79,8 +100,8 @@ def presets_for(mode: str, config=None) -> tuple[Preset, ...]:
     try:
         presets = MODE_PRESETS[mode]
     except KeyError:
-        raise InputError(f"mode: expected one of ['long', 'short', 'auto'], got {mode!r}") from None
-    if config is not None and config.uq.short_scoring == "probe" and mode != "long":
+        raise InputError(f"mode: expected one of {list(MODE_PRESETS)}, got {mode!r}") from None
+    if config is not None and config.uq.short_scoring == "probe" and mode not in ("long", "fast"):
         presets = (*(p for p in presets if not p.whole_answer), PROBE)
     return presets
 
@@ -123,8 +144,23 @@ def is_short_answer(answer: str) -> bool:
 
 
 def scorer_names(config, preset: Preset):
-    """``config.uq.long``, ``.short``, ``.observer`` or ``.probe``: the preset's faith / unfaith / extra scorers."""
-    return getattr(config.uq, preset.name)
+    """``config.uq.long``, ``.short``, ``.observer`` or ``.probe``: the preset's faith / unfaith / extra
+    scorers (None for a preset that runs none: ``fast``)."""
+    return getattr(config.uq, preset.name) if preset.uq else None
+
+
+def loads_lm(mode: str, config=None) -> bool:
+    """Whether ``mode`` needs the causal LM (every preset but ``fast`` does)."""
+    return any(p.uq for p in presets_for(mode, config))
+
+
+def check_text_only(config) -> None:
+    """A ``fast`` pipeline loads no causal LM: refuse, naming the key, a component that would
+    need one (the LLM decomposer on the local model)."""
+    d = config.decomposer
+    if d.name == "llm" and d.backend == "local" and not d.model:
+        raise InputError("config 'decomposer.model': mode 'fast' loads no causal LM, so the llm decomposer needs "
+                         "a model of its own (decomposer.model) or backend 'openai'; or use the atomic decomposer")
 
 
 def check_config(config) -> None:
@@ -140,15 +176,23 @@ def check_config(config) -> None:
     _check_known("equivalence", config.uq.equivalence, "uq.equivalence")
     for preset in PRESETS.values():  # names of a preset the mode does not run must exist too
         s = scorer_names(config, preset)
+        if s is None:
+            continue
         for role, name in (("faith", s.faith), ("unfaith", s.unfaith), *(("extra", n) for n in s.extra)):
             _check_known("scorers", name, f"uq.{preset.name}.{role}")
     _check_known("faithfulness", config.faithfulness.name, "faithfulness.name")  # its settings: franq.settings
     for preset in presets_for(config.mode, config):
         check_preset(config, preset)
     check_served(config)
+    scorers = {}  # the scorers the mode runs: their required settings and hooks are checked too
+    for preset in presets_for(config.mode, config):
+        s = scorer_names(config, preset)
+        for role, name in (() if s is None else (("faith", s.faith), ("unfaith", s.unfaith),
+                                                 *(("extra", n) for n in s.extra))):
+            scorers.setdefault(("scorers", name), f"uq.{preset.name}.{role}")
     check_tables(config, {("faithfulness", config.faithfulness.name): "faithfulness.name",
                           ("decomposers", config.decomposer.name): "decomposer.name",
-                          ("equivalence", config.uq.equivalence): "uq.equivalence"})
+                          ("equivalence", config.uq.equivalence): "uq.equivalence", **scorers})
 
 
 def _check_known(kind: str, name: str, where: str):
@@ -163,8 +207,8 @@ def check_preset(config, preset: Preset) -> None:
     """Every component ``config`` names for ``preset`` can run in it (that every name exists,
     the equivalence judge included, :func:`check_config` has checked for every preset)."""
     s = scorer_names(config, preset)
-    roles = [(f"uq.{preset.name}.faith", s.faith), (f"uq.{preset.name}.unfaith", s.unfaith)]
-    roles += [(f"uq.{preset.name}.extra", name) for name in s.extra]
+    roles = [] if s is None else [(f"uq.{preset.name}.faith", s.faith), (f"uq.{preset.name}.unfaith", s.unfaith)]
+    roles += [(f"uq.{preset.name}.extra", name) for name in (s.extra if s else ())]
     for where, name in roles:
         _check_fits("scorers", name, where, preset, config)
     _check_fits("faithfulness", config.faithfulness.name, "faithfulness.name", preset, config)

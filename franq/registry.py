@@ -65,6 +65,7 @@ BUILTIN: dict[str, dict[str, str]] = {
         "truth_probe": "franq.scorers.truth_probe:TruthProbeScorer",
         "se_probe": "franq.scorers.se_probe:SemanticEntropyProbeScorer",
         "se_probe_closed": "franq.scorers.se_probe:ClosedBookSemanticEntropyProbeScorer",
+        "chat_p_true": "franq.scorers.chat_p_true:ChatPTrueScorer",
     },
     "faithfulness": {
         "combined": "franq.faithfulness.combined:CombinedFaithfulness",

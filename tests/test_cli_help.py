@@ -97,6 +97,7 @@ def test_cli_help_describes_every_option(command):
     assert len(options) == len(declared) + 1  # and --help
     undocumented = [term for term, desc in options.items() if not desc]
     assert not undocumented, f"options without help text: {undocumented}"
-    for shared in ("--config FILE", "--model TEXT", "--faithfulness TEXT", "--calibrator TEXT",
-                   "--mode [long|short|auto]"):
+    for shared in ("--config FILE", "--model TEXT", "--faithfulness TEXT", "--calibrator TEXT"):
         assert shared in options
+    # every command offers the three FRANQ modes; those that can skip the causal LM add "fast"
+    assert {"--mode [long|short|auto]", "--mode [long|short|auto|fast]"} & set(options)

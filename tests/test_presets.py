@@ -3,6 +3,7 @@ refused when the config is built, with the key and the reason. Backends that nee
 run with the tiny encoders of tests/tiny_encoders.py; the judge runs on the tiny LM."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from importlib import resources
@@ -14,17 +15,17 @@ from franq.config import FranqConfig
 from franq.errors import InputError
 from franq.io import parse_example
 from franq.pipeline import Franq
-from franq.presets import PRESETS, presets_for
+from franq.presets import FAST_TOP_WINDOWS, PRESETS, presets_for
 from franq.presets import check_config
 
 SAMPLE_SCORERS = ("semantic_entropy", "eigval", "degree_matrix", "eccentricity", "lexical_similarity",
                   "semantic_entropy_norm")
 ANSWER_SCORERS = ("answer_share", "answer_mass", "answer_consistency", "answer_likelihood")
 REFUSED = {  # (kind, built-in name) -> the presets that cannot run it
-    ("faithfulness", "context_pmi"): {"short", "observer"},
+    ("faithfulness", "context_pmi"): {"short", "observer", "fast", "fast_short"},
     ("scorers", "claim_prob"): {"short", "observer"},
     ("scorers", "parametric"): {"short", "observer"},
-    **{("faithfulness", name): {"short", "observer"} for name in ("lookback", "hidden_probe")},
+    **{("faithfulness", name): {"short", "observer", "fast", "fast_short"} for name in ("lookback", "hidden_probe")},
     **{("scorers", name): {"short", "observer"} for name in ("rauq", "truth_probe", "ccp")},
     **{("scorers", name): {"long", "probe"} for name in SAMPLE_SCORERS},
     **{("scorers", name): {"long", "short", "probe"} for name in ANSWER_SCORERS},
@@ -33,7 +34,7 @@ REFUSED = {  # (kind, built-in name) -> the presets that cannot run it
 SCORING = {"short": "in_policy", "observer": "observer", "probe": "probe"}  # uq.short_scoring that runs each short preset
 ROLES = ("faith", "unfaith", "extra")
 RAW = ("p_faithful", "uq_faith", "uq_unfaith", "p_true_raw")
-
+UQ_PRESETS = [name for name, p in PRESETS.items() if p.uq]  # fast runs no scorer
 
 @pytest.fixture(scope="module")
 def example():
@@ -42,14 +43,34 @@ def example():
 
 
 @pytest.fixture(scope="module")
+def chat_true():
+    """The base_url of a local OpenAI-compatible chat server whose first token is "True"."""
+    from servers import ChatHandler, chat_server
+
+    class _True(ChatHandler):
+        def reply(self, body):
+            return "True", {"content": [{"token": "True", "logprob": -0.1, "bytes": None, "top_logprobs": [
+                {"token": "True", "logprob": -0.1, "bytes": None}, {"token": "False", "logprob": -2.4, "bytes": None}]}]}
+
+    with chat_server(_True) as srv:
+        yield srv.base_url
+
+
+@pytest.fixture(scope="module")
 def encoders(tmp_path_factory):
-    """Settings that point alignscore, nli and verifier at tiny local encoders (harmless for the others)."""
+    """Settings that point alignscore, nli, verifier and the published verifiers at tiny local
+    encoders (harmless for the others)."""
     from tiny_encoders import build_alignscore, build_nli, build_verifier
+    from tiny_verifiers import build_factcg, build_hhem, build_minicheck
 
     d = tmp_path_factory.mktemp("encoders")
     ckpt, base = build_alignscore(d / "align")
+    hhem, foundation = build_hhem(d / "hhem")
     return {"alignscore": {"checkpoint": str(ckpt), "base_model": str(base)},
-            "nli": {"model": str(build_nli(d / "nli"))}, "verifier": {"model": str(build_verifier(d / "verifier"))}}
+            "nli": {"model": str(build_nli(d / "nli"))}, "verifier": {"model": str(build_verifier(d / "verifier"))},
+            "minicheck": {"model": str(build_minicheck(d / "minicheck", "roberta")), "kind": "roberta"},
+            "hhem": {"model": str(hhem), "foundation": str(foundation)},
+            "factcg": {"model": str(build_factcg(d / "factcg"))}}
 
 
 @pytest.fixture(scope="module")
@@ -75,7 +96,8 @@ def tiny_probe(tiny_lm_path, tmp_path_factory):
 
 def _config(tiny_lm_path, probe: str, preset: str, **sections) -> dict:
     uq = {"n_samples": 3, "max_sample_tokens": 8, **({"short_scoring": SCORING[preset]} if preset in SCORING else {})}
-    return {"mode": PRESETS[preset].form, "model": {"path": str(tiny_lm_path), "device": "cpu", "probe_file": probe},
+    mode = PRESETS[preset].form if PRESETS[preset].uq else "fast"
+    return {"mode": mode, "model": {"path": str(tiny_lm_path), "device": "cpu", "probe_file": probe},
             "uq": {**uq, **sections.pop("uq", {})}, "calibration": {"calibrator": "none"}, **sections}
 
 
@@ -97,10 +119,12 @@ def _runs_or_is_refused(data: dict, kind: str, name: str, preset: str, key: str,
         assert "choose another" in str(err.value)
         return None
     franq = Franq(FranqConfig.from_dict(data), tiny_lm)
+    if preset == "fast_short":  # mode fast reads a short answer whole
+        example = dataclasses.replace(example, answer=" ".join(example.answer.split()[:6]), claims=None)
     [result] = franq.score_many([example])
     assert result.mode == PRESETS[preset].form and result.stack["mode"] == preset and result.scored
     for c in result.scored:
-        for field in RAW:
+        for field in RAW if PRESETS[preset].uq else ("p_faithful", "p_true_raw"):
             value = getattr(c, field)
             assert math.isfinite(value) and 0.0 <= value <= 1.0, (field, value)
         assert c.p_true_calibrated is None and all(math.isfinite(v) for v in c.signals.values())
@@ -115,16 +139,20 @@ def test_every_faithfulness_backend_runs_or_is_refused_at_config_time(name, pres
     result = _runs_or_is_refused(data, "faithfulness", name, preset, "faithfulness.name", tiny_lm, example)
     if result is not None:
         backend = registry.build("faithfulness", name, FranqConfig.from_dict(data), tiny_lm)
+        if not PRESETS[preset].uq and hasattr(backend, "with_top_windows"):  # fast: the verifier's closest windows
+            backend = backend.with_top_windows(FAST_TOP_WINDOWS)
         assert result.stack.faithfulness == backend.name == result.stack["faithfulness"]
 
 
-@pytest.mark.parametrize("preset", PRESETS)
+@pytest.mark.parametrize("preset", UQ_PRESETS)
 @pytest.mark.parametrize("role", ROLES)
 @pytest.mark.parametrize("name", registry.names("scorers"))
 def test_every_scorer_runs_or_is_refused_at_config_time_in_every_role(name, role, preset, tiny_lm, tiny_lm_path,
-                                                                      tiny_probe, encoders, example):
+                                                                      tiny_probe, encoders, example, chat_true):
     scorers = {role: [name] if role == "extra" else name}
     settings = {"scorers": {"ccp": encoders["nli"]}} if name == "ccp" else {}  # CCP's three-way NLI model
+    if name == "chat_p_true":  # a local chat server that answers True
+        settings = {"scorers": {"chat_p_true": {"model": "tiny-chat", "base_url": chat_true}}}
     data = _config(tiny_lm_path, tiny_probe, preset, faithfulness={"name": "lexical"}, uq={preset: scorers},
                    **settings)
     result = _runs_or_is_refused(data, "scorers", name, preset, f"uq.{preset}.{role}", tiny_lm, example)
@@ -142,9 +170,10 @@ def test_the_expected_split_between_the_presets():
     for kind in ("faithfulness", "scorers"):
         for name in registry.BUILTIN[kind]:
             cls = registry.lookup(kind, name)
-            runs_in = {p for p, preset in PRESETS.items() if not registry.needs(cls, FranqConfig()) - preset.evidence}
+            runs_in = {p for p, preset in PRESETS.items() if not registry.needs(cls, FranqConfig()) - preset.evidence
+                       and (kind == "faithfulness" or preset.uq)}
             refused = REFUSED.get((kind, name), set())
-            assert runs_in == set(PRESETS) - refused, (kind, name, runs_in)
+            assert runs_in == set(PRESETS if kind == "faithfulness" else UQ_PRESETS) - refused, (kind, name, runs_in)
     assert [n for n in registry.BUILTIN["scorers"] if REFUSED.get(("scorers", n)) == {"long", "probe"}] == list(SAMPLE_SCORERS)
 
 

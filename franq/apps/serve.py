@@ -77,8 +77,8 @@ def _with_verdicts(result: franq.AnswerScore, threshold: float | None, pipeline)
 
 def _options(body: dict, where: str = "") -> tuple[str | None, float | None]:
     mode, threshold = body.get("mode"), body.get("threshold")
-    if mode is not None and mode not in ("long", "short", "auto"):
-        raise franq.InputError(f"{where}'mode' must be 'long', 'short' or 'auto', got {mode!r}")
+    if mode is not None and mode not in ("long", "short", "auto", "fast"):
+        raise franq.InputError(f"{where}'mode' must be 'long', 'short', 'auto' or 'fast', got {mode!r}")
     if threshold is not None and (isinstance(threshold, bool) or not isinstance(threshold, (int, float))
                                   or not 0 <= threshold <= 1):
         raise franq.InputError(f"{where}'threshold' must be a number in [0, 1], got {threshold!r}")
@@ -154,10 +154,11 @@ def create_app(pipeline, *, limits=None, max_body_bytes: int | None = None, max_
             raise Refused(422, str(exc)) from None
 
     components = health_components(pipeline)  # once: a calibrator's sha256 reads its file
+    lm_name = getattr(pipeline.lm, "name", "none")  # none: the fast mode loads no causal LM
 
     @app.get("/health")
     async def health():
-        return {"status": "stopping" if work.stopping.is_set() else "ok", "model": shown_name(pipeline.lm.name),
+        return {"status": "stopping" if work.stopping.is_set() else "ok", "model": shown_name(lm_name),
                 "mode": pipeline.config.mode, "components": components, "in_progress": dict(work.busy)}
 
     def scoring(items: list, mode: str | None, threshold: float | None):
@@ -309,7 +310,9 @@ def _server(config, work: Work):
 @click.option("--device", help="cpu, cuda, cuda:1, mps.")
 @click.option("--faithfulness", help=f"Faithfulness backend (default: {franq.FranqConfig().faithfulness.name}).")
 @click.option("--calibrator", help="'default', 'none', or a file from `franq fit calibrator`.")
-@click.option("--mode", type=click.Choice(["long", "short", "auto"]), default=None, help="Default preset.")
+@click.option("--mode", type=click.Choice(["long", "short", "auto", "fast"]), default=None,
+              help="Default preset (a request's 'mode' overrides it; 'fast' loads no LM: its requests stay fast).")
+@click.option("--fast", is_flag=True, help="--mode fast: the verifier alone, calibrated; no causal LM loaded.")
 @click.option("--threshold", type=click.FloatRange(0.0, 1.0), default=None,
               help="Default verdict threshold (a request's 'threshold' overrides it).")
 @click.option("--limit", "limit_values", multiple=True, metavar="NAME=N",
@@ -341,7 +344,7 @@ def _server(config, work: Work):
 @click.option("--multilingual", is_flag=True,
               help="The models read languages other than English: no warning on non-English text.")
 @click.option("--docs", is_flag=True, help="Serve /openapi.json and a plain /docs page (off by default).")
-def serve(host, port, config_path, model, gguf_file, device, faithfulness, calibrator, mode, threshold,
+def serve(host, port, config_path, model, gguf_file, device, faithfulness, calibrator, mode, fast, threshold,
           limit_values, max_body_bytes, max_pending, request_timeout, read_timeout, shutdown_timeout, allow_hosts,
           allow_origins, header_timeout, max_connections, token, multilingual, docs):
     """Serve franq over HTTP: the model is loaded once; POST /score, /score_many, /answer, /render;
@@ -350,6 +353,9 @@ def serve(host, port, config_path, model, gguf_file, device, faithfulness, calib
     import uvicorn
 
     check_token(token, host)
+    from franq.cli.options import fast_mode  # not at the top: franq.cli imports this module
+
+    mode = fast_mode(fast, mode)
     overrides = _limit_overrides(limit_values)
     try:
         table.resolve(overrides, where="--limit")

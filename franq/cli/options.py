@@ -35,9 +35,20 @@ def choices_help(described: dict[str, str], default: str) -> str:
 
 
 MODE_OPTION = click.option(
-    "--mode", type=click.Choice(["long", "short", "auto"]), default=None,
+    "--mode", type=click.Choice(["long", "short", "auto", "fast"]), default=None,
     help="Preset: long (claims, token probabilities), short (the answer is one claim, scored from "
-         f"samples) or auto (a single short sentence is short). Default: the config's ({DEFAULTS.mode}).")
+         "samples), auto (a single short sentence is short) or fast (claims checked by the verifier alone, "
+         f"calibrated; no causal LM is loaded). Default: the config's ({DEFAULTS.mode}).")
+FAST_OPTION = click.option(
+    "--fast", is_flag=True, help="The fast preset (--mode fast): claims checked against the passages by the "
+                                 "verifier alone, with its own calibrator; no causal LM is loaded.")
+
+
+def fast_mode(fast: bool, mode: str | None) -> str | None:
+    """``--fast`` as ``--mode fast``; with another --mode, a one-line error naming both."""
+    if fast and mode not in (None, "fast"):
+        raise click.UsageError(f"--fast is --mode fast; it cannot go with --mode {mode}")
+    return "fast" if fast else mode
 
 
 

@@ -12,8 +12,9 @@ import click
 
 from calibration.base import MissingDependencyError
 from franq.cli.options import (
-    AMOUNT, CALIBRATOR_MISMATCH_OPTION, DECOMPOSER_OPTIONS, PROGRESS_OPTION, RAW_CSV_OPTION, THRESHOLD_OPTION,
-    StackFlags, StageProgress, decomposer_flags, fail, grouped, interactive, load_pipeline, options, printable, stack,
+    AMOUNT, CALIBRATOR_MISMATCH_OPTION, DECOMPOSER_OPTIONS, FAST_OPTION, PROGRESS_OPTION, RAW_CSV_OPTION,
+    THRESHOLD_OPTION, StackFlags, StageProgress, decomposer_flags, fail, fast_mode, grouped, interactive,
+    load_pipeline, options, printable, stack,
     stack_files,
 )
 from franq.cli.preflight import check_batch_paths, check_named_files
@@ -83,11 +84,12 @@ HTML_OPTION = click.option(
 @PROGRESS_OPTION
 @click.option("--strict", is_flag=True, help="Refuse a record with an unknown field (default: kept in its "
                                               "meta['unknown_fields'], named in one notice).")
+@FAST_OPTION
 @grouped("batch", BATCH_OPTIONS, BatchOptions)
 @stack
 def score(input_path, output, errors_path, question, passages, answer, example, fmt, raw_csv, html_path, threshold,
           decomposer, decomposer_model, decomposer_base_url, calibrator_mismatch, quiet, progress_lines, strict,
-          batch: BatchOptions, stack: StackFlags):
+          fast, batch: BatchOptions, stack: StackFlags):
     """Score one example (flags, --example or a .json file) or a JSONL file of examples.
 
     A JSONL line is {"id", "question", "passages": [str | {"title", "text"}], "answer",
@@ -101,6 +103,7 @@ def score(input_path, output, errors_path, question, passages, answer, example, 
         outputs = {"output": output, "error file": errors_path or default_errors, "--html": html_path}
         check_outputs(outputs, {"input": input_path, **stack_files(stack)})  # the batch runner's names
         cfg = stack.config(calibrator_mismatch=calibrator_mismatch, threshold=threshold,
+                           mode=fast_mode(fast, stack.mode),
                            **decomposer_flags(decomposer, decomposer_model, decomposer_base_url))
         check_outputs(outputs, {"input": input_path, **stack_files(stack, cfg)})
         if strict:

@@ -9,11 +9,15 @@ franq/data/verifier), ``aggregation`` (the window rule, :mod:`franq.verifier.agg
 unset: the model card's), ``window_words`` (unset: the card's), ``batch_tokens`` (padded
 tokens per batch), ``device`` (unset: the model's device), ``slot_check`` (fuse the
 verifier's three probabilities with the typed-slot check of :mod:`franq.verifier.slots`
-through the combiner fitted for this verifier; the stack's name then ends in ``:slots``) and
-``slot_combiner`` (the combiner file; unset: slot-combiner.json in the verifier directory).
+through the combiner fitted for this verifier; the stack's name then ends in ``:slots``),
+``slot_combiner`` (the combiner file; unset: slot-combiner.json in the verifier directory) and
+``top_windows`` (read only the ``k`` windows of each claim sharing the most content words
+with it: the ``fast`` preset reads :data:`franq.presets.FAST_TOP_WINDOWS`; the name then ends
+in ``:top<k>``).
 """
 from __future__ import annotations
 
+import copy
 from collections.abc import Sequence
 
 import numpy as np
@@ -40,6 +44,8 @@ class VerifierFaithfulness:
                                            "negation) through the combiner fitted for this verifier"),
         Setting("slot_combiner", str, None, "the slot-check combiner file (unset: slot-combiner.json in the "
                                             "verifier directory)"),
+        Setting("top_windows", int, None, "read only the k windows of each claim sharing the most content words "
+                                          "with it (unset: every window; the fast preset: 1)"),
     )
 
     @classmethod
@@ -47,21 +53,34 @@ class VerifierFaithfulness:
         s = config.settings_for("faithfulness", "verifier")
         return cls(s["model"], aggregation=s["aggregation"], window_words=s["window_words"],
                    max_batch_tokens=s["batch_tokens"], device=s["device"] or config.model.device,
-                   titles=s["titles"], slot_check=s["slot_check"], slot_combiner=s["slot_combiner"])
+                   titles=s["titles"], slot_check=s["slot_check"], slot_combiner=s["slot_combiner"],
+                   top_windows=s["top_windows"])
 
     def __init__(self, model=None, *, aggregation: str | None = None, window_words: int | None = None,
                  max_batch_tokens: int = 8192, device: str | None = None, verifier=None, titles: bool = False,
-                 slot_check: bool = False, slot_combiner: str | None = None):
+                 slot_check: bool = False, slot_combiner: str | None = None, top_windows: int | None = None):
         from franq.verifier.model import Verifier
 
         self.verifier = verifier if verifier is not None else Verifier(
             model, device=device, max_batch_tokens=max_batch_tokens, window_words=window_words,
-            aggregation=aggregation)
+            aggregation=aggregation, top_windows=top_windows)
         v = self.verifier
         self.titles = bool(titles)
         self.slots = load_combiner(v, slot_combiner) if slot_check else None
         self.name = (f"{v.name}:{v.aggregation}" + (f":w{v.window_words}" if window_words else "")
-                     + (":titles" if self.titles else "") + (":slots" if self.slots else ""))
+                     + (":titles" if self.titles else "") + (":slots" if self.slots else "")
+                     + (f":top{v.top_windows}" if v.top_windows else ""))
+
+    def with_top_windows(self, k: int) -> VerifierFaithfulness:
+        """This backend reading only each claim's ``k`` closest windows (the same loaded
+        model); itself when it already reads a chosen number."""
+        if self.verifier.top_windows is not None:
+            return self
+        out = copy.copy(self)
+        out.verifier = copy.copy(self.verifier)
+        out.verifier.top_windows = k
+        out.name = f"{self.name}:top{k}"
+        return out
 
     def predict_conditions(self, pairs: Sequence[tuple[str, str]], evidence: Sequence | None = None) -> Conditions:
         """P(supported / contradicted / not mentioned) of each claim, read over windows of each

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from franq.errors import InputError
 from franq.fit import shipped_calibrators as cals
+from franq.fit import shipped_fast as fast
 from franq.fit import shipped_probes as probes
 from franq.fit.verifier.recipe import compare_verifier
 from franq.fit import shipped_verifier as verifier
@@ -116,9 +117,17 @@ WITH_VERIFIER: tuple[Shipped, ...] = (
             f"of nq-open train questions 1-{verifier.OBSERVER_TRAIN} (answers the embedded model did not write), the "
             "shipped verifier", model_passes="each answer teacher-forced: about 3 minutes on CPU", raw=True,
             evaluate=lambda datasets, path: verifier.evaluate_observer(datasets, path)),
+    Shipped(fast.NAMES["fast"], fast.fast_calibrator,
+            "isotonic map of P_supported on the claims of ExpertQA train (truth label, citation markers stripped) "
+            "under the fast mode: the shipped verifier on each claim's closest window", model_passes="the verifier only (no causal LM): about 5 minutes on one CPU thread, "
+                                           "shared with the next file", evaluate=fast.evaluate_fast),
+    Shipped(fast.NAMES["fast_short"], fast.fast_short_calibrator,
+            "isotonic map of P_supported on the short answers of the fast mode: the attempted greedy answers of 300 "
+            "nq-open train questions read whole with their question (label: normalized match)",
+            model_passes="the verifier only (no causal LM), the same pass as the previous file"),
 )
-"""The three-condition calibrators of the shipped verifier (``franq/data/verifier``): listed
-with the other fitted files once that verifier is shipped."""
+"""The calibrators of the shipped verifier (``franq/data/verifier``: three-condition, and the
+fast preset's): listed with the other fitted files once that verifier is shipped."""
 SHIPPED: tuple[Shipped, ...] = BASE + ((VERIFIER, *WITH_VERIFIER) if (data_dir() / "verifier" / "card.json").is_file()
                                       else ())
 

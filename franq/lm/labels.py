@@ -104,16 +104,19 @@ def top_logprobs_probability(top: Sequence[tuple[str, float]], first: Sequence[s
 
 
 def server_label_probability(client, model: str, messages: list[dict[str, str]], first: Sequence[str],
-                             second: Sequence[str], *, top_logprobs: int, where: str) -> float:
+                             second: Sequence[str], *, top_logprobs: int, where: str, usage=None) -> float:
     """P(first) for one chat prompt on an OpenAI-compatible server: one token at
     temperature 0 with ``top_logprobs``, read by :func:`top_logprobs_probability`. A failed
     request, or a server that returns no log-probabilities, is a :class:`FranqError`
-    starting with ``where`` (who asked: a model name, the config keys)."""
+    starting with ``where`` (who asked: a model name, the config keys). ``usage``: a
+    callable given the reply's ``usage`` (token counts), when the server sends one."""
     try:
         resp = client.chat.completions.create(model=model, messages=messages, max_tokens=1, temperature=0,
                                               logprobs=True, top_logprobs=top_logprobs)
     except Exception as exc:  # noqa: BLE001 - any client/server failure gets the same context
         raise FranqError(f"{where}: request failed: {exc}") from exc
+    if usage is not None and getattr(resp, "usage", None) is not None:
+        usage(resp.usage)
     logprobs = getattr(resp.choices[0], "logprobs", None) if resp.choices else None
     content = getattr(logprobs, "content", None) if logprobs is not None else None
     if not content:

@@ -25,10 +25,13 @@ def find_claims(preset, examples: list[Example], *, lm, decomposer, limits, toke
             records.append(AnswerRecord(ex, align_claims(ex.answer, [whole_answer_claim(ex.answer)], offs, ids), ids,
                                         whole_answer=True))
         return records
+    aligned = PASSES in preset.evidence  # fast: claims located by characters only, no tokenizer
     decs = iter(decompose_all(decomposer, [ex.answer for ex in examples if ex.claims is None]))
     records = []
     for ex in examples:
-        if token_ids is None:
+        if not aligned:
+            ids, offs = [], []
+        elif token_ids is None:
             ids, offs = lm.encode_answer(ex.answer)
         else:
             ids, offs = token_ids, offsets
@@ -44,14 +47,15 @@ def find_claims(preset, examples: list[Example], *, lm, decomposer, limits, toke
             if not ex.claims:
                 warnings.append("claims: an empty list was given, so no claim was scored; leave 'claims' "
                                 "out to split the answer into claims")
-        records.append(AnswerRecord(ex, align_claims(ex.answer, claims, offs, ids), ids, warnings))
+        records.append(AnswerRecord(ex, align_claims(ex.answer, claims, offs, ids) if aligned else claims, ids,
+                                    warnings))
     return records
 
 
 def scorable(preset, claim: Claim) -> bool:
-    """A check-worthy claim aligned to the answer's tokens (or the whole answer, when the
-    preset reads no token passes)."""
-    return claim.check_worthy and (claim.is_aligned or (preset.whole_answer and PASSES not in preset.evidence))
+    """A check-worthy claim aligned to the answer's tokens (any check-worthy claim, when the
+    preset reads no token passes: the whole answer, or ``fast``'s text-only claims)."""
+    return claim.check_worthy and (claim.is_aligned or PASSES not in preset.evidence)
 
 
 def whole_answer_claim(answer: str) -> Claim:

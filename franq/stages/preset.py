@@ -14,7 +14,7 @@ from franq.evidence.passes import TokenPasses
 from franq.evidence.samples import SampleDraws, SamplingOptions
 from franq.faithfulness.base import has_conditions
 from franq.lm.prompts import answer_prompt_version
-from franq.presets import Preset, preset_notes, scorer_names
+from franq.presets import FAST_TOP_WINDOWS, Preset, preset_notes, scorer_names
 from franq.stages.evidence import capture_spec
 from franq.types import Stack
 
@@ -34,6 +34,9 @@ class PresetPipeline:
     """The same, as the results carry it (:attr:`franq.types.AnswerScore.stack`)."""
     calibrator: ActiveCalibrator | None
     calibration_warnings: tuple[str, ...]
+    faithfulness: object = None
+    """The preset's own faithfulness backend where it differs from the pipeline's (``fast``:
+    the verifier on each claim's closest windows); None: the pipeline's."""
 
 
 def build_preset(config, lm, preset: Preset, *, faithfulness, equivalence=None, prompt_style: str = "franq"
@@ -45,6 +48,8 @@ def build_preset(config, lm, preset: Preset, *, faithfulness, equivalence=None, 
     if missing:
         raise InputError(f"faithfulness {faithfulness.name!r} cannot run in the {preset.name} preset: "
                          f"it reads {sorted(missing)}, which the {preset.name} preset does not gather")
+    if not preset.uq:
+        return _build_text_only(c, preset, faithfulness)
     names = scorer_names(c, preset)
     build = functools.partial(registry.build, "scorers", config=c, lm=lm)
     uq_faith, uq_unfaith = build(name=names.faith), build(name=names.unfaith)
@@ -69,11 +74,42 @@ def build_preset(config, lm, preset: Preset, *, faithfulness, equivalence=None, 
     stack = Stack.build(model=lm.name, faithfulness=faithfulness.name, uq_faith=uq_faith.name,
                         uq_unfaith=uq_unfaith.name, mode=preset.name,
                         prompt_version=answer_prompt_version(prompt_style), **more)
+    calibrator, warnings = _calibrator(c, preset, stack, faithfulness)
+    return PresetPipeline(preset, evidence, uq_faith, uq_unfaith, extra, stack.to_dict(), stack, calibrator,
+                          warnings)
+
+
+def _calibrator(c, preset: Preset, stack: Stack, faithfulness) -> tuple[ActiveCalibrator | None, tuple[str, ...]]:
+    """The calibrator the config names for ``stack`` and the results' notes about it."""
     calibrator, warnings = resolve_calibrator(c.calibration.calibrator, stack.to_dict(),
                                               on_mismatch=c.calibration.on_mismatch)
     if calibrator is not None and calibrator.needs_conditions and not has_conditions(faithfulness):
         raise InputError(f"calibrator {calibrator.info.path} is a three-condition calibrator; the faithfulness "
                          f"backend {faithfulness.name!r} gives no P_contradicted (use 'verifier')")
-    warnings = (*warnings, *preset_notes(c, preset, calibrated=calibrator is not None))
-    return PresetPipeline(preset, evidence, uq_faith, uq_unfaith, extra, stack.to_dict(), stack, calibrator,
-                          warnings)
+    return calibrator, (*warnings, *preset_notes(c, preset, calibrated=calibrator is not None))
+
+
+class NoEvidence:
+    """The evidence gatherer of a preset that reads text only (``fast``): nothing to gather."""
+
+    name = "none"
+
+    def gather(self, records) -> None:
+        return None
+
+
+FAST_STACK_NONE = "none"
+"""The model, UQ scorers and prompt version of a ``fast`` stack: none runs."""
+
+
+def _build_text_only(c, preset: Preset, faithfulness) -> PresetPipeline:
+    """``fast`` / ``fast_short``: the faithfulness backend alone (a verifier reads each claim's
+    :data:`~franq.presets.FAST_TOP_WINDOWS` closest windows); its calibrator maps P_supported to P(true)."""
+    narrowed = getattr(faithfulness, "with_top_windows", None)
+    faithfulness = narrowed(FAST_TOP_WINDOWS) if narrowed else faithfulness
+    none = FAST_STACK_NONE
+    stack = Stack.build(model=none, faithfulness=faithfulness.name, uq_faith=none, uq_unfaith=none,
+                        mode=preset.name, prompt_version=none)
+    calibrator, warnings = _calibrator(c, preset, stack, faithfulness)
+    return PresetPipeline(preset, NoEvidence(), None, None, (), stack.to_dict(), stack, calibrator, warnings,
+                          faithfulness)

@@ -14,6 +14,8 @@ def score_uq(preset_pipeline, batch: ClaimBatch, *, closed_book_unfaith: bool = 
     """Fill ``batch.uq_faith``, ``uq_unfaith`` and ``signals``. ``closed_book_unfaith``:
     UQ_unfaith reads the samples drawn without the passages (``uq.unfaith_samples = "closed"``)."""
     p, n = preset_pipeline, len(batch)
+    if not p.preset.uq:  # fast: no UQ term; the mix is P_supported (franq.stages.mix)
+        return
     for role, scorer in (("faith", p.uq_faith), ("unfaith", p.uq_unfaith), *(("extra", s) for s in p.extra)):
         claims = batch.claims
         if role == "unfaith" and closed_book_unfaith:

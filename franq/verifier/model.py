@@ -37,7 +37,7 @@ from franq.errors import InputError, ModelNotFoundError
 from franq.lm.load import check_model_dir, checkpoint_error, first_line, resolve_device
 from franq.types import EvidenceWindow
 from franq.verifier.aggregate import DEFAULT_RULE, RELEVANCE, aggregate, check_rule
-from franq.verifier.windows import fit_windows, windows
+from franq.verifier.windows import closest_windows, fit_windows, windows
 
 log = logging.getLogger(__name__)
 
@@ -159,11 +159,13 @@ class Verifier:
     ``(premise, claim)`` pairs, :meth:`verify` scores claims against whole passages.
 
     ``window_words`` / ``aggregation``: None = the card's (else 200 words, ``relevant``).
+    ``top_windows``: read only the claim's closest windows (None: all).
     ``max_batch_tokens``: padded tokens per forward batch (memory bound)."""
 
     def __init__(self, path: str | Path | None = None, *, device: str | None = None,
                  max_batch_tokens: int = 8192, window_words: int | None = None,
-                 aggregation: str | None = None, relevance: float | None = None, dtype: torch.dtype | None = None):
+                 aggregation: str | None = None, relevance: float | None = None, dtype: torch.dtype | None = None,
+                 top_windows: int | None = None):
         directory = Path(path) if path is not None else shipped_verifier_dir()
         if not directory.is_dir():
             raise ModelNotFoundError(f"verifier: no directory at {directory}"
@@ -201,6 +203,9 @@ class Verifier:
         self.aggregation = check_rule(aggregation or agg.get("rule") or DEFAULT_RULE)
         self.relevance = float(relevance if relevance is not None else agg.get("relevance", RELEVANCE))
         self.scaling = _scaling(self.card, directory)
+        self.top_windows = None if top_windows is None else check_count(top_windows, "verifier: top_windows", 1, 1000)
+        """Read only this many windows per claim, those sharing the most content words with it
+        (:func:`franq.verifier.windows.closest_windows`); None: every window."""
         self.path = directory
         self.name = f"verifier:{self.card.get('name') or directory.name}"
         log.info("loaded %s on %s (max_length %d, windows of %d words, %s)", self.name, self.device,
@@ -268,6 +273,8 @@ class Verifier:
             if (passages, budget) not in fitted:
                 fitted[passages, budget] = fit_windows(split[passages], passages, n_tokens, budget)
             ws = fitted[passages, budget]
+            if self.top_windows is not None:
+                ws = closest_windows(ws, claim, self.top_windows)
             heads = titles[k] if titles is not None else ()
             first = len(pairs)
             for w in ws:

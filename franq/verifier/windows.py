@@ -78,6 +78,20 @@ def windows(passages: Sequence[str], *, window_words: int = 200, overlap_sentenc
             for w in passage_windows(text, k, window_words=window_words, overlap_sentences=overlap_sentences)]
 
 
+def closest_windows(items: Sequence[Window], claim: str, k: int) -> list[Window]:
+    """The ``k`` windows sharing the most content words with ``claim`` (ties: the earlier
+    window), in their passage order; all of them when there are at most ``k``. What a
+    verifier with ``top_windows`` reads (the ``fast`` preset): a cheap lexical cut before
+    the cross-encoder, which then reads ``k`` windows per claim instead of every one."""
+    if len(items) <= k:
+        return list(items)
+    from franq.verifier import slots  # its content words (stemmed, stop words out)
+
+    want = slots._content(claim)
+    ranked = sorted(range(len(items)), key=lambda i: (-len(want & slots._content(items[i].text)), i))
+    return [items[i] for i in sorted(ranked[:k])]
+
+
 def fit_windows(items: Sequence[Window], passages: Sequence[str], n_tokens: Callable[[str], int],
                 budget: int) -> list[Window]:
     """Each window halved between words until its text has at most ``budget`` tokens (a

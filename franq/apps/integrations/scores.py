@@ -42,20 +42,23 @@ def need(module: str, extra: str, what: str):
 
 def scorer_of(scorer: Any) -> Callable[[str, Sequence, str], AnswerScore]:
     """``scorer`` as a callable ``(question, passages, answer) -> AnswerScore``: a
-    :class:`franq.Franq` (its ``score``), any such callable, or None: the embedded default
-    pipeline, loaded at the first call."""
-    if scorer is None:
+    :class:`franq.Franq` (its ``score``), any such callable, None: the embedded default
+    pipeline, or ``"fast"``: the fast preset (the verifier alone, calibrated; no causal LM),
+    each loaded at the first call."""
+    if scorer is None or scorer == "fast":
+        mode = None if scorer is None else "fast"
+
         def default(question, passages, answer):
             import franq
 
-            return franq.score(question, passages, answer)
+            return franq.score(question, passages, answer, mode=mode)
         return default
     if callable(getattr(scorer, "score", None)) and hasattr(scorer, "config"):  # a franq.Franq
         return scorer.score
     if callable(scorer):
         return scorer
-    raise InputError(f"scorer: expected a franq.Franq or a callable (question, passages, answer) -> AnswerScore, "
-                     f"got {type(scorer).__name__}")
+    raise InputError(f"scorer: expected a franq.Franq or a callable (question, passages, answer) -> AnswerScore "
+                     f"(or 'fast'), got {type(scorer).__name__}")
 
 
 def as_passages(context: Any) -> list:

@@ -1,0 +1,168 @@
+"""The fast preset (issue 46.3): the verifier alone on each claim's closest passage windows,
+no causal LM loaded, with its own shipped calibrator; in the CLI (``--fast``), the API
+(``mode="fast"``), the service (a request's ``mode``, ``--fast``) and the adapters
+(``scorer="fast"``)."""
+from __future__ import annotations
+
+import json
+
+import httpx
+import pytest
+from conftest import GOOD, make_franq, run_cli
+from servers import serve_in_thread
+
+import franq
+from franq.config import FranqConfig
+from franq.pipeline import Franq
+from franq.presets import FAST_TOP_WINDOWS
+from franq.verifier.windows import Window, closest_windows
+
+Q = "When was the Eiffel Tower built?"
+P = ["The Eiffel Tower was built from 1887 to 1889 in Paris.", "Bananas are yellow fruit grown in the tropics."]
+
+
+def _config(verifier_dir, **more) -> FranqConfig:
+    return FranqConfig.from_dict({"mode": "fast", "faithfulness": {"name": "verifier",
+                                                                   "verifier": {"model": str(verifier_dir)}},
+                                  "calibration": {"calibrator": "none"}, **more})
+
+
+def test_closest_windows_keep_the_k_sharing_most_content_words_in_passage_order():
+    ws = [Window(0, 0, 1, "Bananas are yellow."), Window(0, 1, 2, "The tower was built in 1889."),
+          Window(1, 0, 1, "Paris has a tower built by Eiffel."), Window(1, 1, 2, "Nothing here.")]
+    got = closest_windows(ws, "The Eiffel tower was built in 1889.", 2)
+    assert got == [ws[1], ws[2]]  # passage order kept
+    assert closest_windows(ws, "anything", 10) == ws
+
+
+def test_a_verifier_with_top_windows_reads_only_those(verifier_dir):
+    from franq.faithfulness.verifier import VerifierFaithfulness
+    from franq.verifier.model import Verifier
+
+    items = [(P, "The tower was built in 1889.")]
+    every = Verifier(verifier_dir, window_words=4).window_probabilities(items)[0][0]
+    [(ws, probs)] = Verifier(verifier_dir, window_words=4, top_windows=2).window_probabilities(items)
+    assert len(every) > 2 and len(ws) == 2 and probs.shape == (2, 3)
+    backend = VerifierFaithfulness(verifier_dir)
+    narrowed = backend.with_top_windows(3)
+    assert narrowed.name == backend.name + ":top3" and narrowed.verifier.model is backend.verifier.model
+    assert backend.verifier.top_windows is None  # the pipeline's own backend is left as it was
+    assert VerifierFaithfulness(verifier_dir, top_windows=3).name == narrowed.name
+    with pytest.raises(franq.InputError, match="top_windows"):
+        Verifier(verifier_dir, top_windows=0)
+
+
+def test_fast_loads_no_causal_lm_and_reads_the_closest_windows(verifier_dir):
+    fr = Franq.from_config(_config(verifier_dir))
+    assert fr.lm is None
+    res = fr.score(Q, P, "The tower was built from 1887 to 1889. It stands in Paris.")
+    assert res.stack["mode"] == "fast" and res.stack["model"] == "none"
+    assert res.stack["faithfulness"].endswith(f":top{FAST_TOP_WINDOWS}")
+    assert fr.components["fast"]["faithfulness"] == res.stack["faithfulness"]
+    assert len(res.scored) == 2 and all(0 <= c.p_true_raw <= 1 and c.uq_faith is None for c in res.scored)
+    assert all(c.p_true_raw == c.p_faithful for c in res.scored)  # no UQ term: the raw mix is P_supported
+    with pytest.raises(franq.InputError, match="mode 'fast'"):
+        fr.score(Q, P, "The tower was built in 1889.", mode="long")
+
+
+def test_fast_reads_a_short_answer_whole_with_its_question_under_its_own_preset():
+    fr = Franq(FranqConfig.from_dict({"mode": "fast", "faithfulness": {"name": "lexical"},
+                                      "calibration": {"calibrator": "none"}}), None)
+    short, long_answer = fr.score_many([{"question": Q, "passages": P, "answer": "1889"},
+                                        {"question": Q, "passages": P,
+                                         "answer": "The tower was built in 1889. Bananas are yellow."}])
+    assert [c.claim.text for c in short.claims] == ["1889"] and len(short.scored) == 1
+    assert short.stack["mode"] == "fast_short" and short.mode == "short"
+    assert long_answer.stack["mode"] == "fast" and len(long_answer.claims) == 2
+    given = fr.score(Q, P, "1889", claims=["1889"])  # given claims are never read whole
+    assert given.stack["mode"] == "fast"
+
+
+def test_cli_fast_and_its_conflict_with_another_mode():
+    r = run_cli("score", "--fast", "--faithfulness", "lexical", "--calibrator", "none", "--question", GOOD["question"],
+                "--passage", GOOD["passages"][0], "--answer", GOOD["answer"], "--format", "json", "--quiet")
+    assert r.exit_code == 0, r.output
+    rec = json.loads(r.stdout)
+    assert rec["stack"]["mode"] == "fast" and rec["stack"]["model"] == "none" and rec["claims"]
+    r = run_cli("score", "--fast", "--mode", "long", "--faithfulness", "lexical", "--example")
+    assert r.exit_code == 2 and "--fast is --mode fast; it cannot go with --mode long" in r.output
+
+
+def test_api_score_fast_builds_the_fast_pipeline_only(monkeypatch):
+    from franq import pipeline
+
+    calls = []
+
+    class Fake:
+        def score(self, question, passages, answer, *, claims=None):
+            calls.append((question, answer))
+            return "scored"
+
+    monkeypatch.setattr(pipeline, "fast_franq", lambda: Fake())
+    monkeypatch.setattr(pipeline, "default_franq", _not_loaded())
+    assert franq.score(Q, P, "1889", mode="fast") == "scored" and calls == [(Q, "1889")]
+
+
+def _not_loaded():
+    def default_franq():
+        raise AssertionError("the default pipeline (with its causal LM) was loaded for mode='fast'")
+    default_franq.cache_info = lambda: type("Info", (), {"currsize": 0})()
+    return default_franq
+
+
+def test_adapters_take_scorer_fast(monkeypatch):
+    from franq.apps.integrations.scores import scorer_of
+
+    seen = []
+    monkeypatch.setattr(franq, "score", lambda q, p, a, mode=None: seen.append(mode) or "r")
+    assert scorer_of("fast")(Q, P, "1889") == "r" and scorer_of(None)(Q, P, "1889") == "r"
+    assert seen == ["fast", None]
+    with pytest.raises(franq.InputError, match="or 'fast'"):
+        scorer_of("quick")
+
+
+def test_service_scores_a_request_in_fast_mode(tiny_lm):
+    from franq.apps.serve import create_app
+
+    with serve_in_thread(create_app(make_franq(tiny_lm))) as url:
+        http = httpx.Client(timeout=None)
+        body = {"question": Q, "passages": P, "answer": "The tower was built in 1889. It stands in Paris."}
+        r = http.post(f"{url}/score", json={**body, "mode": "fast"})
+        assert r.status_code == 200, r.text
+        assert r.json()["stack"]["mode"] == "fast" and r.json()["stack"]["uq_faith"] == "none"
+        assert http.post(f"{url}/score", json=body).json()["stack"]["mode"] == "long"
+
+
+def test_a_fast_service_loads_no_lm_and_refuses_another_mode_in_one_line():
+    from franq.apps.serve import create_app
+
+    fr = Franq(FranqConfig.from_dict({"mode": "fast", "faithfulness": {"name": "lexical"},
+                                      "calibration": {"calibrator": "none"}}), None)
+    with serve_in_thread(create_app(fr)) as url:
+        http = httpx.Client(timeout=None)
+        health = http.get(f"{url}/health").json()
+        assert health["model"] == "none" and health["mode"] == "fast" and set(health["components"]) == {
+            "fast", "fast_short"}
+        body = {"question": Q, "passages": P, "answer": "The tower was built in 1889."}
+        assert http.post(f"{url}/score", json=body).json()["stack"]["mode"] == "fast_short"
+        r = http.post(f"{url}/score", json={**body, "mode": "long"})
+        assert r.status_code == 400 and "needs the causal LM" in r.json()["detail"] and "\n" not in r.json()["detail"]
+
+
+def test_serve_fast_flag_conflicts_with_another_mode():
+    r = run_cli("serve", "--fast", "--mode", "short")
+    assert r.exit_code == 2 and "--fast is --mode fast" in r.output
+
+
+def test_the_shipped_fast_calibrators_are_fitted_for_the_shipped_verifier_on_its_closest_window():
+    from franq.fit.shipped import data_dir
+    from franq.fit.shipped_fast import NAMES
+    from franq.verifier.model import read_card, shipped_verifier_dir
+
+    card = read_card(shipped_verifier_dir())
+    rule = (card.get("aggregation") or {}).get("rule", "relevant")
+    for preset, name in NAMES.items():
+        cal = json.loads((data_dir() / name).read_text(encoding="utf-8"))
+        assert cal["fitted_for"] == {"model": "none", "faithfulness": f"verifier:{card['name']}:{rule}:top{FAST_TOP_WINDOWS}",
+                                     "uq_faith": "none", "uq_unfaith": "none", "prompt_version": "none", "mode": preset}
+    assert "nq-open-train" in json.loads((data_dir() / NAMES["fast_short"]).read_text())["description"]
