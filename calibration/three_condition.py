@@ -37,7 +37,7 @@ import numpy as np
 
 from calibration.base import (CalibratorFileError, NotFittedError, as_labels, as_probabilities, as_weights,
                               calibrator_header, fit_record, read_json, write_json)
-from calibration.contract import CalibratedClaims, ClaimInputs, knowledge_signal
+from calibration.contract import CalibratedClaims, ClaimInputs, KnowledgeSignal, knowledge_signal
 from calibration.franq import (MIN_PER_CONDITION, collapse_warning, log_scores, prediction_spread,
                                stack_mismatches)
 from calibration.isotonic import IsotonicCalibrator
@@ -232,6 +232,10 @@ class ThreeConditionCalibrator:
         inputs = self._inputs(X)
         t_s, t_c, t_n, p = self._predict(*inputs)
         knowledge = knowledge_signal(self.uq_not_mentioned_, self.counts_.get("not_mentioned"), log_scores(inputs[2]))
+        shift = self.prior_shift()
+        if knowledge is not None and shift:  # on the scale of T_n, which the prior moved
+            knowledge = KnowledgeSignal(*(None if v is None else (float(shift_probabilities(v, shift)) if isinstance(
+                v, float) else shift_probabilities(v, shift)) for v in (knowledge.base_rate, knowledge.low, knowledge.high)))
         return CalibratedClaims(p, p_true_if_supported=t_s, p_true_if_contradicted=t_c, p_true_if_not_mentioned=t_n,
                                 knowledge=knowledge)
 
