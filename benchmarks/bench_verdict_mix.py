@@ -5,21 +5,20 @@ verdicts made by franq.verdicts (the rule the pipeline uses) at a threshold, for
 benchmarks/results/verdict-mix.md.
 
     OMP_NUM_THREADS=1 python benchmarks/bench_verdict_mix.py [--threshold 0.5] [--margins 0,0.05,0.1]
-        [--long-calibrator FILE] [--short-calibrator FILE] [--cache /tmp/verdict-rows.jsonl]
+        [--long-calibrator FILE] [--short-calibrator FILE] [--verifier DIR]
 
-Sets (natural answers, truth labels; no causal-LM pass: the committed generations hold
-the embedded model's values, the verifier runs on CPU):
+Sets: every natural dev set of benchmarks/bench_calibration_natural.py (franq.fit.natural,
+per-claim raw values from its cache of the verifier's pass; no causal-LM pass: the committed
+generations hold the embedded model's values):
 
-ExpertQA rand_test   the 205 held-out answers (human-checked claims of GPT-4 / Bing answers,
-                     franq.evaluation.data.expertqa_held_out), UQ from
-                     datasets/generations/long-expertqa.*; claims keep their [n] citation markers
-                     (as scored); the verifier reads them as the pipeline would
-nq-open test         the embedded model's greedy answers to the first 200 test questions, with
-                     the gold passage in the list (clean) and with it replaced (corrupted);
+ExpertQA rand_test   the 205 held-out answers (human-checked claims of GPT-4 / Bing answers),
+                     claims as scored (927 of 1104 carry an [n] citation marker)
+WiCE held out        Wikipedia sentences against the page they cite (pages up to 8,000
+                     characters); WiCE labels support, not truth: "true" here = supported by
+                     the page, so read its accuracies against support
+nq-open test         the embedded model's greedy answers to 500 test questions, with the gold
+                     passage in the list (clean) and with it replaced (corrupted);
                      correct = matches a gold answer
-
-WiCE held out is not measured: its claims carry support labels only (is_faithful), no truth
-labels, so a verdict's accuracy cannot be read there.
 
 Per set and margin: how many claims get each verdict; the accuracy of likely_true (share
 true) and likely_false (share false), and of both together; the all-true baseline on the
@@ -30,7 +29,6 @@ the uncertain ones; and, for comparison, the accuracy on all claims with the rul
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
@@ -43,23 +41,20 @@ SHORT_CAL = DATA / "calibrator-short-embedded-SmolLM2-135M-Instruct.Q4-1-verifie
 FIELDS = ("p_faithful", "p_contradicted", "p_not_mentioned", "uq_faith", "uq_unfaith")
 
 
-def long_rows(datasets: Path, backend) -> list[dict]:
-    """Per labelled claim of the held-out ExpertQA answers: its raw values and truth."""
-    from franq.evaluation.data import expertqa_held_out
-    from franq.fit.calibrator import training_claims
-    from franq.fit.shipped_verifier import long_verifier_lines
-
-    t = training_claims(long_verifier_lines(datasets, backend, expertqa_held_out(datasets)))
-    return [{"set": "ExpertQA rand_test", **{f: float(getattr(t, f)[i]) for f in FIELDS},
-             "is_true": bool(t.is_true[i])} for i in range(len(t.is_true))]
+SETS = {"expertqa-test": "ExpertQA rand_test", "wice-heldout": "WiCE held out (label: supported by the page)"}
 
 
-def short_rows(datasets: Path, backend, n: int = 200) -> list[dict]:
-    from franq.fit.shipped_verifier import short_verifier_results
+def natural_rows(verifier=None) -> list[dict]:
+    """Per claim of each natural dev set: its set, raw values and label (franq.fit.natural)."""
+    from franq.fit import natural as nat
+    from franq.fit.generations import datasets_dir
 
-    _, rows = short_verifier_results(datasets, backend, n, split="test")
-    return [{"set": f"nq-open test ({variant})", **{f: getattr(s.claims[0], f) for f in FIELDS}, "is_true": y}
-            for variant, s, y in rows if s.claims and s.claims[0].status == "scored"]
+    sets = nat.natural_sets(datasets_dir(), verifier, echo=lambda m: print(m, file=sys.stderr))
+    named = [(SETS[k], sets[k]) for k in SETS if k in sets]
+    nq = sets["nq-test"]
+    named += [(f"nq-open test ({v})", nat.subset(nq, [x == v for x in nq["variant"]])) for v in ("clean", "corrupted")]
+    return [{"set": name, **{f: float(s[f][i]) for f in FIELDS}, "is_true": bool(s["is_true"][i])}
+            for name, s in named for i in range(len(s["is_true"]))]
 
 
 def scored_claims(rows: list[dict], path: Path) -> list:
@@ -127,22 +122,13 @@ def main() -> int:
     ap.add_argument("--margins", default="0,0.05,0.1")
     ap.add_argument("--long-calibrator", default=str(LONG_CAL))
     ap.add_argument("--short-calibrator", default=str(SHORT_CAL))
-    ap.add_argument("--cache", default=None, help="Per-claim rows: read when present, else written (skips the verifier).")
+    ap.add_argument("--verifier", default=None, help="A verifier directory (default: the shipped one; its pass is "
+                    "cached by franq.fit.natural).")
     args = ap.parse_args()
     import torch
 
     torch.set_num_threads(1)
-    from franq.fit.generations import datasets_dir
-    from franq.fit.shipped_verifier import verifier_backend
-
-    cache = Path(args.cache) if args.cache else None
-    if cache is not None and cache.is_file():
-        rows = [json.loads(x) for x in cache.read_text(encoding="utf-8").splitlines() if x.strip()]
-    else:
-        datasets, backend = datasets_dir(), verifier_backend()
-        rows = long_rows(datasets, backend) + short_rows(datasets, backend)
-        if cache is not None:
-            cache.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    rows = natural_rows(args.verifier)
     margins = [float(m) for m in args.margins.split(",")]
     lines = ["# Verdicts on natural dev sets: how often each is given, and how accurate (issue 45.2)", "",
              "    " + " ".join(["python benchmarks/bench_verdict_mix.py", *sys.argv[1:]]), "",
@@ -153,7 +139,7 @@ def main() -> int:
               "accuracy of both - that baseline. Target (issue 45): gain >= +10 points where given."), ""]
     for name in dict.fromkeys(r["set"] for r in rows):
         sub = [r for r in rows if r["set"] == name]
-        path = Path(args.long_calibrator if name.startswith("ExpertQA") else args.short_calibrator)
+        path = Path(args.long_calibrator if not name.startswith("nq-open") else args.short_calibrator)
         claims = scored_claims(sub, path)
         lines += [f"## {name}", "", f"Calibrator: {path.name}.", "", *table(sub, claims, args.threshold, margins), "",
                   knowledge_line(sub, claims), ""]

@@ -37,10 +37,10 @@ import numpy as np
 
 from calibration.base import (CalibratorFileError, NotFittedError, as_labels, as_probabilities, as_weights,
                               calibrator_header, fit_record, read_json, write_json)
-from calibration.contract import CalibratedClaims, ClaimInputs, knowledge_signal
+from calibration.contract import CalibratedClaims, ClaimInputs, KnowledgeSignal, knowledge_signal
 from calibration.franq import (MIN_PER_CONDITION, collapse_warning, log_scores, prediction_spread,
                                stack_mismatches)
-from calibration.isotonic import IsotonicCalibrator
+from calibration.isotonic import PRIOR_STRENGTH, IsotonicCalibrator
 from calibration.metrics import expected_calibration_error
 from calibration.mix import franq_mix3
 from calibration.prior import check_prior, logit_shift, shift_probabilities
@@ -98,8 +98,12 @@ class ThreeConditionCalibrator:
 
     def __init__(self, *, variant: str = "condition", min_per_condition: int = MIN_PER_CONDITION,
                  fitted_for: dict[str, str] | None = None, description: str = "", flat: tuple[str, ...] = (),
-                 prior: float | None = None, threshold: float | None = None):
+                 prior: float | None = None, threshold: float | None = None,
+                 prior_strength: float = PRIOR_STRENGTH):
         self.variant = variant
+        self.prior_strength = prior_strength
+        """Each map step's Beta prior, in pseudo-samples (:mod:`calibration.isotonic`): larger
+        draws the steps of a map whose score carries little signal to its base rate."""
         self.prior = prior
         """The deployment base rate (share of true claims) the maps' outputs are moved to
         (:mod:`calibration.prior`); None = the fitting claims' own (:attr:`base_rate`)."""
@@ -169,7 +173,7 @@ class ThreeConditionCalibrator:
                     warnings.append(f"{name} condition: all training claims are "
                                     f"{'true' if c['false'] == 0 else 'false'}; its map is constant")
                 x = np.zeros(n) if name in self.flat else log_scores(scores[score])
-                setattr(self, attr + "_", IsotonicCalibrator().fit(x, y, wc))
+                setattr(self, attr + "_", IsotonicCalibrator(prior_strength=self.prior_strength).fit(x, y, wc))
         self.n_samples_ = n
         fitted = self._predict(p, scores["faith"], scores["unfaith"])[3]
         raw = franq_mix3(p[:, 0], p[:, 1], p[:, 2], scores["faith"], scores["faith"], scores["unfaith"])
@@ -232,6 +236,10 @@ class ThreeConditionCalibrator:
         inputs = self._inputs(X)
         t_s, t_c, t_n, p = self._predict(*inputs)
         knowledge = knowledge_signal(self.uq_not_mentioned_, self.counts_.get("not_mentioned"), log_scores(inputs[2]))
+        shift = self.prior_shift()
+        if knowledge is not None and shift:  # on the scale of T_n, which the prior moved
+            knowledge = KnowledgeSignal(*(None if v is None else (float(shift_probabilities(v, shift)) if isinstance(
+                v, float) else shift_probabilities(v, shift)) for v in (knowledge.base_rate, knowledge.low, knowledge.high)))
         return CalibratedClaims(p, p_true_if_supported=t_s, p_true_if_contradicted=t_c, p_true_if_not_mentioned=t_n,
                                 knowledge=knowledge)
 

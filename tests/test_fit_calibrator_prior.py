@@ -62,6 +62,22 @@ def test_each_map_moves_by_the_same_logit_and_the_file_records_it(tmp_path):
     np.testing.assert_allclose(again.predict(X), after.p_true)
 
 
+def test_the_knowledge_base_rate_and_interval_move_with_t_n(tmp_path):
+    """The ``uncertain`` verdict compares T_n with its map's base rate: a prior moves both, so a
+    not-mentioned claim at the base rate stays at it (and its interval around it)."""
+    _, cal = _fitted(tmp_path)
+    X = ClaimInputs([0.1, 0.1], [0.5, 0.2], [0.3, 0.4], p_contradicted=[0.1, 0.1], p_not_mentioned=[0.8, 0.8])
+    before = cal.predict_components(X).knowledge
+    cal.prior = 0.9
+    after = cal.predict_components(X).knowledge
+    shift = logit_shift(cal.base_rate, 0.9)
+    assert after.base_rate == pytest.approx(float(shift_probabilities(before.base_rate, shift)))
+    assert after.base_rate > before.base_rate
+    if before.low is not None:
+        np.testing.assert_allclose(after.low, shift_probabilities(before.low, shift))
+        np.testing.assert_allclose(after.high, shift_probabilities(before.high, shift))
+
+
 def test_fit_prior_command_moves_a_calibrator_by_a_given_or_estimated_prior(tmp_path):
     src, cal = _fitted(tmp_path)
     res = CliRunner().invoke(main, ["fit", "prior", str(tmp_path / "cal.json"), "-o", str(tmp_path / "p.json"),

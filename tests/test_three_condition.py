@@ -179,6 +179,23 @@ def test_a_damaged_three_condition_file_is_refused_as_a_binary_one_is(field, val
             type(cal).from_dict(obj)
 
 
+def test_a_stronger_step_prior_draws_each_map_towards_its_base_rate(tmp_path):
+    """``prior_strength``: each isotonic step's Beta prior in pseudo-samples; the steps of a
+    strong prior lie closer to the map's base rate, and the file reads back the same maps."""
+    p3, a, b, y, cond = synthetic()
+    X = x3(p3, a, b)
+    spread = {}
+    for s in (1.0, 200.0):
+        cal = ThreeConditionCalibrator(variant="soft", fitted_for=STACK, prior_strength=s).fit(X, y)
+        t_s = cal.predict_components(X).p_true_if_supported
+        spread[s] = float(np.abs(t_s - cal.uq_supported_.base_rate).max())
+        cal.to_json(tmp_path / "c.json")
+        assert np.array_equal(ThreeConditionCalibrator.from_json(tmp_path / "c.json").predict(X), cal.predict(X))
+    assert spread[200.0] < spread[1.0] / 2
+    with pytest.raises(ValueError, match="'prior_strength' must be a number > 0"):
+        ThreeConditionCalibrator(variant="soft", prior_strength=0).fit(X, y)
+
+
 def test_a_flat_condition_map_is_its_share_of_true_claims_whatever_the_score(tmp_path):
     p3, a, b, y, cond = synthetic()
     cal = ThreeConditionCalibrator(variant="condition", fitted_for=STACK, flat=("contradicted",)).fit(

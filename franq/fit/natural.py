@@ -9,11 +9,15 @@ and UQ_unfaith from the committed generations), the labels and the answer each c
     expertqa-test-contra  their contradicted copies (held out)
     nq-train / nq-test    the embedded model's attempted greedy nq-open answers (short preset;
                           clean and corrupted passage lists), labels by normalized match
+    wice-heldout          WiCE held-out Wikipedia sentences whose cited page fits
+                          :data:`WICE_MAX_CHARS` (104 of 144): UQ values from the committed
+                          snapshot :data:`WICE_SNAPSHOT`; the label is WiCE's support label
+                          (supported by the cited page), as ``is_true``: WiCE has no truth labels
 
-WiCE held out has no committed generations (no embedded-model pass of its claims), so no
-UQ values: it is not among the sets. The verifier's pass is the only costly step (about 40
-minutes on one CPU thread for all sets): :func:`natural_sets` caches it per verifier in
-``benchmarks/cache/natural-<verifier>.json`` (never committed; rebuilt when absent).
+The verifier's pass is the costly step (about 40 minutes on one CPU thread for all sets):
+:func:`natural_sets` caches it per verifier in ``benchmarks/cache/natural-<verifier>.json``
+(never committed; rebuilt when absent). The WiCE snapshot is ``franq score --calibrator none``
+output of :func:`wice_records` with the embedded model (:func:`wice_snapshot_command`).
 """
 from __future__ import annotations
 
@@ -23,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 FIELDS = ("p_faithful", "p_contradicted", "p_not_mentioned", "uq_faith", "uq_unfaith", "is_true")
-LONG_SETS = ("expertqa-train", "expertqa-train-contra", "expertqa-test", "expertqa-test-contra")
+LONG_SETS = ("expertqa-train", "expertqa-train-contra", "expertqa-test", "expertqa-test-contra", "wice-heldout")
 SHORT_SETS = ("nq-train", "nq-test")
 
 
@@ -44,6 +48,51 @@ def _short_arrays(rows, name: str) -> dict:
     out["variant"] = [v for v, *_ in claims]
     out["answer"] = [f"{name}-{k}" for *_, k in claims]
     return out
+
+
+WICE_MAX_CHARS = 8000
+"""The WiCE held-out items measured: those whose cited page has at most this many characters
+(104 of 144; about 2,000 tokens, so the embedded model reads the whole page, untruncated)."""
+WICE_SNAPSHOT = "long-wice-heldout.embedded-SmolLM2-135M-Instruct.Q4-1.jsonl.gz"
+
+
+def wice_records(datasets: Path) -> list[dict]:
+    """The WiCE held-out records whose passages fit :data:`WICE_MAX_CHARS`, in file order."""
+    rows = [json.loads(x) for x in (datasets / "wice" / "heldout.jsonl").read_text(encoding="utf-8").splitlines()
+            if x.strip()]
+    return [r for r in rows if sum(len(p["text"]) for p in r["passages"]) <= WICE_MAX_CHARS]
+
+
+def wice_snapshot_command() -> str:
+    """How :data:`WICE_SNAPSHOT` was made (the records of :func:`wice_records` in a file)."""
+    return ("franq score wice-heldout-8k.jsonl -o long-wice-heldout.jsonl --calibrator none --threads 1 "
+            "&& gzip long-wice-heldout.jsonl  # then moved to datasets/generations/")
+
+
+def wice_lines(datasets: Path, backend) -> list:
+    """The WiCE snapshot's results, each claim labelled ``is_true`` = its support label, with
+    ``backend``'s P_s, P_c, P_n (UQ values as scored: they do not depend on the verifier)."""
+    import gzip
+
+    from franq.errors import InputError
+    from franq.fit.shipped_verifier import with_conditions
+    from franq.results import read_results
+
+    path = datasets / "generations" / WICE_SNAPSHOT
+    if not path.is_file():
+        raise InputError(f"{path}: missing; make it with: {wice_snapshot_command()}")
+    rows = []
+    with gzip.open(path, "rt", encoding="utf-8") as f:
+        for x in f:
+            if x.strip():
+                row = json.loads(x)
+                for c in row["claims"]:
+                    c["is_true"] = c.get("is_faithful")  # WiCE labels support only
+                rows.append(row)
+    lines = list(read_results(rows, with_input=True, name=str(path)))
+    if lines and lines[0].result.stack.to_dict().get("faithfulness") == backend.name:
+        return lines  # scored by this verifier: its conditions are already there
+    return with_conditions(lines, [line.example.passages for line in lines], backend)
 
 
 def compute_sets(datasets: Path, verifier=None, *, names=LONG_SETS + SHORT_SETS, echo=print) -> dict:
@@ -69,6 +118,8 @@ def compute_sets(datasets: Path, verifier=None, *, names=LONG_SETS + SHORT_SETS,
             seen = _seen_contradicted(datasets)
             arrays = _long_arrays([x for x in contradicted_lines(datasets, backend, TEST_CONTRADICTED)
                                    if x.id not in seen])
+        elif name == "wice-heldout":
+            arrays = _long_arrays(wice_lines(datasets, backend))
         elif name in SHORT_SETS:
             split, n = ("train", 300) if name == "nq-train" else ("test", 500)
             arrays = _short_arrays(short_verifier_results(datasets, backend, n, split=split)[1], name)

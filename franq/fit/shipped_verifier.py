@@ -325,29 +325,48 @@ def evaluate_observer(datasets: Path, path: Path, raw=None, *, lm=None, verifier
                                        ("T_n", cal.uq_not_mentioned_))), ""])
 
 
-def long_soft_calibrator(datasets: Path, out: Path, raw=None, *, verifier: str | Path | None = None) -> Path:
+CONDITIONS_ONLY: tuple[str, ...] = ("supported", "contradicted", "not_mentioned")
+"""``flat`` for the conditions-only refit: every map constant, P(true) from the verifier's
+P_s, P_c, P_n alone. With v7 the embedded model's UQ terms rank natural ExpertQA claims at
+chance or below (AUROC of UQ_faith .47, of UQ_unfaith .44 on rand_test), so isotonic maps of
+them fit noise; this refit measured best on the natural dev sets (rand_test ECE .044, AUROC
+.606) but puts every contradicted claim above .5, so it is not shipped
+(experiments/2026-11-28-long-calibrator-natural)."""
+
+
+def long_soft_calibrator(datasets: Path, out: Path, raw=None, *, verifier: str | Path | None = None,
+                         flat: tuple[str, ...] = ()) -> Path:
     """The long-form three-condition calibrator refitted for natural answers (issue 45 item 1):
     soft variant (every claim in the three maps, weighted by the verifier's P_s, P_c, P_n, so
     T_c learns how often the claims the verifier finds contradicted are true) on the
     calibration sample and its contradicted copies (17% of the claims), then moved to the
     natural share of true claims of the sample (:mod:`calibration.prior`): the corruptions
-    shape the maps, the natural answers set the base rate. Written under :data:`LONG_NAME`.
-    Measured against the shipped recipe: benchmarks/results/calibration-natural.md."""
-    from calibration.three_condition import ThreeConditionCalibrator
-    from franq.fit.calibrator import TrainingClaims, training_claims
+    shape the maps, the natural answers set the base rate; the maps in ``flat`` constant
+    (:data:`CONDITIONS_ONLY`: all three). Written under :data:`LONG_NAME`. Measured:
+    benchmarks/results/calibration-natural.md."""
+    from franq.fit.calibrator import training_claims
 
     backend = verifier_backend(verifier)
     real = training_claims(long_verifier_lines(datasets, backend))
     contra = training_claims(contradicted_lines(datasets, backend))
-    data = TrainingClaims.join([real, contra])
-    natural = float(real.is_true.mean())
-    cal = ThreeConditionCalibrator(variant="soft", prior=natural, fitted_for=dict(real.stack), description=(
-        f"three-condition long-form calibrator (soft variant): ExpertQA train calibration sample, {len(real)} claims "
-        f"with truth labels ({natural:.1%} true), and {len(contra)} of its true claims contradicted by a typed "
-        f"substitution in the answer ({len(contra) / len(data):.0%} of the claims; false); maps moved to the "
-        f"natural share {natural:.4f}; UQ values from datasets/generations/long-expertqa.* and {CONTRADICTED}, "
-        f"P_s/P_c/P_n from {backend.name}"))
-    cal.fit(data.inputs(), data.is_true)
+    cal = long_soft_fit(real, contra, backend.name, dict(real.stack), flat=flat)
     path = out / LONG_NAME
     cal.to_json(path)
     return path
+
+
+def long_soft_fit(real, contra, verifier_name: str, fitted_for: dict, *, flat: tuple[str, ...] = ()):
+    """:func:`long_soft_calibrator`'s fit on its claims (``TrainingClaims`` of the natural
+    sample and of its contradicted copies), unsaved."""
+    from calibration.three_condition import ThreeConditionCalibrator
+    from franq.fit.calibrator import TrainingClaims
+
+    data = TrainingClaims.join([real, contra])
+    natural = float(real.is_true.mean())
+    cal = ThreeConditionCalibrator(variant="soft", prior=natural, flat=flat, fitted_for=fitted_for, description=(
+        f"three-condition long-form calibrator (soft variant{_flat(flat)}): ExpertQA train calibration sample, "
+        f"{len(real)} claims with truth labels ({natural:.1%} true), and {len(contra)} of its true claims "
+        f"contradicted by a typed substitution in the answer ({len(contra) / len(data):.0%} of the claims; false); "
+        f"maps moved to the natural share {natural:.4f}; UQ values from datasets/generations/long-expertqa.* and "
+        f"{CONTRADICTED}, P_s/P_c/P_n from {verifier_name}"))
+    return cal.fit(data.inputs(), data.is_true)
