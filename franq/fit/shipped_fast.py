@@ -104,7 +104,7 @@ def labelled_sets(datasets: Path, names) -> dict[str, list[tuple[dict, object]]]
     """``name -> [(record, labels)]``: ``labels`` is one label per given claim, or (nq-open:
     the answer is split by the preset, a short answer being one claim) one label for every
     claim of the answer."""
-    from franq.evaluation.data import expertqa_held_out
+    from franq.evaluation.common import expertqa_held_out
 
     out = {}
     for name in names:
