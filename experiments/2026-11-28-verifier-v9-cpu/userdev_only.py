@@ -12,9 +12,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 
-from bench_verifier_heldout import _userdev, _verified, userdev_items  # noqa: E402
+from bench_verifier_heldout import _userdev, _verified, userdev_items
 
-from franq.verifier import Verifier  # noqa: E402
+from franq.verifier import Verifier
 
 items, labels, kinds = userdev_items()
 for model in sys.argv[1:]:

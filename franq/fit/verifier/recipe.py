@@ -10,6 +10,10 @@ trainings, each from the committed manifest named here:
         the contrastive pairs of franq.fit.verifier.contrast, lr 4e-5, 3 epochs, then vector
         scaling; trained on a GPU in 88 s (``--device cuda``), about 3 hours on one CPU thread
         (resumable: run the same command again after a stop)
+    v9  (a candidate, not shipped) v7 fine-tuned further on manifest-v9.json: v7's pairs beside
+        5,000 contrastive pairs (a quarter of the 19,608; no appended-place claims), lr 2e-5,
+        a plan of 490 steps (0.8 epoch) stopped at step 200, the checkpoint chosen on the
+        natural dev sets (ExpertQA, WiCE); about 50 minutes on one busy CPU thread
 
 ``franq fit verifier -o OUT`` runs the chain: the base into ``OUT-base`` (reused when its
 card is there), then v7 into ``OUT`` (about 40 minutes on one CPU thread). The base is the
@@ -71,10 +75,12 @@ V8 = Recipe("franq-verifier-minilm-v8", "verifier/manifest-v8.json", "a71f5cee51
             epochs=3.0, scaling=True)
 """A candidate, not shipped (experiments/2026-11-28-verifier-v8-gpu): contrastive pairs at contrast commit 086751a."""
 V9 = Recipe("franq-verifier-minilm-v9", "verifier/manifest-v9.json",
-            "2d1a5d44dac5616e84fff749f2277c432c8796d6a33246ba680277a49ca28f28", lr=2e-5, steps=0, base=V7, epochs=0.8,
-            base_sha256="19d888ac44739805308d5d37ae328259592947548b365aff507fd4b59aa1528c", base_commit="11901ac")
-"""A candidate trained on the CPU (experiments/2026-11-28-verifier-v9-cpu): v7's pairs replayed whole, a quarter
-as many contrastive pairs, no appended-place claims, lr 2e-5."""
+            "2d1a5d44dac5616e84fff749f2277c432c8796d6a33246ba680277a49ca28f28", lr=2e-5, steps=200, base=V7, epochs=0.8,
+            base_sha256="19d888ac44739805308d5d37ae328259592947548b365aff507fd4b59aa1528c", base_commit="11901ac",
+            stop=200)
+"""A candidate trained on the CPU, not shipped (experiments/2026-11-28-verifier-v9-cpu): ``franq fit verifier
+--recipe v9 -o OUT`` rebuilds it (step 200 of the 490-step plan: its best checkpoint of the two read on the
+natural dev sets, still below v7 there)."""
 RECIPES = {"v1": V1, "v7": V7, "v8": V8, "v9": V9}
 SHIPPED = V7
 """The recipe of ``franq/data/verifier``."""
