@@ -2,7 +2,7 @@
 WiCE dev, from the pairs file), the way ``franq score`` reads claims (train.read_dev):
 
     OMP_NUM_THREADS=1 python experiments/2026-11-28-verifier-v9-cpu/choose.py \
-        --pairs /work/v9data/pairs-v9.json.xz --out /work/v9data/choose.json CKPT_OR_DIR ...
+        --pairs $V9/pairs-v9.json.xz --out $V9/choose.json CKPT_OR_DIR ...
 
 A CKPT is a kept ``step-NNNNN.pt`` (loop.train's ``keep``): its weights go, as float16, into a
 copy of the shipped verifier folder (same architecture, tokenizer and windowing card). A DIR

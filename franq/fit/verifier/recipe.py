@@ -11,7 +11,7 @@ trainings, each from the committed manifest named here:
         scaling; trained on a GPU in 88 s (``--device cuda``), about 3 hours on one CPU thread
         (resumable: run the same command again after a stop)
     v9  (a candidate, not shipped) v7 fine-tuned further on manifest-v9.json: v7's pairs beside
-        5,000 contrastive pairs (a quarter of the 19,608; no appended-place claims), lr 2e-5,
+        5,000 contrastive pairs (25.5% of the 19,608; no appended-place claims), lr 2e-5,
         a plan of 490 steps (0.8 epoch) stopped at step 200, the checkpoint chosen on the
         natural dev sets (ExpertQA, WiCE); about 50 minutes on one busy CPU thread
 
