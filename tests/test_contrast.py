@@ -136,6 +136,23 @@ def test_builder_pairs_are_valid_twins_edits_and_not_mentioned():
     assert "answer" in {p["layout"] for p in pairs} and "long" in {p["layout"] for p in pairs}
 
 
+def test_added_places_false_makes_no_appended_place_claims():
+    places = ["Vienna", "Lisbon", "Oslo"]
+    docs = fixture_docs(30) + [[f"{c} is a large city on a river with many old bridges."] for c in places]
+    texts = sorted({s for d in docs for s in d})
+    ents = {t: edits.proper_spans(t) for t in texts} | {d[0]: [(0, len(c), "GPE")] for c, d in zip(places, docs[30:])}
+    tails = tuple(f" in {c}." for c in places)
+
+    def appended(added_places):
+        pairs = Builder(docs, ents, "fixture", random.Random(0), added_places=added_places).build(6)
+        return [p for p in pairs if p["kind"] == "nm-added" and p["claim"].endswith(tails)], pairs
+
+    with_places, _ = appended(True)
+    without, pairs = appended(False)
+    assert with_places and all(p["label"] == 2 for p in with_places)
+    assert not without and any(p["kind"] == "nm-added" for p in pairs)  # the other added details stay
+
+
 def test_dev_is_apart_by_document_and_the_build_is_deterministic():
     docs = {"fixture": fixture_docs(120)}
     a = contrastive_pairs(None, None, docs=docs, nlp=None, balanced=False, seed=3)

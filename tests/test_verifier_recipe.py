@@ -110,7 +110,14 @@ def test_fit_verifier_retrain_base_runs_the_chain_and_reuses_its_base(tmp_path, 
     assert [c["name"] for c in calls[3:]] == ["franq-verifier-minilm-v7"]
     assert CliRunner().invoke(main, [*args, "--recipe", "v1"]).exit_code == 0
     assert calls[-1]["base"] is None and calls[-1]["lr"] == 4e-5
-    assert "known: v1, v7, v8" in CliRunner().invoke(main, [*args, "--recipe", "v9"]).output
+    assert "known: v1, v7, v8, v9" in CliRunner().invoke(main, [*args, "--recipe", "v99"]).output
+
+
+def test_every_recipe_names_a_committed_manifest_with_its_sha256():
+    from franq.fit.verifier.data import sha256
+
+    for r in recipe.RECIPES.values():
+        assert sha256(ROOT / "datasets" / r.manifest) == r.manifest_sha256, r.name
 
 
 def _tiny_data(raw: Path, datasets: Path) -> None:

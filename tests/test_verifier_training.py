@@ -87,6 +87,32 @@ def test_a_stopped_run_resumes_from_its_checkpoint_to_the_same_weights(setup, tm
     assert max(float(np.abs(a[k].astype(np.float32) - b[k].astype(np.float32)).max()) for k in a) < 2e-3
 
 
+def test_kept_checkpoints_and_a_stop_give_the_chosen_step(setup, tmp_path):
+    raw, datasets = setup
+    whole = _fit(raw, datasets, tmp_path / "whole", checkpoint_every=5, keep=tmp_path / "kept")
+    assert sorted(p.name for p in (tmp_path / "kept").iterdir()) == ["step-00005.pt", "step-00010.pt",
+                                                                   "step-00015.pt"]
+    assert whole["training"]["steps"] == 16 and "planned_steps" not in whole["training"]
+    stopped = _fit(raw, datasets, tmp_path / "stopped", checkpoint_every=0, stop=10)
+    assert stopped["training"]["steps"] == 10 and stopped["training"]["planned_steps"] == 16
+    assert "stopped there, of a planned 16" in (tmp_path / "stopped" / "CARD.md").read_text()
+    kept = torch.load(tmp_path / "kept" / "step-00010.pt", weights_only=True)["model"]
+    a = _weights(tmp_path / "stopped")
+    assert max(float(np.abs(a[k].astype(np.float32) - kept[k].half().float().numpy()).max()) for k in a) < 2e-3
+    # a kept checkpoint copied in finishes the stopped run at once, with its weights
+    (tmp_path / "finished").mkdir()
+    (tmp_path / "finished" / loop.CHECKPOINT).write_bytes((tmp_path / "kept" / "step-00010.pt").read_bytes())
+    card = _fit(raw, datasets, tmp_path / "finished", checkpoint_every=0, stop=10)
+    assert card["training"]["resumed_from_step"] == 10
+    b = _weights(tmp_path / "finished")
+    assert all(np.array_equal(b[k], kept[k].half().numpy()) for k in b)
+    with pytest.raises(InputError, match="past the stop"):
+        (tmp_path / "finished" / loop.CHECKPOINT).write_bytes((tmp_path / "kept" / "step-00015.pt").read_bytes())
+        _fit(raw, datasets, tmp_path / "finished", checkpoint_every=0, stop=10)
+    with pytest.raises(InputError, match="outside the plan"):
+        _fit(raw, datasets, tmp_path / "other", checkpoint_every=0, stop=99)
+
+
 def test_a_checkpoint_of_another_run_is_refused(setup, tmp_path):
     raw, datasets = setup
     out = tmp_path / "v"

@@ -276,9 +276,11 @@ def shipped(names, out_dir, in_place, datasets_dir, raw, check, retrain_verifier
               help="Train from pairs written by --write-pairs for the same manifest (e.g. built here, trained on a GPU).")
 @click.option("--checkpoint-every", default=200, show_default=True, type=click.IntRange(min=0),
               help="Steps between checkpoints (OUT/checkpoint.pt); run the same command again to resume. 0: none.")
+@click.option("--keep-checkpoints", type=click.Path(file_okay=False),
+              help="Also keep a copy of every checkpoint in this folder (step-NNNNN.pt), to compare them on dev sets.")
 @THREADS_OPTION
 def verifier(out_dir, raw, datasets_dir, recipe_name, base, retrain_base, device, write_pairs, pairs_file,
-             checkpoint_every, threads):
+             checkpoint_every, keep_checkpoints, threads):
     """Rebuild franq's three-way verifier (supported / contradicted / not mentioned) by its recipe.
 
     With no options but -o this trains the shipped verifier (franq/data/verifier) as it was
@@ -314,7 +316,8 @@ def verifier(out_dir, raw, datasets_dir, recipe_name, base, retrain_base, device
         card = fit_recipe(recipe, raw=raw_data_dir(raw), datasets=Path(datasets_dir), out=Path(out_dir),
                           base=Path(base) if base else None, retrain_base=retrain_base, threads=threads,
                           device=device, pairs_file=Path(pairs_file) if pairs_file else None,
-                          checkpoint_every=checkpoint_every)
+                          checkpoint_every=checkpoint_every,
+                          keep=Path(keep_checkpoints) if keep_checkpoints else None)
     except FranqError as exc:
         raise fail(exc) from None
     click.echo((Path(out_dir) / "CARD.md").read_text(encoding="utf-8"))

@@ -10,6 +10,10 @@ trainings, each from the committed manifest named here:
         the contrastive pairs of franq.fit.verifier.contrast, lr 4e-5, 3 epochs, then vector
         scaling; trained on a GPU in 88 s (``--device cuda``), about 3 hours on one CPU thread
         (resumable: run the same command again after a stop)
+    v9  (a candidate, not shipped) v7 fine-tuned further on manifest-v9.json: v7's pairs beside
+        5,000 contrastive pairs (25.5% of the 19,608; no appended-place claims), lr 2e-5,
+        a plan of 490 steps (0.8 epoch) stopped at step 200, the checkpoint chosen on the
+        natural dev sets (ExpertQA, WiCE); about 50 minutes on one busy CPU thread
 
 ``franq fit verifier -o OUT`` runs the chain: the base into ``OUT-base`` (reused when its
 card is there), then v7 into ``OUT`` (about 40 minutes on one CPU thread). The base is the
@@ -49,6 +53,7 @@ class Recipe:
     batch_size: int = 32
     warmup: float = 0.06
     scaling: bool = False            # fit vector scaling of the three-way output on the dev sets
+    stop: int | None = None          # end after this step of the plan (the checkpoint chosen on the dev sets)
 
     def chain(self) -> list[Recipe]:
         """The recipes to train in order, the base first."""
@@ -69,7 +74,14 @@ V8 = Recipe("franq-verifier-minilm-v8", "verifier/manifest-v8.json", "a71f5cee51
             base_sha256="19d888ac44739805308d5d37ae328259592947548b365aff507fd4b59aa1528c", base_commit="11901ac",
             epochs=3.0, scaling=True)
 """A candidate, not shipped (experiments/2026-11-28-verifier-v8-gpu): contrastive pairs at contrast commit 086751a."""
-RECIPES = {"v1": V1, "v7": V7, "v8": V8}
+V9 = Recipe("franq-verifier-minilm-v9", "verifier/manifest-v9.json",
+            "2d1a5d44dac5616e84fff749f2277c432c8796d6a33246ba680277a49ca28f28", lr=2e-5, steps=200, base=V7, epochs=0.8,
+            base_sha256="19d888ac44739805308d5d37ae328259592947548b365aff507fd4b59aa1528c", base_commit="11901ac",
+            stop=200)
+"""A candidate trained on the CPU, not shipped (experiments/2026-11-28-verifier-v9-cpu): ``franq fit verifier
+--recipe v9 -o OUT`` rebuilds it (step 200 of the 490-step plan: its best checkpoint of the two read on the
+natural dev sets, still below v7 there)."""
+RECIPES = {"v1": V1, "v7": V7, "v8": V8, "v9": V9}
 SHIPPED = V7
 """The recipe of ``franq/data/verifier``."""
 DERIVED = ("expertqa/train.jsonl", "expertqa/test.jsonl", "wice/fit.jsonl", "wice/heldout.jsonl", "nq-open/test.jsonl")
@@ -113,14 +125,15 @@ def base_from_git(recipe: Recipe, root: Path, out: Path) -> bool:
 def fit_recipe(recipe: Recipe = SHIPPED, *, raw: Path, datasets: Path, out: Path, base: Path | None = None,
                base_into: Path | None = None, retrain_base: bool = False, threads: int | None = None,
                log_every: int = 50, device: str = "cpu", pairs_file: Path | None = None,
-               checkpoint_every: int = 200) -> dict:
+               checkpoint_every: int = 200, keep: Path | None = None) -> dict:
     """Train ``recipe`` into ``out``; returns its card. With a base recipe and no ``base``
     folder, the base goes into ``base_into`` (default :func:`base_dir_for`; reused when it holds
     its card): from git as committed (:func:`base_from_git`, the checkout holding
     ``datasets``), else, or with ``retrain_base``, trained by its own recipe. A base whose
     weights differ from the recorded ones is trained on, with a warning (the result will
-    not be the shipped bytes). ``device``, ``pairs_file``, ``checkpoint_every``: as
-    :func:`~franq.fit.verifier.train.fit_verifier` (this recipe only, not its base)."""
+    not be the shipped bytes). ``device``, ``pairs_file``, ``checkpoint_every``, ``keep``: as
+    :func:`~franq.fit.verifier.train.fit_verifier` (this recipe only, not its base); the
+    recipe's ``stop`` ends its plan early."""
     from franq.fit.verifier.data import sha256
     from franq.fit.verifier.train import fit_verifier
 
@@ -143,7 +156,7 @@ def fit_recipe(recipe: Recipe = SHIPPED, *, raw: Path, datasets: Path, out: Path
                         seed=recipe.seed, epochs=recipe.epochs, batch_size=recipe.batch_size, lr=recipe.lr,
                         warmup=recipe.warmup, threads=threads, base=str(base) if base is not None else None,
                         log_every=log_every, name=recipe.name, device=device, pairs_file=pairs_file,
-                        checkpoint_every=checkpoint_every, scaling=recipe.scaling)
+                        checkpoint_every=checkpoint_every, scaling=recipe.scaling, keep=keep, stop=recipe.stop)
     if card["training"]["steps"] != recipe.steps:
         log.warning("%d steps, the recipe recorded %d: the training set differs", card["training"]["steps"],
                     recipe.steps)

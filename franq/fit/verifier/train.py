@@ -81,7 +81,8 @@ def build_pairs(raw: Path, datasets: Path, manifest: dict, *, seed: int) -> dict
         from franq.fit.verifier.contrast import contrastive_pairs
 
         spec = manifest["contrast"]
-        pairs = contrastive_pairs(raw, datasets, seed=int(spec.get("seed", seed)), n_per_source=spec.get("n_per_source"))
+        pairs = contrastive_pairs(raw, datasets, seed=int(spec.get("seed", seed)), n_per_source=spec.get("n_per_source"),
+                                  added_places=bool(spec.get("added_places", True)))
         data["train"]["contrast"] = [_pair(p) for p in pairs["train"]]
         data["dev"]["contrast"] = [_pair(p) for p in pairs["dev"]]
     return data
@@ -130,14 +131,16 @@ def write_pairs(path: Path, data: dict, manifest_sha256: str, provenance: dict) 
 def fit_verifier(*, raw: Path, datasets: Path, manifest_path: Path, out: Path, seed: int, epochs: float,
                  batch_size: int, lr: float, warmup: float, name: str, threads: int | None = None,
                  base: str | None = None, log_every: int = 50, device: str = "cpu", pairs_file: Path | None = None,
-                 checkpoint_every: int = 200, scaling: bool = False) -> dict:
+                 checkpoint_every: int = 200, scaling: bool = False, keep: Path | None = None,
+                 stop: int | None = None) -> dict:
     """Train and write the verifier directory ``out``; returns the card (``name``: the
     model's name in it, which results carry as ``verifier:<name>``). The settings have no
     defaults: a :class:`~franq.fit.verifier.recipe.Recipe` holds them. ``pairs_file``: pairs
     written earlier by :func:`write_pairs` for the same manifest (a GPU run reads what a CPU
     built); ``checkpoint_every``: steps between checkpoints (a run started again resumes,
     :mod:`franq.fit.verifier.loop`); ``scaling``: fit vector scaling on the dev sets
-    (:mod:`franq.fit.verifier.scaling`) into the card."""
+    (:mod:`franq.fit.verifier.scaling`) into the card; ``keep``, ``stop``: every checkpoint's
+    weights kept in that folder, the plan ended after that step (:func:`franq.fit.verifier.loop.train`)."""
     import torch
     from safetensors.torch import save_file
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
@@ -165,7 +168,8 @@ def fit_verifier(*, raw: Path, datasets: Path, manifest_path: Path, out: Path, s
         dtype=torch.float32)  # trained in float32 whatever the base is stored in (a shipped verifier: float16)
     done = loop.train(model, tokenizer, train, epochs=epochs, batch_size=batch_size, lr=lr, warmup=warmup,
                       seed=seed, max_length=max_length, out=out, device=device, checkpoint_every=checkpoint_every,
-                      log_every=log_every, run_id={"name": name, "manifest_sha256": manifest_sha, "seed": seed})
+                      log_every=log_every, run_id={"name": name, "manifest_sha256": manifest_sha, "seed": seed},
+                      keep=keep, stop=stop)
     out.mkdir(parents=True, exist_ok=True)
     model.config.save_pretrained(out)
     tokenizer.save_pretrained(out)
@@ -183,7 +187,8 @@ def fit_verifier(*, raw: Path, datasets: Path, manifest_path: Path, out: Path, s
         "train_pairs": {k: {"n": len(v), "by_label": {LABELS[c]: sum(p["label"] == c for p in v) for c in range(3)}}
                         for k, v in data["train"].items()},
         "training": {"seed": seed, "epochs": epochs, "batch_size": batch_size, "lr": lr, "warmup": warmup,
-                     "steps": done["steps"], "threads": threads, "torch": torch.__version__,
+                     "steps": done["steps"], **({"planned_steps": done["planned_steps"]} if stop else {}),
+                     "threads": threads, "torch": torch.__version__,
                      "device": str(device) if device == "cpu" else torch.cuda.get_device_name(),
                      "machine": platform.machine(), "train_seconds": done["train_seconds"],
                      "resumed_from_step": done["resumed_from"], "total_seconds": round(time.time() - t0)},
@@ -257,7 +262,8 @@ def card_markdown(card: dict) -> str:
                   "window (franq.fit.verifier.scaling); the dev metrics above are before it."]
     t = card["training"]
     lines += ["", "## Training", "",
-              f"{t['steps']} steps, batch {t['batch_size']}, lr {t['lr']}, {t['epochs']} epoch(s), "
+              f"{t['steps']} steps" + (f" (stopped there, of a planned {t['planned_steps']})" if t.get("planned_steps") else "")
+              + f", batch {t['batch_size']}, lr {t['lr']}, {t['epochs']} epoch(s), "
               + (f"on {t['device']}, " if t.get("device", "cpu") != "cpu" else "") + f"{t['threads']} CPU thread(s), torch {t['torch']}, {t['train_seconds']} s training, "
               f"{t['total_seconds']} s in all.", ""]
     return "\n".join(lines)
