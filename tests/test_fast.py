@@ -61,6 +61,9 @@ def test_fast_loads_no_causal_lm_and_reads_the_closest_windows(verifier_dir):
     assert fr.components["fast"]["faithfulness"] == res.stack["faithfulness"]
     assert len(res.scored) == 2 and all(0 <= c.p_true_raw <= 1 and c.uq_faith is None for c in res.scored)
     assert all(c.p_true_raw == c.p_faithful for c in res.scored)  # no UQ term: the raw mix is P_supported
+    from franq.cli.table import provenance
+    assert provenance(res).startswith("scored by: the verifier alone (preset fast, no causal LM)")
+    assert provenance(res).endswith("P(true) raw = P_faith")  # not the long form's mix, which it did not run
     with pytest.raises(franq.InputError, match="mode 'fast'"):
         fr.score(Q, P, "The tower was built in 1889.", mode="long")
 

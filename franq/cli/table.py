@@ -28,6 +28,9 @@ def provenance(result: AnswerScore) -> str:
     """What produced the P(true) values, in one line a newcomer can follow: the scorer pair
     (UQ_faith / UQ_unfaith), the faithfulness backend, the preset and the calibrator."""
     s = result.stack
+    if s.get("uq_faith") == "none" and s.get("uq_unfaith") == "none":  # the fast presets: the verifier alone
+        return (f"scored by: the verifier alone (preset {s.get('mode', result.mode)}, no causal LM), faithfulness "
+                f"{s.faithfulness}, calibrator: {calibrator_text(result)}; P(true) raw = P_faith")
     return (f"scored by: UQ_faith {s.get('uq_faith', '?')} / UQ_unfaith {s.get('uq_unfaith', '?')} (preset "
             f"{preset_name(result)}, model {result.stack.model}), faithfulness {result.stack.faithfulness}, "
             f"calibrator: {calibrator_text(result)}; P(true) raw = P_faith * UQ_faith + (1 - P_faith) * UQ_unfaith")
