@@ -123,3 +123,11 @@ def test_single_answer_progress_bar_names_its_stage(capsys):
         step()
     err += capsys.readouterr().err
     assert "franq score: loading the model" in err and "franq score: scoring" in err
+
+
+def test_a_probability_inside_the_unit_interval_never_prints_as_certain():
+    from franq.cli.table import _fmt
+
+    assert _fmt(0.99953) == ">0.999" and _fmt(1.0) == "1.000" and _fmt(0.9994) == "0.999"
+    assert _fmt(0.0003) == "<0.001" and _fmt(0.0) == "0.000" and _fmt(0.0003, True) == "3.00e-04"
+    assert _fmt(None) == "-" and _fmt(0.5) == "0.500"

@@ -7,9 +7,18 @@ from franq.types import AnswerScore
 
 
 def _fmt(p: float | None, small: bool = False) -> str:
+    """Three decimals (``small``: a value under .01 in scientific notation). A probability strictly
+    inside (0, 1) never prints as 1.000 or 0.000: that would read as certainty franq does not claim
+    (no calibrated map reaches 0 or 1, issue 45)."""
     if p is None:
         return "-"
-    return f"{p:.2e}" if small and p < 0.01 else f"{p:.3f}"
+    if small and p < 0.01:
+        return f"{p:.2e}"
+    if 0.9995 <= p < 1.0:
+        return ">0.999"
+    if 0.0 < p < 0.0005:
+        return "<0.001"
+    return f"{p:.3f}"
 
 
 def preset_name(result: AnswerScore) -> str:
