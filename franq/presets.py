@@ -149,6 +149,16 @@ def scorer_names(config, preset: Preset):
     return getattr(config.uq, preset.name) if preset.uq else None
 
 
+def scorer_roles(config, preset: Preset) -> list[tuple[str, str]]:
+    """The preset's scorers as ``(config key, name)``: ``uq.<preset>.faith``, ``.unfaith``, then
+    each ``.extra``; none for a preset that runs no scorer (``fast``)."""
+    s = scorer_names(config, preset)
+    if s is None:
+        return []
+    key = f"uq.{preset.name}"
+    return [(f"{key}.faith", s.faith), (f"{key}.unfaith", s.unfaith), *((f"{key}.extra", n) for n in s.extra)]
+
+
 def loads_lm(mode: str, config=None) -> bool:
     """Whether ``mode`` needs the causal LM (every preset but ``fast`` does)."""
     return any(p.uq for p in presets_for(mode, config))
@@ -175,21 +185,15 @@ def check_config(config) -> None:
     _check_known("decomposers", config.decomposer.name, "decomposer.name")
     _check_known("equivalence", config.uq.equivalence, "uq.equivalence")
     for preset in PRESETS.values():  # names of a preset the mode does not run must exist too
-        s = scorer_names(config, preset)
-        if s is None:
-            continue
-        for role, name in (("faith", s.faith), ("unfaith", s.unfaith), *(("extra", n) for n in s.extra)):
-            _check_known("scorers", name, f"uq.{preset.name}.{role}")
+        for where, name in scorer_roles(config, preset):
+            _check_known("scorers", name, where)
     _check_known("faithfulness", config.faithfulness.name, "faithfulness.name")  # its settings: franq.settings
-    for preset in presets_for(config.mode, config):
-        check_preset(config, preset)
-    check_served(config)
     scorers = {}  # the scorers the mode runs: their required settings and hooks are checked too
     for preset in presets_for(config.mode, config):
-        s = scorer_names(config, preset)
-        for role, name in (() if s is None else (("faith", s.faith), ("unfaith", s.unfaith),
-                                                 *(("extra", n) for n in s.extra))):
-            scorers.setdefault(("scorers", name), f"uq.{preset.name}.{role}")
+        check_preset(config, preset)
+        for where, name in scorer_roles(config, preset):
+            scorers.setdefault(("scorers", name), where)
+    check_served(config)
     check_tables(config, {("faithfulness", config.faithfulness.name): "faithfulness.name",
                           ("decomposers", config.decomposer.name): "decomposer.name",
                           ("equivalence", config.uq.equivalence): "uq.equivalence", **scorers})
@@ -206,10 +210,7 @@ def _check_known(kind: str, name: str, where: str):
 def check_preset(config, preset: Preset) -> None:
     """Every component ``config`` names for ``preset`` can run in it (that every name exists,
     the equivalence judge included, :func:`check_config` has checked for every preset)."""
-    s = scorer_names(config, preset)
-    roles = [] if s is None else [(f"uq.{preset.name}.faith", s.faith), (f"uq.{preset.name}.unfaith", s.unfaith)]
-    roles += [(f"uq.{preset.name}.extra", name) for name in (s.extra if s else ())]
-    for where, name in roles:
+    for where, name in scorer_roles(config, preset):
         _check_fits("scorers", name, where, preset, config)
     _check_fits("faithfulness", config.faithfulness.name, "faithfulness.name", preset, config)
 
