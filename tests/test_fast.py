@@ -169,3 +169,12 @@ def test_the_shipped_fast_calibrators_are_fitted_for_the_shipped_verifier_on_its
         assert cal["fitted_for"] == {"model": "none", "faithfulness": f"verifier:{card['name']}:{rule}:top{FAST_TOP_WINDOWS}",
                                      "uq_faith": "none", "uq_unfaith": "none", "prompt_version": "none", "mode": preset}
     assert "nq-open-train" in json.loads((data_dir() / NAMES["fast_short"]).read_text())["description"]
+
+
+def test_a_config_naming_a_served_model_still_runs_fast(verifier_dir):
+    """--fast on a config written for a served model: the served checks walk the mode's
+    scorers, and the fast presets have none (this was an AttributeError)."""
+    config = _config(verifier_dir, model={"server": "http://127.0.0.1:9/v1", "served_model": "m",
+                                          "engine": "vllm", "tokenizer": "embedded"})
+    fr = Franq.from_config(config)
+    assert fr.lm is None and fr.score(Q, P, "The tower was built from 1887 to 1889.").scored

@@ -69,7 +69,7 @@ def check_served(config) -> None:
     """Refuse, with the reason, the components that cannot run on a served model."""
     from franq import registry
     from franq.evidence import INTERNALS
-    from franq.presets import presets_for, scorer_names
+    from franq.presets import presets_for, scorer_roles
 
     if config.model.server is None:
         return
@@ -79,7 +79,6 @@ def check_served(config) -> None:
     if INTERNALS in getattr(faith, "needs", ()):
         raise InputError(f"config 'faithfulness.name': {config.faithfulness.name!r} {why}")
     for preset in presets_for(config.mode, config):
-        s = scorer_names(config, preset)
-        for role, name in (("faith", s.faith), ("unfaith", s.unfaith), *(("extra", n) for n in s.extra)):
+        for where, name in scorer_roles(config, preset):  # none in the fast presets
             if INTERNALS in getattr(registry.lookup("scorers", name), "needs", ()):
-                raise InputError(f"config 'uq.{preset.name}.{role}': {name!r} {why}")
+                raise InputError(f"config '{where}': {name!r} {why}")
