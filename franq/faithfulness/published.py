@@ -41,7 +41,7 @@ def _sentence_splitter() -> Callable[[str], list[str]]:
         from claims.decompose import split_sentences
 
         log.warning("nltk is not installed: sentences for the published verifiers' chunks are split by franq's "
-                    "splitter (pip install nltk for the published code's split)")
+                    "splitter (pip install 'franq[verifiers]' for the published code's split)")
         return lambda text: [text[s:e] for s, e in split_sentences(text)]
     try:
         nltk.sent_tokenize("Punkt. Loaded.")
