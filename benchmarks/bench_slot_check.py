@@ -47,7 +47,7 @@ def main(argv=None) -> int:
     torch.set_num_threads(1)
     from franq.fit.verifier.eval import long_evidence_sets
     from franq.verifier import Verifier, shipped_verifier_dir
-    from franq.verifier.slots import load_combiner, recheck
+    from franq.verifier.combiner import load_combiner, recheck
 
     v = Verifier(args.verifier or shipped_verifier_dir())
     comb = load_combiner(v, args.combiner)

@@ -15,6 +15,7 @@ import franq
 from franq.config import FranqConfig
 from franq.pipeline import Franq
 from franq.presets import FAST_TOP_WINDOWS
+from franq.verifier.combiner import COMBINER_FILE
 from franq.verifier.windows import Window, closest_windows
 
 Q = "When was the Eiffel Tower built?"
@@ -164,9 +165,11 @@ def test_the_shipped_fast_calibrators_are_fitted_for_the_shipped_verifier_on_its
 
     card = read_card(shipped_verifier_dir())
     rule = (card.get("aggregation") or {}).get("rule", "relevant")
+    slots = ":slots" if (shipped_verifier_dir() / COMBINER_FILE).is_file() else ""  # the slot check, on by default
     for preset, name in NAMES.items():
         cal = json.loads((data_dir() / name).read_text(encoding="utf-8"))
-        assert cal["fitted_for"] == {"model": "none", "faithfulness": f"verifier:{card['name']}:{rule}:top{FAST_TOP_WINDOWS}",
+        assert cal["fitted_for"] == {"model": "none",
+                                     "faithfulness": f"verifier:{card['name']}:{rule}{slots}:top{FAST_TOP_WINDOWS}",
                                      "uq_faith": "none", "uq_unfaith": "none", "prompt_version": "none", "mode": preset}
     assert "nq-open-train" in json.loads((data_dir() / NAMES["fast_short"]).read_text())["description"]
 

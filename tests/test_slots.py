@@ -6,17 +6,14 @@ import numpy as np
 import pytest
 
 from franq.errors import InputError
-from franq.verifier.slots import (
+from franq.verifier.combiner import (
     COMBINER_FILE,
-    FEATURES,
     SlotCombiner,
-    extract,
-    features,
     fit_combiner,
     load_combiner,
     recheck,
-    speaking_sentences,
 )
+from franq.verifier.slots import FEATURES, extract, features, speaking_sentences
 
 
 def _f(claim, passages):
@@ -144,3 +141,60 @@ def test_recheck_keeps_claims_without_passages():
     out = recheck(comb, verdicts, items)
     assert np.allclose(out[1], [0.0, 0.0, 1.0])
     assert np.isclose(out[0].sum(), 1.0)
+
+
+def test_bias_is_fitted_saved_and_optional_in_old_files(tmp_path):
+    p3, feats, y = _toy_rows()
+    # every row's verifier says "contradicted" where the label is "not mentioned": a bias moves them
+    p3 = p3.copy()
+    nm = y == 2
+    p3[nm] = [0.1, 0.6, 0.3]
+    comb = fit_combiner(p3, feats, y, bias=True, sample_weight=np.ones(len(y)))
+    assert comb.bias[0] == 0.0 and comb.bias[2] > comb.bias[1]
+    assert np.mean(comb.apply(p3[nm], feats[nm]).argmax(1) == 2) > 0.9
+    assert np.mean(fit_combiner(p3, feats, y).apply(p3[nm], feats[nm]).argmax(1) == 2) < 0.1  # no bias: stays C
+    path = tmp_path / "c.json"
+    path.write_text(comb.to_json())
+    assert np.allclose(SlotCombiner.load(path).bias, comb.bias, atol=1e-6)
+    data = json.loads(comb.to_json())
+    del data["bias"]  # a combiner written before the bias: b = 0
+    path.write_text(json.dumps(data))
+    old = SlotCombiner.load(path)
+    assert old.bias.tolist() == [0.0, 0.0, 0.0]
+    assert np.allclose(old.apply(p3[:1], np.zeros((1, len(FEATURES)))), p3[:1])
+    data["bias"] = [0.0, "x", 1.0]
+    path.write_text(json.dumps(data))
+    with pytest.raises(InputError, match="bias"):
+        SlotCombiner.load(path)
+
+
+def test_slot_check_unset_is_on_only_with_a_combiner_fitted_for_the_verifier(tmp_path):
+    from franq.verifier.combiner import combiner_for
+
+    p3, feats, y = _toy_rows()
+
+    class Toy:
+        name = "verifier:toy"
+        path = tmp_path
+    toy = Toy()
+    assert combiner_for(toy, None) is None  # no file: off
+    with pytest.raises(InputError, match="no combiner"):
+        combiner_for(toy, True)  # asked for: required
+    (tmp_path / COMBINER_FILE).write_text(fit_combiner(p3, feats, y, meta={"verifier": "verifier:toy"}).to_json())
+    assert combiner_for(toy, None) is not None and combiner_for(toy, True) is not None
+    assert combiner_for(toy, False) is None
+    toy.name = "verifier:retrained"  # a combiner of another verifier is never used unasked
+    assert combiner_for(toy, None) is None
+    with pytest.raises(InputError, match="fitted for verifier:toy"):
+        combiner_for(toy, True)
+
+
+def test_the_shipped_verifier_reads_with_its_slot_check_by_default():
+    from franq.faithfulness.verifier import VerifierFaithfulness
+    from franq.verifier import shipped_verifier_dir
+
+    if not (shipped_verifier_dir() / COMBINER_FILE).is_file():
+        pytest.skip("no shipped verifier")
+    on = VerifierFaithfulness()
+    assert on.name.endswith(":slots") and on.slots.bias[1] < 0 < on.slots.bias[2]
+    assert not VerifierFaithfulness(slot_check=False).name.endswith(":slots")

@@ -4,7 +4,8 @@ root with scripts/ on PYTHONPATH: PYTHONPATH=.:scripts python experiments/.../va
 "full LR" is fit_combiner as committed in 3f1832e (a scikit-learn logistic regression)."""
 import numpy as np
 from fit_slot_combiner import SETS, load_set, scores
-from franq.verifier.slots import FEATURES, features, fit_combiner
+from franq.verifier.combiner import fit_combiner
+from franq.verifier.slots import FEATURES, features
 from scipy.optimize import minimize
 
 kept = dict(np.load('/tmp/devset-cache.npz'))

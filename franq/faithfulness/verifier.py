@@ -9,7 +9,9 @@ franq/data/verifier), ``aggregation`` (the window rule, :mod:`franq.verifier.agg
 unset: the model card's), ``window_words`` (unset: the card's), ``batch_tokens`` (padded
 tokens per batch), ``device`` (unset: the model's device), ``slot_check`` (fuse the
 verifier's three probabilities with the typed-slot check of :mod:`franq.verifier.slots`
-through the combiner fitted for this verifier; the stack's name then ends in ``:slots``),
+through the combiner fitted for this verifier, :mod:`franq.verifier.combiner`; the stack's
+name then ends in ``:slots``; unset: on when the verifier's directory holds a combiner fitted
+for it, as the shipped one does; ``false``: off; ``true``: required),
 ``slot_combiner`` (the combiner file; unset: slot-combiner.json in the verifier directory) and
 ``top_windows`` (read only the ``k`` windows of each claim sharing the most content words
 with it: the ``fast`` preset reads :data:`franq.presets.FAST_TOP_WINDOWS`; the name then ends
@@ -25,7 +27,7 @@ import numpy as np
 from franq.faithfulness.base import Conditions
 from franq.settings import Setting
 from franq.verifier.aggregate import RULES
-from franq.verifier.slots import load_combiner, recheck
+from franq.verifier.combiner import combiner_for, recheck
 
 
 class VerifierFaithfulness:
@@ -40,8 +42,9 @@ class VerifierFaithfulness:
                                        "was trained without)"),
         Setting("batch_tokens", int, 8192, "padded tokens per forward batch (bounds memory)"),
         Setting("device", str, None, "cpu, cuda, ... (unset: the model's device)"),
-        Setting("slot_check", bool, False, "fuse the verifier with the typed-slot check (numbers, dates, names, "
-                                           "negation) through the combiner fitted for this verifier"),
+        Setting("slot_check", bool, None, "fuse the verifier with the typed-slot check (numbers, dates, names, "
+                                          "negation) through the combiner fitted for this verifier (unset: on "
+                                          "when the verifier's directory holds one, as the shipped one does)"),
         Setting("slot_combiner", str, None, "the slot-check combiner file (unset: slot-combiner.json in the "
                                             "verifier directory)"),
         Setting("top_windows", int, None, "read only the k windows of each claim sharing the most content words "
@@ -58,7 +61,7 @@ class VerifierFaithfulness:
 
     def __init__(self, model=None, *, aggregation: str | None = None, window_words: int | None = None,
                  max_batch_tokens: int = 8192, device: str | None = None, verifier=None, titles: bool = False,
-                 slot_check: bool = False, slot_combiner: str | None = None, top_windows: int | None = None):
+                 slot_check: bool | None = None, slot_combiner: str | None = None, top_windows: int | None = None):
         from franq.verifier.model import Verifier
 
         self.verifier = verifier if verifier is not None else Verifier(
@@ -66,7 +69,7 @@ class VerifierFaithfulness:
             aggregation=aggregation, top_windows=top_windows)
         v = self.verifier
         self.titles = bool(titles)
-        self.slots = load_combiner(v, slot_combiner) if slot_check else None
+        self.slots = combiner_for(v, slot_check, slot_combiner)
         self.name = (f"{v.name}:{v.aggregation}" + (f":w{v.window_words}" if window_words else "")
                      + (":titles" if self.titles else "") + (":slots" if self.slots else "")
                      + (f":top{v.top_windows}" if v.top_windows else ""))

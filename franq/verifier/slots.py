@@ -16,28 +16,22 @@ from the passages (or from the speaking sentence) where that sentence names anot
 negation polarity, comparative or quantifier that differs; two aligned slots in the other
 order. It returns :data:`FEATURES` (the last one a contradiction-evidence score in [0, 1]).
 
-:class:`SlotCombiner` fuses them with the verifier (softmax of the verifier's log-probabilities
-plus weighted mismatches), a small JSON (slot-combiner.json in the verifier directory) fitted
-by scripts/fit_slot_combiner.py on held-apart data made only from SOURCES.md files.
+The combiner that fuses them with the verifier is :mod:`franq.verifier.combiner`.
 """
 from __future__ import annotations
 
 import functools
-import json
 import math
 import re
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 
 from claims.decompose import split_sentences
-from franq.errors import InputError
 
 FEATURES = ("relevance", "n_slots", "n_aligned", "number_mismatch", "year_mismatch", "version_mismatch",
             "entity_absent", "entity_elsewhere", "negation_mismatch", "comparative_mismatch", "scope_mismatch",
             "order_swap", "evidence")
-COMBINER_FILE = "slot-combiner.json"
 
 
 
@@ -302,99 +296,3 @@ def features(claim: str, passages: list[str]) -> np.ndarray:
 def _position(sentence: str, value: float) -> int:
     """Where ``value`` is written in ``sentence`` (-1: not as such)."""
     return next((m.start() for m in _NUMBER.finditer(sentence) if _close(_number(m)[0], value)), -1)
-
-
-# ---------------------------------------------------------------- the combiner
-INPUTS = FEATURES[3:]
-"""What the combiner reads besides the verifier: the mismatches and the evidence score (not the
-overlap and counts: on synthetic pairs they tell how a pair was made, not whether it holds)."""
-
-
-def _softmax(z: np.ndarray) -> np.ndarray:
-    return (e := np.exp(z - z.max(axis=1, keepdims=True))) / e.sum(axis=1, keepdims=True)
-
-
-@dataclass(frozen=True)
-class SlotCombiner:
-    """(P_s, P_c, P_n) = softmax(log P_verifier + W f): the verifier's log-probabilities
-    kept as they are (an offset), the slot features ``f`` (:data:`INPUTS`) moving mass
-    between the three; W's supported row is 0 and there is no intercept, so a claim with no
-    mismatch keeps the verifier's probabilities exactly."""
-
-    weights: np.ndarray  # (3, len(INPUTS))
-    meta: dict
-
-    @classmethod
-    def load(cls, path: str | Path) -> SlotCombiner:
-        path = Path(path)
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as e:
-            raise InputError(f"slot_combiner: cannot read {path}: {e}") from None
-        if data.get("inputs") != list(INPUTS):
-            raise InputError(f"slot_combiner: {path} was fitted on inputs {data.get('inputs')}, "
-                             f"this franq computes {list(INPUTS)}")
-        weights = np.asarray(data.get("weights"), dtype=np.float64)
-        if weights.shape != (3, len(INPUTS)) or not np.isfinite(weights).all():
-            raise InputError(f"slot_combiner: {path}: weights must be 3 x {len(INPUTS)} finite numbers")
-        return cls(weights, {k: v for k, v in data.items() if k not in ("inputs", "weights")})
-
-    def apply(self, p3: np.ndarray, feats: np.ndarray) -> np.ndarray:
-        """``(n, 3)`` probabilities (supported, contradicted, not mentioned) from the
-        verifier's ``(n, 3)`` and the ``(n, len(FEATURES))`` slot features."""
-        p3 = np.clip(np.asarray(p3, dtype=np.float64).reshape(-1, 3), 1e-6, 1.0)
-        f = np.asarray(feats, dtype=np.float64).reshape(len(p3), -1)[:, len(FEATURES) - len(INPUTS):]
-        return _softmax(np.log(p3) + f @ self.weights.T)
-
-    def to_json(self) -> str:
-        return json.dumps({**self.meta, "inputs": list(INPUTS), "weights": self.weights.round(6).tolist()}, indent=1)
-
-
-def fit_combiner(p3: np.ndarray, feats: np.ndarray, y: np.ndarray, *, l2: float = 1.0, meta: dict | None = None
-                 ) -> SlotCombiner:
-    """Fit W by maximum likelihood with an L2 penalty (``l2`` * |W|^2 / n) on held-apart
-    rows (``y``: 0 supported, 1 contradicted, 2 not mentioned)."""
-    from scipy.optimize import minimize
-
-    y = np.asarray(y, dtype=int)
-    if sorted(set(y.tolist())) != [0, 1, 2]:
-        raise InputError(f"slot_combiner: the fit rows must hold all three labels, got {sorted(set(y.tolist()))}")
-    lp = np.log(np.clip(np.asarray(p3, dtype=np.float64).reshape(-1, 3), 1e-6, 1.0))
-    x = np.asarray(feats, dtype=np.float64).reshape(len(lp), -1)[:, len(FEATURES) - len(INPUTS):]
-    n, k = x.shape
-    def loss(theta: np.ndarray) -> float:
-        w = np.vstack([np.zeros(k), theta.reshape(2, k)])
-        z = lp + x @ w.T
-        z = z - z.max(axis=1, keepdims=True)
-        return float(-(z[np.arange(n), y] - np.log(np.exp(z).sum(axis=1))).mean() + l2 * (w ** 2).sum() / n)
-
-    theta = minimize(loss, np.zeros(2 * k), method="L-BFGS-B").x
-    return SlotCombiner(np.vstack([np.zeros(k), theta.reshape(2, k)]), dict(meta or {}))
-
-
-def load_combiner(verifier, setting: str | None = None) -> SlotCombiner:
-    """The combiner for ``verifier`` (a :class:`~franq.verifier.Verifier`): the file the
-    setting names, else ``slot-combiner.json`` of its directory; it must have been fitted
-    for this verifier (its card's name)."""
-    path = Path(setting) if setting else Path(verifier.path) / COMBINER_FILE
-    if not path.is_file():
-        raise InputError(f"[faithfulness.verifier] slot_check: no combiner at {path} (fit one for this verifier "
-                         "with scripts/fit_slot_combiner.py, or set slot_check = false)")
-    combiner = SlotCombiner.load(path)
-    fitted = combiner.meta.get("verifier")
-    if fitted != verifier.name:
-        raise InputError(f"[faithfulness.verifier] slot_combiner: {path} was fitted for {fitted}, not {verifier.name} "
-                         "(refit it with scripts/fit_slot_combiner.py --verifier DIR)")
-    return combiner
-
-
-def recheck(combiner: SlotCombiner, p3: np.ndarray, items: list[tuple[list[str], str]]) -> np.ndarray:
-    """The verifier's ``(n, 3)`` claim probabilities after the slot check of each
-    ``(passages, claim)``; a claim with no passage text keeps the verifier's."""
-    p3 = np.asarray(p3, dtype=np.float64).reshape(-1, 3)
-    out = p3.copy()
-    rows = [k for k, (passages, _) in enumerate(items) if any(p.strip() for p in passages)]
-    if rows:
-        feats = np.array([features(items[k][1], list(items[k][0])) for k in rows])
-        out[rows] = combiner.apply(p3[rows], feats)
-    return out
