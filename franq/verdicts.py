@@ -15,10 +15,17 @@ supported" (the knowledge term decides). Then, against ``threshold``:
 ``likely_true``   otherwise, P(true) >= threshold
 ``likely_false``  otherwise, P(true) < threshold
 
-A claim without a knowledge term (no calibrator: the verdict cuts the raw mix, marked
-``uncalibrated``; an XGBoost calibrator) gets ``likely_true`` / ``likely_false`` alone: franq
-cannot tell whether its knowledge term carries signal. Every verdict comes with its reason
-in words.
+A claim scored by the verifier alone (the ``fast`` mode: no UQ scorer, so no knowledge
+term by design) that the passages do not support gets ``uncertain`` where its calibrated
+P(true) is at or above the threshold: nothing speaks for it but how often such claims were
+true where the calibrator was fitted (ExpertQA's unsupported claims are mostly true; a
+"contradicted" there is as often the verifier's error). Below the threshold it is
+``likely_false``: the calibration data says such claims are mostly false.
+
+A claim without a knowledge term otherwise (no calibrator: the verdict cuts the raw mix,
+marked ``uncalibrated``; an XGBoost calibrator) gets ``likely_true`` / ``likely_false`` alone:
+franq cannot tell whether its knowledge term carries signal. Every verdict comes with its
+reason in words.
 
 P(every claim true) of an answer (:func:`p_all_true`) is the product of its scored claims'
 P(true), taking them as independent (they are not quite: one answer, one model), so it ranks
@@ -57,6 +64,12 @@ def evidence(claim: ClaimScore) -> tuple[str, str]:
     return "not_mentioned", f"not in the passages (P_n {p_n:.2f})"
 
 
+def verifier_alone(claim: ClaimScore) -> bool:
+    """Whether ``claim`` was scored with no UQ term at all (the ``fast`` mode), calibrated."""
+    return (claim.knowledge is None and claim.uq_faith is None and claim.uq_unfaith is None
+            and claim.p_true_calibrated is not None)
+
+
 def no_signal(k: KnowledgeTerm, threshold: float, margin: float) -> str | None:
     """Why knowledge term ``k`` carries no usable signal at ``threshold`` (None: it does)."""
     name = f"its own knowledge gives P(true) {k.p_true:.2f}"
@@ -82,6 +95,10 @@ def claim_verdict(claim: ClaimScore, threshold: float | None, *, margin: float =
         if why is not None:
             return "uncertain", f"{words}; the model's {why}"
         words = _with_knowledge(words, k)
+    if condition != "supported" and verifier_alone(claim) and p >= threshold:
+        return "uncertain", (f"{words}, and the verifier alone scored it (no knowledge term): P(true) {p:.2f} "
+                             f">= {threshold:g} is only how often such claims were true where its calibrator was "
+                             "fitted")
     cut = "" if claim.p_true_calibrated is not None else " (uncalibrated: a ranking cut on the raw mix)"
     if p >= threshold:
         return "likely_true", f"{words}: P(true) {p:.2f} >= {threshold:g}{cut}"

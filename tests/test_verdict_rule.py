@@ -109,3 +109,23 @@ def test_calibrators_give_the_knowledge_maps_base_rate_and_intervals():
     k = parts.knowledge
     assert k is not None and k.base_rate == pytest.approx(0.6, abs=0.08)
     assert np.all(k.low <= parts.p_true_if_not_mentioned) and np.all(parts.p_true_if_not_mentioned <= k.high)
+
+
+def _fast(p_s, p_c, p_n, p):
+    text = "The tower is located in Berlin."
+    return ClaimScore(Claim(text, ((0, len(text)),)), "scored", p_faithful=p_s, p_contradicted=p_c,
+                      p_not_mentioned=p_n, p_true_raw=p_s, p_true_calibrated=p)
+
+
+def test_the_verifier_alone_never_calls_an_unsupported_claim_likely_true():
+    # the fast mode's map gives an unsupported ExpertQA-like claim its base rate (.82): not evidence for it
+    verdict, reason = claim_verdict(_fast(0.07, 0.57, 0.36, 0.82), 0.5)
+    assert verdict == "uncertain"
+    assert "contradicted by the passages (P_c 0.57)" in reason and "verifier alone" in reason and "0.82" in reason
+    assert claim_verdict(_fast(0.05, 0.30, 0.65, 0.82), 0.5)[0] == "uncertain"
+    # supported: the passages are evidence; below the threshold: the calibration data is
+    assert claim_verdict(_fast(0.90, 0.05, 0.05, 0.99), 0.5)[0] == "likely_true"
+    assert claim_verdict(_fast(0.05, 0.30, 0.65, 0.03), 0.5)[0] == "likely_false"
+    # a stack with UQ terms keeps its own rule (the knowledge term decides)
+    with_uq = dataclasses.replace(_fast(0.07, 0.57, 0.36, 0.82), uq_faith=0.4, uq_unfaith=0.3)
+    assert claim_verdict(with_uq, 0.5)[0] == "likely_true"

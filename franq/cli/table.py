@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from franq.cli.options import printable
 from franq.types import AnswerScore
+from franq.verdicts import verifier_alone
 
 
 def _fmt(p: float | None, small: bool = False) -> str:
@@ -78,9 +79,14 @@ def format_table(result: AnswerScore, width: int = 100, *, threshold: float | No
     lines += ["", *answer_score_lines(result), "", printable(provenance(result))]
     if verdicts:
         at = "the threshold" if threshold is None else f"{threshold:g}"
-        lines.append(f"verdict: uncertain when the passages do not mention a claim and the model's own knowledge "
-                     f"gives no usable signal; else likely_true when P(true) >= {at} (the calibrated value when a "
-                     f"calibrator ran, else the raw mix), else likely_false")
+        if any(verifier_alone(c) for c in result.claims):
+            lines.append(f"verdict (the verifier alone, no knowledge term): likely_true when the passages support a "
+                         f"claim and P(true) >= {at}; uncertain when they do not and P(true) >= {at} (then only a "
+                         f"base rate); else likely_false")
+        else:
+            lines.append(f"verdict: uncertain when the passages do not mention a claim and the model's own knowledge "
+                         f"gives no usable signal; else likely_true when P(true) >= {at} (the calibrated value when "
+                         f"a calibrator ran, else the raw mix), else likely_false")
         lines += [printable(f"  #{i} {c.verdict}: {c.verdict_reason}")
                   for i, c in enumerate(result.claims, 1) if c.verdict is not None and c.verdict_reason]
     for w in result.warnings:
