@@ -4,14 +4,15 @@ data made only from SOURCES.md files and never read by a report: the pair dev se
 and the fit splits of the natural long-evidence sets (WiCE fit, 400 ExpertQA train claims:
 support labels: a supported claim "supported", an unsupported one "not supported", i.e.
 contradicted or not mentioned, which a support label does not tell apart; never
-datasets/userdev, WiCE held out or ExpertQA rand_test). Each set weighs the same.
+datasets/userdev, WiCE held out or ExpertQA rand_test). Each set weighs the same in the fit,
+the two natural ones times a chosen weight.
 
     OMP_NUM_THREADS=1 python scripts/fit_slot_combiner.py [--verifier DIR] [--out FILE]
         [--report benchmarks/results/slot-combiner.md] [--cache FILE.npz]
 
 The combiner is softmax(log P_verifier + W f + b) (W: the slot mismatches, b: a per-class
-bias). Its L2 penalty and the natural sets' weight are chosen on these sets by one rule,
-fixed before any report was read: the mean over the five sets of the three-way accuracy
+bias). Its L2 penalty and the natural sets' weight are chosen on these sets by one rule
+(experiments/2026-11-28-slot-combiner-bias says what had been read before it was fixed): the mean over the five sets of the three-way accuracy
 (pair sets) and of (BAcc + AUROC of P_supported) / 2 (natural sets). The table shows each set
 held apart (the combiner fitted on the other four) against the verifier alone. The verifier
 reads each pair as franq does (windows of each passage, the card's aggregation); the
