@@ -129,3 +129,10 @@ def test_the_verifier_alone_never_calls_an_unsupported_claim_likely_true():
     # a stack with UQ terms keeps its own rule (the knowledge term decides)
     with_uq = dataclasses.replace(_fast(0.07, 0.57, 0.36, 0.82), uq_faith=0.4, uq_unfaith=0.3)
     assert claim_verdict(with_uq, 0.5)[0] == "likely_true"
+
+
+def test_reasons_never_print_a_probability_inside_0_1_as_a_certainty():
+    _, reason = claim_verdict(_claim(p_s=0.9996, p_c=0.0002, p_n=0.0002, p=0.9995, k=None), 0.5)
+    assert "P_s >0.99" in reason and "P(true) >0.99 >= 0.5" in reason and "1.00" not in reason
+    _, reason = claim_verdict(_claim(p_s=0.0001, p_c=0.9998, p_n=0.0001, p=0.003, k=None), 0.5)
+    assert "P_c >0.99" in reason and "P(true) <0.01 < 0.5" in reason and "0.00" not in reason
