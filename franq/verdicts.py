@@ -42,15 +42,16 @@ UNCERTAIN_MARGIN = 0.05
 """The default of ``[calibration] uncertain_margin``."""
 
 
-def _p2(p: float) -> str:
-    """``p`` to two decimals, never as a certainty it is not: ``>0.99`` / ``<0.01`` for a
-    probability strictly inside (0, 1) that would round to 1.00 / 0.00 (as the table's
-    ``>0.999``)."""
-    if 0.995 <= p < 1.0:
-        return ">0.99"
-    if 0.0 < p < 0.005:
-        return "<0.01"
-    return f"{p:.2f}"
+def probability_text(p: float, digits: int = 2) -> str:
+    """``p`` to ``digits`` decimals, never as a certainty it is not: a probability strictly
+    inside (0, 1) that would round to 1 or 0 prints as ``>0.99`` / ``<0.01`` (``digits`` 3, the
+    table's columns: ``>0.999`` / ``<0.001``); no calibrated map reaches 0 or 1 (issue 45)."""
+    edge = round(0.5 * 10 ** -digits, digits + 1)
+    if 1.0 - edge <= p < 1.0:
+        return f">{1 - 10 ** -digits:.{digits}f}"
+    if 0.0 < p < edge:
+        return f"<{10 ** -digits:.{digits}f}"
+    return f"{p:.{digits}f}"
 
 
 def claim_p_true(claim: ClaimScore) -> float | None:
@@ -65,14 +66,14 @@ def evidence(claim: ClaimScore) -> tuple[str, str]:
     p_s = claim.p_faithful if claim.p_faithful is not None else 0.0
     if claim.p_contradicted is None or claim.p_not_mentioned is None:
         if p_s >= 0.5:
-            return "supported", f"supported by the passages (P_faithful {_p2(p_s)})"
-        return "not_supported", f"not supported by the passages (P_faithful {_p2(p_s)})"
+            return "supported", f"supported by the passages (P_faithful {probability_text(p_s)})"
+        return "not_supported", f"not supported by the passages (P_faithful {probability_text(p_s)})"
     p_c, p_n = claim.p_contradicted, claim.p_not_mentioned
     if p_s >= p_c and p_s >= p_n:
-        return "supported", f"supported by the passages (P_s {_p2(p_s)})"
+        return "supported", f"supported by the passages (P_s {probability_text(p_s)})"
     if p_c >= p_n:
-        return "contradicted", f"contradicted by the passages (P_c {_p2(p_c)})"
-    return "not_mentioned", f"not in the passages (P_n {_p2(p_n)})"
+        return "contradicted", f"contradicted by the passages (P_c {probability_text(p_c)})"
+    return "not_mentioned", f"not in the passages (P_n {probability_text(p_n)})"
 
 
 def verifier_alone(claim: ClaimScore) -> bool:
@@ -83,11 +84,11 @@ def verifier_alone(claim: ClaimScore) -> bool:
 
 def no_signal(k: KnowledgeTerm, threshold: float, margin: float) -> str | None:
     """Why knowledge term ``k`` carries no usable signal at ``threshold`` (None: it does)."""
-    name = f"its own knowledge gives P(true) {_p2(k.p_true)}"
+    name = f"its own knowledge gives P(true) {probability_text(k.p_true)}"
     if k.base_rate is not None and abs(k.p_true - k.base_rate) <= margin:
-        return f"{name}, within {margin:g} of the base rate {_p2(k.base_rate)}: no usable signal"
+        return f"{name}, within {margin:g} of the base rate {probability_text(k.base_rate)}: no usable signal"
     if k.low is not None and k.high is not None and k.low <= threshold <= k.high:
-        return (f"{name}, but its 90% interval [{_p2(k.low)}, {_p2(k.high)}] straddles the threshold "
+        return (f"{name}, but its 90% interval [{probability_text(k.low)}, {probability_text(k.high)}] straddles the threshold "
                 f"{threshold:g}: no usable signal")
     return None
 
@@ -107,13 +108,13 @@ def claim_verdict(claim: ClaimScore, threshold: float | None, *, margin: float =
             return "uncertain", f"{words}; the model's {why}"
         words = _with_knowledge(words, k)
     if condition != "supported" and verifier_alone(claim) and p >= threshold:
-        return "uncertain", (f"{words}, and the verifier alone scored it (no knowledge term): P(true) {_p2(p)} "
+        return "uncertain", (f"{words}, and the verifier alone scored it (no knowledge term): P(true) {probability_text(p)} "
                              f">= {threshold:g} is only how often such claims were true where its calibrator was "
                              "fitted")
     cut = "" if claim.p_true_calibrated is not None else " (uncalibrated: a ranking cut on the raw mix)"
     if p >= threshold:
-        return "likely_true", f"{words}: P(true) {_p2(p)} >= {threshold:g}{cut}"
-    return "likely_false", f"{words}: P(true) {_p2(p)} < {threshold:g}{cut}"
+        return "likely_true", f"{words}: P(true) {probability_text(p)} >= {threshold:g}{cut}"
+    return "likely_false", f"{words}: P(true) {probability_text(p)} < {threshold:g}{cut}"
 
 
 def with_verdict(claim: ClaimScore, threshold: float | None, *, margin: float = UNCERTAIN_MARGIN) -> ClaimScore:
@@ -141,8 +142,8 @@ def claim_reason(claim: ClaimScore) -> str:
 
 
 def _with_knowledge(words: str, k: KnowledgeTerm) -> str:
-    return f"{words}; the model's own knowledge gives P(true) {_p2(k.p_true)}" + (
-        "" if k.base_rate is None else f" against a base rate of {_p2(k.base_rate)}")
+    return f"{words}; the model's own knowledge gives P(true) {probability_text(k.p_true)}" + (
+        "" if k.base_rate is None else f" against a base rate of {probability_text(k.base_rate)}")
 
 
 def p_all_true(result: AnswerScore) -> float | None:

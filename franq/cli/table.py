@@ -4,22 +4,17 @@ from __future__ import annotations
 
 from franq.cli.options import printable
 from franq.types import AnswerScore
-from franq.verdicts import verifier_alone
+from franq.verdicts import probability_text, verifier_alone
 
 
 def _fmt(p: float | None, small: bool = False) -> str:
     """Three decimals (``small``: a value under .01 in scientific notation). A probability strictly
-    inside (0, 1) never prints as 1.000 or 0.000: that would read as certainty franq does not claim
-    (no calibrated map reaches 0 or 1, issue 45)."""
+    inside (0, 1) never prints as 1.000 or 0.000 (:func:`~franq.verdicts.probability_text`)."""
     if p is None:
         return "-"
     if small and p < 0.01:
         return f"{p:.2e}"
-    if 0.9995 <= p < 1.0:
-        return ">0.999"
-    if 0.0 < p < 0.0005:
-        return "<0.001"
-    return f"{p:.3f}"
+    return probability_text(p, 3)
 
 
 def preset_name(result: AnswerScore) -> str:

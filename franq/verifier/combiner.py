@@ -108,17 +108,22 @@ def fit_combiner(p3: np.ndarray, feats: np.ndarray, y: np.ndarray, *, l2: float 
     return SlotCombiner(w, dict(meta or {}), b)
 
 
-def load_combiner(verifier, setting: str | None = None) -> SlotCombiner:
+def load_combiner(verifier, setting: str | None = None, *, required: bool = True) -> SlotCombiner | None:
     """The combiner for ``verifier`` (a :class:`~franq.verifier.Verifier`): the file the
     setting names, else ``slot-combiner.json`` of its directory; it must have been fitted
-    for this verifier (its card's name)."""
+    for this verifier (its card's name). Without ``required``, a missing file or one fitted
+    for another verifier gives None instead of a one-line error."""
     path = Path(setting) if setting else Path(verifier.path) / COMBINER_FILE
     if not path.is_file():
+        if not required:
+            return None
         raise InputError(f"[faithfulness.verifier] slot_check: no combiner at {path} (fit one for this verifier "
                          "with scripts/fit_slot_combiner.py, or set slot_check = false)")
     combiner = SlotCombiner.load(path)
     fitted = combiner.meta.get("verifier")
     if fitted != verifier.name:
+        if not required:
+            return None
         raise InputError(f"[faithfulness.verifier] slot_combiner: {path} was fitted for {fitted}, not {verifier.name} "
                          "(refit it with scripts/fit_slot_combiner.py --verifier DIR)")
     return combiner
@@ -131,13 +136,7 @@ def combiner_for(verifier, slot_check: bool | None, setting: str | None = None) 
     verifier does), else none; a ``setting`` naming a file makes it required."""
     if slot_check is False:
         return None
-    if slot_check is None and not setting:
-        path = Path(verifier.path) / COMBINER_FILE
-        if not path.is_file():
-            return None
-        combiner = SlotCombiner.load(path)
-        return combiner if combiner.meta.get("verifier") == verifier.name else None
-    return load_combiner(verifier, setting)
+    return load_combiner(verifier, setting, required=slot_check is True or bool(setting))
 
 
 def recheck(combiner: SlotCombiner, p3: np.ndarray, items: list[tuple[list[str], str]]) -> np.ndarray:
