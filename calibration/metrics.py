@@ -51,6 +51,18 @@ def expected_calibration_error(p_true: Any, labels: Any, *, n_bins: int = 10) ->
     return float(np.sum(b.count[m] * np.abs(b.mean_p[m] - b.share_true[m])) / b.count.sum())
 
 
+def ece_floor(p_true: Any, *, n_bins: int = 10, n_sim: int = 1000, seed: int = 0) -> tuple[float, float]:
+    """The ECE a perfectly calibrated predictor shows on a set this size: labels drawn as
+    Bernoulli(``p_true``) ``n_sim`` times, the median and 95th percentile of their ECE. An
+    observed ECE near the median is what sampling alone gives; a target below it cannot be
+    told apart on this many claims (200 claims spread over (0, 1) floor at about .08)."""
+    p = as_probabilities(p_true, "p_true")
+    rng = np.random.default_rng(seed)
+    values = [expected_calibration_error(p, (rng.random(len(p)) < p).astype(float), n_bins=n_bins)
+              for _ in range(n_sim)]
+    return float(np.median(values)), float(np.quantile(values, 0.95))
+
+
 def brier_score(p_true: Any, labels: Any) -> float:
     p = as_probabilities(p_true, "p_true")
     y = as_labels(labels, "labels", n=len(p))

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from calibration.metrics import calibration_bins, expected_calibration_error
+from calibration.metrics import calibration_bins, ece_floor, expected_calibration_error
 from franq.apps.answering import decision_metrics as M
 from franq.apps.answering.sufficiency import NLIGoldSufficiency, make_rater
 from franq.apps.answering.items import QAItem
@@ -83,6 +83,20 @@ class _Const:
 
     def predict(self, pairs):
         return np.full(len(pairs), self.value)
+
+
+def test_ece_floor_is_what_sampling_alone_gives_and_shrinks_with_the_set():
+    """A calibrated predictor's labels drawn from it show an ECE that falls like 1/sqrt(n);
+    a predictor at 0 or 1 everywhere has none; the draws are seeded."""
+    rng = np.random.default_rng(1)
+    small, large = rng.uniform(0.05, 0.95, 200), rng.uniform(0.05, 0.95, 5000)
+    f_small, f_large = ece_floor(small, n_sim=200), ece_floor(large, n_sim=200)
+    assert 0.05 < f_small[0] < f_small[1] < 0.2  # 200 claims cannot resolve ECE <= .05
+    assert f_large[0] < 0.03 and f_large[0] < f_small[0] / 3
+    assert ece_floor(np.array([0.0, 1.0] * 50), n_sim=20) == (0.0, 0.0)
+    assert ece_floor(small, n_sim=50) == ece_floor(small, n_sim=50)
+    y = (rng.random(200) < small).astype(float)  # one such draw: inside the floor's range
+    assert expected_calibration_error(small, y) < f_small[1] * 1.5
 
 
 def test_nli_gold_sufficiency_default_threshold_is_003s_005():

@@ -180,8 +180,10 @@ def raw3(s: dict) -> np.ndarray:
 
 def scores(p, s: dict, *, boot: int = 0) -> dict:
     """ECE, Brier, the constant predictor's Brier (the set's own share true: the best
-    constant), AUROC of ``p`` on ``s``; with ``boot``, 95% bootstrap intervals over answers."""
-    from calibration.metrics import brier_score, expected_calibration_error
+    constant), AUROC of ``p`` on ``s``; with ``boot``, 95% bootstrap intervals over answers
+    and the ECE floor (:func:`calibration.metrics.ece_floor`: what a calibrated ``p`` shows
+    on a set this size)."""
+    from calibration.metrics import brier_score, ece_floor, expected_calibration_error
     from franq.evaluation.common import auroc, bootstrap
 
     y = np.asarray(s["is_true"], dtype=float)
@@ -192,6 +194,7 @@ def scores(p, s: dict, *, boot: int = 0) -> dict:
     if boot:
         for name, stat in (("ece", expected_calibration_error), ("auroc", auroc)):
             out[name + "_ci"] = bootstrap(stat, p, y, groups=list(s["answer"]), n_boot=boot)[1:]
+        out["ece_floor"] = ece_floor(p, n_sim=boot)
     return out
 
 

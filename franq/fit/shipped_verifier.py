@@ -301,9 +301,10 @@ OBSERVER_TEST = 100
 def evaluate_observer(datasets: Path, path: Path, raw=None, *, lm=None, verifier=None, n: int = OBSERVER_TEST) -> str:
     """ECE, Brier (and a constant's), AUROC of the observer verifier calibrator at ``path`` and
     of the raw three-condition mix, on the distractor pairs of the first ``n`` nq-open test
-    questions (answers the embedded model did not write; half true by construction)."""
+    questions (answers the embedded model did not write; half true by construction), with the
+    ECE floor (what a calibrated P(true) with the same values shows on this many answers)."""
     from calibration.contract import ClaimInputs
-    from calibration.metrics import brier_score, expected_calibration_error
+    from calibration.metrics import brier_score, ece_floor, expected_calibration_error
     from calibration.three_condition import ThreeConditionCalibrator
     from franq.evaluation.common import auroc
 
@@ -314,10 +315,13 @@ def evaluate_observer(datasets: Path, path: Path, raw=None, *, lm=None, verifier
     p = cal.predict(ClaimInputs(col["p_faithful"], col["uq_faith"], col["uq_unfaith"],
                                 p_contradicted=col["p_contradicted"], p_not_mentioned=col["p_not_mentioned"]))
     raw3 = (col["p_faithful"] + col["p_contradicted"]) * col["uq_faith"] + col["p_not_mentioned"] * col["uq_unfaith"]
-    rows = ["| P(true) | answers (true) | ECE | Brier | constant Brier | AUROC |", "|---|---|---|---|---|---|"]
+    rows = ["| P(true) | answers (true) | ECE | ECE floor, median (95th pct) | Brier | constant Brier | AUROC |",
+            "|---|---|---|---|---|---|---|"]
     for name, q in (("calibrated", p), ("raw three-condition mix", raw3), ("1 - P_contradicted", 1 - col["p_contradicted"])):
+        floor = ece_floor(q)
         rows.append(f"| {name} | {len(y)} ({int(y.sum())}) | {expected_calibration_error(q, y):.3f} | "
-                    f"{brier_score(q, y):.3f} | {y.mean() * (1 - y.mean()):.3f} | {auroc(q, y):.3f} |")
+                    f"{floor[0]:.3f} ({floor[1]:.3f}) | {brier_score(q, y):.3f} | {y.mean() * (1 - y.mean()):.3f} | "
+                    f"{auroc(q, y):.3f} |")
     return "\n".join([f"nq-open test questions 1-{n}, distractor pairs (observer preset, {path.name})", "", *rows, "",
                       "Map floors / ceilings: " + ", ".join(
                           f"{k} {float(np.min(m.y_thresholds_)):.3f}-{float(np.max(m.y_thresholds_)):.3f}"
