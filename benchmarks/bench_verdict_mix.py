@@ -44,8 +44,9 @@ FIELDS = ("p_faithful", "p_contradicted", "p_not_mentioned", "uq_faith", "uq_unf
 SETS = {"expertqa-test": "ExpertQA rand_test", "wice-heldout": "WiCE held out (label: supported by the page)"}
 
 
-def natural_rows(verifier=None) -> list[dict]:
-    """Per claim of each natural dev set: its set, raw values and label (franq.fit.natural)."""
+def natural_rows(verifier=None) -> tuple[list[dict], str]:
+    """Per claim of each natural dev set: its set, raw values and label (franq.fit.natural);
+    and the verifier stack that read them."""
     from franq.fit import natural as nat
     from franq.fit.generations import datasets_dir
 
@@ -54,7 +55,7 @@ def natural_rows(verifier=None) -> list[dict]:
     nq = sets["nq-test"]
     named += [(f"nq-open test ({v})", nat.subset(nq, [x == v for x in nq["variant"]])) for v in ("clean", "corrupted")]
     return [{"set": name, **{f: float(s[f][i]) for f in FIELDS}, "is_true": bool(s["is_true"][i])}
-            for name, s in named for i in range(len(s["is_true"]))]
+            for name, s in named for i in range(len(s["is_true"]))], sets["verifier"]
 
 
 def scored_claims(rows: list[dict], path: Path) -> list:
@@ -128,10 +129,11 @@ def main() -> int:
     import torch
 
     torch.set_num_threads(1)
-    rows = natural_rows(args.verifier)
+    rows, stack = natural_rows(args.verifier)
     margins = [float(m) for m in args.margins.split(",")]
     lines = ["# Verdicts on natural dev sets: how often each is given, and how accurate (issue 45.2)", "",
              "    " + " ".join(["python benchmarks/bench_verdict_mix.py", *sys.argv[1:]]), "",
+             f"Faithfulness: `{stack}`.", "",
              (f"Threshold {args.threshold:g}; verdicts by `franq.verdicts.claim_verdict` (the pipeline's rule). "
               "`rule off`: every claim likely_true / likely_false by the threshold, as before the `uncertain` "
               "verdict. Accuracy: share of likely_true claims that are true, of likely_false ones that are false; "
