@@ -47,6 +47,7 @@ from calibration.contract import CalibratedClaims, ClaimInputs, knowledge_signal
 from calibration.isotonic import IsotonicCalibrator
 from calibration.metrics import expected_calibration_error
 from calibration.mix import franq_mix
+from calibration.prior import check_prior, prior_record, prior_shift_of, read_prior, shift_knowledge, shift_probabilities
 
 FORMAT = "franq-calibrator"
 VERSION = 1
@@ -114,8 +115,13 @@ class FranqCalibrator:
     def __init__(self, *, variant: str = "condition", calibrate_faithfulness: bool = False,
                  faithful_threshold: float = 0.5, min_per_condition: int = MIN_PER_CONDITION,
                  fitted_for: dict[str, str] | None = None, description: str = "",
-                 hard_mix_threshold: float | None = None, threshold: float | None = None):
+                 hard_mix_threshold: float | None = None, threshold: float | None = None,
+                 prior: float | None = None):
         self.variant = variant
+        self.prior = prior
+        """The deployment's share of true claims, when it differs from the fitting claims'
+        (:mod:`calibration.prior`): the UQ maps' outputs move on the logit scale, or, for
+        variant ``none`` (no UQ map), P(true) itself. None = the fitting claims' own."""
         self.threshold = threshold
         """The verdict threshold chosen at fit time (``--target-precision``), or None."""
         self.hard_mix_threshold = hard_mix_threshold
@@ -143,6 +149,8 @@ class FranqCalibrator:
         if self.fitted_for is not None and not (isinstance(self.fitted_for, dict) and all(
                 isinstance(k, str) and isinstance(v, str) for k, v in self.fitted_for.items())):
             raise ValueError(f"'fitted_for' must map strings to strings, got {self.fitted_for!r}")
+        if self.prior is not None:
+            check_prior(self.prior)
 
     def fit(self, X: ClaimInputs, y: Any, *, is_faithful: Any = None, sample_weight: Any = None) -> FranqCalibrator:
         """Fit on scored training claims ``X`` (:class:`~calibration.contract.ClaimInputs`).
@@ -227,15 +235,32 @@ class FranqCalibrator:
             return p_f
         return (np.asarray(p_f) > self.hard_mix_threshold).astype(np.float64)
 
+    @property
+    def base_rate(self) -> float | None:
+        """The share of true claims the fit saw (weighted; None when unknown): of all claims
+        for variant ``none``, of the two conditions' fits otherwise."""
+        c = getattr(self, "counts_", {}) or {}
+        parts = [c.get("faithful")] if self.variant == "none" else [c.get("faithful"), c.get("unfaithful")]
+        if not all(isinstance(x, dict) and "true" in x and "weight" in x for x in parts):
+            return None
+        weight = sum(x["weight"] for x in parts)
+        return float(sum(x["true"] for x in parts) / weight) if weight > 0 else None
+
+    def prior_shift(self) -> float:
+        """What :attr:`prior` adds to the logit of each UQ map (of P(true) for variant ``none``)."""
+        return prior_shift_of(self.base_rate, self.prior)
+
     def _predict(self, p_f, a, b):
+        shift = self.prior_shift()
         if self.faithfulness_ is not None:
             p_f = self.faithfulness_.predict(p_f)
         p_f = self._cut(p_f)
         if self.uq_faith_ is not None:
-            a = self.uq_faith_.predict(log_scores(a))
+            a = shift_probabilities(self.uq_faith_.predict(log_scores(a)), shift)
         if self.uq_unfaith_ is not None:
-            b = self.uq_unfaith_.predict(log_scores(b))
-        return p_f, a, b, franq_mix(p_f, a, b)
+            b = shift_probabilities(self.uq_unfaith_.predict(log_scores(b)), shift)
+        p = franq_mix(p_f, a, b)
+        return p_f, a, b, shift_probabilities(p, shift) if self.variant == "none" else p
 
     def predict_components(self, X: ClaimInputs) -> CalibratedClaims:
         """Calibrated P(true), P(true | supported) (UQ_faith mapped), P(true | not supported)
@@ -243,7 +268,8 @@ class FranqCalibrator:
         self._check_fitted()
         inputs = X.checked()
         c_f, a, b, p = self._predict(*inputs)
-        knowledge = knowledge_signal(self.uq_unfaith_, self.counts_.get("unfaithful"), log_scores(inputs[2]))
+        knowledge = shift_knowledge(knowledge_signal(self.uq_unfaith_, self.counts_.get("unfaithful"),
+                                                     log_scores(inputs[2])), self.prior_shift())
         return CalibratedClaims(p, p_true_if_supported=a, p_true_if_unfaithful=b,
                                 p_faithful=c_f if self.faithfulness_ is not None else None, knowledge=knowledge)
 
@@ -284,6 +310,9 @@ class FranqCalibrator:
             "uq_unfaith": self.uq_unfaith_.to_dict() if self.uq_unfaith_ is not None else None,
             "n_samples": self.n_samples_, "counts": self.counts_, "fit_spread": self.fit_spread_,
             **({} if self.threshold is None else {"threshold": self.threshold}),
+            **({} if self.prior is None else {"prior": prior_record(
+                self.base_rate, self.prior, "P(true): logit + logit_shift" if self.variant == "none"
+                else "each UQ map's output: logit + logit_shift")}),
         }
 
     @classmethod
@@ -292,7 +321,8 @@ class FranqCalibrator:
         fitted_for, description = calibrator_header(obj, FORMAT, VERSION, where)
         cal = cls(variant=obj.get("variant"), faithful_threshold=number(obj, "faithful_threshold", where, 0.5),
                   fitted_for=fitted_for, description=description,
-                  hard_mix_threshold=_hard_mix_threshold(obj, where), threshold=obj.get("threshold"))
+                  hard_mix_threshold=_hard_mix_threshold(obj, where), threshold=obj.get("threshold"),
+                  prior=read_prior(obj, where))
         try:
             cal._validate_options()
         except ValueError as exc:

@@ -15,7 +15,12 @@ The deployment prior ``P'`` need not be known: :func:`em_prior` estimates it fro
 scored claims by expectation-maximisation (Saerens, Latinne & Decaestecker 2002, "Adjusting
 the outputs of a classifier to new a priori probabilities", Neural Computation 14): start at
 ``P``, adjust the posteriors to the current estimate, take their mean as the next estimate,
-repeat until it stops moving. A leaf module: numpy only.
+repeat until it stops moving.
+
+Both calibrator families take a ``prior``: a three-condition calibrator moves each of its
+three maps; a binary FRANQ calibrator (:class:`calibration.franq.FranqCalibrator`) moves its
+UQ maps, or, for variant ``none`` (no UQ map: the fast preset's map of P_supported), its
+P(true). The helpers below are what they share. A leaf module: numpy and calibration.base.
 """
 from __future__ import annotations
 
@@ -23,6 +28,8 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+
+from calibration.base import CalibratorFileError
 
 
 def check_prior(value: Any, field: str = "prior") -> float:
@@ -73,3 +80,37 @@ def em_prior_of(posteriors: Any, train_prior: float, **kw) -> tuple[float, int]:
     """:func:`em_prior` for a fixed vector of posteriors at ``train_prior`` (the classic setting)."""
     p = np.asarray(posteriors, dtype=np.float64)
     return em_prior(lambda q: shift_probabilities(p, logit_shift(train_prior, q)), train_prior, **kw)
+
+
+def prior_shift_of(base_rate: float | None, prior: float | None) -> float:
+    """The logit shift a calibrator fitted at ``base_rate`` needs for deployment ``prior``
+    (0 with no prior); a ValueError when the fitted share is unknown."""
+    if prior is None:
+        return 0.0
+    if base_rate is None or not 0.0 < base_rate < 1.0:
+        raise ValueError(f"cannot move this calibrator to prior {prior:g}: the share of true claims it "
+                         f"was fitted on is unknown or not strictly between 0 and 1 ({base_rate!r})")
+    return logit_shift(base_rate, prior)
+
+
+def prior_record(base_rate: float | None, prior: float, rule: str) -> dict:
+    """The ``prior`` object a calibrator file carries once moved."""
+    return {"fitted": base_rate, "deployment": prior, "logit_shift": prior_shift_of(base_rate, prior), "rule": rule}
+
+
+def read_prior(obj: dict, where: str) -> float | None:
+    """The deployment prior of a calibrator file's object (None when it has none)."""
+    prior = obj.get("prior")
+    if prior is not None and not (isinstance(prior, dict) and "deployment" in prior):
+        raise CalibratorFileError(f"{where}: 'prior' must be an object with 'deployment', got {prior!r}")
+    return None if prior is None else prior["deployment"]
+
+
+def shift_knowledge(knowledge, shift: float):
+    """A knowledge signal (:class:`calibration.contract.KnowledgeSignal`: base rate, interval
+    bounds) moved with the map it describes; itself when there is nothing to move."""
+    if knowledge is None or not shift:
+        return knowledge
+    return type(knowledge)(*(None if v is None else (float(shift_probabilities(v, shift)) if isinstance(v, float)
+                                                      else shift_probabilities(v, shift))
+                             for v in (knowledge.base_rate, knowledge.low, knowledge.high)))

@@ -37,13 +37,13 @@ import numpy as np
 
 from calibration.base import (CalibratorFileError, NotFittedError, as_labels, as_probabilities, as_weights,
                               calibrator_header, fit_record, read_json, write_json)
-from calibration.contract import CalibratedClaims, ClaimInputs, KnowledgeSignal, knowledge_signal
+from calibration.contract import CalibratedClaims, ClaimInputs, knowledge_signal
 from calibration.franq import (MIN_PER_CONDITION, collapse_warning, log_scores, prediction_spread,
                                stack_mismatches)
 from calibration.isotonic import PRIOR_STRENGTH, IsotonicCalibrator
 from calibration.metrics import expected_calibration_error
 from calibration.mix import franq_mix3
-from calibration.prior import check_prior, logit_shift, shift_probabilities
+from calibration.prior import check_prior, prior_record, prior_shift_of, read_prior, shift_knowledge, shift_probabilities
 
 FORMAT = "franq-calibrator-3"
 VERSION = 1
@@ -205,13 +205,7 @@ class ThreeConditionCalibrator:
 
     def prior_shift(self) -> float:
         """What :attr:`prior` adds to each map's logit (0 when no prior is set)."""
-        if self.prior is None:
-            return 0.0
-        base = self.base_rate
-        if base is None or not 0.0 < base < 1.0:
-            raise ValueError(f"cannot move this calibrator to prior {self.prior:g}: the share of true claims it "
-                             f"was fitted on is unknown or not strictly between 0 and 1 ({base!r})")
-        return logit_shift(base, self.prior)
+        return prior_shift_of(self.base_rate, self.prior)
 
     def _predict(self, p: np.ndarray, a: np.ndarray, b: np.ndarray):
         maps, shift = [], self.prior_shift()
@@ -236,10 +230,7 @@ class ThreeConditionCalibrator:
         inputs = self._inputs(X)
         t_s, t_c, t_n, p = self._predict(*inputs)
         knowledge = knowledge_signal(self.uq_not_mentioned_, self.counts_.get("not_mentioned"), log_scores(inputs[2]))
-        shift = self.prior_shift()
-        if knowledge is not None and shift:  # on the scale of T_n, which the prior moved
-            knowledge = KnowledgeSignal(*(None if v is None else (float(shift_probabilities(v, shift)) if isinstance(
-                v, float) else shift_probabilities(v, shift)) for v in (knowledge.base_rate, knowledge.low, knowledge.high)))
+        knowledge = shift_knowledge(knowledge, self.prior_shift())  # on the scale of T_n, which the prior moved
         return CalibratedClaims(p, p_true_if_supported=t_s, p_true_if_contradicted=t_c, p_true_if_not_mentioned=t_n,
                                 knowledge=knowledge)
 
@@ -264,8 +255,7 @@ class ThreeConditionCalibrator:
         if self.flat:  # only when used: files fitted before the option read back unchanged
             out["flat"] = list(self.flat)
         if self.prior is not None:  # likewise
-            out["prior"] = {"fitted": self.base_rate, "deployment": self.prior,
-                            "logit_shift": self.prior_shift(), "rule": "each map's output: logit + logit_shift"}
+            out["prior"] = prior_record(self.base_rate, self.prior, "each map's output: logit + logit_shift")
         if self.threshold is not None:
             out["threshold"] = self.threshold
         for _, attr, _ in MAPS:
@@ -280,11 +270,8 @@ class ThreeConditionCalibrator:
         flat = obj.get("flat", [])
         if not isinstance(flat, list) or not all(isinstance(c, str) for c in flat):
             raise CalibratorFileError(f"{where}: 'flat' must be a list of condition names, got {flat!r}")
-        prior = obj.get("prior")
-        if prior is not None and not (isinstance(prior, dict) and "deployment" in prior):
-            raise CalibratorFileError(f"{where}: 'prior' must be an object with 'deployment', got {prior!r}")
         cal = cls(variant=obj.get("variant"), fitted_for=fitted_for, description=description, flat=tuple(flat),
-                  prior=None if prior is None else prior["deployment"], threshold=obj.get("threshold"))
+                  prior=read_prior(obj, where), threshold=obj.get("threshold"))
         try:
             cal._validate_options()
         except ValueError as exc:

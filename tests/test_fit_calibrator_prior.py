@@ -95,3 +95,84 @@ def test_fit_prior_command_moves_a_calibrator_by_a_given_or_estimated_prior(tmp_
     assert abs(estimate - truth) < abs(cal.base_rate - truth) and abs(estimate - truth) < 0.1
     res = CliRunner().invoke(main, ["fit", "prior", str(tmp_path / "cal.json"), "-o", str(tmp_path / "x.json")])
     assert res.exit_code != 0 and "give one of --prior P and --from-records" in res.output
+
+
+def _fast_like(seed=0, n=400, share=0.9):
+    """A binary calibrator as the fast preset ships: variant none, the map of P_supported to
+    P(true) (UQ_faith 1, UQ_unfaith 0), fitted where ``share`` of claims are true."""
+    from calibration.franq import FranqCalibrator
+
+    rng = np.random.default_rng(seed)
+    y = (rng.random(n) < share).astype(float)
+    p = np.clip(rng.normal(0.35 + 0.3 * y, 0.2), 0.01, 0.99)
+    return FranqCalibrator(variant="none", calibrate_faithfulness=True, fitted_for={"mode": "fast"}).fit(
+        ClaimInputs(p, np.ones(n), np.zeros(n)), y, is_faithful=y), float(y.mean())
+
+
+def test_a_binary_calibrator_without_uq_maps_moves_its_p_true_and_keeps_it(tmp_path):
+    """The fast preset's calibrator (variant none) has no UQ map: its P(true) moves by the logit
+    shift; the file records the move and reads back the same."""
+    from calibration.franq import FranqCalibrator
+
+    cal, share = _fast_like()
+    assert cal.base_rate == pytest.approx(share)
+    X = ClaimInputs([0.2, 0.5, 0.9], [1.0] * 3, [0.0] * 3)
+    before = np.clip(cal.predict(X), 1e-12, 1 - 1e-12)
+    cal.prior = 0.3
+    np.testing.assert_allclose(cal.predict(X), shift_probabilities(before, logit_shift(share, 0.3)), atol=1e-9)
+    cal.to_json(tmp_path / "moved.json")
+    saved = json.loads((tmp_path / "moved.json").read_text())
+    assert saved["prior"]["deployment"] == 0.3 and saved["prior"]["rule"].startswith("P(true)")
+    again = FranqCalibrator.from_json(tmp_path / "moved.json")
+    assert again.prior == 0.3
+    np.testing.assert_allclose(again.predict(X), cal.predict(X))
+    cal.prior = 1.0
+    with pytest.raises(ValueError, match="'prior'"):
+        cal._validate_options()
+
+
+def test_a_binary_calibrator_with_uq_maps_moves_each_map():
+    from calibration.franq import FranqCalibrator
+
+    rng = np.random.default_rng(3)
+    n = 600
+    y = (rng.random(n) < 0.6).astype(float)
+    p_f, a, b = rng.uniform(0, 1, n), np.clip(rng.uniform(0, 1, n) * (0.5 + 0.5 * y), 1e-3, 1), rng.uniform(0.01, 1, n)
+    cal = FranqCalibrator(variant="soft").fit(ClaimInputs(p_f, a, b), y)
+    X = ClaimInputs([0.7, 0.2], [0.6, 0.3], [0.4, 0.8])
+    before = cal.predict_components(X)
+    cal.prior = 0.9
+    after = cal.predict_components(X)
+    shift = logit_shift(cal.base_rate, 0.9)
+    for part in ("p_true_if_supported", "p_true_if_unfaithful"):
+        b_ = np.clip(getattr(before, part), 1e-12, 1 - 1e-12)
+        np.testing.assert_allclose(getattr(after, part), shift_probabilities(b_, shift), atol=1e-9)
+    assert np.all(after.p_true > before.p_true)
+
+
+def test_fit_prior_moves_the_shipped_fast_calibrator_by_em_from_fast_output(tmp_path):
+    """`franq score --fast` output carries no UQ values (its stack's UQ scorers are none): EM
+    reads them as the pipeline feeds the calibrator (UQ_faith 1, UQ_unfaith 0), and a
+    deployment of mostly unsupported claims moves the shipped map's 0.93 base rate down."""
+    from importlib.resources import files
+
+    shipped = files("franq") / "data" / "calibrator-fast-verifier.json"
+    fitted_for = json.loads(shipped.read_text())["fitted_for"]
+    rng = np.random.default_rng(0)
+    with open(tmp_path / "fast.jsonl", "w", encoding="utf-8") as f:
+        for i in range(60):
+            claims = []
+            for j in range(3):
+                ps = float(rng.uniform(0.0, 0.3))
+                claims.append({"claim": {"text": f"claim {i}.{j}", "char_spans": [[0, 5]], "token_positions": [],
+                                         "token_ids": []}, "status": "scored", "p_faithful": ps,
+                               "p_contradicted": (1 - ps) / 2, "p_not_mentioned": (1 - ps) / 2, "uq_faith": None,
+                               "uq_unfaith": None, "p_true_raw": ps})
+            f.write(json.dumps({"schema": 2, "id": str(i), "question": "q?", "answer": "a.", "claims": claims,
+                                "mode": "long", "stack": fitted_for}) + "\n")  # as --fast writes them
+    res = CliRunner().invoke(main, ["fit", "prior", str(shipped), "-o", str(tmp_path / "moved.json"),
+                                    "--from-records", str(tmp_path / "fast.jsonl")])
+    assert res.exit_code == 0, res.output
+    moved = json.loads((tmp_path / "moved.json").read_text())["prior"]
+    assert moved["fitted"] == pytest.approx(1961 / 2109) and moved["deployment"] < moved["fitted"] - 0.1
+    assert "estimated by EM from 180 unlabelled claims" in res.output

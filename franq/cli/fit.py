@@ -103,9 +103,10 @@ def calibrator(input_path, output, variant, calibrate_faithfulness, xgb_features
               help="`franq score` output of the deployment (no labels needed): estimate that share by EM "
                    "(Saerens, Latinne & Decaestecker 2002).")
 def prior(calibrator_path, output, prior, records):
-    """Move a three-condition calibrator to a new base rate, without new labels.
+    """Move a calibrator to a new base rate, without new labels.
 
-    Each map's output (T_s, T_c, T_n) is moved on the logit scale by
+    Each map's output (T_s, T_c, T_n of a three-condition calibrator; the UQ maps of a binary
+    one; P(true) of the fast preset's map of P_supported) is moved on the logit scale by
     log(P'/(1-P')) - log(P/(1-P)), P the share of true claims it was fitted on, P' the
     deployment's (--prior, or estimated from --from-records by EM). Valid when only how often
     claims are true changes, not what a true or a false claim looks like (label shift).

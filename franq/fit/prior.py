@@ -1,5 +1,6 @@
-"""``franq fit prior``: a three-condition calibrator moved to a deployment where claims are
-true more or less often than where it was fitted, without new labels (issue 45 item 4).
+"""``franq fit prior``: a calibrator moved to a deployment where claims are true more or less
+often than where it was fitted, without new labels (issue 45 item 4): a three-condition
+calibrator, or a binary FRANQ one such as the fast preset's map of P_supported.
 The shift itself is :mod:`calibration.prior` (each map's output moved on the logit scale by
 ``log(P'/(1-P')) - log(P/(1-P))``); here the deployment base rate ``P'`` is given
 (``--prior``) or estimated by EM from unlabelled ``franq score`` output
@@ -11,6 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from calibration.contract import ClaimInputs
+from calibration.franq import FranqCalibrator
 from calibration.prior import check_prior, em_prior
 from calibration.three_condition import ThreeConditionCalibrator
 from franq.errors import InputError
@@ -18,7 +20,9 @@ from franq.errors import InputError
 
 def scored_inputs(path: str | Path, cal) -> ClaimInputs:
     """The raw values of every scored claim in ``franq score`` output at ``path`` (labels
-    not needed), refused when it was scored by another stack than ``cal`` was fitted for."""
+    not needed), refused when it was scored by another stack than ``cal`` was fitted for.
+    A stack without UQ terms (the fast preset: ``uq_faith`` and ``uq_unfaith`` are ``none``)
+    reads UQ_faith 1 and UQ_unfaith 0, as the pipeline gives its calibrator."""
     from franq.results import read_results
 
     cols: dict[str, list[float]] = {k: [] for k in ("p_faithful", "uq_faith", "uq_unfaith", "p_contradicted",
@@ -32,9 +36,10 @@ def scored_inputs(path: str | Path, cal) -> ClaimInputs:
             if c.status != "scored":
                 continue
             values = {k: getattr(c, k, None) for k in cols}
-            for role in ("uq_faith", "uq_unfaith"):  # the raw value from its signal, as a fit reads it
+            for role, without in (("uq_faith", 1.0), ("uq_unfaith", 0.0)):  # the raw value from its signal
                 if values[role] is None:
-                    values[role] = _from_signal(line.result.stack.to_dict()[role], c.signals)
+                    scorer = line.result.stack.to_dict()[role]
+                    values[role] = without if scorer == "none" else _from_signal(scorer, c.signals)
             missing = [k for k, v in values.items() if v is None]
             if missing:
                 raise InputError(f"{line.where}: claims[{i}]: {missing} missing; score with the verifier backend "
@@ -56,10 +61,10 @@ def _from_signal(scorer_name: str, signals: dict) -> float | None:
     return None if value is None else float(scorer().probability(np.array([value]))[0])
 
 
-def estimate_prior(cal: ThreeConditionCalibrator, X: ClaimInputs) -> tuple[float, int]:
+def estimate_prior(cal: ThreeConditionCalibrator | FranqCalibrator, X: ClaimInputs) -> tuple[float, int]:
     """The deployment share of true claims of the unlabelled claims ``X`` by EM: the fixed
     point of ``P' = mean P(true)`` with the maps moved to ``P'``. ``(estimate, iterations)``."""
-    work = ThreeConditionCalibrator.from_dict(cal.to_dict())
+    work = type(cal).from_dict(cal.to_dict())
 
     def predict_at(q: float) -> np.ndarray:
         work.prior = q
@@ -77,9 +82,9 @@ def adjust_prior(path: str | Path, output: str | Path, *, prior: float | None = 
     if (prior is None) == (records is None):
         raise InputError("give one of --prior P and --from-records SCORED.jsonl")
     cal = load_calibrator(path)
-    if not isinstance(cal, ThreeConditionCalibrator):
-        raise InputError(f"calibrator {path}: a new base rate moves the maps of a three-condition calibrator "
-                         f"(claims scored with the verifier); this one is {cal.name!r}")
+    if not isinstance(cal, (ThreeConditionCalibrator, FranqCalibrator)):
+        raise InputError(f"calibrator {path}: a new base rate moves the maps of a FRANQ calibrator (three-condition "
+                         f"or binary); this one is {cal.name!r}")
     if cal.base_rate is None or not 0.0 < cal.base_rate < 1.0:
         raise InputError(f"calibrator {path}: the share of true claims it was fitted on is unknown ({cal.base_rate!r})")
     out = {"fitted": round(cal.base_rate, 4), "was": cal.prior}
