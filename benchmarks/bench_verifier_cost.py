@@ -7,6 +7,7 @@ process (the model loads once), calibrators applied as each stack ships them.
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
 import platform
 import resource
@@ -44,8 +45,11 @@ def main(argv=None) -> None:
         claims += len(out[0].claims)
     ratio = np.array(seconds["verifier"]) / np.array(seconds["combined"])
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    lines = [f"# Verifier cost beside combined-v1 (issue 25)", "",
+    lines = ["# Verifier cost beside combined-v1 (issue 25)", "",
+             f"Run {datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC.",
              f"Command: `{' '.join(['python', *sys.argv])}`", "",
+             "Stacks as configured by default: " + ", ".join(
+                 f"{name} = `{getattr(fr.faithfulness, 'name', name)}`" for name, fr in stacks.items()) + ".", "",
              f"{len(examples)} ExpertQA answers ({claims} claims) from {args.data}, long form, embedded model, one torch "
              f"thread, interleaved answer by answer on {platform.node()} (a shared 2-core machine); peak RSS of the "
              f"process with both stacks loaded: {rss:.0f} MB.", "",

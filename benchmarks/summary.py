@@ -6,11 +6,16 @@ numbers, read from the committed results files (no model runs).
 
 Each line names the set it was measured on and links its results file; the numbers are
 copied from those files' tables as they were written (a results file changes only when its
-benchmark is rerun). tests/test_benchmark_summary.py checks the block is in sync.
+benchmark is rerun). Every number is of the default stack: each results file must name the
+verifier stack the shipped long-form calibrator was fitted for (``fitted_for.faithfulness``,
+e.g. ``verifier:<model>:relevant:slots``), and the summary reads the tables after its last
+mention; a file measured on another stack stops the summary with the benchmark to rerun.
+tests/test_benchmark_summary.py checks the block is in sync.
 """
 from __future__ import annotations
 
 import argparse
+import json
 import re
 import sys
 from pathlib import Path
@@ -46,12 +51,32 @@ def _cells(line: str) -> list[str]:
     return [c.strip() for c in line.strip().strip("|").split("|")]
 
 
-def table_with(path: Path, column: str) -> list[dict[str, str]]:
-    """The first table of ``path`` that has ``column``."""
-    for rows in tables(path.read_text(encoding="utf-8")):
+def default_stack() -> str:
+    """The verifier stack the shipped long-form calibrator was fitted for: the default's."""
+    path = ROOT / "franq" / "data" / "calibrator-long-embedded-SmolLM2-135M-Instruct.Q4-1-verifier.json"
+    return json.loads(path.read_text(encoding="utf-8"))["fitted_for"]["faithfulness"]
+
+
+def measured_on(path: Path, stack: str) -> str:
+    """``path``'s text after its last line naming ``stack`` (whole stack names only: a
+    ``...:relevant`` line does not count for ``...:relevant:slots``)."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    mentions = [i for i, line in enumerate(lines) if re.search(re.escape(stack) + r"(?![\w:])", line)]
+    if not mentions:
+        raise ValueError(f"{path.relative_to(ROOT)} was not measured on the default stack {stack}: "
+                         "rerun its benchmark (the command is in the file)")
+    return "\n".join(lines[mentions[-1]:])
+
+
+def table_with(path: Path, column: str, stack: str | None = None) -> list[dict[str, str]]:
+    """The first table of ``path`` that has ``column`` (with ``stack``: after the file's last
+    mention of it, see :func:`measured_on`)."""
+    text = measured_on(path, stack) if stack else path.read_text(encoding="utf-8")
+    for rows in tables(text):
         if rows and column in rows[0]:
             return rows
-    raise ValueError(f"{path.relative_to(ROOT)}: no table with a column {column!r}")
+    raise ValueError(f"{path.relative_to(ROOT)}: no table with a column {column!r}"
+                     + (f" after its last mention of {stack}" if stack else ""))
 
 
 def short(value: str) -> str:
@@ -63,18 +88,19 @@ def link(name: str) -> str:
     return f"[{name}](../benchmarks/results/{name})"
 
 
-def search(pattern: str, path: Path) -> str:
-    match = re.search(pattern, path.read_text(encoding="utf-8"), re.MULTILINE)
+def search(pattern: str, path: Path, stack: str | None = None) -> str:
+    match = re.search(pattern, measured_on(path, stack) if stack else path.read_text(encoding="utf-8"), re.MULTILINE)
     if not match:
         raise ValueError(f"{path.relative_to(ROOT)}: nothing matches {pattern!r}")
     return match.group(1)
 
 
-def faithfulness() -> list[str]:
+def faithfulness(stack: str) -> list[str]:
     path = RESULTS / "faithfulness-sets.md"
-    rows, run = table_with(path, "dev set"), search(r"^Run (\S+)", path)
+    rows, run = table_with(path, "dev set", stack), search(r"^Run (\S+)", path)
     cell = {(r["backend"], r["dev set"]): (r["pairs"], f"{short(r['BAcc @0.5'])} / {short(r['AUROC'])}") for r in rows}
-    means = {r["backend"]: f"{short(r['mean BAcc'])} / {short(r['mean AUROC'])}" for r in table_with(path, "mean BAcc")}
+    means = {r["backend"]: f"{short(r['mean BAcc'])} / {short(r['mean AUROC'])}"
+             for r in table_with(path, "mean BAcc", stack)}
     out = [f"**Faithfulness**: is a claim supported by its passages? BAcc of P_supported at 0.5 / AUROC, on dev "
            f"sets no backend was fitted on ({link('faithfulness-sets.md')}, {run}):", "",
            "| set | pairs | verifier (default) | lexical | combined-v1 |", "|---|---:|---|---|---|"]
@@ -87,10 +113,10 @@ def faithfulness() -> list[str]:
     return out
 
 
-def calibration() -> list[str]:
+def calibration(stack: str) -> list[str]:
     long_path, short_path = RESULTS / "three-condition-long.md", RESULTS / "short-calibrator-verifier.md"
-    long_rows = table_with(long_path, "raw 3-cond. mix")
-    short_rows = table_with(short_path, "AUROC raw 3-cond.")
+    long_rows = table_with(long_path, "raw 3-cond. mix", stack)
+    short_rows = table_with(short_path, "AUROC raw 3-cond.", stack)
     out = ["", "**Calibration**: AUROC of P(true) for the truth labels, the shipped calibrator against the raw "
            "three-condition mix, 95% bootstrap interval by answer:", "",
            "| form | held-out set | claims / answers (false) | calibrated | raw mix | difference | source |",
@@ -107,9 +133,9 @@ def calibration() -> list[str]:
     return out
 
 
-def verdicts() -> list[str]:
+def verdicts(stack: str) -> list[str]:
     path = RESULTS / "verdicts.md"
-    right, true, false = (search(pattern, path) for pattern in (
+    right, true, false = (search(pattern, path, stack) for pattern in (
         r"All: (\d+ of \d+) verdicts right", r"true claims: (\d+ of \d+)", r"false claims: (\d+ of \d+)"))
     return ["", f"**Verdicts** on obvious cases (the bundled example and hand-written claims whose passage plainly "
             f"supports or contradicts them): {right} right "
@@ -117,30 +143,33 @@ def verdicts() -> list[str]:
             f"{false} on the right side of 0.5; {link('verdicts.md')})."]
 
 
-def speed() -> list[str]:
+def speed(stack: str) -> list[str]:
     path = RESULTS / "verifier-cost.md"
-    rows = {r["stack"]: r for r in table_with(path, "s per answer (median)")}
-    answers, memory = search(r"^(\d+ ExpertQA answers \(\d+ claims\))", path), search(r"peak RSS [^:]*: (\d+ MB)", path)
+    rows = {r["stack"]: r for r in table_with(path, "s per answer (median)", stack)}
+    answers, memory = (search(r"^(\d+ ExpertQA answers \(\d+ claims\))", path),
+                       search(r"peak RSS [^:]*: (\d+ MB)", path))
+    run = search(r"^Run (\S+)", path)
     return ["", f"**Speed** (long form, {answers}, one torch "
             f"thread on a shared 2-core CPU): {rows['verifier']['s per answer (median)']} s per answer (median) with "
             f"the verifier, {rows['combined']['s per answer (median)']} s with combined-v1; peak memory "
-            f"{memory} with both stacks loaded ({link('verifier-cost.md')}, "
-            f"rerun with verifier v7 on 2026-11-27)."]
+            f"{memory} with both stacks loaded ({link('verifier-cost.md')}, {run})."]
 
 
-def stack() -> list[str]:
-    verifier = search(r"faithfulness (verifier:[\w.-]+:\w+)", RESULTS / "verdicts.md")
+def stack(verifier: str) -> list[str]:
     calibrators = sorted(p.name for p in (ROOT / "franq" / "data").glob("calibrator-*-verifier.json"))
     return ["## Summary: the shipped default stack", "",
             "_Generated by `python benchmarks/summary.py` from the committed results files; edit the script, "
             "not this block._", "",
             f"The default stack: the embedded SmolLM2-135M-Instruct (Q4_1, de-quantized to float32, CPU), "
-            f"faithfulness `{verifier}` (model : window aggregation), calibrators "
+            f"faithfulness `{verifier}` (model : window aggregation"
+            + (" : the typed-slot check" if verifier.endswith(":slots") else "") + "), calibrators "
             + ", ".join(f"`{c}`" for c in calibrators) + ".", ""]
 
 
 def render() -> str:
-    return "\n".join([BEGIN, *stack(), *faithfulness(), *calibration(), *verdicts(), *speed(), END])
+    verifier = default_stack()
+    return "\n".join([BEGIN, *stack(verifier), *faithfulness(verifier), *calibration(verifier), *verdicts(verifier),
+                      *speed(verifier), END])
 
 
 def rewrite(text: str, block: str) -> str:

@@ -42,3 +42,27 @@ def test_summary_table_reader_keys_rows_by_header(summary):
 def test_summary_rewrite_needs_both_markers(summary):
     with pytest.raises(ValueError, match="markers"):
         summary.rewrite("no markers here", "block")
+
+
+def test_summary_reads_only_what_was_measured_on_the_default_stack(summary, tmp_path, monkeypatch):
+    """A results file that never names the default verifier stack stops the summary; one that
+    names it twice is read after its last mention; a shorter stack name does not count."""
+    monkeypatch.setattr(summary, "ROOT", tmp_path)
+    stack = "verifier:m:relevant:slots"
+    old = tmp_path / "old.md"
+    old.write_text("Stack: verifier:m:relevant.\n\n| a |\n|---|\n| 1 |\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="not measured on the default stack verifier:m:relevant:slots"):
+        summary.table_with(old, "a", stack)
+    both = tmp_path / "both.md"
+    both.write_text(f"Stack: verifier:m:relevant.\n\n| a |\n|---|\n| 1 |\n\nOn `{stack}`:\n\n| a |\n|---|\n| 2 |\n",
+                    encoding="utf-8")
+    assert summary.table_with(both, "a", stack) == [{"a": "2"}]
+    assert summary.table_with(both, "a") == [{"a": "1"}]
+
+
+def test_summary_default_stack_is_the_shipped_long_calibrators(summary):
+    import json
+
+    path = ROOT / "franq" / "data" / "calibrator-long-embedded-SmolLM2-135M-Instruct.Q4-1-verifier.json"
+    assert summary.default_stack() == json.loads(path.read_text(encoding="utf-8"))["fitted_for"]["faithfulness"]
+    assert summary.default_stack().startswith("verifier:")

@@ -98,6 +98,7 @@ def text_scorer(name: str, config):
         t = time.perf_counter()
         p = np.asarray(backend.predict(pairs), dtype=float)
         return p, 1000 * (time.perf_counter() - t) / max(1, len(pairs))
+    score.stack = getattr(backend, "name", name)  # e.g. verifier:<model>:<aggregation>[:slots]
     return score
 
 
@@ -128,13 +129,14 @@ def run(datasets: Path, dev_dir: Path, *, backends=TEXT_BACKENDS, lm_backends=()
     if only:
         sets = {k: v for k, v in sets.items() if k in only}
     config = franq.FranqConfig.from_dict({"model": {"threads": 1}})
-    rows, means = [], {}
+    rows, means, stacks = [], {}, {}
     for b in (*backends, *lm_backends):
         try:
             score = (text_scorer if b in backends else lm_scorer)(b, config)
         except Exception as exc:  # noqa: BLE001 - a backend that cannot run here is reported, not fatal
             rows += [f"| {b} | {s} | - | not run | | | {str(exc).splitlines()[0][:90]} |" for s in sets]
             continue
+        stacks[b] = getattr(score, "stack", b)
         for s, data in sets.items():
             sub = data if b in backends else data[:lm_pairs]
             y = np.array([r["supported"] for r in sub])
@@ -154,6 +156,7 @@ def run(datasets: Path, dev_dir: Path, *, backends=TEXT_BACKENDS, lm_backends=()
         f"Run {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC on {platform.node()} "
         "(2-core CPU shared with other jobs; one torch thread; timings noisy).",
         f"Command: `{command}`", "",
+        "Backends as configured by default: " + ", ".join(f"{b} = `{n}`" for b, n in stacks.items()) + ".", "",
         "Mean over the dev sets (expertqa+cites left out of the mean: its citation markers are a cue):", "",
         *summary, "", "| backend | dev set | pairs | BAcc @0.5 | AUROC | ms/pair | note |", "|---|---|---|---|---|---|---|",
         *rows])
