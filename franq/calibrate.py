@@ -113,43 +113,82 @@ def default_calibrator_path(stack: dict[str, str]) -> Path | None:
     return None
 
 
+def calibrator_entries(setting: str | None) -> list[str]:
+    """The entries of a ``calibration.calibrator`` setting: ``default``, ``none`` or files,
+    several separated by commas (``mine.json,default``)."""
+    return [] if setting is None else [e.strip() for e in str(setting).split(",") if e.strip()]
+
+
+def load_user_calibrator(path: str):
+    """:func:`load_calibrator` of a user's file, a bad file refused in one line naming it."""
+    try:
+        return load_calibrator(path)
+    except (CalibratorFileError, ValueError) as exc:
+        text = str(exc)  # calibration/ names the calibrator itself; never "calibrator: calibrator: ..."
+        raise InputError(text if text.startswith("calibrator") else f"calibrator {path}: {text}") from None
+
+
+def _shipped(stack: dict[str, str]) -> ActiveCalibrator | None:
+    path = default_calibrator_path(stack)
+    if path is None:
+        log.info("no shipped calibrator for this stack %s", stack)
+        return None
+    log.info("using the shipped calibrator %s", path.name)
+    return ActiveCalibrator(load_calibrator(path), path=f"franq/data/{path.name}", source="shipped")
+
+
 def resolve_calibrator(setting: str | None, stack: dict[str, str], *, on_mismatch: str = "warn"
                        ) -> tuple[ActiveCalibrator | None, tuple[str, ...]]:
     """The calibrator to apply and any warnings for the results. ``setting``: ``None`` or
     ``"none"`` = no calibration; ``"default"`` = the shipped one matching ``stack``, if
-    any; else a path to a calibrator file."""
+    any; else a path to a calibrator file, or several entries separated by commas: the
+    first fitted for ``stack`` applies (``mine.json,default``: the user's file where it
+    fits, the shipped one elsewhere, e.g. for the short answers of ``--mode auto`` or the
+    ``fast_short`` preset of ``--fast``). ``on_mismatch`` applies when none fits; ``force``
+    needs one file to force."""
     if on_mismatch not in CALIBRATOR_MISMATCH:
         raise InputError(f"'calibration.on_mismatch': expected one of {list(CALIBRATOR_MISMATCH)}, "
                          f"got {on_mismatch!r}")
-    if setting is None or setting == "none":
+    entries = calibrator_entries(setting)
+    if not entries or entries == ["none"]:
         return None, ()
-    if setting == "default":
-        path = default_calibrator_path(stack)
-        if path is None:
-            log.info("no shipped calibrator for this stack %s; scores are uncalibrated", stack)
-            return None, ()
-        log.info("using the shipped calibrator %s", path.name)
-        active = ActiveCalibrator(load_calibrator(path), path=f"franq/data/{path.name}", source="shipped")
-        return active, active.warnings
-    try:
-        cal = load_calibrator(setting)
-    except (CalibratorFileError, ValueError) as exc:
-        text = str(exc)  # calibration/ names the calibrator itself; never "calibrator: calibrator: ..."
-        raise InputError(text if text.startswith("calibrator") else f"calibrator {setting}: {text}") from None
-    diffs = stack_mismatches(cal.fitted_for or {}, stack)
-    if not diffs:
-        active = ActiveCalibrator(cal, path=str(Path(setting).resolve()), source="user")
-        return active, active.warnings
-    detail = "; ".join(diffs)
+    if "none" in entries:
+        raise InputError(f"calibration.calibrator {setting!r}: 'none' cannot be listed with other calibrators")
+    rejected = []
+    for entry in entries:
+        if entry == "default":
+            active = _shipped(stack)
+            if active is not None:
+                return active, active.warnings
+            rejected.append("default (no shipped calibrator for this stack)")
+            continue
+        cal = load_user_calibrator(entry)
+        diffs = stack_mismatches(cal.fitted_for or {}, stack)
+        if not diffs:
+            active = ActiveCalibrator(cal, path=str(Path(entry).resolve()), source="user")
+            return active, active.warnings
+        rejected.append((entry, cal, "; ".join(diffs)))
+    users = [r for r in rejected if isinstance(r, tuple)]
+    if not users:  # only "default", and nothing shipped for this stack: uncalibrated, as before
+        return None, ()
+    detail = "; ".join(f"{e} ({d})" for e, _, d in users)
+    name = users[0][0]
     if on_mismatch == "error":
-        raise CalibratorMismatchError(f"calibrator {setting} was fitted for another stack ({detail}); refit it "
-                                      f"with `franq fit calibrator` for this stack, or set calibration.on_mismatch="
-                                      f"'force' / --calibrator-mismatch force to apply it anyway")
+        what = (f"calibrator {name} was fitted for another stack ({users[0][2]})" if len(users) == 1 else
+                f"none of the calibrators {setting!r} was fitted for this stack: {detail}")
+        raise CalibratorMismatchError(f"{what}; refit it with `franq fit calibrator` for this stack, or set "
+                                      f"calibration.on_mismatch='force' / --calibrator-mismatch force to apply it "
+                                      f"anyway")
     if on_mismatch == "force":
-        msg = f"calibrator {setting} applied although it was fitted for another stack ({detail})"
+        if len(users) > 1:
+            raise InputError(f"calibration.on_mismatch 'force' applies one file, and none of {setting!r} was fitted "
+                             f"for this stack ({detail}): name the one to force")
+        msg = f"calibrator {name} applied although it was fitted for another stack ({users[0][2]})"
         log.warning(msg)
-        active = ActiveCalibrator(cal, path=str(Path(setting).resolve()), source="user")
+        active = ActiveCalibrator(users[0][1], path=str(Path(name).resolve()), source="user")
         return active, (msg, *active.warnings)
-    msg = f"calibrator {setting} NOT applied: it was fitted for another stack ({detail}); scores are uncalibrated"
+    msg = (f"calibrator {name} NOT applied: it was fitted for another stack ({users[0][2]}); scores are uncalibrated"
+           if len(users) == 1 else f"calibrators {detail}: NOT applied, none was fitted for this stack; "
+                                   "scores are uncalibrated")
     log.warning(msg)
     return None, (msg,)

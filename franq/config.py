@@ -157,7 +157,8 @@ class UQConfig:
 @dataclass(frozen=True)
 class CalibrationConfig:
     calibrator: str = "default"
-    """``default`` (the shipped calibrator fitted for this stack, if any), ``none``, or a file from ``franq fit calibrator``."""
+    """``default`` (the shipped calibrator fitted for this stack, if any), ``none``, or a file from ``franq fit calibrator``;
+    several separated by commas (``mine.json,default``): each preset uses the first fitted for its stack."""
     on_mismatch: str = "warn"
     """A calibrator fitted for another stack: ``warn`` (and do not apply), ``error``, or ``force``."""
     threshold: float | None = None

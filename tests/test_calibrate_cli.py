@@ -301,3 +301,42 @@ def test_calibrate_holdout_reports_held_apart_ece_and_auroc(tmp_path):
     res = CliRunner().invoke(main, ["fit", "calibrator", str(_scored_records(tmp_path / "two.jsonl", n_answers=1)),
                                     "-o", str(tmp_path / "c2.json"), "--holdout", "0.2"])
     assert res.exit_code != 0 and "cannot be split" in res.output
+
+
+def test_a_list_of_calibrators_gives_each_stack_the_first_fitted_for_it(tmp_path):
+    """``mine.json,default``: the user's file where it was fitted for the stack, the shipped
+    one elsewhere (the fast mode's short answers, --mode auto's short form); none fitting is
+    the single file's warn / error, and force needs one file."""
+    import numpy as np
+
+    from calibration.contract import ClaimInputs
+    from calibration.franq import FranqCalibrator
+    from franq.calibrate import default_calibrator_path, shipped_calibrators
+
+    fast_short = json.loads(
+        next(p for p in shipped_calibrators() if p.name == "calibrator-fast_short-verifier.json").read_text())
+    fast = dict(fast_short["fitted_for"], mode="fast")
+    short = dict(fast_short["fitted_for"])
+    assert default_calibrator_path(short) is not None
+    mine = tmp_path / "mine.json"
+    y = np.array([1.0, 0.0] * 20)
+    FranqCalibrator(variant="none", calibrate_faithfulness=True, fitted_for=fast).fit(
+        ClaimInputs(np.linspace(0.1, 0.9, 40), np.ones(40), np.zeros(40)), y, is_faithful=y).to_json(mine)
+    active, _ = resolve_calibrator(f"{mine}, default", fast)  # (a toy map: its collapse warning aside)
+    assert active.info.source == "user" and active.info.path == str(mine.resolve())
+    active, warnings = resolve_calibrator(f"{mine},default", short)
+    assert active.info.source == "shipped" and active.info.path.endswith("calibrator-fast_short-verifier.json")
+    assert resolve_calibrator(str(mine), short)[0] is None  # one file: not applied, as before
+    other = stack_key(model="m", faithfulness="f", uq_faith="a", uq_unfaith="b", mode="long")
+    active, warnings = resolve_calibrator(f"{mine},default", other)
+    assert active is None and "NOT applied" in warnings[0] and str(mine) in warnings[0]
+    with pytest.raises(InputError, match="fitted for another stack"):
+        resolve_calibrator(f"{mine},default", other, on_mismatch="error")
+    with pytest.raises(InputError, match="none of the calibrators"):
+        resolve_calibrator(f"{mine},{mine}", other, on_mismatch="error")
+    with pytest.raises(InputError, match="'force' applies one file"):
+        resolve_calibrator(f"{mine},{mine}", other, on_mismatch="force")
+    with pytest.raises(InputError, match="'none' cannot be listed"):
+        resolve_calibrator(f"{mine},none", fast)
+    with pytest.raises(InputError, match="cannot read"):
+        resolve_calibrator(f"default,{tmp_path / 'nope.json'}", other)

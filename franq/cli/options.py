@@ -105,7 +105,8 @@ STACK_OPTIONS = [
                                         f"(default: {DEFAULTS.faithfulness.name})."),
     click.option("--calibrator", help=choices_help(
         {"default": "the shipped calibrator fitted for this stack, if any", "none": "raw values only"},
-        DEFAULTS.calibration.calibrator) + ", or a file from `franq fit calibrator`."),
+        DEFAULTS.calibration.calibrator) + ", or a file from `franq fit calibrator`; several separated by commas "
+        "(mine.json,default): each preset uses the first fitted for its stack."),
     MODE_OPTION,
     click.option("--prompts", type=click.Choice(["franq", "paper"]), default=None,
                  help="Prompt wording (sets [prompts] style): " + choices_help(
@@ -250,12 +251,20 @@ class StackFlags:
 def stack_files(flags: StackFlags | None = None, cfg: FranqConfig | None = None) -> dict[str, str | None]:
     """The files a stack reads, by the option or config key that names them: what every
     output of a command must differ from (:func:`franq.files.check_outputs`)."""
+    from franq.calibrate import calibrator_entries
+
     files: dict[str, str | None] = {}
+
+    def calibrators(role: str, setting: str | None) -> None:  # one file, or several separated by commas
+        entries = calibrator_entries(setting)
+        files.update({role if len(entries) == 1 else f"{role} ({i + 1})": e for i, e in enumerate(entries)})
+
     if flags is not None:
-        files.update({"--config": flags.config_path, "--gguf-file": flags.gguf_file, "--calibrator": flags.calibrator})
+        files.update({"--config": flags.config_path, "--gguf-file": flags.gguf_file})
+        calibrators("--calibrator", flags.calibrator)
     if cfg is not None:
-        files.update({"calibration.calibrator": cfg.calibration.calibrator, "model.probe_file": cfg.model.probe_file,
-                      "model.gguf_file": cfg.model.gguf_file})
+        calibrators("calibration.calibrator", cfg.calibration.calibrator)
+        files.update({"model.probe_file": cfg.model.probe_file, "model.gguf_file": cfg.model.gguf_file})
     return {role: p for role, p in files.items() if p not in (None, "default", "none")}
 
 

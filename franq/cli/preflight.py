@@ -59,17 +59,12 @@ def _exists(path: str, option: str) -> None:
 
 
 def _check_calibrator(setting: str | None) -> None:
-    if setting is None or setting in KEEP_WORDS:
-        return
-    from calibration.base import CalibratorFileError
-    from franq.calibrate import load_calibrator
+    from franq.calibrate import calibrator_entries, load_user_calibrator
 
-    _exists(setting, "--calibrator / [calibration] calibrator")
-    try:
-        load_calibrator(setting)
-    except (CalibratorFileError, ValueError) as exc:  # the same line the pipeline would give, only sooner
-        text = str(exc)
-        raise InputError(text if text.startswith("calibrator") else f"calibrator {setting}: {text}") from None
+    for entry in calibrator_entries(setting):  # one, or several separated by commas
+        if entry not in KEEP_WORDS:
+            _exists(entry, "--calibrator / [calibration] calibrator")
+            load_user_calibrator(entry)  # the same line the pipeline would give, only sooner
 
 
 def _check_backend_paths(cfg: FranqConfig) -> None:
