@@ -175,4 +175,4 @@ def test_fit_prior_moves_the_shipped_fast_calibrator_by_em_from_fast_output(tmp_
     assert res.exit_code == 0, res.output
     moved = json.loads((tmp_path / "moved.json").read_text())["prior"]
     assert moved["fitted"] == pytest.approx(1961 / 2109) and moved["deployment"] < moved["fitted"] - 0.1
-    assert "estimated by EM from 180 unlabelled claims" in res.output
+    assert "estimated by EM from 180 unlabelled claims" in res.output and "P(true)'s logit moved by" in res.output
