@@ -47,7 +47,8 @@ from calibration.contract import CalibratedClaims, ClaimInputs, knowledge_signal
 from calibration.isotonic import IsotonicCalibrator
 from calibration.metrics import expected_calibration_error
 from calibration.mix import franq_mix
-from calibration.prior import check_prior, prior_record, prior_shift_of, read_prior, shift_knowledge, shift_probabilities
+from calibration.prior import (check_prior, fitted_share, prior_record, prior_shift_of, read_prior, shift_knowledge,
+                               shift_probabilities)
 
 FORMAT = "franq-calibrator"
 VERSION = 1
@@ -240,11 +241,7 @@ class FranqCalibrator:
         """The share of true claims the fit saw (weighted; None when unknown): of all claims
         for variant ``none``, of the two conditions' fits otherwise."""
         c = getattr(self, "counts_", {}) or {}
-        parts = [c.get("faithful")] if self.variant == "none" else [c.get("faithful"), c.get("unfaithful")]
-        if not all(isinstance(x, dict) and "true" in x and "weight" in x for x in parts):
-            return None
-        weight = sum(x["weight"] for x in parts)
-        return float(sum(x["true"] for x in parts) / weight) if weight > 0 else None
+        return fitted_share([c.get("faithful")] if self.variant == "none" else [c.get("faithful"), c.get("unfaithful")])
 
     def prior_shift(self) -> float:
         """What :attr:`prior` adds to the logit of each UQ map (of P(true) for variant ``none``)."""

@@ -82,6 +82,15 @@ def em_prior_of(posteriors: Any, train_prior: float, **kw) -> tuple[float, int]:
     return em_prior(lambda q: shift_probabilities(p, logit_shift(train_prior, q)), train_prior, **kw)
 
 
+def fitted_share(parts: list) -> float | None:
+    """The share of true claims over a calibrator's fit counts (each ``{"true", "weight"}``,
+    weighted), None when a part is missing or carries no weight."""
+    if not all(isinstance(x, dict) and "true" in x and "weight" in x for x in parts):
+        return None
+    weight = sum(x["weight"] for x in parts)
+    return float(sum(x["true"] for x in parts) / weight) if weight > 0 else None
+
+
 def prior_shift_of(base_rate: float | None, prior: float | None) -> float:
     """The logit shift a calibrator fitted at ``base_rate`` needs for deployment ``prior``
     (0 with no prior); a ValueError when the fitted share is unknown."""

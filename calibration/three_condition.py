@@ -43,7 +43,8 @@ from calibration.franq import (MIN_PER_CONDITION, collapse_warning, log_scores, 
 from calibration.isotonic import PRIOR_STRENGTH, IsotonicCalibrator
 from calibration.metrics import expected_calibration_error
 from calibration.mix import franq_mix3
-from calibration.prior import check_prior, prior_record, prior_shift_of, read_prior, shift_knowledge, shift_probabilities
+from calibration.prior import (check_prior, fitted_share, prior_record, prior_shift_of, read_prior, shift_knowledge,
+                               shift_probabilities)
 
 FORMAT = "franq-calibrator-3"
 VERSION = 1
@@ -197,11 +198,7 @@ class ThreeConditionCalibrator:
         """The share of true claims the maps were fitted on (their prior): the weighted true
         claims over the weighted claims of the three conditions' fits (None when unknown)."""
         c = getattr(self, "counts_", {}) or {}
-        parts = [c.get(name) for name in CONDITIONS]
-        if not all(isinstance(x, dict) and "true" in x and "weight" in x for x in parts):
-            return None
-        weight = sum(x["weight"] for x in parts)
-        return float(sum(x["true"] for x in parts) / weight) if weight > 0 else None
+        return fitted_share([c.get(name) for name in CONDITIONS])
 
     def prior_shift(self) -> float:
         """What :attr:`prior` adds to each map's logit (0 when no prior is set)."""
