@@ -72,6 +72,12 @@ def test_score_html_onto_the_calibrator(files):
     assert "--calibrator" in out and "--html" in out
 
 
+def test_score_html_onto_one_calibrator_of_a_list(files):
+    out = run_refused(["score", "--example", "--calibrator", f"default,{files / 'cal.json'}",
+                       "--html", files / "cal.json"], files, "cal.json")
+    assert "--calibrator (2)" in out and "--html" in out
+
+
 def test_answer_html_onto_the_config(files):
     run_refused(["answer", "-q", "Who?", "-p", "Ann.", "--config", files / "cfg.json", "--html", files / "cfg.json"],
                 files, "cfg.json")

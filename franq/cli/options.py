@@ -254,17 +254,14 @@ def stack_files(flags: StackFlags | None = None, cfg: FranqConfig | None = None)
     from franq.calibrate import calibrator_entries
 
     files: dict[str, str | None] = {}
-
-    def calibrators(role: str, setting: str | None) -> None:  # one file, or several separated by commas
-        entries = calibrator_entries(setting)
-        files.update({role if len(entries) == 1 else f"{role} ({i + 1})": e for i, e in enumerate(entries)})
-
     if flags is not None:
-        files.update({"--config": flags.config_path, "--gguf-file": flags.gguf_file})
-        calibrators("--calibrator", flags.calibrator)
+        files.update({"--config": flags.config_path, "--gguf-file": flags.gguf_file, "--calibrator": flags.calibrator})
     if cfg is not None:
-        calibrators("calibration.calibrator", cfg.calibration.calibrator)
-        files.update({"model.probe_file": cfg.model.probe_file, "model.gguf_file": cfg.model.gguf_file})
+        files.update({"calibration.calibrator": cfg.calibration.calibrator, "model.probe_file": cfg.model.probe_file,
+                      "model.gguf_file": cfg.model.gguf_file})
+    for role in ("--calibrator", "calibration.calibrator"):  # one file, or several separated by commas
+        entries = calibrator_entries(files.pop(role, None))
+        files.update({role if len(entries) == 1 else f"{role} ({i + 1})": e for i, e in enumerate(entries)})
     return {role: p for role, p in files.items() if p not in (None, "default", "none")}
 
 
