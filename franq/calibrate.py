@@ -154,21 +154,19 @@ def resolve_calibrator(setting: str | None, stack: dict[str, str], *, on_mismatc
         return None, ()
     if "none" in entries:
         raise InputError(f"calibration.calibrator {setting!r}: 'none' cannot be listed with other calibrators")
-    rejected = []
+    users = []  # (file, calibrator, why it does not fit) of each user file that does not fit
     for entry in entries:
         if entry == "default":
             active = _shipped(stack)
             if active is not None:
                 return active, active.warnings
-            rejected.append("default (no shipped calibrator for this stack)")
             continue
         cal = load_user_calibrator(entry)
         diffs = stack_mismatches(cal.fitted_for or {}, stack)
         if not diffs:
             active = ActiveCalibrator(cal, path=str(Path(entry).resolve()), source="user")
             return active, active.warnings
-        rejected.append((entry, cal, "; ".join(diffs)))
-    users = [r for r in rejected if isinstance(r, tuple)]
+        users.append((entry, cal, "; ".join(diffs)))
     if not users:  # only "default", and nothing shipped for this stack: uncalibrated, as before
         return None, ()
     detail = "; ".join(f"{e} ({d})" for e, _, d in users)
