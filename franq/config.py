@@ -68,6 +68,9 @@ class ModelConfig(ServedKeys):  # served-model keys: franq.lm.served.checks.Serv
     """Longest answer ``franq answer`` generates (long form)."""
     threads: int | None = None
     """Torch CPU threads; ``None``: ``OMP_NUM_THREADS``, else the default (:func:`franq.lm.threads.configure_threads`)."""
+    multilingual: bool = False
+    """The models read languages other than English: no warning in the results when the question,
+    answer or passages do not look English (:mod:`franq.language`)."""
     probe_file: str | None = None
     """Probe file for this model's internals (``franq fit probe``), read by the lookback and probe
     faithfulness backends and the truth_probe / se_probe scorers; ``None`` = the one shipped for

@@ -296,7 +296,8 @@ class Franq:
         threshold = self.config.calibration.threshold
         if threshold is None and p.calibrator is not None:  # the calibrator file's (fit --target-precision)
             threshold = p.calibrator.threshold
-        return answer_scores(p, records, batch, threshold=threshold, margin=self.config.calibration.uncertain_margin)
+        return answer_scores(p, records, batch, threshold=threshold, margin=self.config.calibration.uncertain_margin,
+                             multilingual=self.config.model.multilingual)
 
 
 STAGES = {"generation": "generating the answer", "claims": "finding the claims",

@@ -241,7 +241,7 @@ RUSSIAN = {**EXAMPLE, "answer": "Эйфелева башня была постр
     (FRENCH, False, "'answer' looks French"), (RUSSIAN, False, "'answer' looks cyrillic script"),
     (EXAMPLE, False, None), (FRENCH, True, None)])
 def test_text_that_is_not_english_is_flagged(tiny_lm, example, multilingual, said):
-    with bounded(create_app(make_franq(tiny_lm), multilingual=multilingual)) as base:
+    with bounded(create_app(make_franq(tiny_lm, {"model": {"multilingual": multilingual}}))) as base:
         r = HTTP.post(f"{base}/score", json=example)
     assert r.status_code == 200, r.text
     flagged = [w for w in r.json()["warnings"] if "English-only" in w]

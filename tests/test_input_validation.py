@@ -257,3 +257,19 @@ def test_many_short_passages_blame_the_passage_headers_not_the_question(franq):
         franq.score(Q, passages, A)
     message = str(err.value)
     assert message.startswith("passages: the headers of the 150 passages") and "give fewer passages" in message
+
+
+def test_text_that_is_not_english_is_flagged_in_every_result(franq):
+    """The API (and so the CLI and batches) says when the text does not look English, since the
+    default models are English-only; [model] multilingual = true turns it off."""
+    french = {"question": "Quand la tour Eiffel a-t-elle été construite ?",
+              "passages": ["La tour Eiffel a été construite de 1887 à 1889 à Paris pour l'Exposition universelle."],
+              "answer": "La tour Eiffel a été construite de 1887 à 1889 par les ouvriers de la société de Gustave "
+                        "Eiffel."}
+    res = franq.score(**french)
+    assert any("'answer' looks French" in w and "[model] multilingual" in w for w in res.warnings)
+    english = franq.score("When was it built?", ["The tower was built from 1887 to 1889 in Paris for the fair."],
+                          "The tower was built from 1887 to 1889.")
+    assert not any("English-only" in w for w in english.warnings)
+    quiet = make_franq(franq.lm, {"model": {"multilingual": True}}, faithfulness=ConstantFaithfulness(0.5))
+    assert not any("English-only" in w for w in quiet.score(**french).warnings)

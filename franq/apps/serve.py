@@ -32,7 +32,8 @@ request head must arrive within ``--header-timeout``, at most ``--max-connection
 open, one rate-limited log line per refused connection. ``--token`` (or
 ``FRANQ_SERVE_TOKEN``): every route but the page needs ``Authorization: Bearer <token>``;
 binding beyond loopback is refused without one. Results whose text does not look English
-carry a line in ``warnings`` (:mod:`franq.apps.language`; ``--multilingual`` turns it off).
+carry a line in ``warnings`` (:mod:`franq.language`, as every result does; ``--multilingual``
+sets ``[model] multilingual`` and turns it off).
 """
 # no `from __future__ import annotations`: FastAPI reads the handlers' annotations (Request) at runtime
 import ipaddress
@@ -44,7 +45,7 @@ import click
 
 import franq
 from franq import limits as table
-from franq.apps import language, render, serve_sockets
+from franq.apps import render, serve_sockets
 from franq.apps.serve_checks import check_example, render_line, view_html
 from franq.apps.serve_guard import Guard, Refused, Work, hook_model, load_json, log
 from franq.apps.serve_page import PAGE_BODY, docs_body
@@ -85,19 +86,13 @@ def _options(body: dict, where: str = "") -> tuple[str | None, float | None]:
     return mode, threshold
 
 
-def _checked(record: dict, example, multilingual: bool) -> dict:
+def _checked(record: dict) -> dict:
     """``record`` as the service returns it: strict JSON (a NaN or an infinity is a 500
-    naming the field, never a bare token), with a line in ``warnings`` when its text does not
-    look English (unless ``multilingual``)."""
+    naming the field, never a bare token)."""
     try:
         record_json(record)
     except franq.FranqError as exc:
         raise Refused(500, str(exc)) from None
-    if not multilingual:
-        said = language.warning({"question": example.question, "answer": example.answer,
-                                 "passages": "\n".join(p.text for p in example.passages)})
-        if said:
-            record = {**record, "warnings": [*record.get("warnings", []), said]}
     return record
 
 
@@ -111,13 +106,13 @@ def _body(data: bytes, limits: dict) -> dict:
 def create_app(pipeline, *, limits=None, max_body_bytes: int | None = None, max_pending: int = MAX_PENDING,
                max_examples: int | None = None, request_timeout: float = REQUEST_TIMEOUT,
                read_timeout: float = READ_TIMEOUT, allow_hosts=(), allow_origins=(), docs: bool = False,
-               token: str | None = None, multilingual: bool = False):
+               token: str | None = None):
     """The ASGI app around a loaded :class:`franq.Franq` (tests pass a tiny one). ``limits``:
     overrides of :mod:`franq.limits` (``max_body_bytes`` and ``max_examples`` set
     ``body_bytes`` and ``examples_per_request``). Returns the app; its ``work`` attribute
     (:class:`~franq.apps.serve_guard.Work`) stops the requests in progress on shutdown.
-    ``token``: the bearer token every route but the page needs; ``multilingual``: no
-    warning on text that does not look English."""
+    ``token``: the bearer token every route but the page needs. Whether non-English text is
+    flagged is the pipeline's ``[model] multilingual``."""
     from fastapi import FastAPI, Request
     from fastapi.responses import HTMLResponse, JSONResponse
 
@@ -172,7 +167,7 @@ def create_app(pipeline, *, limits=None, max_body_bytes: int | None = None, max_
 
         def score():
             results = pipeline.score_many(examples, mode=mode)
-            return [_checked(franq.result_record(ex.id, _with_verdicts(res, threshold, pipeline), ex), ex, multilingual)
+            return [_checked(franq.result_record(ex.id, _with_verdicts(res, threshold, pipeline), ex))
                     for ex, res in zip(examples, results)]
         return score
 
@@ -215,8 +210,7 @@ def create_app(pipeline, *, limits=None, max_body_bytes: int | None = None, max_
             res = pipeline.answer(body["question"], passages, max_new_tokens=n, mode=mode)
             example = franq.Example.from_dict({"question": res.question, "passages": body["passages"],
                                                "answer": res.answer})
-            return _checked(franq.result_record(None, _with_verdicts(res, threshold, pipeline), example), example,
-                            multilingual)
+            return _checked(franq.result_record(None, _with_verdicts(res, threshold, pipeline), example))
         return answer
 
     @app.post("/score")
@@ -371,14 +365,14 @@ def serve(host, port, config_path, model, gguf_file, device, faithfulness, calib
         raise click.ClickException(f"--host/--port: cannot listen on {host}:{port}: {exc.strerror}") from None
     flags = {"model.path": model, "model.gguf_file": gguf_file, "model.device": device,
              "faithfulness.name": faithfulness, "calibration.calibrator": calibrator, "mode": mode,
-             "calibration.threshold": threshold}
+             "calibration.threshold": threshold, "model.multilingual": True if multilingual else None}
     try:
         cfg = franq.FranqConfig.from_file(config_path) if config_path else franq.FranqConfig()
         pipeline = franq.Franq.from_config(cfg.with_overrides({k: v for k, v in flags.items() if v is not None}))
         limits = {**(getattr(cfg, "limits", None) or {}), **overrides}  # [limits] of the config, then --limit
         app = create_app(pipeline, limits=limits, max_body_bytes=max_body_bytes, max_pending=max_pending,
                          request_timeout=request_timeout, read_timeout=read_timeout, allow_hosts=allow_hosts,
-                         allow_origins=allow_origins, docs=docs, token=token, multilingual=multilingual)
+                         allow_origins=allow_origins, docs=docs, token=token)
     except franq.FranqError as exc:
         sock.close()
         raise click.ClickException(str(exc)) from None

@@ -4,6 +4,7 @@ claim in record order) and the others marked ``not_check_worthy`` or ``unaligned
 from __future__ import annotations
 
 from claims.types import Claim
+from franq import language
 from franq.errors import redact
 from franq.stages.claims import scorable
 from franq.stages.record import AnswerRecord, ClaimBatch
@@ -12,9 +13,11 @@ from franq.verdicts import UNCERTAIN_MARGIN, with_verdict
 
 
 def answer_scores(preset_pipeline, records: list[AnswerRecord], batch: ClaimBatch, *,
-                  threshold: float | None = None, margin: float = UNCERTAIN_MARGIN) -> list[AnswerScore]:
+                  threshold: float | None = None, margin: float = UNCERTAIN_MARGIN,
+                  multilingual: bool = False) -> list[AnswerScore]:
     """The results of ``records``, in order; with ``threshold``, each scored claim's verdict
-    (:func:`franq.verdicts.claim_verdict`, ``margin``: ``calibration.uncertain_margin``)."""
+    (:func:`franq.verdicts.claim_verdict`, ``margin``: ``calibration.uncertain_margin``);
+    unless ``multilingual``, a warning on a record whose text does not look English."""
     p = preset_pipeline
     k = 0
     results = []
@@ -28,10 +31,13 @@ def answer_scores(preset_pipeline, records: list[AnswerRecord], batch: ClaimBatc
             else:
                 out.append(claim_score(c, batch, k, threshold, margin=margin))
                 k += 1
+        said = None if multilingual else language.warning({
+            "question": r.example.question, "answer": r.example.answer,
+            "passages": "\n".join(x.text for x in r.example.passages)})
         results.append(AnswerScore(
             question=r.example.question, answer=r.example.answer, claims=tuple(out), mode=p.preset.form,
             stack=p.result_stack, calibrator=p.calibrator.info if p.calibrator else None,
-            warnings=tuple(redact(x) for x in (*r.warnings, *p.calibration_warnings))))
+            warnings=tuple(redact(x) for x in (*r.warnings, *p.calibration_warnings, *([said] if said else [])))))
     return results
 
 

@@ -1,7 +1,9 @@
-"""Is this text English? A cheap check, so that ``franq serve`` can say when it scores text
-its English-only models cannot read (issue 46.6): the default stack (SmolLM2, the
-verifier, MiniLM, the lexical backend) was trained and calibrated on English, and on
-other languages its numbers mean little.
+"""Is this text English? A cheap check, so that a result says when franq scored text its
+English-only models cannot read (issue 46.6): the default stack (SmolLM2, the verifier,
+MiniLM, the lexical backend) was trained and calibrated on English, and on other languages
+its numbers mean little. The pipeline adds :func:`warning` to each result's ``warnings``
+(the API, ``franq score``, batches and the service alike) unless ``[model] multilingual``
+is set (``franq serve --multilingual``).
 
 Two signals, both linear in the text, no model:
 
@@ -78,4 +80,4 @@ def warning(fields: dict[str, str]) -> str | None:
     if not found:
         return None
     return (f"{', '.join(found)}, not English: franq's models are English-only, so these scores may mean little "
-            f"(franq serve --multilingual if yours read this language)")
+            f"(set [model] multilingual = true, or franq serve --multilingual, if yours read this language)")
