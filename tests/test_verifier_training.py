@@ -168,3 +168,27 @@ def test_the_card_scaling_is_fitted_and_applied_by_the_verifier(setup, tmp_path)
     (tmp_path / "v" / "card.json").write_text(json.dumps(saved))
     with pytest.raises(InputError, match="'calibration' must be"):
         Verifier(tmp_path / "v")
+
+
+def test_fit_verifier_stop_overrides_the_recipes(monkeypatch, tmp_path):
+    """`franq fit verifier --stop N` ends the recipe's plan at step N, `--stop 0` runs the whole
+    plan (past a recipe's own stop: how a kept checkpoint goes on), no --stop keeps the recipe's."""
+    from click.testing import CliRunner
+
+    from franq.cli import main
+    from franq.fit.verifier import recipe as recipes
+
+    seen = []
+
+    def fake_fit(recipe, **kw):
+        seen.append(recipe.stop)
+        (kw["out"]).mkdir(parents=True, exist_ok=True)
+        (kw["out"] / "CARD.md").write_text("card")
+        return {"training": {"total_seconds": 0}}
+
+    monkeypatch.setattr(recipes, "fit_recipe", fake_fit)
+    for extra in ([], ["--stop", "300"], ["--stop", "0"]):
+        res = CliRunner().invoke(main, ["fit", "verifier", "--recipe", "v9", "-o", str(tmp_path / "out"),
+                                        "--raw", str(tmp_path), *extra])
+        assert res.exit_code == 0, res.output
+    assert seen == [recipes.V9.stop, 300, None] and recipes.V9.stop == 200

@@ -279,9 +279,12 @@ def shipped(names, out_dir, in_place, datasets_dir, raw, check, retrain_verifier
               help="Steps between checkpoints (OUT/checkpoint.pt); run the same command again to resume. 0: none.")
 @click.option("--keep-checkpoints", type=click.Path(file_okay=False),
               help="Also keep a copy of every checkpoint in this folder (step-NNNNN.pt), to compare them on dev sets.")
+@click.option("--stop", type=click.IntRange(min=0), default=None,
+              help="End after this step of the recipe's plan (0: run the whole plan). Default: the recipe's own "
+                   "stop, if any. With a kept step-N.pt copied to OUT/checkpoint.pt, goes on past a recipe's stop.")
 @THREADS_OPTION
 def verifier(out_dir, raw, datasets_dir, recipe_name, base, retrain_base, device, write_pairs, pairs_file,
-             checkpoint_every, keep_checkpoints, threads):
+             checkpoint_every, keep_checkpoints, stop, threads):
     """Rebuild franq's three-way verifier (supported / contradicted / not mentioned) by its recipe.
 
     With no options but -o this trains the shipped verifier (franq/data/verifier) as it was
@@ -303,6 +306,10 @@ def verifier(out_dir, raw, datasets_dir, recipe_name, base, retrain_base, device
     if recipe_name is not None and recipe_name not in RECIPES:
         raise click.BadParameter(f"{recipe_name!r}; known: {', '.join(RECIPES)}", param_hint="--recipe")
     recipe = RECIPES[recipe_name] if recipe_name else SHIPPED
+    if stop is not None:  # not the recipe's rebuild any more: its card says which step it ended at
+        import dataclasses
+
+        recipe = dataclasses.replace(recipe, stop=stop or None)
     if write_pairs:
         from franq.fit.verifier.data import sha256
         from franq.fit.verifier.train import build_pairs, provenance, write_pairs as write
