@@ -44,12 +44,8 @@ def load_set(name: str) -> list[dict]:
 
 def set_score(p3: np.ndarray, y: np.ndarray, natural: bool) -> float:
     """What the choice rule averages: 3-way accuracy, or (BAcc + AUROC of P_s) / 2 on support labels."""
-    from franq.evaluation.metrics import auroc, balanced_accuracy
-
-    if not natural:
-        return float(np.mean(p3.argmax(1) == y))
-    s = (y == 0).astype(int)
-    return (balanced_accuracy(p3[:, 0], s) + auroc(p3[:, 0], s)) / 2
+    c = cells(p3, y)
+    return (c["bacc_s"] + c["auroc_s"]) / 2 if natural else c["acc3"]
 
 
 def cells(p3: np.ndarray, y: np.ndarray) -> dict:
@@ -102,8 +98,8 @@ def main(argv=None) -> int:
     v = Verifier(args.verifier or shipped_verifier_dir())
     cache = Path(args.cache) if args.cache else None
     kept = dict(np.load(cache)) if cache and cache.is_file() else {}
-    sets = {n: ([([r["premise"]], r["claim"]) for r in load_set(n)], [int(r["label"]) for r in load_set(n)])
-            for n in PAIR_SETS}
+    sets = {n: ([([r["premise"]], r["claim"]) for r in rows], [int(r["label"]) for r in rows])
+            for n, rows in ((n, load_set(n)) for n in PAIR_SETS)}
     for name, (items, y) in fit_evidence_sets(ROOT / "datasets").items():
         sets[name] = ([(list(p), c) for p, c in items], [0 if int(t) == 1 else 3 for t in y])
     data = {}

@@ -1,7 +1,7 @@
 """:class:`SlotCombiner` fuses the slot features of :mod:`franq.verifier.slots` with the
 verifier (softmax of the verifier's log-probabilities plus weighted mismatches and a per-class
-bias), a small JSON (slot-combiner.json in the verifier directory) fitted by scripts/fit_slot_combiner.py on held-apart data made only from SOURCES.md
-files: synthetic pairs (three-way labels) and natural claims with support labels (a supported
+bias), a small JSON (slot-combiner.json in the verifier directory) fitted by
+scripts/fit_slot_combiner.py on held-apart data made only from SOURCES.md files: synthetic pairs (three-way labels) and natural claims with support labels (a supported
 claim "supported", an unsupported one "not supported": contradicted or not mentioned, which a
 support label does not tell apart), so the natural claims calibrate supported against the rest
 and the synthetic pairs contradicted against not mentioned.
@@ -26,6 +26,13 @@ overlap and counts: on synthetic pairs they tell how a pair was made, not whethe
 
 def _softmax(z: np.ndarray) -> np.ndarray:
     return (e := np.exp(z - z.max(axis=1, keepdims=True))) / e.sum(axis=1, keepdims=True)
+
+
+def _design(p3: np.ndarray, feats: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """What the combiner reads of ``n`` claims: the verifier's ``(n, 3)`` log-probabilities
+    (clipped at 1e-6) and the :data:`INPUTS` columns of their ``(n, len(FEATURES))`` features."""
+    lp = np.log(np.clip(np.asarray(p3, dtype=np.float64).reshape(-1, 3), 1e-6, 1.0))
+    return lp, np.asarray(feats, dtype=np.float64).reshape(len(lp), -1)[:, len(FEATURES) - len(INPUTS):]
 
 
 @dataclass(frozen=True)
@@ -65,9 +72,8 @@ class SlotCombiner:
     def apply(self, p3: np.ndarray, feats: np.ndarray) -> np.ndarray:
         """``(n, 3)`` probabilities (supported, contradicted, not mentioned) from the
         verifier's ``(n, 3)`` and the ``(n, len(FEATURES))`` slot features."""
-        p3 = np.clip(np.asarray(p3, dtype=np.float64).reshape(-1, 3), 1e-6, 1.0)
-        f = np.asarray(feats, dtype=np.float64).reshape(len(p3), -1)[:, len(FEATURES) - len(INPUTS):]
-        return _softmax(np.log(p3) + f @ self.weights.T + self.bias)
+        lp, f = _design(p3, feats)
+        return _softmax(lp + f @ self.weights.T + self.bias)
 
     def to_json(self) -> str:
         return json.dumps({**self.meta, "inputs": list(INPUTS), "weights": self.weights.round(6).tolist(),
@@ -87,8 +93,7 @@ def fit_combiner(p3: np.ndarray, feats: np.ndarray, y: np.ndarray, *, l2: float 
     if not {0, 1, 2} <= set(y.tolist()) <= {0, 1, 2, 3}:
         raise InputError(f"slot_combiner: the fit rows must hold labels 0, 1 and 2 (3: not supported), got "
                          f"{sorted(set(y.tolist()))}")
-    lp = np.log(np.clip(np.asarray(p3, dtype=np.float64).reshape(-1, 3), 1e-6, 1.0))
-    x = np.asarray(feats, dtype=np.float64).reshape(len(lp), -1)[:, len(FEATURES) - len(INPUTS):]
+    lp, x = _design(p3, feats)
     n, k = x.shape
     wt = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
 
