@@ -130,6 +130,18 @@ def test_log_budget_holds_back_a_flood_and_counts_it(caplog):
     assert sum(said) == 3 and caplog.records[-1].getMessage() == "refused again (97 similar lines held back)"
 
 
+def test_log_budget_window_starts_at_the_first_line_not_at_start_up(caplog):
+    """A flood that begins just before ``window`` seconds after start-up is one window, not two."""
+    now = [0.0]
+    budget = serve_sockets.LogBudget(burst=3, window=10, clock=lambda: now[0])
+    with caplog.at_level(logging.WARNING, logger="franq.serve"):
+        said = []
+        for i in range(20):
+            now[0] = 9.9 + 0.01 * i  # 9.9 s .. 10.09 s after the budget was made
+            said.append(budget.warn("refused %d", i))
+    assert sum(said) == 3
+
+
 def test_connection_cap_fits_the_open_file_limit(monkeypatch, caplog):
     import resource
 

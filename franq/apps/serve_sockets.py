@@ -31,16 +31,17 @@ SPARE_FILES = 32
 
 
 class LogBudget:
-    """At most ``burst`` log lines per ``window`` seconds; the next line allowed says how
-    many were held back."""
+    """At most ``burst`` log lines per ``window`` seconds, the window starting at the first
+    line (not when the server started, so a flood is never split across two windows by how
+    long start-up took); the next line allowed says how many were held back."""
 
     def __init__(self, burst: int = LOG_BURST, window: float = LOG_WINDOW, clock=time.monotonic):
         self.burst, self.window, self.clock = burst, window, clock
-        self.start, self.used, self.held = clock(), 0, 0
+        self.start, self.used, self.held = None, 0, 0
 
     def warn(self, message: str, *args) -> bool:
         now = self.clock()
-        if now - self.start >= self.window:
+        if self.start is None or now - self.start >= self.window:
             self.start, self.used = now, 0
         if self.used >= self.burst:
             self.held += 1
