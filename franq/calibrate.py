@@ -115,8 +115,13 @@ def default_calibrator_path(stack: dict[str, str]) -> Path | None:
 
 def calibrator_entries(setting: str | None) -> list[str]:
     """The entries of a ``calibration.calibrator`` setting: ``default``, ``none`` or files,
-    several separated by commas (``mine.json,default``)."""
-    return [] if setting is None else [e.strip() for e in str(setting).split(",") if e.strip()]
+    several separated by commas (``mine.json,default``). A setting that names an existing file
+    whole is that one file, commas in its name included."""
+    if setting is None:
+        return []
+    if "," in str(setting) and Path(str(setting).strip()).is_file():
+        return [str(setting).strip()]
+    return [e.strip() for e in str(setting).split(",") if e.strip()]
 
 
 def load_user_calibrator(path: str):

@@ -340,3 +340,7 @@ def test_a_list_of_calibrators_gives_each_stack_the_first_fitted_for_it(tmp_path
         resolve_calibrator(f"{mine},none", fast)
     with pytest.raises(InputError, match="cannot read"):
         resolve_calibrator(f"default,{tmp_path / 'nope.json'}", other)
+    comma = tmp_path / "fast,v2.json"  # a file named whole is one file, the comma in its name included
+    comma.write_bytes(mine.read_bytes())
+    active, _ = resolve_calibrator(str(comma), fast)
+    assert active.info.source == "user" and active.info.path == str(comma.resolve())
