@@ -247,6 +247,11 @@ class FranqCalibrator:
         """What :attr:`prior` adds to the logit of each UQ map (of P(true) for variant ``none``)."""
         return prior_shift_of(self.base_rate, self.prior)
 
+    @property
+    def prior_rule(self) -> str:
+        """What a prior moves, as the file's ``prior.rule`` and ``franq fit prior`` say it."""
+        return "P(true): logit + logit_shift" if self.variant == "none" else "each UQ map's output: logit + logit_shift"
+
     def _predict(self, p_f, a, b):
         shift = self.prior_shift()
         if self.faithfulness_ is not None:
@@ -308,8 +313,7 @@ class FranqCalibrator:
             "n_samples": self.n_samples_, "counts": self.counts_, "fit_spread": self.fit_spread_,
             **({} if self.threshold is None else {"threshold": self.threshold}),
             **({} if self.prior is None else {"prior": prior_record(
-                self.base_rate, self.prior, "P(true): logit + logit_shift" if self.variant == "none"
-                else "each UQ map's output: logit + logit_shift")}),
+                self.base_rate, self.prior, self.prior_rule)}),
         }
 
     @classmethod

@@ -204,6 +204,11 @@ class ThreeConditionCalibrator:
         """What :attr:`prior` adds to each map's logit (0 when no prior is set)."""
         return prior_shift_of(self.base_rate, self.prior)
 
+    @property
+    def prior_rule(self) -> str:
+        """What a prior moves, as the file's ``prior.rule`` and ``franq fit prior`` say it."""
+        return "each map's output: logit + logit_shift"
+
     def _predict(self, p: np.ndarray, a: np.ndarray, b: np.ndarray):
         maps, shift = [], self.prior_shift()
         for _, attr, score in MAPS:
@@ -252,7 +257,7 @@ class ThreeConditionCalibrator:
         if self.flat:  # only when used: files fitted before the option read back unchanged
             out["flat"] = list(self.flat)
         if self.prior is not None:  # likewise
-            out["prior"] = prior_record(self.base_rate, self.prior, "each map's output: logit + logit_shift")
+            out["prior"] = prior_record(self.base_rate, self.prior, self.prior_rule)
         if self.threshold is not None:
             out["threshold"] = self.threshold
         for _, attr, _ in MAPS:

@@ -84,7 +84,7 @@ def test_fit_prior_command_moves_a_calibrator_by_a_given_or_estimated_prior(tmp_
                                     "--prior", "0.4"])
     assert res.exit_code == 0, res.output
     assert json.loads((tmp_path / "p.json").read_text())["prior"]["deployment"] == 0.4
-    assert "each map's logit moved by" in res.output
+    assert "moved as each map's output: logit + logit_shift, logit_shift " in res.output
     # deployment where far fewer claims are true: EM from the unlabelled scored claims
     dep = scored_records(tmp_path / "dep.jsonl", n_answers=300, seed=5, shares=(0.2, 0.5, 0.3))
     truth = np.mean([c["is_true"] for line in dep.read_text().splitlines() for c in json.loads(line)["claims"]])
@@ -175,4 +175,4 @@ def test_fit_prior_moves_the_shipped_fast_calibrator_by_em_from_fast_output(tmp_
     assert res.exit_code == 0, res.output
     moved = json.loads((tmp_path / "moved.json").read_text())["prior"]
     assert moved["fitted"] == pytest.approx(1961 / 2109) and moved["deployment"] < moved["fitted"] - 0.1
-    assert "estimated by EM from 180 unlabelled claims" in res.output and "P(true)'s logit moved by" in res.output
+    assert "estimated by EM from 180 unlabelled claims" in res.output and "moved as P(true): logit + logit_shift" in res.output

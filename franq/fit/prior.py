@@ -99,8 +99,7 @@ def adjust_prior(path: str | Path, output: str | Path, *, prior: float | None = 
     except ValueError as exc:
         raise InputError(str(exc)) from None
     out.update(deployment=round(cal.prior, 4), logit_shift=round(cal.prior_shift(), 4),
-               moves="P(true)'s logit" if isinstance(cal, FranqCalibrator) and cal.variant == "none"
-               else "each map's logit")
+               moves=cal.prior_rule)
     cal.to_json(output)
     return out
 
@@ -109,5 +108,5 @@ def format_prior(out: dict, output) -> str:
     how = (f"estimated by EM from {out['n_claims']} unlabelled claims of {out['estimated_from']} "
            f"({out['em_iterations']} iterations; their mean P(true) before: {out['mean_p_true_unadjusted']})"
            if "estimated_from" in out else "given")
-    return (f"base rate {out['fitted']} (fitted) -> {out['deployment']} ({how}); {out['moves']} moved by "
-            f"{out['logit_shift']:+.4f}; wrote {output}")
+    return (f"base rate {out['fitted']} (fitted) -> {out['deployment']} ({how}); moved as {out['moves']}, "
+            f"logit_shift {out['logit_shift']:+.4f}; wrote {output}")
