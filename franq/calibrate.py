@@ -119,9 +119,10 @@ def calibrator_entries(setting: str | None) -> list[str]:
     whole is that one file, commas in its name included."""
     if setting is None:
         return []
-    if "," in str(setting) and Path(str(setting).strip()).is_file():
-        return [str(setting).strip()]
-    return [e.strip() for e in str(setting).split(",") if e.strip()]
+    text = str(setting).strip()
+    if "," in text and Path(text).is_file():
+        return [text]
+    return [e.strip() for e in text.split(",") if e.strip()]
 
 
 def load_user_calibrator(path: str):

@@ -98,8 +98,10 @@ def main(argv=None) -> int:
     v = Verifier(args.verifier or shipped_verifier_dir())
     cache = Path(args.cache) if args.cache else None
     kept = dict(np.load(cache)) if cache and cache.is_file() else {}
-    sets = {n: ([([r["premise"]], r["claim"]) for r in rows], [int(r["label"]) for r in rows])
-            for n, rows in ((n, load_set(n)) for n in PAIR_SETS)}
+    sets = {}
+    for name in PAIR_SETS:
+        rows = load_set(name)  # read once: the pairs and their labels
+        sets[name] = ([([r["premise"]], r["claim"]) for r in rows], [int(r["label"]) for r in rows])
     for name, (items, y) in fit_evidence_sets(ROOT / "datasets").items():
         sets[name] = ([(list(p), c) for p, c in items], [0 if int(t) == 1 else 3 for t in y])
     data = {}

@@ -1,8 +1,9 @@
 """:class:`SlotCombiner` fuses the slot features of :mod:`franq.verifier.slots` with the
 verifier (softmax of the verifier's log-probabilities plus weighted mismatches and a per-class
 bias), a small JSON (slot-combiner.json in the verifier directory) fitted by
-scripts/fit_slot_combiner.py on held-apart data made only from SOURCES.md files: synthetic pairs (three-way labels) and natural claims with support labels (a supported
-claim "supported", an unsupported one "not supported": contradicted or not mentioned, which a
+scripts/fit_slot_combiner.py on held-apart data made only from SOURCES.md files: synthetic
+pairs (three-way labels) and natural claims with support labels (a supported claim
+"supported", an unsupported one "not supported": contradicted or not mentioned, which a
 support label does not tell apart), so the natural claims calibrate supported against the rest
 and the synthetic pairs contradicted against not mentioned.
 """
