@@ -293,14 +293,19 @@ def test_the_real_command_with_a_token_and_a_crowd_of_half_open_connections(tiny
             except httpx.TransportError:
                 time.sleep(0.1)
         base = f"http://127.0.0.1:{port}"
+        began = time.monotonic()
         held = [_half_open(base) for _ in range(50)]
         r = HTTP.get(f"{base}/health", headers={"authorization": f"Bearer {TOKEN}"})
         assert r.status_code == 200 and r.json()["status"] == "ok"
+        # the log budget allows LOG_BURST lines per window: bound by the windows the flood
+        # actually spanned, so a slow machine is not a failure (no assumption on speed)
+        windows = 1 + int((time.monotonic() - began) // serve_sockets.LOG_WINDOW) + 1
     finally:
         for s in held:
             s.close()
         proc.terminate()
         proc.wait()
     log = proc.stderr.read()
-    assert TOKEN not in log and 1 <= log.count("closed the oldest connection without a request") <= 10
+    closed = log.count("closed the oldest connection without a request")
+    assert TOKEN not in log and 1 <= closed <= serve_sockets.LOG_BURST * windows
     assert "Too many open files" not in log and "Traceback" not in log
