@@ -92,6 +92,34 @@ def test_cli_fast_and_its_conflict_with_another_mode():
     assert r.exit_code == 2 and "--fast is --mode fast; it cannot go with --mode long" in r.output
 
 
+def test_cli_fast_scores_a_jsonl_file_in_batches_reporting_a_bad_record(tmp_path):
+    """The batch runner sizes its batches by the model's tokenizer; the fast stack loads no
+    model, so it estimates from the text (franq.runners.base.rough_tokens)."""
+    rows = [{**GOOD, "id": "a"}, {"id": "b", "question": "", "passages": [], "answer": "x"},
+            {"id": "c", "question": Q, "passages": P, "answer": "It was built from 1887 to 1889. It is in Paris."}]
+    src = tmp_path / "in.jsonl"
+    src.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    out = tmp_path / "out.jsonl"
+    r = run_cli("score", str(src), "-o", str(out), "--fast", "--faithfulness", "lexical", "--calibrator", "none",
+                "--quiet", "--batch-tokens", "8")  # a budget this small: one answer per batch
+    assert r.exit_code == 0, r.output
+    got = [json.loads(x) for x in out.read_text(encoding="utf-8").splitlines()]
+    assert [g["id"] for g in got] == ["a", "c"] and all(g["stack"]["model"] == "none" for g in got)
+    assert {g["stack"]["mode"] for g in got} <= {"fast", "fast_short"} and all(g["claims"] for g in got)
+    bad = [json.loads(x) for x in (tmp_path / "out.jsonl.errors.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert [b["id"] for b in bad] == ["b"] and "'question' is empty" in bad[0]["error"]
+
+
+def test_rough_tokens_stand_in_for_a_tokenizer():
+    from franq.runners.base import rough_tokens, token_estimate
+    from franq.io import Example
+    from franq.types import Passage
+
+    assert len(rough_tokens("")) == 1 and len(rough_tokens("x" * 40)) == 11
+    ex = Example(question="q" * 8, passages=(Passage(text="p" * 40),), answer="a" * 8)
+    assert token_estimate(rough_tokens, ex) == 2 * (3 + 3) + 11
+
+
 def test_api_score_fast_builds_the_fast_pipeline_only(monkeypatch):
     from franq import pipeline
 

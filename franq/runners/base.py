@@ -73,6 +73,12 @@ def token_estimate(encode: Callable[[str], Sequence[int]], example: Example) -> 
     return 2 * (question + answer) + passages
 
 
+def rough_tokens(text: str) -> range:
+    """A stand-in for a tokenizer where the stack runs no language model (the ``fast``
+    presets): about one token per four characters, as a sequence of that length."""
+    return range(len(text) // 4 + 1)
+
+
 def dynamic_batches(records: Iterable[Record], size: Callable[[Record], int], *,
                     budget: int = BATCH_TOKENS, max_answers: int = MAX_BATCH_ANSWERS) -> Iterator[list[Record]]:
     """Group consecutive records until their summed ``size`` reaches ``budget`` tokens
@@ -94,8 +100,10 @@ def score_batches(franq, records: Iterable[Record], *, batch_tokens: int = BATCH
                   max_answers: int = MAX_BATCH_ANSWERS) -> Iterator[list[Scored | BadRecord]]:
     """Score ``records`` with ``franq`` in :func:`dynamic_batches` of ``batch_tokens``
     estimated tokens; ``batch_tokens=0`` scores one answer per call (the unbatched baseline)."""
+    encode = franq.lm.encode if franq.lm is not None else rough_tokens
+
     def size(record: Record) -> int:
-        return token_estimate(franq.lm.encode, record.example)
+        return token_estimate(encode, record.example)
 
     for batch in dynamic_batches(records, size, budget=max(batch_tokens, 1),
                                  max_answers=max_answers if batch_tokens > 0 else 1):
