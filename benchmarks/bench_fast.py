@@ -69,6 +69,8 @@ def calibration() -> list[str]:
     fr = fast.calibrated_franq()
     t = time.perf_counter()
     parts = fast.set_arrays(ROOT / "datasets", fast.DEV, fr)
+    model, gold = parts["nq-open-test"], parts["nq-open-test-gold"]  # the same questions, both answerers
+    parts["nq-open-test, model and gold answers"] = {k: np.concatenate([model[k], gold[k]]) for k in model}
     table = fast.dev_table(parts)
     files = ", ".join(f"`franq/data/{n}`" for n in fast.NAMES.values())
     return [(f"The shipped {files} (split claims; short answers read whole) through `--fast` itself on the natural "

@@ -202,6 +202,31 @@ def test_the_shipped_fast_calibrators_are_fitted_for_the_shipped_verifier_on_its
     assert "nq-open-train" in json.loads((data_dir() / NAMES["fast_short"]).read_text())["description"]
 
 
+def test_the_fast_short_map_reads_model_and_gold_answers_so_a_supported_answer_is_not_pushed_false():
+    """Fitted on the embedded model's nq-open answers alone (9% right), every short answer
+    mapped to P(true) <= .27: a right answer the passages support was ``likely_false``
+    (experiments/2026-11-28-fast-short-base-rate). Its fit sets hold each question's gold
+    answer beside the model's."""
+    from pathlib import Path
+
+    import numpy as np
+
+    from calibration.contract import ClaimInputs
+    from calibration.franq import FranqCalibrator
+    from franq.fit.shipped import data_dir
+    from franq.fit.shipped_fast import FIT_SETS, NAMES, labelled_sets
+
+    assert FIT_SETS["fast_short"] == ("nq-open-train", "nq-open-train-gold")
+    got = labelled_sets(Path(__file__).resolve().parents[1] / "datasets", FIT_SETS["fast_short"])
+    model, gold = got["nq-open-train"], got["nq-open-train-gold"]
+    assert 0 < np.mean([y for _, y in model]) < 0.2 and {y for _, y in gold} == {True} and len(gold) >= len(model)
+    assert {r["question"] for r, _ in model} <= {r["question"] for r, _ in gold}
+    cal = FranqCalibrator.from_json(data_dir() / NAMES["fast_short"])
+    p_s = np.array([0.05, 0.5, 0.95])
+    q = cal.predict(ClaimInputs(p_s, np.ones(3), np.zeros(3)))
+    assert np.all(np.diff(q) >= 0) and 0 < q[0] and q[-1] < 1 and q[-1] > 0.5
+
+
 def test_a_config_naming_a_served_model_still_runs_fast(verifier_dir):
     """--fast on a config written for a served model: the served checks walk the mode's
     scorers, and the fast presets have none (this was an AttributeError)."""

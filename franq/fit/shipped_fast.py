@@ -4,7 +4,7 @@ verifier's P_supported, fitted with the calibration code every calibrator uses
 mix with UQ_faith = 1 and UQ_unfaith = 0 is P_supported, so the calibrated P(true) is the
 map of P_supported, fitted on the labels). Two files, as the mode has two presets
 (:data:`NAMES`): ``fast`` (claims split from an answer, or given) and ``fast_short`` (a
-short answer read whole with its question), whose base rates differ (93% against 9% true
+short answer read whole with its question), whose base rates differ (93% against 58% true
 on their training claims). Rebuilt by ``franq fit shipped calibrator-fast-verifier.json
 calibrator-fast_short-verifier.json`` (:mod:`franq.fit.shipped`); ``--evaluate`` adds the
 table of :func:`evaluate_fast`.
@@ -16,9 +16,14 @@ claims its preset scored):
 - ``fast``: the human claims of ``datasets/expertqa/train.jsonl`` (ExpertQA rand_val +
   domain_val) with a truth label (``is_true``), their ``[n]`` citation markers stripped from
   the claims and the answer (a marker is a cue of support, not the method);
-- ``fast_short``: the embedded model's attempted greedy answers to the 300 committed nq-open
-  train questions (``datasets/generations/short-nq-open.*``, clean and corrupted passage
-  lists; label: normalized match), those read whole.
+- ``fast_short``: short answers to the 300 committed nq-open train questions, with the clean
+  and the corrupted passage lists (``datasets/generations/short-nq-open.*``), read whole: the
+  embedded model's attempted greedy answers (label: normalized match; 9% right) beside each
+  question's gold answer (true), so the map is fitted where 58% of answers are right, as a
+  capable answerer's are, not at a 135M model's 9%. Fitted on the model's answers alone,
+  every short answer mapped to P(true) .27 or less, so with a threshold of 0.5 every right
+  answer the passages support was ``likely_false`` (experiments/2026-11-28-fast-short-base-rate:
+  on nq-open test's model and gold answers together ECE .476 -> .030).
 
 WiCE fit (``datasets/wice/fit.jsonl``: Wikipedia sentences labelled for support by their
 cited pages, ``is_faithful``) is one of the candidate sets (:data:`TRAIN`), left out of the
@@ -27,7 +32,8 @@ WiCE held out's at .43 (experiments/2026-11-28-fast-calibrator-sets).
 
 Checked on the natural dev sets, never fitted on (:data:`DEV`): ExpertQA held out
 (``expertqa_held_out``: rand_test less the answers also in train), WiCE held out (support
-label) and the nq-open test questions 1-500. Never the userdev set, never a test split for
+label) and the nq-open test questions 1-500 as the embedded model answered them and with
+their gold answers. Never the userdev set, never a test split for
 fitting.
 """
 from __future__ import annotations
@@ -39,14 +45,15 @@ import numpy as np
 
 NAMES = {"fast": "calibrator-fast-verifier.json", "fast_short": "calibrator-fast_short-verifier.json"}
 """The shipped files (franq/data/): split claims, and short answers read whole."""
-FIT_SETS = {"fast": ("expertqa-train",), "fast_short": ("nq-open-train",)}
+FIT_SETS = {"fast": ("expertqa-train",), "fast_short": ("nq-open-train", "nq-open-train-gold")}
 """The labelled sets each preset's calibrator is fitted on (:func:`labelled_sets`; the claims
 of them that preset scored). The split-claim map reads ExpertQA's truth labels only: pooled
 with WiCE fit's support labels (35% supported against 93% true) it was calibrated on neither
-(experiments/2026-11-28-fast-calibrator-sets)."""
-TRAIN = ("expertqa-train", "nq-open-train", "wice-fit")
+(experiments/2026-11-28-fast-calibrator-sets). The short-answer map reads the embedded
+model's answers beside the gold answers (experiments/2026-11-28-fast-short-base-rate)."""
+TRAIN = ("expertqa-train", "nq-open-train", "nq-open-train-gold", "wice-fit")
 """Every labelled training set a fast calibrator may read (the experiment compares them)."""
-DEV = ("expertqa-heldout", "wice-heldout", "nq-open-test")
+DEV = ("expertqa-heldout", "wice-heldout", "nq-open-test", "nq-open-test-gold")
 """The natural dev sets its calibration is reported on."""
 NQ_TRAIN, NQ_TEST = 300, 500
 PASSAGE_CHARS = 1_000_000
@@ -84,7 +91,10 @@ def _records(path: Path, label: str, records=None) -> list[tuple[dict, list]]:
     return out
 
 
-def _nq(datasets: Path, split: str, n: int) -> list[tuple[dict, object]]:
+def _nq(datasets: Path, split: str, n: int, gold: bool = False) -> list[tuple[dict, object]]:
+    """The nq-open questions' short answers with their passage lists: the embedded model's
+    attempted ones (labelled by normalized match), or (``gold``) each question's first gold
+    answer (true)."""
     from franq.evaluation.common import attempted, is_correct
     from franq.fit.generations import short_observed
     from franq.lm.load import EMBEDDED_NAME
@@ -92,6 +102,10 @@ def _nq(datasets: Path, split: str, n: int) -> list[tuple[dict, object]]:
     rows, _ = short_observed(datasets, EMBEDDED_NAME, split, n)
     out = []
     for it, rec, _ in rows:
+        if gold:
+            out.append(({"question": it.question, "passages": [p.text for p in it.passages], "answer": it.answers[0]},
+                        True))
+            continue
         text = rec["greedy"]["text"]
         correct = is_correct(text, it.answers) if attempted(text) else None
         if correct is not None:
@@ -103,7 +117,8 @@ def _nq(datasets: Path, split: str, n: int) -> list[tuple[dict, object]]:
 def labelled_sets(datasets: Path, names) -> dict[str, list[tuple[dict, object]]]:
     """``name -> [(record, labels)]``: ``labels`` is one label per given claim, or (nq-open:
     the answer is split by the preset, a short answer being one claim) one label for every
-    claim of the answer."""
+    claim of the answer. ``nq-open-train-gold`` / ``nq-open-test-gold``: the same questions
+    with their gold answers."""
     from franq.evaluation.common import expertqa_held_out
 
     out = {}
@@ -114,8 +129,9 @@ def labelled_sets(datasets: Path, names) -> dict[str, list[tuple[dict, object]]]
             out[name] = _records(Path(), "is_true", expertqa_held_out(datasets))
         elif name in ("wice-fit", "wice-heldout"):
             out[name] = _records(datasets / "wice" / f"{name.split('-')[1]}.jsonl", "is_faithful")
-        elif name in ("nq-open-train", "nq-open-test"):
-            out[name] = _nq(datasets, *(("train", NQ_TRAIN) if name == "nq-open-train" else ("test", NQ_TEST)))
+        elif name.startswith("nq-open-") and name.removesuffix("-gold") in ("nq-open-train", "nq-open-test"):
+            split, n = ("train", NQ_TRAIN) if name.startswith("nq-open-train") else ("test", NQ_TEST)
+            out[name] = _nq(datasets, split, n, gold=name.endswith("-gold"))
         else:
             raise ValueError(f"unknown labelled set {name!r}; known: {list(TRAIN + DEV)}")
     return out
