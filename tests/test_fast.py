@@ -181,6 +181,41 @@ def test_a_fast_service_loads_no_lm_and_refuses_another_mode_in_one_line():
         assert r.status_code == 400 and "needs the causal LM" in r.json()["detail"] and "\n" not in r.json()["detail"]
 
 
+def test_the_real_serve_command_starts_in_fast_mode_and_scores():
+    """``franq serve --fast`` as a user starts it (its start-up line named ``pipeline.lm``,
+    None in the fast mode: an AttributeError before it listened)."""
+    import os
+    import subprocess
+    import sys
+    import time
+
+    from servers import free_port
+
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "franq", "serve", "--fast", "--faithfulness", "lexical",
+                             "--calibrator", "none", "--port", str(port)], stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "FRANQ_SERVE_TOKEN": ""})
+    http = httpx.Client(timeout=30)
+    try:
+        while True:  # until it listens (or dies: then its stderr says why)
+            if proc.poll() is not None:
+                pytest.fail(f"franq serve --fast exited with {proc.returncode}: {proc.stderr.read()}")
+            try:
+                health = http.get(f"http://127.0.0.1:{port}/health").json()
+                break
+            except httpx.TransportError:
+                time.sleep(0.1)
+        assert health["model"] == "none" and health["mode"] == "fast"
+        body = {"question": Q, "passages": P, "answer": "The tower was built in 1889. It stands in Paris."}
+        r = http.post(f"http://127.0.0.1:{port}/score", json=body)
+        assert r.status_code == 200 and r.json()["stack"]["mode"] == "fast" and r.json()["claims"]
+    finally:
+        proc.terminate()
+        proc.wait()
+    log = proc.stderr.read()
+    assert "the verifier alone (fast mode, no causal LM) on http://127.0.0.1:" in log and "Traceback" not in log
+
+
 def test_serve_fast_flag_conflicts_with_another_mode():
     r = run_cli("serve", "--fast", "--mode", "short")
     assert r.exit_code == 2 and "--fast is --mode fast" in r.output

@@ -383,7 +383,8 @@ def serve(host, port, config_path, model, gguf_file, device, faithfulness, calib
         log.propagate = False
     port = sock.getsockname()[1]
     shown = f"[{host}]" if family == socket.AF_INET6 else host
-    click.echo(f"franq serve: {pipeline.lm.name} on http://{shown}:{port}/ (Ctrl-C to stop)", err=True)
+    what = pipeline.lm.name if pipeline.lm is not None else "the verifier alone (fast mode, no causal LM)"
+    click.echo(f"franq serve: {what} on http://{shown}:{port}/ (Ctrl-C to stop)", err=True)
     bounded = serve_sockets.protocol(header_timeout=header_timeout,
                                      max_connections=serve_sockets.connection_cap(max_connections))
     config = uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=shutdown_timeout, http=bounded)
