@@ -7,11 +7,13 @@ from __future__ import annotations
 import json
 
 import httpx
+import numpy as np
 import pytest
 from conftest import GOOD, make_franq, run_cli
 from servers import serve_in_thread
 
 import franq
+from calibration.contract import ClaimInputs
 from franq.config import FranqConfig
 from franq.pipeline import Franq
 from franq.presets import FAST_TOP_WINDOWS
@@ -260,6 +262,45 @@ def test_the_fast_short_map_reads_model_and_gold_answers_so_a_supported_answer_i
     p_s = np.array([0.05, 0.5, 0.95])
     q = cal.predict(ClaimInputs(p_s, np.ones(3), np.zeros(3)))
     assert np.all(np.diff(q) >= 0) and 0 < q[0] and q[-1] < 1 and q[-1] > 0.5
+
+
+def test_fit_calibrator_on_fast_output_fits_the_fast_maps_kind_on_truth_labels(tmp_path):
+    """``franq fit calibrator`` on ``--fast`` output (it failed: "unknown scorer 'none'"):
+    an isotonic map of P_supported to P(true), fitted on the truth labels, as the shipped
+    fast calibrators are (support labels, which a user may also give, are not what it maps to)."""
+    from calibration.franq import FranqCalibrator
+
+    rows = []
+    for r in range(20):
+        supported = "The tower was built from 1887 to 1889 in Paris."
+        rows.append({"id": f"s{r}", "question": Q, "passages": P, "answer": supported,
+                     "claims": [{"text": supported, "is_true": True, "is_faithful": r % 2 == 0}]})
+        other = "Bananas are blue metal from the moon."
+        rows.append({"id": f"o{r}", "question": Q, "passages": P, "answer": other,
+                     "claims": [{"text": other, "is_true": r % 4 == 0, "is_faithful": False}]})
+    raw = tmp_path / "labelled.jsonl"
+    raw.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    scored, cal_path = tmp_path / "scored.jsonl", tmp_path / "cal.json"
+    r = run_cli("score", str(raw), "-o", str(scored), "--fast", "--faithfulness", "lexical", "--calibrator", "none",
+                "--quiet")
+    assert r.exit_code == 0, r.output
+    r = run_cli("fit", "calibrator", str(scored), "-o", str(cal_path), "--folds", "2")
+    assert r.exit_code == 0, r.output
+    assert "fitting the fast mode's calibrator: an isotonic map of P_supported" in r.output
+    obj = json.loads(cal_path.read_text(encoding="utf-8"))
+    assert obj["variant"] == "none" and obj["fitted_for"]["uq_faith"] == "none" and obj["faithfulness"]
+    cal = FranqCalibrator.from_json(cal_path)
+    got = [json.loads(x) for x in scored.read_text(encoding="utf-8").splitlines()]
+    p_s = np.array([g["claims"][0]["p_faithful"] for g in got])
+    q = cal.predict(ClaimInputs(p_s, np.ones(len(p_s)), np.zeros(len(p_s))))
+    supported = np.array([g["id"].startswith("s") for g in got])
+    assert q[supported].min() > 0.9 and q[~supported].max() < 0.5  # P(true): all true / a quarter true
+    r = run_cli("score", "--fast", "--faithfulness", "lexical", "--calibrator", str(cal_path), "--question", Q,
+                "--passage", P[0], "--answer", "The tower was built from 1887 to 1889 in Paris. Bananas are blue "
+                "metal from the moon.", "--format", "json", "--quiet")  # two claims: the fast preset (given claims too)
+    assert r.exit_code == 0 and json.loads(r.stdout)["calibrator"]["source"] == "user", r.output
+    r = run_cli("fit", "calibrator", str(scored), "-o", str(tmp_path / "c3.json"), "--three-condition")
+    assert r.exit_code != 0 and "scored by the fast mode (no UQ scorer)" in r.output and "Traceback" not in r.output
 
 
 def test_a_config_naming_a_served_model_still_runs_fast(verifier_dir):

@@ -54,8 +54,8 @@ def fit() -> None:
 @click.option("--target-false-alarm", type=click.FloatRange(0.0, 1.0), default=None,
               help="Likewise, while at most this share of the true claims is flagged likely_false.")
 @click.option("--prior", type=click.FloatRange(0.0, 1.0, min_open=True, max_open=True), default=None,
-              help="Three-condition: the share of true claims where the calibrator will be used, if not the "
-                   "training data's; each map's output is moved on the logit scale (see `franq fit prior`).")
+              help="The share of true claims where the calibrator will be used, if not the training data's: each "
+                   "UQ map's output (the fast map's P(true)) is moved on the logit scale (see `franq fit prior`).")
 @click.option("--three-condition/--binary", "three_condition", default=None,
               help="Three-condition FRANQ (P_s*T_s + P_c*T_c + P_n*T_n; variant condition, soft or none), the "
                    "shipped default's kind, or the paper's binary FRANQ. Default: three-condition when the claims "

@@ -21,6 +21,7 @@ from franq import registry
 from franq.errors import InputError
 from franq.results import OLD_DERIVED, ResultLine, read_results
 from franq.scorers.base import primary
+from franq.stages.preset import is_fast_stack
 
 # ---------------------------------------------------------------------- training data
 @dataclass(frozen=True)
@@ -103,6 +104,8 @@ class TrainingClaims:
     def franq_features(self) -> list[str]:
         """XGBoost on the FRANQ features: P_faithful and the two scorers' primary signals
         (raw: trees are invariant to monotone maps, and log values keep tiny probabilities apart)."""
+        if is_fast_stack(self.stack):
+            return ["p_faithful"]
         return ["p_faithful", *(primary(registry.lookup("scorers", self.stack[role])).name
                                 for role in ("uq_faith", "uq_unfaith"))]
 
@@ -132,7 +135,8 @@ def training_claims(records: Iterable[ResultLine]) -> TrainingClaims:
         key = result.stack.to_dict()
         if stack is None:
             stack = key
-            scorers = [registry.lookup("scorers", stack[role]) for role in ("uq_faith", "uq_unfaith")]
+            scorers = [] if is_fast_stack(stack) else [registry.lookup("scorers", stack[role])
+                                               for role in ("uq_faith", "uq_unfaith")]
         elif key != stack:
             diff = [f"{k}: {stack.get(k)!r} vs {key.get(k)!r}" for k in sorted(set(key) | set(stack))
                     if key.get(k) != stack.get(k)]
@@ -164,7 +168,10 @@ def training_claims(records: Iterable[ResultLine]) -> TrainingClaims:
                          f"label claims with \"is_true\": true/false")
     common = set.intersection(*(set(c) for c in sigs))
     signals = {k: np.array([c[k] for c in sigs]) for k in sorted(common)}
-    faith, unfaith = (s().probability(signals[primary(s).name]) for s in scorers)
+    if scorers:
+        faith, unfaith = (s().probability(signals[primary(s).name]) for s in scorers)
+    else:  # the fast mode: the mix with UQ_faith = 1 and UQ_unfaith = 0 is P_faithful itself
+        faith, unfaith = np.ones(len(y)), np.zeros(len(y))
     three = all(v is not None for v in (*p_c, *p_n))
     return TrainingClaims(np.array(p_f), faith, unfaith, np.array(y), tuple(gold), signals, stack, skipped,
                           np.array(groups), np.array(p_c, dtype=np.float64) if three else None,
@@ -288,6 +295,7 @@ def fit_calibrator_file(input_path: str, output: str, *, config=None, variant: s
     three-condition maps are moved to (:mod:`calibration.prior`)."""
     from franq.fit.calibrator_cv import (LABELS_REFUSED, choose_threshold, cross_validate, dedupe, holdout_metrics,
                                          label_check, split_holdout, table_rows)
+    from franq.fit.shipped_fast import fast_fit_options
     from franq.runners.local import score_file
     from franq.runners.paths import check_distinct
 
@@ -324,6 +332,9 @@ def fit_calibrator_file(input_path: str, output: str, *, config=None, variant: s
         echo(score_file(config, input_path, scored_path).message())
         input_path = scored_path
     data = training_claims(dedupe(list(read_scored(input_path)), echo))
+    if is_fast_stack(data.stack) and not xgb_features:  # --fast output: the fast mode's own kind of map, of P(true)
+        three_condition, variant, calibrate_faithfulness = fast_fit_options(three_condition, variant, echo)
+        data = dataclasses.replace(data, is_faithful=tuple(bool(v) for v in data.is_true), condition=None)
     if three_condition is None:
         three_condition = (data.p_contradicted is not None and not xgb_features and not calibrate_faithfulness
                            and variant != "calibrated")
@@ -334,9 +345,8 @@ def fit_calibrator_file(input_path: str, output: str, *, config=None, variant: s
     variant = variant or ("soft" if three_condition else "condition")
     if flat and not three_condition:
         raise InputError("--flat applies to three-condition calibrators (claims scored with the verifier)")
-    if prior is not None and not three_condition:
-        raise InputError("--prior moves the maps of a three-condition calibrator: fit one on claims scored with the "
-                         "verifier (the default backend)")
+    if prior is not None and xgb_features:
+        raise InputError("--prior moves the maps of a FRANQ calibrator; an XGBoost model has none")
     held = None
     if holdout is not None:
         data, held = split_holdout(data, holdout, seed=seed)
@@ -380,3 +390,4 @@ def fit_calibrator_file(input_path: str, output: str, *, config=None, variant: s
     report["file_bytes"] = Path(output).stat().st_size
     Path(report_path).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     return report, report_path
+

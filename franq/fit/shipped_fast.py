@@ -236,6 +236,22 @@ def dev_table(parts: dict[str, dict[str, np.ndarray]]) -> str:
     return "\n".join(lines)
 
 
+def fast_fit_options(three_condition: bool | None, variant: str | None, echo) -> tuple[bool, str, bool]:
+    """``franq fit calibrator`` on ``--fast`` output (no UQ term): ``(three_condition, variant,
+    calibrate_faithfulness)`` of the kind of calibrator the fast mode ships, an isotonic map of
+    P_supported to P(true) (binary variant ``none`` with the faithfulness map, which the caller
+    fits on the truth labels, as :func:`fit_fast` does)."""
+    from franq.errors import InputError
+
+    if three_condition or variant not in (None, "none"):
+        asked = "--three-condition" if three_condition else f"--variant {variant}"
+        raise InputError(f"{asked}: these claims were scored by the fast mode (no UQ scorer), whose calibrator maps "
+                         f"P_supported alone (variant none); leave out {asked}")
+    echo("fitting the fast mode's calibrator: an isotonic map of P_supported (the claims were scored with no UQ "
+         "term, as --fast scores them)")
+    return False, "none", True
+
+
 def calibrated_franq():
     """The ``fast`` pipeline with its shipped calibrators (what ``--fast`` runs)."""
     from franq.config import FranqConfig

@@ -102,6 +102,11 @@ FAST_STACK_NONE = "none"
 """The model, UQ scorers and prompt version of a ``fast`` stack: none runs."""
 
 
+def is_fast_stack(stack: dict) -> bool:
+    """Whether ``stack`` (as a result writes it) ran no UQ scorer: the ``fast`` presets."""
+    return stack.get("uq_faith") == FAST_STACK_NONE and stack.get("uq_unfaith") == FAST_STACK_NONE
+
+
 def _build_text_only(c, preset: Preset, faithfulness) -> PresetPipeline:
     """``fast`` / ``fast_short``: the faithfulness backend alone (a verifier reads each claim's
     :data:`~franq.presets.FAST_TOP_WINDOWS` closest windows); its calibrator maps P_supported to P(true)."""
