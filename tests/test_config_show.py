@@ -80,3 +80,9 @@ def test_config_show_refuses_a_bad_config_in_one_line_naming_the_key(tmp_path):
     path.write_text('[model]\ndevcie = "cpu"\n', encoding="utf-8")
     res = CliRunner().invoke(main, ["config", "show", "--config", str(path)])
     assert res.exit_code != 0 and "devcie" in res.output and "Traceback" not in res.output
+
+
+def test_config_show_takes_fast_as_score_does():
+    assert show("--fast")["mode"] == {"value": "fast", "source": "flag --fast"}
+    res = CliRunner().invoke(main, ["config", "show", "--fast", "--mode", "long"])
+    assert res.exit_code == 2 and "--fast is --mode fast; it cannot go with --mode long" in res.output

@@ -19,8 +19,8 @@ import click
 
 from franq import files
 from franq.cli.options import (
-    CALIBRATOR_MISMATCH_OPTION, DECOMPOSER_OPTIONS, FLAG_KEYS, THRESHOLD_OPTION, StackFlags, decomposer_flags, fail,
-    options, printable, stack,
+    CALIBRATOR_MISMATCH_OPTION, DECOMPOSER_OPTIONS, FAST_OPTION, FLAG_KEYS, THRESHOLD_OPTION, StackFlags,
+    decomposer_flags, fail, fast_mode, options, printable, stack,
 )
 from franq.config import SECTIONS, FranqConfig
 from franq.config_reference import toml_value
@@ -131,8 +131,9 @@ def config() -> None:
 @THRESHOLD_OPTION
 @CALIBRATOR_MISMATCH_OPTION
 @click.option("--json", "as_json", is_flag=True, help="Print {key: {value, source}} as JSON.")
+@FAST_OPTION
 @stack
-def show(decomposer, decomposer_model, decomposer_base_url, threshold, calibrator_mismatch, as_json,
+def show(decomposer, decomposer_model, decomposer_base_url, threshold, calibrator_mismatch, as_json, fast,
          stack: StackFlags):
     """Print every effective config value and where it came from: # default, # file PATH,
     # flag --x or # env NAME. Takes the stack flags of `franq score`."""
@@ -143,8 +144,10 @@ def show(decomposer, decomposer_model, decomposer_base_url, threshold, calibrato
     if decomposer_base_url:
         flags["decomposer.backend"] = "--decomposer-base-url"
     flags.update({f"limits.{name}": "--limit" for name, _ in stack.limits})
+    if fast:
+        flags["mode"] = "--fast"
     try:
-        values = effective(stack.config(**more), stack.config_path, flags)
+        values = effective(stack.config(mode=fast_mode(fast, stack.mode), **more), stack.config_path, flags)
     except FranqError as exc:
         raise fail(exc) from None
     if as_json:
