@@ -113,8 +113,8 @@ def test_cli_fast_scores_a_jsonl_file_in_batches_reporting_a_bad_record(tmp_path
 
 
 def test_rough_tokens_stand_in_for_a_tokenizer():
-    from franq.runners.base import rough_tokens, token_estimate
     from franq.io import Example
+    from franq.runners.base import rough_tokens, token_estimate
     from franq.types import Passage
 
     assert len(rough_tokens("")) == 1 and len(rough_tokens("x" * 40)) == 11

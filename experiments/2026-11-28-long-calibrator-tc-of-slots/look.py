@@ -1,5 +1,5 @@
 """How the slot check's evidence separates natural claims from contradicted copies."""
-import json, sys
+import json
 from pathlib import Path
 import numpy as np
 from franq.fit import natural as nat

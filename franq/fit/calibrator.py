@@ -135,8 +135,8 @@ def training_claims(records: Iterable[ResultLine]) -> TrainingClaims:
         key = result.stack.to_dict()
         if stack is None:
             stack = key
-            scorers = [] if is_fast_stack(stack) else [registry.lookup("scorers", stack[role])
-                                               for role in ("uq_faith", "uq_unfaith")]
+            roles = () if is_fast_stack(stack) else ("uq_faith", "uq_unfaith")  # fast: no UQ scorer ran
+            scorers = [registry.lookup("scorers", stack[role]) for role in roles]
         elif key != stack:
             diff = [f"{k}: {stack.get(k)!r} vs {key.get(k)!r}" for k in sorted(set(key) | set(stack))
                     if key.get(k) != stack.get(k)]
@@ -390,4 +390,3 @@ def fit_calibrator_file(input_path: str, output: str, *, config=None, variant: s
     report["file_bytes"] = Path(output).stat().st_size
     Path(report_path).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     return report, report_path
-
