@@ -278,19 +278,23 @@ def test_fit_calibrator_on_fast_output_fits_the_fast_maps_kind_on_truth_labels(t
         other = "Bananas are blue metal from the moon."
         rows.append({"id": f"o{r}", "question": Q, "passages": P, "answer": other,
                      "claims": [{"text": other, "is_true": r % 4 == 0, "is_faithful": False}]})
+    rows.append({"id": "short", "question": Q, "passages": P, "answer": "In 1889."})  # fast_short, unlabelled
     raw = tmp_path / "labelled.jsonl"
     raw.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     scored, cal_path = tmp_path / "scored.jsonl", tmp_path / "cal.json"
     r = run_cli("score", str(raw), "-o", str(scored), "--fast", "--faithfulness", "lexical", "--calibrator", "none",
                 "--quiet")
     assert r.exit_code == 0, r.output
-    r = run_cli("fit", "calibrator", str(scored), "-o", str(cal_path), "--folds", "2")
+    r = run_cli("fit", "calibrator", str(scored), "-o", str(cal_path), "--folds", "2")  # fast and fast_short records
+    assert r.exit_code != 0 and "(mode: 'fast' vs 'fast_short')" in r.output and "--preset NAME" in r.output
+    r = run_cli("fit", "calibrator", str(scored), "-o", str(cal_path), "--folds", "2", "--preset", "fast")
     assert r.exit_code == 0, r.output
+    assert "--preset fast: 40 records scored by it" in r.output
     assert "fitting the fast mode's calibrator: an isotonic map of P_supported" in r.output
     obj = json.loads(cal_path.read_text(encoding="utf-8"))
     assert obj["variant"] == "none" and obj["fitted_for"]["uq_faith"] == "none" and obj["faithfulness"]
     cal = FranqCalibrator.from_json(cal_path)
-    got = [json.loads(x) for x in scored.read_text(encoding="utf-8").splitlines()]
+    got = [json.loads(x) for x in scored.read_text(encoding="utf-8").splitlines()][:-1]  # less the short answer
     p_s = np.array([g["claims"][0]["p_faithful"] for g in got])
     q = cal.predict(ClaimInputs(p_s, np.ones(len(p_s)), np.zeros(len(p_s))))
     supported = np.array([g["id"].startswith("s") for g in got])
@@ -299,7 +303,8 @@ def test_fit_calibrator_on_fast_output_fits_the_fast_maps_kind_on_truth_labels(t
                 "--passage", P[0], "--answer", "The tower was built from 1887 to 1889 in Paris. Bananas are blue "
                 "metal from the moon.", "--format", "json", "--quiet")  # two claims: the fast preset (given claims too)
     assert r.exit_code == 0 and json.loads(r.stdout)["calibrator"]["source"] == "user", r.output
-    r = run_cli("fit", "calibrator", str(scored), "-o", str(tmp_path / "c3.json"), "--three-condition")
+    r = run_cli("fit", "calibrator", str(scored), "-o", str(tmp_path / "c3.json"), "--three-condition",
+                "--preset", "fast")
     assert r.exit_code != 0 and "scored by the fast mode (no UQ scorer)" in r.output and "Traceback" not in r.output
 
 

@@ -11,6 +11,7 @@ from franq.cli.options import COUNT, THREADS_OPTION, Number, StackFlags, fail, l
 from franq.cli.table import format_fit_report
 from franq.errors import FranqError
 from franq.files import check_outputs
+from franq.presets import PRESETS
 
 MAP_FILES = ("faithfulness-combined.json", "faithfulness-context-pmi.json")
 """What ``franq fit faithfulness`` writes into its folder."""
@@ -63,10 +64,13 @@ def fit() -> None:
 @click.option("--flat", multiple=True, type=click.Choice(["supported", "contradicted", "not_mentioned"]),
               help="Three-condition: this condition's map is its share of true claims, whatever the UQ score "
                    "(repeatable; e.g. 'contradicted', whose UQ score on few short claims mostly measures length).")
+@click.option("--preset", type=click.Choice(list(PRESETS)), default=None,
+              help="Fit on the records scored by this preset only: `--mode auto` output holds long and short-form "
+                   "records, `--fast` output fast and fast_short ones, and a calibrator is fitted for one.")
 @stack
 def calibrator(input_path, output, variant, calibrate_faithfulness, xgb_features, min_per_condition,
                report_path, scored_path, holdout, seed, folds, target_precision, target_false_alarm, prior,
-               three_condition, flat, stack: StackFlags):
+               three_condition, flat, preset, stack: StackFlags):
     """Fit a calibrator on labelled claims.
 
     INPUT_PATH is JSONL: either `franq score` output whose claims carry `is_true` (and
@@ -86,7 +90,7 @@ def calibrator(input_path, output, variant, calibrate_faithfulness, xgb_features
             calibrate_faithfulness=calibrate_faithfulness, xgb_features=xgb_features,
             min_per_condition=min_per_condition, report_path=report_path, scored_path=scored_path,
             holdout=holdout, seed=seed, three_condition=three_condition, flat=tuple(flat), folds=folds,
-            target_precision=target_precision, target_false_alarm=target_false_alarm, prior=prior,
+            target_precision=target_precision, target_false_alarm=target_false_alarm, prior=prior, preset=preset,
             echo=lambda msg: click.echo(msg, err=True))
     except (FranqError, ValueError) as exc:
         raise fail(exc) from None

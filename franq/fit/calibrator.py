@@ -140,8 +140,9 @@ def training_claims(records: Iterable[ResultLine]) -> TrainingClaims:
         elif key != stack:
             diff = [f"{k}: {stack.get(k)!r} vs {key.get(k)!r}" for k in sorted(set(key) | set(stack))
                     if key.get(k) != stack.get(k)]
+            hint = " (--preset NAME fits on one preset's records)" if key.get("mode") != stack.get("mode") else ""
             raise InputError(f"{where}: scored by another stack than the first record ({'; '.join(diff)}); "
-                             f"calibrate one stack at a time")
+                             f"calibrate one stack at a time{hint}")
         for i, (c, label) in enumerate(zip(result.claims, _claim_labels(line))):
             reason = _left_out(c, label)
             if reason:
@@ -280,7 +281,7 @@ def fit_calibrator_file(input_path: str, output: str, *, config=None, variant: s
                         holdout: float | None = None, seed: int = 0, three_condition: bool | None = None,
                         flat: tuple[str, ...] = (), folds: int | None = 5, target_precision: float | None = None,
                         target_false_alarm: float | None = None, prior: float | None = None,
-                        echo=print) -> tuple[dict, str]:
+                        preset: str | None = None, echo=print) -> tuple[dict, str]:
     """``franq fit calibrator``: fit on ``input_path`` and write the calibrator to ``output``
     and its fit report (returned, with the report's path). The input is ``franq score``
     output whose claims carry labels, or raw examples with labelled claims, which are
@@ -292,7 +293,8 @@ def fit_calibrator_file(input_path: str, output: str, *, config=None, variant: s
     does. ``folds``: K-fold cross-validation by answer, the threshold table and, with
     ``target_precision`` / ``target_false_alarm``, the threshold stored in the file
     (:mod:`franq.fit.calibrator_cv`); ``prior``: the deployment share of true claims the
-    three-condition maps are moved to (:mod:`calibration.prior`)."""
+    maps are moved to (:mod:`calibration.prior`); ``preset``: fit on the records that preset
+    scored only (``--mode auto`` and ``--fast`` output hold two)."""
     from franq.fit.calibrator_cv import (LABELS_REFUSED, choose_threshold, cross_validate, dedupe, holdout_metrics,
                                          label_check, split_holdout, table_rows)
     from franq.fit.shipped_fast import fast_fit_options
@@ -331,7 +333,11 @@ def fit_calibrator_file(input_path: str, output: str, *, config=None, variant: s
         Path(scored_path).unlink(missing_ok=True)  # score afresh, as before (no resume here)
         echo(score_file(config, input_path, scored_path).message())
         input_path = scored_path
-    data = training_claims(dedupe(list(read_scored(input_path)), echo))
+    lines = dedupe(list(read_scored(input_path)), echo)
+    if preset is not None:
+        lines = [x for x in lines if x.result.stack.to_dict().get("mode") == preset]
+        echo(f"--preset {preset}: {len(lines)} records scored by it")
+    data = training_claims(lines)
     if is_fast_stack(data.stack) and not xgb_features:  # --fast output: the fast mode's own kind of map, of P(true)
         three_condition, variant, calibrate_faithfulness = fast_fit_options(three_condition, variant, echo)
         data = dataclasses.replace(data, is_faithful=tuple(bool(v) for v in data.is_true), condition=None)
