@@ -51,13 +51,6 @@ from franq.types import AnswerScore, Passage
 log = logging.getLogger(__name__)
 
 
-def _read_whole(ex: Example) -> bool:
-    """``mode`` auto / fast: whether ``ex`` is a short answer read whole (its short preset):
-    no claims given, or one that is the whole answer (which carries its labels through, as
-    in mode short)."""
-    return (ex.claims is None or list(ex.claims) == [ex.answer.strip()]) and is_short_answer(ex.answer)
-
-
 class Franq:
     """FRANQ (paper section 2): claim-level P(true) of RAG answers.
 
@@ -266,9 +259,9 @@ class Franq:
         presets_for(mode)  # validates the name
         short = short_preset(self.config, generated=generated)
         if mode == "auto":
-            return [short if _read_whole(ex) else "long" for ex in examples]
+            return [short if ex.claims is None and is_short_answer(ex.answer) else "long" for ex in examples]
         if mode == "fast":  # a short answer is one claim, read with its question, calibrated as such
-            return ["fast_short" if _read_whole(ex) else "fast" for ex in examples]
+            return ["fast_short" if ex.claims is None and is_short_answer(ex.answer) else "fast" for ex in examples]
         if mode == "short":
             for ex in examples:  # one given claim that is the whole answer carries its labels through
                 if ex.claims is not None and list(ex.claims) != [ex.answer.strip()]:

@@ -44,9 +44,7 @@ franq generated (``Franq.answer``, or ``score_many(..., generated=True)``) in-po
 every other answer as observer; ``probe`` scores every short answer with the probes.
 
 ``mode = "auto"`` picks ``short`` for a single short sentence and ``long`` otherwise, so
-both presets must be able to run the configured components; ``auto`` and ``fast`` read a
-short answer whole when it comes with no claims or with itself as its one claim (whose
-labels then carry through, as in ``mode = "short"``).
+both presets must be able to run the configured components.
 """
 from __future__ import annotations
 

@@ -80,9 +80,7 @@ def test_fast_reads_a_short_answer_whole_with_its_question_under_its_own_preset(
     assert [c.claim.text for c in short.claims] == ["1889"] and len(short.scored) == 1
     assert short.stack["mode"] == "fast_short" and short.mode == "short"
     assert long_answer.stack["mode"] == "fast" and len(long_answer.claims) == 2
-    whole = fr.score(Q, P, "1889", claims=["1889"])  # the one given claim is the whole answer: read whole, as
-    assert whole.stack["mode"] == "fast_short"       # mode short does (its labels are fitted with fast_short's)
-    given = fr.score(Q, P, "It was 1889.", claims=["It was 1889"])  # another given claim: the split preset
+    given = fr.score(Q, P, "1889", claims=["1889"])  # given claims are never read whole
     assert given.stack["mode"] == "fast"
 
 
@@ -274,14 +272,13 @@ def test_fit_calibrator_on_fast_output_fits_the_fast_maps_kind_on_truth_labels(t
 
     rows = []
     for r in range(20):
-        supported = "The tower was built from 1887 to 1889 in Paris."  # given claims of longer answers: fast
-        rows.append({"id": f"s{r}", "question": Q, "passages": P, "answer": supported + " It is tall.",
+        supported = "The tower was built from 1887 to 1889 in Paris."
+        rows.append({"id": f"s{r}", "question": Q, "passages": P, "answer": supported,
                      "claims": [{"text": supported, "is_true": True, "is_faithful": r % 2 == 0}]})
         other = "Bananas are blue metal from the moon."
-        rows.append({"id": f"o{r}", "question": Q, "passages": P, "answer": other + " It is tall.",
+        rows.append({"id": f"o{r}", "question": Q, "passages": P, "answer": other,
                      "claims": [{"text": other, "is_true": r % 4 == 0, "is_faithful": False}]})
-    rows.append({"id": "short", "question": Q, "passages": P, "answer": "In 1889.",  # a short answer: fast_short
-                 "claims": [{"text": "In 1889.", "is_true": True}]})
+    rows.append({"id": "short", "question": Q, "passages": P, "answer": "In 1889."})  # fast_short, unlabelled
     raw = tmp_path / "labelled.jsonl"
     raw.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     scored, cal_path = tmp_path / "scored.jsonl", tmp_path / "cal.json"
