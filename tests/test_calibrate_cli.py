@@ -153,11 +153,19 @@ def test_calibrate_without_labels_is_a_clear_error(fitted, tmp_path):
     assert res.exit_code != 0 and "no scored claims labelled 'is_true'" in res.output
 
 
-def test_training_claims_refuse_mixed_stacks():
+def test_training_claims_refuse_mixed_stacks_of_labelled_records_and_skip_unlabelled_ones():
     stack = stack_key(model="a", faithfulness="f", uq_faith="claim_prob", uq_unfaith="parametric", mode="long")
-    rec = {"question": "q", "answer": "a", "mode": "long", "stack": stack, "claims": []}
+    claim = {"claim": {"text": "x", "char_spans": []}, "status": "scored", "p_faithful": 0.5,
+             "signals": {"log_claim_prob": -1.0, "log_parametric": -2.0}, "is_true": True}
+    rec = {"question": "q", "answer": "a", "mode": "long", "stack": stack, "claims": [claim]}
     with pytest.raises(InputError, match="line 2: scored by another stack.*model: 'a' vs 'b'"):
         training_claims(read_results([rec, {**rec, "stack": {**stack, "model": "b"}}], with_input=True))
+    short = {**rec, "stack": {**stack, "mode": "observer"}}
+    with pytest.raises(InputError, match=r"line 2: .*mode: 'long' vs 'observer'.*\(--preset NAME"):
+        training_claims(read_results([rec, short], with_input=True))
+    unlabelled = {**short, "claims": [{**claim, "is_true": None}]}  # e.g. a short answer of --mode auto output
+    got = training_claims(read_results([unlabelled, rec, unlabelled], with_input=True))
+    assert len(got) == 1 and got.stack["mode"] == "long" and got.skipped["unlabelled"] == 2
 
 
 def test_calibrate_xgboost_baseline_writes_xgboost_json_usable_by_score(fitted, tiny_lm_path, tmp_path):

@@ -104,10 +104,8 @@ class TrainingClaims:
     def franq_features(self) -> list[str]:
         """XGBoost on the FRANQ features: P_faithful and the two scorers' primary signals
         (raw: trees are invariant to monotone maps, and log values keep tiny probabilities apart)."""
-        if is_fast_stack(self.stack):
-            return ["p_faithful"]
-        return ["p_faithful", *(primary(registry.lookup("scorers", self.stack[role])).name
-                                for role in ("uq_faith", "uq_unfaith"))]
+        roles = () if is_fast_stack(self.stack) else ("uq_faith", "uq_unfaith")  # fast: no UQ scorer ran
+        return ["p_faithful", *(primary(registry.lookup("scorers", self.stack[r])).name for r in roles)]
 
     def inputs(self) -> ClaimInputs:
         """What a calibrator reads of these claims (:class:`~calibration.contract.ClaimInputs`)."""
@@ -132,6 +130,11 @@ def training_claims(records: Iterable[ResultLine]) -> TrainingClaims:
     skipped = {"not_scored": 0, "unlabelled": 0}
     for n_rec, line in enumerate(records):
         where, result = line.where, line.result
+        reasons = [_left_out(c, label) for c, label in zip(result.claims, _claim_labels(line))]
+        if all(reasons):  # no labelled claim: the record takes no part (nor names the stack)
+            for reason in reasons:
+                skipped[reason] += 1
+            continue
         key = result.stack.to_dict()
         if stack is None:
             stack = key
@@ -143,8 +146,7 @@ def training_claims(records: Iterable[ResultLine]) -> TrainingClaims:
             hint = " (--preset NAME fits on one preset's records)" if key.get("mode") != stack.get("mode") else ""
             raise InputError(f"{where}: scored by another stack than the first record ({'; '.join(diff)}); "
                              f"calibrate one stack at a time{hint}")
-        for i, (c, label) in enumerate(zip(result.claims, _claim_labels(line))):
-            reason = _left_out(c, label)
+        for i, (c, label, reason) in enumerate(zip(result.claims, _claim_labels(line), reasons)):
             if reason:
                 skipped[reason] += 1
                 continue
