@@ -22,9 +22,10 @@ from franq.files import (
 )
 from franq.types import Passage
 
-ANSWER_LABELS = ("gold_answers", "gold_passages", "sufficient")
-"""Optional labels of a whole record (answering with faithfulness, sufficient context):
-validated, kept on :attr:`Example.labels` and passed through to the output."""
+ANSWER_LABELS = ("gold_answers", "gold_passages", "sufficient", "is_true", "is_faithful")
+"""Optional labels of a whole record (answering with faithfulness, sufficient context; a
+short answer's truth and support, which label its one claim where a short preset reads it
+whole): validated, kept on :attr:`Example.labels` and passed through to the output."""
 FILE_BOUNDARY = (atomic_open, atomic_write, check_outputs, iter_lines, read_json_file, read_jsonl, read_text,
                  DuplicateKeyError, no_duplicate_keys, LIMITS, LimitError)
 """The file boundary (:mod:`franq.files`) and the table of limits (:mod:`franq.limits`),
@@ -202,7 +203,8 @@ def _check_condition(c: Mapping, field: str, where: str) -> None:
 
 def parse_answer_labels(obj: Mapping, where: str = "") -> dict:
     """The optional record labels: ``gold_answers`` (a list of non-empty strings),
-    ``gold_passages`` (passages, as ``passages``) and ``sufficient`` (true, false or null).
+    ``gold_passages`` (passages, as ``passages``), ``sufficient``, ``is_true`` and
+    ``is_faithful`` (true, false or null).
     Returns the given ones, validated (JSON-ready: passages as ``{"title", "text"}``)."""
     out: dict = {}
     if obj.get("gold_answers") is not None:
@@ -218,11 +220,12 @@ def parse_answer_labels(obj: Mapping, where: str = "") -> dict:
         if not passages:  # "passages": [] is an answer retrieval found nothing for; gold ones are given
             raise InputError(f"{_prefix(where)}'gold_passages' is an empty list; leave it out (or null) for none")
         out["gold_passages"] = [{"title": p.title, "text": p.text} for p in passages]
-    if "sufficient" in obj:
-        v = obj["sufficient"]
-        if v is not None and not isinstance(v, bool):
-            raise InputError(f"{_prefix(where)}'sufficient' must be true, false or null, got {_type(v)}")
-        out["sufficient"] = v
+    for key in ("sufficient", "is_true", "is_faithful"):
+        if key in obj:
+            v = obj[key]
+            if v is not None and not isinstance(v, bool):
+                raise InputError(f"{_prefix(where)}'{key}' must be true, false or null, got {_type(v)}")
+            out[key] = v
     return out
 
 

@@ -308,6 +308,34 @@ def test_fit_calibrator_on_fast_output_fits_the_fast_maps_kind_on_truth_labels(t
     assert r.exit_code != 0 and "scored by the fast mode (no UQ scorer)" in r.output and "Traceback" not in r.output
 
 
+def test_short_answers_labelled_whole_fit_the_fast_short_calibrator(tmp_path):
+    """A short answer is labelled as a whole (``is_true`` on the record: no claims to label);
+    the label reaches its one claim where a short preset reads it whole."""
+    rows = [{"id": f"a{r}", "question": Q, "passages": P, "answer": "1889" if r % 2 else "1950",
+             "is_true": bool(r % 2)} for r in range(24)]
+    rows.append({"id": "long", "question": Q, "passages": P, "is_true": True,  # a long answer: not read whole,
+                 "answer": "The tower was built in 1889. It stands in Paris."})  # so its claims stay unlabelled
+    raw, scored = tmp_path / "short.jsonl", tmp_path / "scored.jsonl"
+    raw.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    r = run_cli("score", str(raw), "-o", str(scored), "--fast", "--faithfulness", "lexical", "--calibrator", "none",
+                "--quiet")
+    assert r.exit_code == 0, r.output
+    got = [json.loads(x) for x in scored.read_text(encoding="utf-8").splitlines()]
+    assert [g["is_true"] for g in got] == [x["is_true"] for x in rows]  # passed through
+    r = run_cli("fit", "calibrator", str(scored), "-o", str(tmp_path / "cal.json"), "--folds", "2",
+                "--min-per-condition", "5")
+    assert r.exit_code == 0, r.output
+    assert "on 24 labelled claims (12 true, 12 false" in r.output and "'unlabelled': 2" in r.output
+    cal = json.loads((tmp_path / "cal.json").read_text(encoding="utf-8"))
+    assert cal["fitted_for"]["mode"] == "fast_short"
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(json.dumps({**rows[0], "is_true": "yes"}) + "\n", encoding="utf-8")
+    r = run_cli("score", str(bad), "-o", str(tmp_path / "b.jsonl"), "--fast", "--faithfulness", "lexical",
+                "--calibrator", "none", "--quiet")
+    errors = (tmp_path / "b.jsonl.errors.jsonl").read_text(encoding="utf-8")
+    assert "line 1: 'is_true' must be true, false or null, got str" in errors
+
+
 def test_a_config_naming_a_served_model_still_runs_fast(verifier_dir):
     """--fast on a config written for a served model: the served checks walk the mode's
     scorers, and the fast presets have none (this was an AttributeError)."""

@@ -183,8 +183,11 @@ def training_claims(records: Iterable[ResultLine]) -> TrainingClaims:
 
 
 def _claim_labels(line: ResultLine) -> tuple[dict, ...]:
-    """Per claim of ``line``, its labels (empty where the record carries none)."""
-    return (line.example and line.example.claim_labels) or ({},) * len(line.result.claims)
+    """Per claim of ``line``, its labels (empty where the record carries none); a short answer
+    read whole (one claim) takes the record's own ``is_true`` / ``is_faithful``."""
+    ex, n = line.example, len(line.result.claims)
+    whole = {k: v for k, v in ((ex and ex.labels) or {}).items() if k in ("is_true", "is_faithful")}
+    return (ex and ex.claim_labels) or ((whole,) if whole and n == 1 and line.result.mode == "short" else ({},) * n)
 
 
 def _left_out(claim, label: dict) -> str | None:
@@ -223,13 +226,15 @@ def fit_franq_calibrator(data: TrainingClaims, *, variant: str = "condition",
                           min_per_condition=min_per_condition, fitted_for=data.stack, description=description)
     t0 = time.perf_counter()
     cal.fit(data.inputs(), data.is_true, is_faithful=data.is_faithful)
-    seconds = time.perf_counter() - t0
-    report = {"kind": "franq-isotonic", "variant": cal.name, "fitted_for": data.stack,
-              "n_claims": len(data), "n_true": int(data.is_true.sum()),
-              "n_false": int(len(data) - data.is_true.sum()), "skipped": data.skipped,
-              "counts": cal.counts_, "train_ece": {k: round(v, 4) for k, v in cal.train_ece_.items()},
-              "fit_seconds": round(seconds, 4), "warnings": list(cal.warnings_)}
-    return cal, report
+    return cal, _fit_report("franq-isotonic", cal, data, time.perf_counter() - t0)
+
+
+def _fit_report(kind: str, cal, data: TrainingClaims, seconds: float) -> dict:
+    """The fit report of an isotonic FRANQ calibrator (binary or three-condition)."""
+    return {"kind": kind, "variant": cal.name, "fitted_for": data.stack, "n_claims": len(data),
+            "n_true": int(data.is_true.sum()), "n_false": int(len(data) - data.is_true.sum()), "skipped": data.skipped,
+            "counts": cal.counts_, "train_ece": {k: round(v, 4) for k, v in cal.train_ece_.items()},
+            "fit_seconds": round(seconds, 4), "warnings": list(cal.warnings_)}
 
 
 def fit_three_condition_calibrator(data: TrainingClaims, *, variant: str = "condition", min_per_condition: int = 30,
@@ -247,12 +252,7 @@ def fit_three_condition_calibrator(data: TrainingClaims, *, variant: str = "cond
                                    description=description, flat=flat)
     t0 = time.perf_counter()
     cal.fit(data.inputs(), data.is_true, condition=data.conditions() if conditions is None else conditions)
-    report = {"kind": "franq-three-condition", "variant": cal.name, "fitted_for": data.stack,
-              "n_claims": len(data), "n_true": int(data.is_true.sum()),
-              "n_false": int(len(data) - data.is_true.sum()), "skipped": data.skipped,
-              "counts": cal.counts_, "train_ece": {k: round(v, 4) for k, v in cal.train_ece_.items()},
-              "fit_seconds": round(time.perf_counter() - t0, 4), "warnings": list(cal.warnings_)}
-    return cal, report
+    return cal, _fit_report("franq-three-condition", cal, data, time.perf_counter() - t0)
 
 
 def fit_xgboost(data: TrainingClaims, *, features: str = "franq", n_estimators: int = 100):
