@@ -46,7 +46,7 @@ def result_record(example_id: str | None, result: AnswerScore, example: Example 
             for claim, labels in zip(record["claims"], example.claim_labels):
                 claim.update(labels)
         if example.labels:
-            record.update(example.labels)  # gold_answers / gold_passages / sufficient, passed through
+            record.update(example.labels)  # the record labels (franq.io.ANSWER_LABELS), passed through
         if example.meta is not None:
             record["meta"] = example.meta
     return record
