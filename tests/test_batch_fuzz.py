@@ -117,8 +117,8 @@ def test_error_record_carries_the_id_of_a_bad_record(tmp_path, tiny_lm_path):
     assert res.exit_code == 0
     err = json.loads((tmp_path / "o.jsonl.errors.jsonl").read_text())
     assert err == {"file": str(src), "line": 1, "id": "bad-1", "error": "line 1: unknown field(s) ['config']; expected "
-                   "['answer', 'claims', 'gold_answers', 'gold_passages', 'id', 'meta', 'passages', 'question', "
-                   "'sufficient'] (put your own fields in "
+                   "['answer', 'claims', 'gold_answers', 'gold_passages', 'id', 'is_faithful', 'is_true', 'meta', "
+                   "'passages', 'question', 'sufficient'] (put your own fields in "
                    "'meta': an object echoed to the output)"}
 
 
