@@ -222,6 +222,7 @@ def test_openapi_has_request_and_response_schemas_for_every_route(tiny_lm):
         reply = op["responses"]["200"]["content"]["application/json"]["schema"]["$ref"].rsplit("/", 1)[1]
         assert found[body]["properties"] and found[reply]["properties"] and "400" in op["responses"]
     assert {"question", "passages", "answer"} <= set(found["ScoreRequest"]["required"])
+    assert '"fast"' in json.dumps(found["ScoreRequest"]["properties"]["mode"])  # a request may ask for the fast mode
     assert paths["/health"]["get"]["responses"]["200"]["content"]["application/json"]["schema"]["$ref"].endswith(
         "/Health")
     assert "claims" in found["ResultRecord"]["properties"] and "detail" in found["Error"]["properties"]
