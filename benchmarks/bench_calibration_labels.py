@@ -13,6 +13,11 @@ ExpertQA natural answers (the train sample and rand_test, pooled; 94% true) and 
 model's nq-open answers (train and test pooled; 10% true). The smallest condition's
 (weighted) claim count is reported beside n: the number `franq fit calibrator` warns by
 (franq.fit.calibrator_cv.LABELS_NEEDED).
+
+With ``--fast``: the same for the fit `franq fit calibrator` makes on `franq score --fast`
+output (an isotonic map of P_supported to P(true)), on ExpertQA's split claims and on
+nq-open's short answers (the embedded model's and the gold ones), written to
+benchmarks/results/calibration-labels-fast.md.
 """
 from __future__ import annotations
 
@@ -59,7 +64,8 @@ def curve(data, fit, sizes, repeats: int, targets) -> tuple[list[str], list[str]
                 continue
             oof.append(expected_calibration_error(p, part.is_true))
             held.append(expected_calibration_error(cal.predict(rest.inputs()), rest.is_true))
-            smallest.append(min(cal.counts_[c]["weight"] for c in ("supported", "contradicted", "not_mentioned")))
+            smallest.append(min(v["weight"] for k, v in cal.counts_.items()  # the three conditions, or a binary
+                                if k in ("supported", "contradicted", "not_mentioned", "faithful", "unfaithful")))
             for t in targets:
                 try:
                     ch = choose_threshold(p, part.is_true, folds, target_precision=t)
@@ -80,17 +86,56 @@ def curve(data, fit, sizes, repeats: int, targets) -> tuple[list[str], list[str]
     return rows, trows
 
 
+def fast_sources() -> dict:
+    """The natural sources as ``franq score --fast`` scores them (the shipped verifier, no
+    calibrator), as the TrainingClaims `franq fit calibrator` reads from that output: per
+    preset, ExpertQA's split claims (train + held out) and nq-open's short answers (the
+    embedded model's and the gold ones, train + test questions)."""
+    from franq.fit import shipped_fast as sf
+    from franq.fit.calibrator import TrainingClaims
+
+    fr = sf.fast_franq()
+    out = {}
+    for name, sets, preset, targets in (
+            ("--fast, ExpertQA split claims (train + held out)", ("expertqa-train", "expertqa-heldout"), "fast",
+             (0.1, 0.2)),
+            ("--fast, nq-open short answers, the model's and the gold ones (train + test)",
+             ("nq-open-train", "nq-open-train-gold", "nq-open-test", "nq-open-test-gold"), "fast_short", (0.5, 0.6))):
+        p, y, groups, answer = [], [], [], 0
+        for rows in sf.labelled_sets(ROOT / "datasets", sets).values():
+            for (rec, labels), res in zip(rows, fr.score_many([rec for rec, _ in rows])):
+                answer += 1  # the folds and draws keep an answer's claims together
+                for i, c in enumerate(res.claims):
+                    label = labels[i] if isinstance(labels, list) else labels
+                    if c.status == "scored" and label is not None and res.stack["mode"] == preset:
+                        p.append(c.p_faithful)
+                        y.append(float(label))
+                        groups.append(answer)
+        n, y = len(p), np.array(y)
+        data = TrainingClaims(np.array(p), np.ones(n), np.zeros(n), y, tuple(bool(v) for v in y), {},
+                              dict(fr.preset(preset).stack), groups=np.unique(groups, return_inverse=True)[1])
+        out[name] = (data, targets)
+    return out
+
+
 def main() -> int:
     from franq.fit import natural as nat
-    from franq.fit.calibrator import fit_three_condition_calibrator
+    from franq.fit.calibrator import fit_franq_calibrator, fit_three_condition_calibrator
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--verifier", default=None)
     ap.add_argument("--repeats", type=int, default=20)
-    ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "calibration-labels.md"))
+    ap.add_argument("--out", default=None, help="default: benchmarks/results/calibration-labels.md "
+                                               "(with --fast: calibration-labels-fast.md)")
     ap.add_argument("--cached-only", action="store_true", help="Measure only the sets the cache holds.")
+    ap.add_argument("--fast", action="store_true", help="The fit `franq fit calibrator` makes on `--fast` output "
+                                                        "(an isotonic map of P_supported) instead.")
     args = ap.parse_args()
+    args.out = args.out or str(ROOT / "benchmarks" / "results" / (
+        "calibration-labels-fast.md" if args.fast else "calibration-labels.md"))
     t0 = time.perf_counter()
+    if args.fast:
+        return fast_main(args, t0, fit_franq_calibrator)
     sets = nat.natural_sets(ROOT / "datasets", args.verifier, echo=lambda m: print(m, file=sys.stderr),
                             compute=not args.cached_only)
     sources = {"ExpertQA natural (train sample + rand_test)": (nat.join(sets["expertqa-train"], sets["expertqa-test"]),
@@ -112,6 +157,32 @@ def main() -> int:
         out += [f"## {name}: {len(data)} claims, {data.is_true.mean():.3f} true", "",
                 "| labelled claims n | smallest condition (weighted claims, median) | ECE out of fold (5-fold, as "
                 "the command reports) | ECE held out | draws with held-out ECE <= .05 | fits that failed |",
+                "|---|---|---|---|---|---|", *rows, "",
+                "--target-precision picked on 4 folds, precision reached on the 5th (mean over folds and draws):", "",
+                "| n | target precision | draws with a threshold | held-out precision - target (mean) | "
+                "draws within .05 |", "|---|---|---|---|---|", *trows, ""]
+    out.append(f"({time.perf_counter() - t0:.0f} s)")
+    text = "\n".join(out)
+    print(text)
+    Path(args.out).write_text(text + "\n", encoding="utf-8")
+    return 0
+
+
+def fast_main(args, t0: float, fit_franq_calibrator) -> int:
+    out = ["# Labels a fast-mode calibrator needs (issue 45 item 3, issue 46.3)", "",
+           f"Command: `OMP_NUM_THREADS=1 python benchmarks/bench_calibration_labels.py --fast --repeats {args.repeats}`. "
+           "The fit is what `franq fit calibrator` makes on `franq score --fast` output: an isotonic map of "
+           "P_supported to P(true), fitted on the truth labels (franq.fit.calibrator.fit_franq_calibrator, variant "
+           "none with the faithfulness map). ECE as the median over draws (90th percentile in brackets); 'held out' = "
+           "every claim of the source not drawn; smallest condition: every claim is in the one map.", ""]
+    for name, (data, targets) in fast_sources().items():
+        def fit(part):
+            return fit_franq_calibrator(part, variant="none", calibrate_faithfulness=True, min_per_condition=0)[0]
+
+        rows, trows = curve(data, fit, SIZES, args.repeats, targets)
+        out += [f"## {name}: {len(data)} claims, {data.is_true.mean():.3f} true", "",
+                "| labelled claims n | claims in the map (median) | ECE out of fold (5-fold, as the command reports) | "
+                "ECE held out | draws with held-out ECE <= .05 | fits that failed |",
                 "|---|---|---|---|---|---|", *rows, "",
                 "--target-precision picked on 4 folds, precision reached on the 5th (mean over folds and draws):", "",
                 "| n | target precision | draws with a threshold | held-out precision - target (mean) | "
