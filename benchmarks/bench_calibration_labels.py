@@ -142,46 +142,42 @@ def main() -> int:
                                                                (0.1, 0.2)),
                "nq-open answers (train + test)" if "nq-train" in sets else "nq-open test answers":
                (nat.join(sets["nq-train"], sets["nq-test"]) if "nq-train" in sets else sets["nq-test"], (0.9, 0.95))}
-    out = [f"# Labels a calibrator needs (issue 45 item 3); verifier {sets['verifier']}", "",
-           f"Command: `OMP_NUM_THREADS=1 python benchmarks/bench_calibration_labels.py --repeats {args.repeats}`. "
-           "The fit is `franq fit calibrator`'s default (three-condition, soft variant, "
-           "franq.fit.calibrator.fit_three_condition_calibrator); ECE as the median over draws (90th percentile "
-           "in brackets); 'held out' = every claim of the source not drawn.", ""]
-    for name, (s, targets) in sources.items():
-        data = nat.training_claims_of({**s, "answer": [str(a) for a in s["answer"]]})
+    head = [f"# Labels a calibrator needs (issue 45 item 3); verifier {sets['verifier']}", "",
+            f"Command: `OMP_NUM_THREADS=1 python benchmarks/bench_calibration_labels.py --repeats {args.repeats}`. "
+            "The fit is `franq fit calibrator`'s default (three-condition, soft variant, "
+            "franq.fit.calibrator.fit_three_condition_calibrator); ECE as the median over draws (90th percentile "
+            "in brackets); 'held out' = every claim of the source not drawn.", ""]
 
-        def fit(part):
-            return fit_three_condition_calibrator(part, variant="soft", min_per_condition=0)[0]
+    def fit(part):
+        return fit_three_condition_calibrator(part, variant="soft", min_per_condition=0)[0]
 
-        rows, trows = curve(data, fit, SIZES, args.repeats, targets)
-        out += [f"## {name}: {len(data)} claims, {data.is_true.mean():.3f} true", "",
-                "| labelled claims n | smallest condition (weighted claims, median) | ECE out of fold (5-fold, as "
-                "the command reports) | ECE held out | draws with held-out ECE <= .05 | fits that failed |",
-                "|---|---|---|---|---|---|", *rows, "",
-                "--target-precision picked on 4 folds, precision reached on the 5th (mean over folds and draws):", "",
-                "| n | target precision | draws with a threshold | held-out precision - target (mean) | "
-                "draws within .05 |", "|---|---|---|---|---|", *trows, ""]
-    out.append(f"({time.perf_counter() - t0:.0f} s)")
-    text = "\n".join(out)
-    print(text)
-    Path(args.out).write_text(text + "\n", encoding="utf-8")
-    return 0
+    data = {name: (nat.training_claims_of({**s, "answer": [str(a) for a in s["answer"]]}), targets)
+            for name, (s, targets) in sources.items()}
+    return report(args, t0, head, data, fit, "smallest condition (weighted claims, median)")
 
 
 def fast_main(args, t0: float, fit_franq_calibrator) -> int:
-    out = ["# Labels a fast-mode calibrator needs (issue 45 item 3, issue 46.3)", "",
-           f"Command: `OMP_NUM_THREADS=1 python benchmarks/bench_calibration_labels.py --fast --repeats {args.repeats}`. "
-           "The fit is what `franq fit calibrator` makes on `franq score --fast` output: an isotonic map of "
-           "P_supported to P(true), fitted on the truth labels (franq.fit.calibrator.fit_franq_calibrator, variant "
-           "none with the faithfulness map). ECE as the median over draws (90th percentile in brackets); 'held out' = "
-           "every claim of the source not drawn; smallest condition: every claim is in the one map.", ""]
-    for name, (data, targets) in fast_sources().items():
-        def fit(part):
-            return fit_franq_calibrator(part, variant="none", calibrate_faithfulness=True, min_per_condition=0)[0]
+    head = ["# Labels a fast-mode calibrator needs (issue 45 item 3, issue 46.3)", "",
+            f"Command: `OMP_NUM_THREADS=1 python benchmarks/bench_calibration_labels.py --fast --repeats {args.repeats}`. "
+            "The fit is what `franq fit calibrator` makes on `franq score --fast` output: an isotonic map of "
+            "P_supported to P(true), fitted on the truth labels (franq.fit.calibrator.fit_franq_calibrator, variant "
+            "none with the faithfulness map). ECE as the median over draws (90th percentile in brackets); 'held out' = "
+            "every claim of the source not drawn; smallest condition: every claim is in the one map.", ""]
 
+    def fit(part):
+        return fit_franq_calibrator(part, variant="none", calibrate_faithfulness=True, min_per_condition=0)[0]
+
+    return report(args, t0, head, fast_sources(), fit, "claims in the map (median)")
+
+
+def report(args, t0: float, head: list[str], sources: dict, fit, count_column: str) -> int:
+    """The learning curve and threshold tables of each source (``name -> (TrainingClaims,
+    target precisions)``) under ``head``: printed, and written to ``args.out``."""
+    out = list(head)
+    for name, (data, targets) in sources.items():
         rows, trows = curve(data, fit, SIZES, args.repeats, targets)
         out += [f"## {name}: {len(data)} claims, {data.is_true.mean():.3f} true", "",
-                "| labelled claims n | claims in the map (median) | ECE out of fold (5-fold, as the command reports) | "
+                f"| labelled claims n | {count_column} | ECE out of fold (5-fold, as the command reports) | "
                 "ECE held out | draws with held-out ECE <= .05 | fits that failed |",
                 "|---|---|---|---|---|---|", *rows, "",
                 "--target-precision picked on 4 folds, precision reached on the 5th (mean over folds and draws):", "",
