@@ -39,6 +39,25 @@ def test_calibrated_p_true_wins_over_raw_and_unscored_claims_are_left_out():
     assert s.value == 0.8 and s.label == "likely_false"
 
 
+def test_a_result_scored_without_a_threshold_gets_franqs_verdicts_at_the_adapters():
+    """The default and "fast" scorers run with no threshold, so no claim has a verdict; the
+    adapters apply franq's rule at their own threshold, so "uncertain" reaches them."""
+    from franq.types import KnowledgeTerm
+
+    result = fake_scorer()(Q, P, "It was built in 1889. It is made of gold.")
+    c0, c1 = result.claims
+    no_signal = KnowledgeTerm(0.62, base_rate=0.6, low=0.5, high=0.7)  # the passages silent, the knowledge at chance
+    result = dataclasses.replace(result, claims=(
+        dataclasses.replace(c0, p_true_calibrated=0.9, verdict=None),
+        dataclasses.replace(c1, p_faithful=0.1, p_true_calibrated=0.62, knowledge=no_signal, verdict=None)))
+    s = scores.summarize(result, threshold=0.5)
+    assert [c.label for c in s.claims] == ["likely_true", "uncertain"]
+    assert s.value == 0.9 and s.reason.endswith("1 uncertain claim(s) left out")
+    given = dataclasses.replace(result, claims=(result.claims[0], dataclasses.replace(result.claims[1],
+                                                                                      verdict="likely_true")))
+    assert [c.label for c in scores.summarize(given).claims] == ["likely_true", "likely_true"]  # verdicts kept
+
+
 def test_an_answer_with_no_claim_to_judge_has_no_value():
     s = scores.summarize(fake_scorer()(Q, P, "It is. Ok."))
     assert s.value is None and s.label == "uncertain" and "no claim could be judged (2 claim(s): 2 uncertain" in s.reason

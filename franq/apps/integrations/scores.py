@@ -2,9 +2,11 @@
 
 * A claim's value is its P(true): ``p_true_calibrated``, else ``p_true_raw``.
 * A claim's label is its verdict; a claim whose verdict is ``"uncertain"`` is labelled
-  ``"uncertain"``; without a verdict, ``likely_true`` / ``likely_false`` by P(true) against
-  the threshold; a claim that was not scored (a heading, an unaligned claim) has no value
-  and the label ``"not_scored"``.
+  ``"uncertain"``. A result scored without a threshold (no claim has a verdict: the default
+  and ``"fast"`` scorers) gets franq's verdicts at the adapter's threshold
+  (:func:`franq.with_verdicts`, as ``franq score --threshold`` gives them), so ``uncertain``
+  reaches the adapters whatever the scorer was configured with; a claim that was not scored
+  (a heading, an unaligned claim) has no value and the label ``"not_scored"``.
 * The answer's value is the lowest P(true) of its claims, leaving out the uncertain and the
   unscored ones (an answer is as reliable as its weakest claim); when no claim is left, the
   value is None and the label ``"uncertain"``. The reason names the weakest claim.
@@ -15,7 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from franq import AnswerScore, ClaimScore, InputError
+from franq import AnswerScore, ClaimScore, InputError, with_verdicts
 
 UNCERTAIN = "uncertain"
 NOT_SCORED = "not_scored"
@@ -116,6 +118,8 @@ class AnswerSummary:
 
 def summarize(result: AnswerScore, threshold: float = DEFAULT_THRESHOLD) -> AnswerSummary:
     """The per-answer value, label and reason of ``result`` (module docstring)."""
+    if any(c.status == "scored" for c in result.claims) and all(c.verdict is None for c in result.claims):
+        result = with_verdicts(result, threshold)  # scored without a threshold: franq's rule at this one
     claims = tuple(ClaimSummary(i, c.claim.text, claim_value(c) if c.status == "scored" else None,
                                 claim_label(c, threshold)) for i, c in enumerate(result.claims))
     counted = [c for c in claims if c.label not in (UNCERTAIN, NOT_SCORED)]
