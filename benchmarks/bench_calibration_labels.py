@@ -101,19 +101,14 @@ def fast_sources() -> dict:
              (0.1, 0.2)),
             ("--fast, nq-open short answers, the model's and the gold ones (train + test)",
              ("nq-open-train", "nq-open-train-gold", "nq-open-test", "nq-open-test-gold"), "fast_short", (0.5, 0.6))):
-        p, y, groups, answer = [], [], [], 0
-        for rows in sf.labelled_sets(ROOT / "datasets", sets).values():
-            for (rec, labels), res in zip(rows, fr.score_many([rec for rec, _ in rows])):
-                answer += 1  # the folds and draws keep an answer's claims together
-                for i, c in enumerate(res.claims):
-                    label = labels[i] if isinstance(labels, list) else labels
-                    if c.status == "scored" and label is not None and res.stack["mode"] == preset:
-                        p.append(c.p_faithful)
-                        y.append(float(label))
-                        groups.append(answer)
-        n, y = len(p), np.array(y)
-        data = TrainingClaims(np.array(p), np.ones(n), np.zeros(n), y, tuple(bool(v) for v in y), {},
-                              dict(fr.preset(preset).stack), groups=np.unique(groups, return_inverse=True)[1])
+        mine = [{k: v[a["preset"] == preset] for k, v in a.items()}  # scored as --fast scores them
+                for a in sf.set_arrays(ROOT / "datasets", sets, fr).values()]
+        y = np.concatenate([a["y"] for a in mine])
+        answers = np.concatenate([a["answer"] + 1e6 * j for j, a in enumerate(mine)])  # one group per answer
+        n = len(y)
+        data = TrainingClaims(np.concatenate([a["p"] for a in mine]), np.ones(n), np.zeros(n), y,
+                              tuple(bool(v) for v in y), {}, dict(fr.preset(preset).stack),
+                              groups=np.unique(answers, return_inverse=True)[1])
         out[name] = (data, targets)
     return out
 

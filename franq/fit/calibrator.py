@@ -129,8 +129,8 @@ def training_claims(records: Iterable[ResultLine]) -> TrainingClaims:
     stack = scorers = None
     skipped = {"not_scored": 0, "unlabelled": 0}
     for n_rec, line in enumerate(records):
-        where, result = line.where, line.result
-        reasons = [_left_out(c, label) for c, label in zip(result.claims, _claim_labels(line))]
+        where, result, labels = line.where, line.result, _claim_labels(line)
+        reasons = [_left_out(c, label) for c, label in zip(result.claims, labels)]
         if all(reasons):  # no labelled claim: the record takes no part (nor names the stack)
             for reason in reasons:
                 skipped[reason] += 1
@@ -146,7 +146,7 @@ def training_claims(records: Iterable[ResultLine]) -> TrainingClaims:
             hint = " (--preset NAME fits on one preset's records)" if key.get("mode") != stack.get("mode") else ""
             raise InputError(f"{where}: scored by another stack than the first record ({'; '.join(diff)}); "
                              f"calibrate one stack at a time{hint}")
-        for i, (c, label, reason) in enumerate(zip(result.claims, _claim_labels(line), reasons)):
+        for i, (c, label, reason) in enumerate(zip(result.claims, labels, reasons)):
             if reason:
                 skipped[reason] += 1
                 continue

@@ -139,11 +139,11 @@ def labelled_sets(datasets: Path, names) -> dict[str, list[tuple[dict, object]]]
 
 def scored_claims(fr, rows) -> dict[str, np.ndarray]:
     """Each scored, labelled claim of ``rows`` under ``fr``: ``p`` (raw P_supported), ``q``
-    (calibrated P(true), NaN without a calibrator), ``y`` (label) and ``preset`` (``fast`` or
-    ``fast_short``: which calibrator reads it)."""
+    (calibrated P(true), NaN without a calibrator), ``y`` (label), ``preset`` (``fast`` or
+    ``fast_short``: which calibrator reads it) and ``answer`` (the index of its row)."""
     results = fr.score_many([rec for rec, _ in rows])
-    out = {"p": [], "q": [], "y": [], "preset": []}
-    for (_, labels), res in zip(rows, results):
+    out = {"p": [], "q": [], "y": [], "preset": [], "answer": []}
+    for k, ((_, labels), res) in enumerate(zip(rows, results)):
         for i, c in enumerate(res.claims):
             label = labels[i] if isinstance(labels, list) else labels
             if c.status == "scored" and label is not None:
@@ -151,6 +151,7 @@ def scored_claims(fr, rows) -> dict[str, np.ndarray]:
                 out["q"].append(np.nan if c.p_true_calibrated is None else c.p_true_calibrated)
                 out["y"].append(float(label))
                 out["preset"].append(res.stack["mode"])
+                out["answer"].append(k)
     return {k: np.array(v, dtype=object if k == "preset" else np.float64) for k, v in out.items()}
 
 
