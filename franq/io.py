@@ -32,6 +32,9 @@ FILE_BOUNDARY = (atomic_open, atomic_write, check_outputs, iter_lines, read_json
 here for the applications: ``franq.io`` is their extension surface."""
 UnknownFields = forms.UnknownFields
 """The unknown fields met in one batch (:mod:`franq.io_forms`), for the applications' readers."""
+FIELD_NAMES = forms.FIELD_NAMES
+"""Every name a record's question, answer and passages are read from (:mod:`franq.io_forms`),
+for the framework adapters."""
 KNOWN_FIELDS = {"id", "question", "passages", "answer", "claims", "meta", *ANSWER_LABELS}
 
 
@@ -235,7 +238,8 @@ def parse_example(obj: Any, where: str = "", *, limits: Mapping[str, int] | None
     within ``limits`` (:mod:`franq.limits`; the defaults when None): a list of passages or
     claims over its limit is refused before its items are read. RAGAS names and a
     ``contexts`` key are read as franq's (:data:`franq.io_forms.ALIASES`). Unknown fields are
-    kept in ``meta["unknown_fields"]`` and named once per batch (``unknown``: the batch's
+    kept in ``meta["unknown_fields"]`` (``query``, ``documents`` and the other
+    :data:`~franq.io_forms.FALLBACKS` are read where franq's name is missing) and named once per batch (``unknown``: the batch's
     :class:`~franq.io_forms.UnknownFields`); ``strict`` refuses them, as before 0.3."""
     if not isinstance(obj, Mapping):
         raise InputError(f"{_prefix(where)}expected a JSON object, got {_type(obj)}")
@@ -249,7 +253,7 @@ def parse_example(obj: Any, where: str = "", *, limits: Mapping[str, int] | None
         raise InputError(f"{_prefix(where)}'meta' must be a JSON object, got {_type(meta)}")
     for field in ("question", "passages", "answer"):
         if field not in obj:
-            raise InputError(f"{_prefix(where)}missing field '{field}'")
+            raise InputError(f"{_prefix(where)}missing field '{field}'{forms.other_names(field)}")
     ident = obj.get("id")
     if ident is not None and (isinstance(ident, bool) or not isinstance(ident, (str, int))):
         raise InputError(f"{_prefix(where)}'id' must be a string or an integer, got {_type(ident)}")

@@ -3,6 +3,11 @@
 * Field aliases: RAGAS ``user_input`` -> ``question``, ``response`` -> ``answer``,
   ``retrieved_contexts`` -> ``passages``, and a ``contexts`` key -> ``passages``. An alias
   and the name it stands for, both given, is refused in one line naming both.
+* Fallback names, read only when neither franq's name nor an alias is given (else kept as an
+  unknown field: a RAG log's rewritten ``query`` beside its ``question`` is not refused):
+  ``query`` / ``input`` -> ``question`` (LlamaIndex, Haystack, DeepEval), ``output`` /
+  ``actual_output`` -> ``answer``, ``documents`` / ``retrieval_context`` / ``context`` ->
+  ``passages``. The framework adapters take the same names (:data:`FIELD_NAMES`).
 * Documents as passages, duck-typed (no framework is imported): LangChain ``Document``
   (``page_content``, ``metadata``), Haystack ``Document`` (``content``, ``meta``),
   LlamaIndex nodes (``get_content()`` or ``.text``, and ``.metadata``), and their dict forms
@@ -22,6 +27,12 @@ log = logging.getLogger("franq.io")
 ALIASES = {"user_input": "question", "response": "answer", "retrieved_contexts": "passages",
            "contexts": "passages"}
 """A record's other names for its fields (RAGAS, and a ``contexts`` key) -> franq's name."""
+FALLBACKS = {"question": ("input", "query"), "answer": ("output", "actual_output"),
+             "passages": ("documents", "retrieval_context", "context")}
+"""franq's field -> names read for it, in this order, only when it and its aliases are absent."""
+FIELD_NAMES = {field: (field, *(a for a, n in ALIASES.items() if n == field), *FALLBACKS[field])
+               for field in FALLBACKS}
+"""Every name each field is read from, franq's first: what the framework adapters look up."""
 DOCUMENT_DICTS = (("page_content", "metadata"), ("content", "meta"), ("text", "metadata"), ("text", "title"))
 """A passage dict's (text key, metadata key) forms: LangChain, Haystack, LlamaIndex, franq's own."""
 
@@ -54,7 +65,16 @@ def canonical(obj: Mapping, where: str) -> dict:
             raise ValueError(f"{where}'{alias}' and '{given}' both given; they name the same field "
                              f"('{alias}' is read as '{name}'): give one")
         out[name] = out.pop(alias)
+    for name, fallbacks in FALLBACKS.items():
+        if name not in out and (found := next((f for f in fallbacks if f in out), None)) is not None:
+            out[name] = out.pop(found)
     return out
+
+
+def other_names(field: str) -> str:
+    """`` (or 'user_input', ...)``: the other names ``field`` is read from, for a missing-field error."""
+    names = FIELD_NAMES.get(field, (field,))[1:]
+    return f" (or {', '.join(repr(n) for n in names)})" if names else ""
 
 
 def jsonable(value: Any) -> bool:

@@ -67,6 +67,32 @@ def test_an_alias_with_its_name_is_one_line_naming_both(record, both):
     assert msg.startswith("line 4: ") and "\n" not in msg and all(f"'{n}'" in msg for n in both)
 
 
+@pytest.mark.parametrize("record", [
+    {"query": Q, "answer": A, "documents": [{"content": "Built 1887-1889.", "meta": {"title": "T"}}]},  # Haystack
+    {"input": Q, "actual_output": A, "retrieval_context": ["Built 1887-1889."]},  # DeepEval's test case
+    {"query": Q, "output": A, "context": ["Built 1887-1889."]},
+])
+def test_other_frameworks_names_are_read_where_franqs_own_are_missing(record):
+    ex = parse_example(record)
+    assert (ex.question, ex.answer, [p.text for p in ex.passages]) == (Q, A, ["Built 1887-1889."])
+    assert ex.meta is None
+
+
+def test_a_fallback_name_beside_franqs_own_is_kept_as_an_unknown_field_not_refused():
+    # a RAG log's rewritten retrieval query beside the user's question
+    ex = parse_example({"question": Q, "query": "tower construction date", "answer": A, "passages": ["p"],
+                        "documents": ["other"]})
+    assert (ex.question, [p.text for p in ex.passages]) == (Q, ["p"])
+    assert ex.meta == {"unknown_fields": {"documents": ["other"], "query": "tower construction date"}}
+    first = parse_example({"input": "from input", "query": "from query", "answer": A, "passages": []})
+    assert first.question == "from input" and first.meta == {"unknown_fields": {"query": "from query"}}
+
+
+def test_a_missing_field_names_the_other_names_it_is_read_from():
+    with pytest.raises(InputError, match=r"missing field 'question' \(or 'user_input', 'input', 'query'\)"):
+        parse_example({"answer": A, "passages": []})
+
+
 def test_document_objects_of_each_framework_are_passages_titled_from_metadata():
     docs = [LangChainDocument("Built 1887-1889.", {"title": "Eiffel Tower", "source": "wiki"}),
             HaystackDocument("Made of iron.", {"title": "Materials"}),

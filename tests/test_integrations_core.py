@@ -80,7 +80,7 @@ def test_openevals_evaluator_reads_inputs_outputs_and_context_in_their_usual_pla
 
 
 @pytest.mark.parametrize("kwargs, message", [
-    ({"inputs": {"q": Q}, "outputs": A}, "inputs: expected one of ['question', 'input', 'user_input', 'query']"),
+    ({"inputs": {"q": Q}, "outputs": A}, "inputs: expected one of ['question', 'user_input', 'input', 'query']"),
     ({"inputs": Q, "outputs": 3}, "outputs: expected a string or a dict"),
     ({"inputs": Q, "outputs": A, "context": [None]}, "'passages[0]' must be a string"),
 ])

@@ -21,11 +21,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from franq import InputError
+from franq.io import FIELD_NAMES
 from franq.apps.integrations.scores import DEFAULT_THRESHOLD, as_passages, need, pick, scorer_of, summarize
 
-QUESTION_KEYS = ("question", "user_input", "input", "query")
-ANSWER_KEYS = ("answer", "response", "output")
-CONTEXT_KEYS = ("context", "documents", "passages", "contexts", "retrieved_contexts")
+QUESTION_KEYS, ANSWER_KEYS, CONTEXT_KEYS = (FIELD_NAMES[f] for f in ("question", "answer", "passages"))
 
 
 def check(value: Any, *, scorer: Any = None, threshold: float = DEFAULT_THRESHOLD) -> dict:

@@ -2,11 +2,11 @@
 returning ``{"key": "franq", "score", "comment"}`` (or one per claim). It needs no package:
 LangSmith's ``evaluate(..., evaluators=[franq_evaluator])`` and openevals-style code call it.
 
-``inputs``: the question (a string) or a dict holding it (``question``, ``input``,
-``user_input``, ``query``); ``outputs``: the answer or a dict (``answer``, ``output``,
-``response``); ``context``: the retrieved passages (strings, dicts or documents), else read
-from ``inputs`` / ``outputs`` (``context``, ``contexts``, ``documents``, ``passages``,
-``retrieved_contexts``). ``score`` is P(true): the answer's weakest claim's (uncertain claims
+``inputs``: the question (a string) or a dict holding it (``question``, ``user_input``,
+``input``, ``query``); ``outputs``: the answer or a dict (``answer``, ``response``,
+``output``, ``actual_output``); ``context``: the retrieved passages (strings, dicts or
+documents), else read from ``inputs`` / ``outputs`` (``passages``, ``retrieved_contexts``,
+``contexts``, ``documents``, ``retrieval_context``, ``context``: :data:`franq.io.FIELD_NAMES`). ``score`` is P(true): the answer's weakest claim's (uncertain claims
 left out, and counted in the comment), or each claim's with ``per_claim=True`` (its label,
 ``uncertain`` included, in the comment and ``metadata``). An answer with no claim left to
 judge gets ``score: None`` and says why in its comment.
@@ -17,12 +17,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from franq import InputError
+from franq.io import FIELD_NAMES
 from franq.apps.integrations.scores import DEFAULT_THRESHOLD, as_passages, pick, scorer_of, summarize
 
 KEY = "franq"
-QUESTION_KEYS = ("question", "input", "user_input", "query")
-ANSWER_KEYS = ("answer", "output", "response")
-CONTEXT_KEYS = ("context", "contexts", "documents", "passages", "retrieved_contexts")
+QUESTION_KEYS, ANSWER_KEYS, CONTEXT_KEYS = (FIELD_NAMES[f] for f in ("question", "answer", "passages"))
 
 
 def franq_evaluator(*, inputs: Any, outputs: Any, context: Any = None, scorer: Any = None,
