@@ -34,7 +34,11 @@ Threshold = float | None
 
 
 class ScoreRequest(BaseModel):
-    """One answer to score (``POST /score``; an item of ``/score_many``)."""
+    """One answer to score (``POST /score``; an item of ``/score_many``). RAGAS names
+    (``user_input``, ``response``, ``retrieved_contexts``, ``contexts``) and, where franq's own
+    are missing, ``query`` / ``input``, ``output`` / ``actual_output``, ``documents`` /
+    ``retrieval_context`` / ``context`` are read as these fields; other fields are kept in
+    ``meta``."""
 
     question: str
     passages: list[PassageIn]
