@@ -35,13 +35,13 @@ import itertools
 import logging
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 from franq.errors import InputError
 from franq.runners.base import BATCH_TOKENS, MAX_BATCH_ANSWERS, Runner, Scored, score_batches
 from franq.runners.paths import FILE, STREAM, check_distinct, check_input, output_kind
-from franq.runners.output import ErrorFile, OutputLog, StreamOutput, is_result_line
+from franq.runners.output import ErrorFile, OutputLog, Provenance, StreamOutput, is_result_line
 from franq.runners.records import BadRecord, Record, RecordReader, count_lines
 
 log = logging.getLogger(__name__)
@@ -117,7 +117,8 @@ class _Progress:
 
 def run_jsonl(runner_factory: Callable[[], Runner], input_path: str, output: str | None, *,
               errors_path: str | None = None, progress: bool = True, fsync: bool = True,
-              limits=None, strict: bool = False) -> BatchSummary:
+              limits=None, strict: bool = False, presets: Sequence[str] | None = None,
+              mode: str | None = None) -> BatchSummary:
     """Score a JSONL file into ``output`` (``None`` or ``"-"``: stdout, no resume; a path
     that is a pipe, a terminal or a device such as ``/dev/null``: written as a stream, no resume).
 
@@ -127,6 +128,10 @@ def run_jsonl(runner_factory: Callable[[], Runner], input_path: str, output: str
     or foreign output fails before any model is loaded, and a finished run loads none.
     ``limits``: the bounds on each record (:class:`franq.limits.Limits`; the defaults when None).
     ``strict``: a record with an unknown field is bad (otherwise its fields are kept in its meta).
+    ``presets`` (of ``mode``): what this run scores with. A resumed output holding results of
+    another preset is refused before anything is read, and one whose results of a preset came
+    from another stack or calibrator when the first such line is scored, before it is written
+    (:class:`~franq.runners.output.Provenance`).
     """
     started = time.perf_counter()
     check_input(input_path)
@@ -140,6 +145,7 @@ def run_jsonl(runner_factory: Callable[[], Runner], input_path: str, output: str
         out = OutputLog(output, fsync=fsync, is_record=is_result_line, recovery_path=recovery_path)
     errs = bar = None
     try:
+        held = Provenance(output, getattr(out, "held", {}), presets=presets, mode=mode)
         reader = RecordReader(limits=limits, done_digests=out.digests, strict=strict)
         if reader.pending:
             log.info("resuming: %d records already in %s", reader.pending, output)
@@ -172,6 +178,7 @@ def run_jsonl(runner_factory: Callable[[], Runner], input_path: str, output: str
                         errs.write(outcome)
                         n_bad += 1
                     else:
+                        held.check(outcome.json)
                         lines.append(outcome.json)
                         n_claims += outcome.n_claims
                         bar.scored(outcome.n_claims)
@@ -216,6 +223,9 @@ def score_file(config, input_path: str, output: str | None, *, errors_path: str 
             return LocalRunner(Franq.from_config(config), batch_tokens=batch_tokens)
     else:
         raise InputError(f"runner: expected 'local' or 'ray', got {runner!r}")
+    from franq.presets import presets_for
+
+    presets = [p.name for p in presets_for(config.mode, config)]
     return run_jsonl(factory, input_path, output, errors_path=errors_path, progress=progress,
-                     limits=config.limits, strict=config.batch.strict)
+                     limits=config.limits, strict=config.batch.strict, presets=presets, mode=config.mode)
 

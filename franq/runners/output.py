@@ -34,6 +34,49 @@ def is_keyed_line(obj: Any) -> bool:
     return isinstance(obj, dict) and isinstance(obj.get("id"), str)
 
 
+def provenance(obj: Any) -> tuple[str, dict] | None:
+    """``(preset, {"stack", "calibrator"})`` of a result line: what scored it (None when the
+    line names no stack)."""
+    stack = obj.get("stack") if isinstance(obj, dict) else None
+    if not isinstance(stack, dict):
+        return None
+    cal = obj.get("calibrator")
+    return str(stack.get("mode")), {"stack": stack, "calibrator": cal.get("path") if isinstance(cal, dict) else None}
+
+
+class Provenance:
+    """What scored the results an output already holds, by preset: a resumed run must write
+    with the same stack and calibrator, or the file would mix two (its old records are
+    skipped, never scored again by the new stack). ``presets``: the presets this run scores
+    with, checked at once (before any model loads); each new line is checked by :meth:`check`
+    before it is written."""
+
+    def __init__(self, path: str, held: dict[str, dict], *, presets: Sequence[str] | None = None,
+                 mode: str | None = None):
+        self.path, self.held = path, dict(held)
+        other = sorted(set(self.held) - set(presets)) if presets is not None else []
+        if other:
+            raise InputError(f"output {path}: it holds results of preset(s) {other}, which this run "
+                             f"(mode {mode!r}: {list(presets)}) does not score with; resuming would mix two "
+                             f"stacks in one file: write to another output file (or delete it to start over)")
+
+    def check(self, line: str) -> None:
+        """Refuse ``line`` (one result) when its preset's results in the file came from another stack."""
+        got = provenance(json.loads(line))
+        if got is None:
+            return
+        preset, new = got
+        old = self.held.setdefault(preset, new)
+        if old != new:
+            changed = [f"{k}: {old['stack'].get(k)!r} -> {new['stack'].get(k)!r}"
+                       for k in sorted(set(old["stack"]) | set(new["stack"])) if old["stack"].get(k) != new["stack"].get(k)]
+            if old["calibrator"] != new["calibrator"]:
+                changed.append(f"calibrator: {old['calibrator']!r} -> {new['calibrator']!r}")
+            raise InputError(f"output {self.path}: its {preset} results were scored with another stack "
+                             f"({'; '.join(changed)}); resuming would mix them in one file: write to another "
+                             f"output file (or delete it to start over). Nothing of this run was written")
+
+
 def _write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
@@ -66,6 +109,8 @@ class OutputLog:
         self.fd = self._open_locked()
         self.recovered = 0
         self.digests: list[int] = []
+        self.held: dict[str, dict] = {}
+        """What scored the whole records in the file, by preset (:func:`provenance`; the first seen)."""
         try:
             self._scan()
         except BaseException:
@@ -106,6 +151,8 @@ class OutputLog:
                     bad.append((n, raw))
                 else:
                     self.digests.append(id_digest(obj["id"]))
+                    if (got := provenance(obj)) is not None:
+                        self.held.setdefault(*got)
             size = f.tell()
         if not bad:
             return
