@@ -136,8 +136,12 @@ def with_case(antecedent: str, sentence_start: bool) -> str:
     return f"{first} {rest}".strip() if rest else first
 
 
+UNRESOLVED = "unresolved: no safe antecedent in the answer"
+"""What a claim's note says of a pronoun it could not resolve (:func:`note`)."""
+
+
 def note(resolved: dict[int, str], unresolved: list[int], doc) -> str | None:
     """The claim's note for the pronouns among its tokens."""
     parts = [f"'{doc[i].text}' read as '{with_case(a, False)}' (the subject before it)" for i, a in sorted(resolved.items())]
-    parts += [f"'{doc[i].text}' unresolved: no safe antecedent in the answer" for i in unresolved]
+    parts += [f"'{doc[i].text}' {UNRESOLVED}" for i in unresolved]
     return "; ".join(parts) or None

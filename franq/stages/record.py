@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from claims.fragments import needs_question
 from claims.types import Claim
 from franq.io import Example
 from franq.types import Passage
@@ -34,7 +35,8 @@ class AnswerRecord:
     answer_ids: list[int] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     whole_answer: bool = False
-    """The answer is one claim (short form): the faithfulness statement is "question answer"."""
+    """The answer is one claim (short form): the faithfulness statement is "question answer" (in long
+    form a claim that is not a statement on its own is read with the question: :meth:`evidence`)."""
     rag_logprobs: np.ndarray | None = None
     closed_logprobs: np.ndarray | None = None
     sample_set: object | None = None
@@ -53,8 +55,16 @@ class AnswerRecord:
         return self.example.passages
 
     def evidence(self, claim: Claim) -> ClaimEvidence:
-        """The view of ``claim`` (one of :attr:`claims`) that scorers and backends read."""
-        statement = f"{self.example.question} {self.example.answer.strip()}" if self.whole_answer else claim.text
+        """The view of ``claim`` (one of :attr:`claims`) that scorers and backends read: its
+        statement is the claim, or "question claim" for a claim that is a statement only with
+        its question ("1991", "Born in Ulm.": :func:`claims.fragments.needs_question`), or
+        "question answer" in short form."""
+        if self.whole_answer:
+            statement = f"{self.example.question} {self.example.answer.strip()}"
+        elif needs_question(claim):
+            statement = f"{self.example.question} {claim.text}"
+        else:
+            statement = claim.text
         return ClaimEvidence(self, claim, statement)
 
 
@@ -63,7 +73,8 @@ class ClaimEvidence:
     """One claim of an :class:`AnswerRecord` and everything gathered for it (read from the record).
 
     ``statement`` is the text a faithfulness backend checks against ``passages`` (the claim
-    itself in long form; question and answer together in short form). The claim's own
+    itself in long form, with the question before it when it is not a statement on its own;
+    question and answer together in short form). The claim's own
     tokens in ``rag_logprobs`` / ``closed_logprobs`` / ``internals`` are ``claim.token_positions``.
     """
 
