@@ -29,6 +29,7 @@ from claims.types import Claim
 
 MAX_WORDS = 8
 """Longer claims are read as statements."""
+MAX_CHARS = 200
 BARE_WORDS = 5
 """A claim with no verb is a fragment up to this many words."""
 FALLBACK_WORDS = 3
@@ -42,6 +43,8 @@ MISREAD_NEXT = frozenset({"TO", "DT", "IN", "PDT"})
 def is_fragment(text: str) -> bool:
     """True when ``text`` (at most :data:`MAX_WORDS` words) has no verb or no subject: a bare
     answer that needs its question to be a statement."""
+    if len(text) > MAX_CHARS:
+        return False  # and a hostile one-word "claim" of 100,000 characters is not parsed
     words = WORD_RE.findall(text)
     if not words or len(words) > MAX_WORDS:
         return False
