@@ -66,6 +66,7 @@ BUILTIN: dict[str, dict[str, str]] = {
         "se_probe": "franq.scorers.se_probe:SemanticEntropyProbeScorer",
         "se_probe_closed": "franq.scorers.se_probe:ClosedBookSemanticEntropyProbeScorer",
         "chat_p_true": "franq.scorers.chat_p_true:ChatPTrueScorer",
+        "chat_p_true_rag": "franq.scorers.chat_p_true_rag:ChatPTrueRagScorer",
     },
     "faithfulness": {
         "combined": "franq.faithfulness.combined:CombinedFaithfulness",

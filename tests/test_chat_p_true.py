@@ -146,3 +146,32 @@ def test_missing_model_and_bad_settings_name_the_key():
                                  "scorers": {"chat_p_true": {"model": "m", "concurrency": 0}}})
     with pytest.raises(InputError, match=r"scorers\.chat_p_true\.concurrency"):
         check_config(bad)
+
+
+def test_the_faith_term_asks_with_the_passages_and_both_terms_come_from_the_chat_model(server, tiny_lm):
+    table = {"model": "tiny-chat", "base_url": server.base_url, "api_key_env": "FRANQ_TEST_KEY"}
+    cfg = {"uq": {"long": {"faith": "chat_p_true_rag", "unfaith": "chat_p_true"}},
+           "scorers": {"chat_p_true": table, "chat_p_true_rag": {**table, "concurrency": 2}}}
+    fr = make_franq(tiny_lm, cfg)
+    res = fr.score("Where is Paris?", [{"title": "Paris", "text": "Paris is the capital of France."}],
+                   "Paris is in France. Paris is in Spain.")
+    by_text = {c.claim.text: c for c in res.claims if c.status == "scored"}
+    assert res.stack["uq_faith"] == "chat_p_true_rag" and res.stack["uq_unfaith"] == "chat_p_true"
+    france, spain = by_text["Paris is in France."], by_text["Paris is in Spain."]
+    assert france.uq_faith == france.uq_unfaith == pytest.approx(0.8 / 0.9)
+    assert spain.signals["p_true_chat_rag"] == pytest.approx(0.1 / 0.9)
+    with_passages = [b["messages"][-1]["content"] for b in server.requests if "Passages:" in b["messages"][-1]["content"]]
+    assert len(with_passages) == 2 and len(server.requests) == 4  # each claim asked with and without
+    assert with_passages[0].startswith("Passages:\n[1] Paris\nParis is the capital of France.\n\nQuestion: Where is Paris?")
+    assert all(TEMPLATE.format(question="Where is Paris?", claim=c) in " ".join(with_passages) for c in by_text)
+
+
+def test_the_rag_variant_has_its_own_required_table():
+    from franq.presets import check_config
+
+    with pytest.raises(InputError, match=r"scorers\.chat_p_true_rag\.model.*required"):
+        check_config(FranqConfig.from_dict({"uq": {"long": {"faith": "chat_p_true_rag"}}}))
+    bad = FranqConfig.from_dict({"uq": {"long": {"faith": "chat_p_true_rag"}},
+                                 "scorers": {"chat_p_true_rag": {"model": "m", "top_logprobs": 21}}})
+    with pytest.raises(InputError, match=r"scorers\.chat_p_true_rag\.top_logprobs"):
+        check_config(bad)

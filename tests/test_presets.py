@@ -151,8 +151,8 @@ def test_every_scorer_runs_or_is_refused_at_config_time_in_every_role(name, role
                                                                       tiny_probe, encoders, example, chat_true):
     scorers = {role: [name] if role == "extra" else name}
     settings = {"scorers": {"ccp": encoders["nli"]}} if name == "ccp" else {}  # CCP's three-way NLI model
-    if name == "chat_p_true":  # a local chat server that answers True
-        settings = {"scorers": {"chat_p_true": {"model": "tiny-chat", "base_url": chat_true}}}
+    if name in ("chat_p_true", "chat_p_true_rag"):  # a local chat server that answers True
+        settings = {"scorers": {name: {"model": "tiny-chat", "base_url": chat_true}}}
     data = _config(tiny_lm_path, tiny_probe, preset, faithfulness={"name": "lexical"}, uq={preset: scorers},
                    **settings)
     result = _runs_or_is_refused(data, "scorers", name, preset, f"uq.{preset}.{role}", tiny_lm, example)

@@ -71,10 +71,10 @@ class ChatPTrueScorer:
         Setting("top_logprobs", int, 20, "alternatives asked for at the first token"),
     )
 
-    @staticmethod
-    def check_settings(values, config=None) -> None:
+    @classmethod
+    def check_settings(cls, values, config=None) -> None:
         """Counts and seconds in range, before anything is asked."""
-        where = "config 'scorers.chat_p_true"
+        where = f"config 'scorers.{cls.name}"
         for key, low in (("concurrency", 1), ("max_retries", 0), ("top_logprobs", 1)):
             if values[key] < low:
                 raise InputError(f"{where}.{key}': expected an integer >= {low}, got {values[key]!r}")
@@ -94,7 +94,7 @@ class ChatPTrueScorer:
                  concurrency: int = 4, timeout: float = 60.0, max_retries: int = 2, top_logprobs: int = 20,
                  client=None):
         self.model, self.base_url = model, base_url
-        self.where = f"scorer chat_p_true: model {model!r} at base_url {base_url!r}"
+        self.where = f"scorer {self.name}: model {model!r} at base_url {base_url!r}"
         self.client = client or openai_client(base_url, api_key_env=api_key_env, timeout=timeout,
                                               max_retries=max_retries, where=f"config 'scorers.{self.name}'")
         self.concurrency = max(1, int(concurrency))
@@ -108,19 +108,27 @@ class ChatPTrueScorer:
             self.usage["prompt_tokens"] += int(getattr(usage, "prompt_tokens", 0) or 0)
             self.usage["completion_tokens"] += int(getattr(usage, "completion_tokens", 0) or 0)
 
-    def ask(self, question: str, claim: str) -> float:
+    def key(self, e) -> tuple:
+        """What one request asks for claim evidence ``e``: a claim asked twice in one call
+        (the same question) is asked once."""
+        return e.question, e.claim.text
+
+    def messages(self, key: tuple) -> list[dict[str, str]]:
+        return p_true_messages(*key)
+
+    def ask(self, key: tuple) -> float:
         """P(True) of one claim (one request)."""
         with self._lock:
             self.usage["requests"] += 1
-        return server_label_probability(self.client, self.model, p_true_messages(question, claim), *LABELS,
+        return server_label_probability(self.client, self.model, self.messages(key), *LABELS,
                                         top_logprobs=self.top_logprobs, where=self.where, usage=self._count)
 
     def score(self, batch: Sequence) -> dict[str, np.ndarray]:
-        # a claim asked twice in one call (the same question) is asked once
-        keys = list(dict.fromkeys((e.question, e.claim.text) for e in batch))
+        keys = [self.key(e) for e in batch]
+        unique = list(dict.fromkeys(keys))
         with ThreadPoolExecutor(max_workers=self.concurrency) as pool:
-            got = dict(zip(keys, pool.map(lambda k: self.ask(*k), keys)))
-        return {"p_true_chat": np.array([got[(e.question, e.claim.text)] for e in batch], dtype=np.float64)}
+            got = dict(zip(unique, pool.map(self.ask, unique)))
+        return {self.signals[0].name: np.array([got[k] for k in keys], dtype=np.float64)}
 
     def probability(self, primary: np.ndarray) -> np.ndarray:
         return np.asarray(primary, dtype=np.float64)
