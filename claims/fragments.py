@@ -30,19 +30,22 @@ from claims.types import Claim
 MAX_WORDS = 8
 """Longer claims are read as statements."""
 MAX_CHARS = 200
+"""Longer claims too, whatever their word count (a bare answer is short)."""
 BARE_WORDS = 5
 """A claim with no verb is a fragment up to this many words."""
 FALLBACK_WORDS = 3
+"""Without a spaCy pipeline: a claim of at most this many words is a fragment."""
 VERB_TAGS = frozenset({"VERB", "AUX"})
 OPENING_TAGS = frozenset({"VB", "VBN", "VBG"})
-MISREAD_NEXT = frozenset({"TO", "DT", "IN", "PDT"})
 """Penn tags of a verb that opens a subjectless fragment: bare (imperative), past or present participle."""
+MISREAD_NEXT = frozenset({"TO", "DT", "IN", "PDT"})
+"""Penn tags after a plural noun that make it a misread verb ("defaults to", "reloads all")."""
 
 
 @functools.lru_cache(maxsize=4096)
 def is_fragment(text: str) -> bool:
-    """True when ``text`` (at most :data:`MAX_WORDS` words) has no verb or no subject: a bare
-    answer that needs its question to be a statement."""
+    """True when ``text`` is a bare answer (no verb) or a predicate with no subject, opened by
+    its verb (module docstring): it needs its question to be a statement."""
     if len(text) > MAX_CHARS:
         return False  # and a hostile one-word "claim" of 100,000 characters is not parsed
     words = WORD_RE.findall(text)

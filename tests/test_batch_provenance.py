@@ -7,8 +7,8 @@ import json
 
 import pytest
 from click.testing import CliRunner
-
 from conftest import tiny_cli_args
+
 from franq.cli import main
 from franq.errors import InputError
 from franq.runners.base import Scored
