@@ -95,7 +95,8 @@ def score(input_path, output, errors_path, question, passages, answer, example, 
     A JSONL line is {"id", "question", "passages": [str | {"title", "text"}], "answer",
     "claims"?}. Each result is one JSON line; a malformed line becomes an error record
     naming the line and field, and the run carries on. Rerunning with the same -o
-    resumes: records already in OUT are skipped.
+    resumes: records already in OUT are skipped (an OUT written by another mode, model,
+    backend or calibrator is refused, not mixed).
     """
     try:
         batch_input = bool(input_path) and (input_path == "-" or input_path.endswith(".jsonl"))
