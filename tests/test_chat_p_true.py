@@ -127,7 +127,7 @@ def test_config_table_and_pipeline(server, tiny_lm):
     fr = make_franq(tiny_lm, cfg)
     res = fr.score("Where is Paris?", ["Paris is the capital of France."], "Paris is in France. Paris is in Spain.")
     scored = [c for c in res.claims if c.status == "scored"]
-    assert scored and res.stack["uq_unfaith"] == "chat_p_true"
+    assert scored and res.stack["uq_unfaith"] == "chat_p_true:tiny-chat"  # the model is part of the stack
     by_text = {c.claim.text: c for c in scored}
     assert by_text["Paris is in France."].uq_unfaith == pytest.approx(0.8 / 0.9)
     assert by_text["Paris is in France."].signals["p_true_chat"] == pytest.approx(0.8 / 0.9)
@@ -156,7 +156,7 @@ def test_the_faith_term_asks_with_the_passages_and_both_terms_come_from_the_chat
     res = fr.score("Where is Paris?", [{"title": "Paris", "text": "Paris is the capital of France."}],
                    "Paris is in France. Paris is in Spain.")
     by_text = {c.claim.text: c for c in res.claims if c.status == "scored"}
-    assert res.stack["uq_faith"] == "chat_p_true_rag" and res.stack["uq_unfaith"] == "chat_p_true"
+    assert res.stack["uq_faith"] == "chat_p_true_rag:tiny-chat" and res.stack["uq_unfaith"] == "chat_p_true:tiny-chat"
     france, spain = by_text["Paris is in France."], by_text["Paris is in Spain."]
     assert france.uq_faith == france.uq_unfaith == pytest.approx(0.8 / 0.9)
     assert spain.signals["p_true_chat_rag"] == pytest.approx(0.1 / 0.9)

@@ -95,6 +95,9 @@ class ChatPTrueScorer:
                  client=None):
         self.model, self.base_url = model, base_url
         self.where = f"scorer {self.name}: model {model!r} at base_url {base_url!r}"
+        self.name = f"{type(self).name}:{model}"
+        """The stack names the model: a calibrator fitted on one chat model's P(True) does not
+        apply to another's."""
         self.client = client or openai_client(base_url, api_key_env=api_key_env, timeout=timeout,
                                               max_retries=max_retries, where=f"config 'scorers.{self.name}'")
         self.concurrency = max(1, int(concurrency))
