@@ -157,6 +157,12 @@ def lookup(kind: str, name: str):
         raise InputError(f"{_LABEL[kind]} {name!r}: its entry point {ep.value!r} failed to load: {exc}") from exc
 
 
+def stack_scorer(value: str):
+    """The scorer class a stack's ``uq_faith`` / ``uq_unfaith`` names: a registered scorer, or
+    one with the model it asked after a colon (``chat_p_true:llama3.1:8b``)."""
+    return lookup("scorers", value if value in names("scorers") else value.split(":", 1)[0])
+
+
 def needs(cls, config=None) -> frozenset[str]:
     """The evidence kinds a component class reads (for this config, when it depends on it)."""
     refine = getattr(cls, "needs_for", None)

@@ -175,3 +175,22 @@ def test_the_rag_variant_has_its_own_required_table():
                                  "scorers": {"chat_p_true_rag": {"model": "m", "top_logprobs": 21}}})
     with pytest.raises(InputError, match=r"scorers\.chat_p_true_rag\.top_logprobs"):
         check_config(bad)
+
+
+def test_a_calibrator_is_fitted_on_chat_scored_output(server, tiny_lm):
+    # the stack names the model (chat_p_true:tiny-chat), and the scorer cannot be built without one
+    import franq
+    from franq.fit.calibrator import training_claims
+
+    table = {"model": "tiny-chat", "base_url": server.base_url, "api_key_env": "FRANQ_TEST_KEY"}
+    cfg = {"uq": {"long": {"faith": "chat_p_true_rag", "unfaith": "chat_p_true"}},
+           "scorers": {"chat_p_true": table, "chat_p_true_rag": table}}
+    fr = make_franq(tiny_lm, cfg)
+    example = {"question": "Where is Paris?", "passages": ["Paris is the capital of France."],
+               "answer": "Paris is in France. Paris is in Spain.",
+               "claims": [{"text": "Paris is in France.", "is_true": True}, {"text": "Paris is in Spain.", "is_true": False}]}
+    ex = franq.Example.from_dict(example)
+    line = franq.result_record("a", fr.score(ex.question, ex.passages, ex.answer, claims=list(ex.claims)), ex)
+    got = training_claims(franq.read_results([line], with_input=True))
+    assert got.stack["uq_unfaith"] == "chat_p_true:tiny-chat"
+    assert list(got.uq_unfaith) == pytest.approx([0.8 / 0.9, 0.1 / 0.9]) and list(got.is_true) == [1, 0]

@@ -18,7 +18,7 @@ from calibration.franq import FranqCalibrator
 from franq import registry
 from franq.evaluation.units import Units
 from franq.mix import mix
-from franq.scorers.base import primary
+from franq.scorers.base import primary, probability_of
 
 GENERAL, RAG, XGB, FRANQ = "General baselines", "RAG-specific baselines", "XGBoost", "FRANQ"
 CCP_MISSING = ("needs the pass's top-k token alternatives and a three-way NLI model (the `ccp` scorer); the "
@@ -48,7 +48,7 @@ def _probability(scorer_name: str) -> Callable[[Units], np.ndarray]:
     """A scorer's primary signal as the probability the pipeline mixes, by its declaration."""
     scorer = registry.lookup("scorers", scorer_name)
     name = primary(scorer).name
-    return lambda u: np.clip(scorer().probability(u[name]), 0.0, 1.0)
+    return lambda u: np.clip(probability_of(scorer, u[name]), 0.0, 1.0)
 
 
 def _signal(scorer_name: str) -> tuple[Callable[[Units], np.ndarray], bool]:

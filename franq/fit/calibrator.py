@@ -20,7 +20,7 @@ from calibration.three_condition import ThreeConditionCalibrator
 from franq import registry
 from franq.errors import InputError
 from franq.results import OLD_DERIVED, ResultLine, read_results
-from franq.scorers.base import primary
+from franq.scorers.base import primary, probability_of
 from franq.stages.preset import is_fast_stack
 
 # ---------------------------------------------------------------------- training data
@@ -105,7 +105,7 @@ class TrainingClaims:
         """XGBoost on the FRANQ features: P_faithful and the two scorers' primary signals
         (raw: trees are invariant to monotone maps, and log values keep tiny probabilities apart)."""
         roles = () if is_fast_stack(self.stack) else ("uq_faith", "uq_unfaith")  # fast: no UQ scorer ran
-        return ["p_faithful", *(primary(registry.lookup("scorers", self.stack[r])).name for r in roles)]
+        return ["p_faithful", *(primary(registry.stack_scorer(self.stack[r])).name for r in roles)]
 
     def inputs(self) -> ClaimInputs:
         """What a calibrator reads of these claims (:class:`~calibration.contract.ClaimInputs`)."""
@@ -139,7 +139,7 @@ def training_claims(records: Iterable[ResultLine]) -> TrainingClaims:
         if stack is None:
             stack = key
             roles = () if is_fast_stack(stack) else ("uq_faith", "uq_unfaith")  # fast: no UQ scorer ran
-            scorers = [registry.lookup("scorers", stack[role]) for role in roles]
+            scorers = [registry.stack_scorer(stack[role]) for role in roles]
         elif key != stack:
             diff = [f"{k}: {stack.get(k)!r} vs {key.get(k)!r}" for k in sorted(set(key) | set(stack))
                     if key.get(k) != stack.get(k)]
@@ -172,7 +172,7 @@ def training_claims(records: Iterable[ResultLine]) -> TrainingClaims:
     common = set.intersection(*(set(c) for c in sigs))
     signals = {k: np.array([c[k] for c in sigs]) for k in sorted(common)}
     if scorers:
-        faith, unfaith = (s().probability(signals[primary(s).name]) for s in scorers)
+        faith, unfaith = (probability_of(s, signals[primary(s).name]) for s in scorers)
     else:  # the fast mode: the mix with UQ_faith = 1 and UQ_unfaith = 0 is P_faithful itself
         faith, unfaith = np.ones(len(y)), np.zeros(len(y))
     three = all(v is not None for v in (*p_c, *p_n))

@@ -54,11 +54,11 @@ def scored_inputs(path: str | Path, cal) -> ClaimInputs:
 
 def _from_signal(scorer_name: str, signals: dict) -> float | None:
     from franq import registry
-    from franq.scorers.base import primary
+    from franq.scorers.base import primary, probability_of
 
-    scorer = registry.lookup("scorers", scorer_name)
+    scorer = registry.stack_scorer(scorer_name)
     value = signals.get(primary(scorer).name)
-    return None if value is None else float(scorer().probability(np.array([value]))[0])
+    return None if value is None else float(probability_of(scorer, [value])[0])
 
 
 def estimate_prior(cal: ThreeConditionCalibrator | FranqCalibrator, X: ClaimInputs) -> tuple[float, int]:

@@ -70,13 +70,23 @@ class Scorer(Protocol):
 
     def probability(self, primary: np.ndarray) -> np.ndarray:
         """The primary signal mapped monotonically to [0, 1], higher = more likely true:
-        the value the uncalibrated FRANQ mix uses and the calibrator is fitted on."""
+        the value the uncalibrated FRANQ mix uses and the calibrator is fitted on. A map of
+        the signal alone: it reads no state of the scorer (:func:`probability_of`)."""
         ...
 
 
 def primary(scorer) -> Signal:
     """The signal a scorer's :meth:`~Scorer.probability` reads."""
     return scorer.signals[0]
+
+
+def probability_of(scorer, values) -> np.ndarray:
+    """``scorer``'s :meth:`~Scorer.probability` of its primary signal's ``values``, for a scorer
+    instance or class. A class is not built (its constructor may need a model or a server, as
+    ``ccp`` and ``chat_p_true`` do): the map reads no state, so a bare instance serves."""
+    if isinstance(scorer, type):
+        scorer = object.__new__(scorer)
+    return scorer.probability(np.asarray(values))
 
 
 def check_output(scorer, values: dict[str, np.ndarray], n: int) -> dict[str, np.ndarray]:
