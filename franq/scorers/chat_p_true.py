@@ -99,7 +99,7 @@ class ChatPTrueScorer:
         """The stack names the model: a calibrator fitted on one chat model's P(True) does not
         apply to another's."""
         self.client = client or openai_client(base_url, api_key_env=api_key_env, timeout=timeout,
-                                              max_retries=max_retries, where=f"config 'scorers.{self.name}'")
+                                              max_retries=max_retries, where=f"config 'scorers.{type(self).name}'")
         self.concurrency = max(1, int(concurrency))
         self.top_logprobs = top_logprobs
         self.usage = {"requests": 0, "prompt_tokens": 0, "completion_tokens": 0}
