@@ -3,6 +3,7 @@ decision line of ``franq answer``, and the fit report of ``franq fit calibrator`
 from __future__ import annotations
 
 from franq.cli.options import printable
+from franq.stages.preset import is_fast_stack
 from franq.types import AnswerScore
 from franq.verdicts import probability_text, verifier_alone
 
@@ -33,7 +34,7 @@ def provenance(result: AnswerScore) -> str:
     """What produced the P(true) values, in one line a newcomer can follow: the scorer pair
     (UQ_faith / UQ_unfaith), the faithfulness backend, the preset and the calibrator."""
     s = result.stack
-    if s.get("uq_faith") == "none" and s.get("uq_unfaith") == "none":  # the fast presets: the verifier alone
+    if is_fast_stack(s):  # the fast presets: the verifier alone
         return (f"scored by: the verifier alone (preset {s.get('mode', result.mode)}, no causal LM), faithfulness "
                 f"{s.faithfulness}, calibrator: {calibrator_text(result)}; P(true) raw = P_faith")
     return (f"scored by: UQ_faith {s.get('uq_faith', '?')} / UQ_unfaith {s.get('uq_unfaith', '?')} (preset "

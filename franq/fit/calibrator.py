@@ -17,11 +17,10 @@ from calibration.contract import ClaimInputs
 from calibration.franq import FranqCalibrator
 from calibration.metrics import brier_score, expected_calibration_error
 from calibration.three_condition import ThreeConditionCalibrator
-from franq import registry
 from franq.errors import InputError
 from franq.results import OLD_DERIVED, ResultLine, read_results
 from franq.scorers.base import primary, probability_of
-from franq.stages.preset import is_fast_stack
+from franq.stages.preset import is_fast_stack, uq_scorers
 
 # ---------------------------------------------------------------------- training data
 @dataclass(frozen=True)
@@ -104,8 +103,7 @@ class TrainingClaims:
     def franq_features(self) -> list[str]:
         """XGBoost on the FRANQ features: P_faithful and the two scorers' primary signals
         (raw: trees are invariant to monotone maps, and log values keep tiny probabilities apart)."""
-        roles = () if is_fast_stack(self.stack) else ("uq_faith", "uq_unfaith")  # fast: no UQ scorer ran
-        return ["p_faithful", *(primary(registry.stack_scorer(self.stack[r])).name for r in roles)]
+        return ["p_faithful", *(primary(s).name for s in uq_scorers(self.stack))]
 
     def inputs(self) -> ClaimInputs:
         """What a calibrator reads of these claims (:class:`~calibration.contract.ClaimInputs`)."""
@@ -138,8 +136,7 @@ def training_claims(records: Iterable[ResultLine]) -> TrainingClaims:
         key = result.stack.to_dict()
         if stack is None:
             stack = key
-            roles = () if is_fast_stack(stack) else ("uq_faith", "uq_unfaith")  # fast: no UQ scorer ran
-            scorers = [registry.stack_scorer(stack[role]) for role in roles]
+            scorers = uq_scorers(stack)
         elif key != stack:
             diff = [f"{k}: {stack.get(k)!r} vs {key.get(k)!r}" for k in sorted(set(key) | set(stack))
                     if key.get(k) != stack.get(k)]

@@ -107,6 +107,12 @@ def is_fast_stack(stack: dict) -> bool:
     return stack.get("uq_faith") == FAST_STACK_NONE and stack.get("uq_unfaith") == FAST_STACK_NONE
 
 
+def uq_scorers(stack: dict) -> list:
+    """The scorer classes ``stack`` (as a result writes it) names for UQ_faith and UQ_unfaith;
+    none for a fast stack (no UQ term)."""
+    return [] if is_fast_stack(stack) else [registry.stack_scorer(stack[r]) for r in ("uq_faith", "uq_unfaith")]
+
+
 def _build_text_only(c, preset: Preset, faithfulness) -> PresetPipeline:
     """``fast`` / ``fast_short``: the faithfulness backend alone (a verifier reads each claim's
     :data:`~franq.presets.FAST_TOP_WINDOWS` closest windows); its calibrator maps P_supported to P(true)."""
