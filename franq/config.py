@@ -136,6 +136,9 @@ class UQConfig:
     """Short form, observer: scoring a given answer, with terms that depend on it."""
     probe: PresetScorers = PresetScorers("se_probe", "se_probe_closed")
     """Short form without samples: semantic entropy probes on the two teacher-forced passes."""
+    chat: PresetScorers = PresetScorers("chat_p_true_rag", "chat_p_true")
+    """``mode = "chat"`` (no causal LM loaded): both terms from an OpenAI-compatible chat model's P(True),
+    asked with and without the passages (``[scorers.chat_p_true_rag]``, ``[scorers.chat_p_true]``)."""
     short_scoring: str = "auto"
     """Which short-form scorers run: ``auto`` (``in_policy`` for answers franq generated,
     ``observer`` for answers it is given), ``in_policy`` or ``observer`` for all, or
@@ -284,7 +287,7 @@ def _section(cls, value: Any, where: str, name: str | None = None):
                          + renamed_hint(unknown, name))
     kwargs = dict(value)
     if cls is UQConfig:
-        for preset in ("long", "short", "observer", "probe"):
+        for preset in ("long", "short", "observer", "probe", "chat"):
             if preset in kwargs:
                 kwargs[preset] = _preset_scorers(kwargs[preset], getattr(UQConfig(), preset), f"{where}.{preset}")
     return cls(**kwargs)

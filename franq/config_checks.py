@@ -12,7 +12,7 @@ from franq.errors import InputError, register_secret_env
 from franq.limits import check_settings
 from franq.lm.served.checks import check_model_keys
 
-MODES = ("long", "short", "auto", "fast")
+MODES = ("long", "short", "auto", "fast", "chat")
 OVERFLOW = ("truncate", "error")
 CALIBRATOR_MISMATCH = ("warn", "error", "force")
 DECOMPOSER_BACKENDS = ("local", "openai")

@@ -91,7 +91,7 @@ class Franq:
         use_limits(config.limits)  # calibrators, probes, cards: read under this config's limits
         configure_threads(config=config.model.threads, limits=config.limits)
         franq = cls.__new__(cls)
-        if not loads_lm(config.mode, config):  # fast: no causal LM is loaded at all
+        if not loads_lm(config.mode, config):  # fast, chat: no causal LM is loaded at all
             check_text_only(config)
             franq._build(config, None)
             return franq
@@ -108,9 +108,9 @@ class Franq:
         return self._presets[name]
 
     def _build_preset(self, preset) -> PresetPipeline:
-        if self.lm is None and preset.uq:
+        if self.lm is None and preset.evidence:
             raise InputError(f"mode: the {preset.name} preset needs the causal LM, which this pipeline (mode "
-                             f"'fast') did not load; build one with another mode to use it")
+                             f"{self.config.mode!r}) did not load; build one with another mode to use it")
         if preset not in presets_for(self.config.mode, self.config):
             check_preset(self.config, preset)  # asked for per call: the config checked only its mode's presets
         return build_preset(self.config, self.lm, preset, faithfulness=self.faithfulness,
@@ -193,8 +193,9 @@ class Franq:
         mode = mode or self.config.mode
         presets_for(mode)  # validates
         if self.lm is None or not loads_lm(mode):
-            raise InputError(f"mode {mode!r}: franq answer generates with the causal LM, which the fast preset "
-                             f"does not load; use mode 'long', 'short' or 'auto' to generate an answer")
+            raise InputError(f"mode {mode!r}: franq answer generates with the causal LM, which mode "
+                             f"{self.config.mode if self.lm is None else mode!r} does not load; use mode 'long', "
+                             "'short' or 'auto' to generate an answer")
         self._stage("generation")
         if mode == "short":
             if short_preset(self.config, generated=True) == "probe":  # no samples to draw

@@ -38,6 +38,13 @@ and differ in what they gather and which scorers they use by default:
           "question answer" as the short form does, with a calibrator of its own
           (``calibrator-fast_short-verifier.json``: a short answer's base rate is not a long
           claim's).
+``chat``   both FRANQ terms from an OpenAI-compatible chat model, no causal LM loaded: the
+          answer is split into claims (located by characters, as ``fast``) and each is
+          checked by the faithfulness backend; UQ_faith = the chat model's P(True) asked
+          with the passages (``chat_p_true_rag``), UQ_unfaith = asked without them
+          (``chat_p_true``); the mix as in ``long``. A short answer is one claim like any
+          other (a bare "1991" is read after its question). No calibrator ships: the stack
+          names the server's model.
 
 Which short preset runs is ``uq.short_scoring``: ``auto`` (the default) scores answers
 franq generated (``Franq.answer``, or ``score_many(..., generated=True)``) in-policy and
@@ -85,13 +92,18 @@ OBSERVER = Preset("observer", frozenset({SAMPLES, ANSWER_SAMPLES}), whole_answer
 PROBE = Preset("probe", frozenset({PASSES, INTERNALS}), whole_answer=True)
 FAST = Preset("fast", frozenset(), whole_answer=False, uq=False)
 FAST_SHORT = Preset("fast_short", frozenset(), whole_answer=True, uq=False)
-PRESETS = {"long": LONG, "short": SHORT, "observer": OBSERVER, "probe": PROBE, "fast": FAST, "fast_short": FAST_SHORT}
+CHAT = Preset("chat", frozenset(), whole_answer=False)
+PRESETS = {"long": LONG, "short": SHORT, "observer": OBSERVER, "probe": PROBE, "fast": FAST, "fast_short": FAST_SHORT,
+           "chat": CHAT}
 FAST_TOP_WINDOWS = 1
 """Windows per claim the ``fast`` preset's verifier reads: the one sharing the most content words
 with the claim (``[faithfulness.verifier] top_windows``): 5% of the pairs of every window, at
 AUROC .744 against .756 for support on ExpertQA train
 (experiments/2026-11-28-fast-top-windows)."""
-MODE_PRESETS = {"long": (LONG,), "short": (SHORT, OBSERVER), "auto": (LONG, SHORT, OBSERVER), "fast": (FAST, FAST_SHORT)}
+MODE_PRESETS = {"long": (LONG,), "short": (SHORT, OBSERVER), "auto": (LONG, SHORT, OBSERVER), "fast": (FAST, FAST_SHORT),
+                "chat": (CHAT,)}
+TEXT_ONLY_MODES = tuple(m for m, presets in MODE_PRESETS.items() if not any(p.evidence for p in presets))
+"""The modes that load no causal LM (``fast``, ``chat``): none of their presets gathers evidence from it."""
 
 
 def presets_for(mode: str, config=None) -> tuple[Preset, ...]:
@@ -101,7 +113,7 @@ def presets_for(mode: str, config=None) -> tuple[Preset, ...]:
         presets = MODE_PRESETS[mode]
     except KeyError:
         raise InputError(f"mode: expected one of {list(MODE_PRESETS)}, got {mode!r}") from None
-    if config is not None and config.uq.short_scoring == "probe" and mode not in ("long", "fast"):
+    if config is not None and config.uq.short_scoring == "probe" and mode not in ("long", *TEXT_ONLY_MODES):
         presets = (*(p for p in presets if not p.whole_answer), PROBE)
     return presets
 
@@ -160,16 +172,17 @@ def scorer_roles(config, preset: Preset) -> list[tuple[str, str]]:
 
 
 def loads_lm(mode: str, config=None) -> bool:
-    """Whether ``mode`` needs the causal LM (every preset but ``fast`` does)."""
-    return any(p.uq for p in presets_for(mode, config))
+    """Whether ``mode`` needs the causal LM: a preset that gathers evidence from it (every mode
+    but :data:`TEXT_ONLY_MODES`)."""
+    return any(p.evidence for p in presets_for(mode, config))
 
 
 def check_text_only(config) -> None:
-    """A ``fast`` pipeline loads no causal LM: refuse, naming the key, a component that would
-    need one (the LLM decomposer on the local model)."""
+    """A ``fast`` or ``chat`` pipeline loads no causal LM: refuse, naming the key, a component
+    that would need one (the LLM decomposer on the local model)."""
     d = config.decomposer
     if d.name == "llm" and d.backend == "local" and not d.model:
-        raise InputError("config 'decomposer.model': mode 'fast' loads no causal LM, so the llm decomposer needs "
+        raise InputError(f"config 'decomposer.model': mode {config.mode!r} loads no causal LM, so the llm decomposer needs "
                          "a model of its own (decomposer.model) or backend 'openai'; or use the atomic decomposer")
 
 

@@ -114,7 +114,7 @@ def test_from_dict_leaves_its_argument_unchanged():
     ({"uq": {"short": {"extra": "eigval"}}}, r"\[uq\].short.extra: expected a list of scorer names"),
     ({"calibration": "none"}, r"\[calibration\]: expected a table of settings"),
     ({"uq": {"n_samples": 1}}, r"'uq.n_samples': expected an integer >= 2"),
-    ({"mode": "medium"}, r"'mode': expected one of \['long', 'short', 'auto', 'fast'\]"),
+    ({"mode": "medium"}, r"'mode': expected one of \['long', 'short', 'auto', 'fast', 'chat'\]"),
 ])
 def test_bad_keys_and_values_are_named(data, message):
     with pytest.raises(InputError, match=message):

@@ -21,15 +21,16 @@ from franq.presets import check_config
 SAMPLE_SCORERS = ("semantic_entropy", "eigval", "degree_matrix", "eccentricity", "lexical_similarity",
                   "semantic_entropy_norm")
 ANSWER_SCORERS = ("answer_share", "answer_mass", "answer_consistency", "answer_likelihood")
+TEXT_ONLY = {"fast", "fast_short", "chat"}  # no causal LM: no token passes, no samples
 REFUSED = {  # (kind, built-in name) -> the presets that cannot run it
-    ("faithfulness", "context_pmi"): {"short", "observer", "fast", "fast_short"},
-    ("scorers", "claim_prob"): {"short", "observer"},
-    ("scorers", "parametric"): {"short", "observer"},
-    **{("faithfulness", name): {"short", "observer", "fast", "fast_short"} for name in ("lookback", "hidden_probe")},
-    **{("scorers", name): {"short", "observer"} for name in ("rauq", "truth_probe", "ccp")},
-    **{("scorers", name): {"long", "probe"} for name in SAMPLE_SCORERS},
-    **{("scorers", name): {"long", "short", "probe"} for name in ANSWER_SCORERS},
-    **{("scorers", name): {"short", "observer"} for name in ("se_probe", "se_probe_closed")},
+    ("faithfulness", "context_pmi"): {"short", "observer", *TEXT_ONLY},
+    ("scorers", "claim_prob"): {"short", "observer", "chat"},
+    ("scorers", "parametric"): {"short", "observer", "chat"},
+    **{("faithfulness", name): {"short", "observer", *TEXT_ONLY} for name in ("lookback", "hidden_probe")},
+    **{("scorers", name): {"short", "observer", "chat"} for name in ("rauq", "truth_probe", "ccp")},
+    **{("scorers", name): {"long", "probe", "chat"} for name in SAMPLE_SCORERS},
+    **{("scorers", name): {"long", "short", "probe", "chat"} for name in ANSWER_SCORERS},
+    **{("scorers", name): {"short", "observer", "chat"} for name in ("se_probe", "se_probe_closed")},
 }
 SCORING = {"short": "in_policy", "observer": "observer", "probe": "probe"}  # uq.short_scoring that runs each short preset
 ROLES = ("faith", "unfaith", "extra")
@@ -94,9 +95,12 @@ def tiny_probe(tiny_lm_path, tmp_path_factory):
     return str(path)
 
 
-def _config(tiny_lm_path, probe: str, preset: str, **sections) -> dict:
+def _config(tiny_lm_path, probe: str, preset: str, chat_url: str, **sections) -> dict:
     uq = {"n_samples": 3, "max_sample_tokens": 8, **({"short_scoring": SCORING[preset]} if preset in SCORING else {})}
-    mode = PRESETS[preset].form if PRESETS[preset].uq else "fast"
+    mode = "chat" if preset == "chat" else PRESETS[preset].form if PRESETS[preset].uq else "fast"
+    if preset == "chat":  # its default scorers ask the local chat server
+        table = {"model": "tiny-chat", "base_url": chat_url}
+        sections["scorers"] = {"chat_p_true": table, "chat_p_true_rag": table, **sections.get("scorers", {})}
     return {"mode": mode, "model": {"path": str(tiny_lm_path), "device": "cpu", "probe_file": probe},
             "uq": {**uq, **sections.pop("uq", {})}, "calibration": {"calibrator": "none"}, **sections}
 
@@ -134,8 +138,8 @@ def _runs_or_is_refused(data: dict, kind: str, name: str, preset: str, key: str,
 @pytest.mark.parametrize("preset", PRESETS)
 @pytest.mark.parametrize("name", registry.names("faithfulness"))
 def test_every_faithfulness_backend_runs_or_is_refused_at_config_time(name, preset, tiny_lm, tiny_lm_path,
-                                                                     tiny_probe, encoders, example):
-    data = _config(tiny_lm_path, tiny_probe, preset, faithfulness={"name": name, **encoders})
+                                                                     tiny_probe, encoders, example, chat_true):
+    data = _config(tiny_lm_path, tiny_probe, preset, chat_true, faithfulness={"name": name, **encoders})
     result = _runs_or_is_refused(data, "faithfulness", name, preset, "faithfulness.name", tiny_lm, example)
     if result is not None:
         backend = registry.build("faithfulness", name, FranqConfig.from_dict(data), tiny_lm)
@@ -153,8 +157,8 @@ def test_every_scorer_runs_or_is_refused_at_config_time_in_every_role(name, role
     settings = {"scorers": {"ccp": encoders["nli"]}} if name == "ccp" else {}  # CCP's three-way NLI model
     if name in ("chat_p_true", "chat_p_true_rag"):  # a local chat server that answers True
         settings = {"scorers": {name: {"model": "tiny-chat", "base_url": chat_true}}}
-    data = _config(tiny_lm_path, tiny_probe, preset, faithfulness={"name": "lexical"}, uq={preset: scorers},
-                   **settings)
+    data = _config(tiny_lm_path, tiny_probe, preset, chat_true, faithfulness={"name": "lexical"},
+                   uq={preset: scorers}, **settings)
     result = _runs_or_is_refused(data, "scorers", name, preset, f"uq.{preset}.{role}", tiny_lm, example)
     if result is not None:
         declared = {s.name for s in registry.lookup("scorers", name).signals}
@@ -174,7 +178,7 @@ def test_the_expected_split_between_the_presets():
                        and (kind == "faithfulness" or preset.uq)}
             refused = REFUSED.get((kind, name), set())
             assert runs_in == set(PRESETS if kind == "faithfulness" else UQ_PRESETS) - refused, (kind, name, runs_in)
-    assert [n for n in registry.BUILTIN["scorers"] if REFUSED.get(("scorers", n)) == {"long", "probe"}] == list(SAMPLE_SCORERS)
+    assert [n for n in registry.BUILTIN["scorers"] if REFUSED.get(("scorers", n)) == {"long", "probe", "chat"}] == list(SAMPLE_SCORERS)
 
 
 def test_auto_mode_refuses_what_the_short_preset_cannot_run_and_says_why():

@@ -76,7 +76,7 @@ def test_answer_generates_and_scores(url):
     ("/score", {**EXAMPLE, "user_input": "q"}, 400, "'user_input' and 'question' both given"),
     ("/score", {**EXAMPLE, "meta": [1]}, 400, "'meta' must be a JSON object"),
     ("/score", {**EXAMPLE, "threshold": 2}, 400, "'threshold' must be a number in [0, 1]"),
-    ("/score", {**EXAMPLE, "mode": "medium"}, 400, "'mode' must be 'long', 'short', 'auto' or 'fast'"),
+    ("/score", {**EXAMPLE, "mode": "medium"}, 400, "'mode' must be one of 'long', 'short', 'auto', 'fast', 'chat', got 'medium'"),
     ("/score", [EXAMPLE], 422, "expected a JSON object, got list"),
     ("/score_many", {"examples": [EXAMPLE, {**EXAMPLE, "answer": ""}]}, 400, "examples[1]: 'answer' is empty"),
     ("/score_many", {"examples": []}, 400, "'examples' must be a non-empty list"),

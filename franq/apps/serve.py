@@ -50,6 +50,7 @@ from franq.apps.serve_checks import check_example, render_line, view_html
 from franq.apps.serve_guard import Guard, Refused, Work, hook_model, load_json, log
 from franq.apps.serve_page import PAGE_BODY, docs_body
 from franq.apps.serve_schema import health_components, install_openapi, shown_name
+from franq.config_checks import MODES
 from franq.io import UnknownFields, aliased, parse_example, record_json
 
 MAX_PENDING = 8
@@ -78,8 +79,8 @@ def _with_verdicts(result: franq.AnswerScore, threshold: float | None, pipeline)
 
 def _options(body: dict, where: str = "") -> tuple[str | None, float | None]:
     mode, threshold = body.get("mode"), body.get("threshold")
-    if mode is not None and mode not in ("long", "short", "auto", "fast"):
-        raise franq.InputError(f"{where}'mode' must be 'long', 'short', 'auto' or 'fast', got {mode!r}")
+    if mode is not None and mode not in MODES:
+        raise franq.InputError(f"{where}'mode' must be one of {', '.join(map(repr, MODES))}, got {mode!r}")
     if threshold is not None and (isinstance(threshold, bool) or not isinstance(threshold, (int, float))
                                   or not 0 <= threshold <= 1):
         raise franq.InputError(f"{where}'threshold' must be a number in [0, 1], got {threshold!r}")
@@ -149,7 +150,7 @@ def create_app(pipeline, *, limits=None, max_body_bytes: int | None = None, max_
             raise Refused(422, str(exc)) from None
 
     components = health_components(pipeline)  # once: a calibrator's sha256 reads its file
-    lm_name = getattr(pipeline.lm, "name", "none")  # none: the fast mode loads no causal LM
+    lm_name = getattr(pipeline.lm, "name", "none")  # none: the fast and chat modes load no causal LM
 
     @app.get("/health")
     async def health():
@@ -304,8 +305,9 @@ def _server(config, work: Work):
 @click.option("--device", help="cpu, cuda, cuda:1, mps.")
 @click.option("--faithfulness", help=f"Faithfulness backend (default: {franq.FranqConfig().faithfulness.name}).")
 @click.option("--calibrator", help="'default', 'none', or a file from `franq fit calibrator`.")
-@click.option("--mode", type=click.Choice(["long", "short", "auto", "fast"]), default=None,
-              help="Default preset (a request's 'mode' overrides it; 'fast' loads no LM: its requests stay fast).")
+@click.option("--mode", type=click.Choice(MODES), default=None,
+              help="Default preset (a request's 'mode' overrides it; 'fast' and 'chat' load no LM: their requests "
+                   "stay without one).")
 @click.option("--fast", is_flag=True, help="--mode fast: the verifier alone, calibrated; no causal LM loaded.")
 @click.option("--threshold", type=click.FloatRange(0.0, 1.0), default=None,
               help="Default verdict threshold (a request's 'threshold' overrides it).")
@@ -383,7 +385,10 @@ def serve(host, port, config_path, model, gguf_file, device, faithfulness, calib
         log.propagate = False
     port = sock.getsockname()[1]
     shown = f"[{host}]" if family == socket.AF_INET6 else host
-    what = pipeline.lm.name if pipeline.lm is not None else "the verifier alone (fast mode, no causal LM)"
+    what = pipeline.lm.name if pipeline.lm is not None else (
+        "the verifier alone (fast mode, no causal LM)" if pipeline.config.mode == "fast" else
+        "{uq_faith} / {uq_unfaith} ({0} mode, no causal LM)".format(pipeline.config.mode,
+                                                                    **pipeline.components[pipeline.config.mode]))
     click.echo(f"franq serve: {what} on http://{shown}:{port}/ (Ctrl-C to stop)", err=True)
     bounded = serve_sockets.protocol(header_timeout=header_timeout,
                                      max_connections=serve_sockets.connection_cap(max_connections))

@@ -29,7 +29,7 @@ class Passage(BaseModel):
 
 
 PassageIn = str | Passage
-Mode = Literal["long", "short", "auto", "fast"] | None
+Mode = Literal["long", "short", "auto", "fast", "chat"] | None
 Threshold = float | None
 
 

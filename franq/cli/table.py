@@ -3,7 +3,7 @@ decision line of ``franq answer``, and the fit report of ``franq fit calibrator`
 from __future__ import annotations
 
 from franq.cli.options import printable
-from franq.stages.preset import is_fast_stack
+from franq.stages.preset import FAST_STACK_NONE, is_fast_stack
 from franq.types import AnswerScore
 from franq.verdicts import probability_text, verifier_alone
 
@@ -38,8 +38,12 @@ def provenance(result: AnswerScore) -> str:
         return (f"scored by: the verifier alone (preset {s.get('mode', result.mode)}, no causal LM), faithfulness "
                 f"{s.faithfulness}, calibrator: {calibrator_text(result)}; P(true) raw = P_faith")
     return (f"scored by: UQ_faith {s.get('uq_faith', '?')} / UQ_unfaith {s.get('uq_unfaith', '?')} (preset "
-            f"{preset_name(result)}, model {result.stack.model}), faithfulness {result.stack.faithfulness}, "
+            f"{preset_name(result)}, {_model(result.stack.model)}), faithfulness {result.stack.faithfulness}, "
             f"calibrator: {calibrator_text(result)}; P(true) raw = P_faith * UQ_faith + (1 - P_faith) * UQ_unfaith")
+
+
+def _model(name: str) -> str:
+    return "no causal LM" if name == FAST_STACK_NONE else f"model {name}"  # chat: the scorers name the chat model
 
 
 def format_table(result: AnswerScore, width: int = 100, *, threshold: float | None = None) -> str:

@@ -67,11 +67,13 @@ def build_preset(config, lm, preset: Preset, *, faithfulness, equivalence=None, 
                                max_batch_tokens=c.batch.max_batch_tokens, style=prompt_style)
         more = {"equivalence": judge.name, "sampling": f"n={c.uq.n_samples},temperature={c.uq.temperature:g},"
                                                        f"max_tokens={c.uq.max_sample_tokens},seed={c.uq.seed}"}
+    elif not preset.evidence:  # chat: text-only scorers, no causal LM loaded
+        evidence, more = NoEvidence(), {}
     else:
         evidence = TokenPasses(lm, on_overflow=c.model.on_overflow, max_batch_tokens=c.batch.max_batch_tokens,
                                capture=capture_spec(faithfulness, uq_faith, uq_unfaith, *extra), style=prompt_style)
         more = {}
-    stack = Stack.build(model=lm.name, faithfulness=faithfulness.name, uq_faith=uq_faith.name,
+    stack = Stack.build(model=FAST_STACK_NONE if lm is None else lm.name, faithfulness=faithfulness.name, uq_faith=uq_faith.name,
                         uq_unfaith=uq_unfaith.name, mode=preset.name,
                         prompt_version=answer_prompt_version(prompt_style), **more)
     calibrator, warnings = _calibrator(c, preset, stack, faithfulness)
@@ -90,7 +92,7 @@ def _calibrator(c, preset: Preset, stack: Stack, faithfulness) -> tuple[ActiveCa
 
 
 class NoEvidence:
-    """The evidence gatherer of a preset that reads text only (``fast``): nothing to gather."""
+    """The evidence gatherer of a preset that reads text only (``fast``, ``chat``): nothing to gather."""
 
     name = "none"
 
@@ -99,7 +101,8 @@ class NoEvidence:
 
 
 FAST_STACK_NONE = "none"
-"""The model, UQ scorers and prompt version of a ``fast`` stack: none runs."""
+"""The model, UQ scorers and prompt version of a ``fast`` stack: none runs (the model of a ``chat``
+stack too: its UQ scorers name the chat model)."""
 
 
 def is_fast_stack(stack: dict) -> bool:

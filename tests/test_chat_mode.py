@@ -1,0 +1,130 @@
+"""``mode = "chat"`` (issue 46.4): both FRANQ terms from an OpenAI-compatible chat model's
+P(True) (``chat_p_true_rag`` with the passages, ``chat_p_true`` without), the claims split
+and located by characters, and no causal LM loaded at all; in the API, the CLI on a file
+(bad records reported), ``franq fit calibrator`` on its output, and the service. The chat
+model is the pinned local server of test_chat_p_true."""
+from __future__ import annotations
+
+import json
+import threading
+
+import httpx
+import pytest
+from conftest import run_cli
+from servers import chat_server, serve_in_thread
+from test_chat_p_true import REPLIES, _Pinned
+
+import franq
+from franq.config import FranqConfig
+from franq.pipeline import Franq
+
+Q = "Where is Paris?"
+P = ["Paris is the capital of France."]
+ANSWER = "Paris is in France. Paris is in Spain."
+
+
+@pytest.fixture
+def server():
+    replies = {**REPLIES, "Paris": [("True", 0.9), ("False", 0.1)]}
+    with chat_server(_Pinned, replies=replies, fail_first=0, hold=False, both_open=threading.Event(), open=0,
+                     max_open=0, lock=threading.Lock()) as srv:
+        yield srv
+
+
+def _table(server) -> dict:
+    return {"model": "tiny-chat", "base_url": server.base_url, "api_key_env": "FRANQ_TEST_KEY"}
+
+
+def _config(server, **more) -> dict:
+    return {"mode": "chat", "faithfulness": {"name": "lexical"}, "calibration": {"calibrator": "none"},
+            "scorers": {"chat_p_true": _table(server), "chat_p_true_rag": _table(server)}, **more}
+
+
+def test_chat_mode_loads_no_causal_lm_and_takes_both_terms_from_the_chat_model(server):
+    fr = Franq.from_config(FranqConfig.from_dict(_config(server)))
+    assert fr.lm is None
+    assert fr.components["chat"]["evidence"] == "none" and fr.components["chat"]["claims"] == "atomic"
+    res = fr.score(Q, P, ANSWER)
+    assert dict(res.stack) == {"model": "none", "faithfulness": "lexical-v1", "uq_faith": "chat_p_true_rag:tiny-chat",
+                               "uq_unfaith": "chat_p_true:tiny-chat", "prompt_version": "rag-v1", "mode": "chat"}
+    by_text = {c.claim.text: c for c in res.scored}
+    assert set(by_text) == {"Paris is in France.", "Paris is in Spain."}
+    assert by_text["Paris is in France."].uq_faith == pytest.approx(0.8 / 0.9)
+    assert by_text["Paris is in Spain."].uq_unfaith == pytest.approx(0.1 / 0.9)
+    spain = by_text["Paris is in Spain."]
+    assert spain.p_true_raw == pytest.approx(spain.p_faithful * spain.uq_faith
+                                             + (1 - spain.p_faithful) * spain.uq_unfaith)
+    asked = [b["messages"][-1]["content"] for b in server.requests]
+    assert len(asked) == 4 and sum(a.startswith("Passages:") for a in asked) == 2  # each claim with and without
+
+
+def test_a_bare_answer_is_asked_with_its_question(server):
+    fr = Franq.from_config(FranqConfig.from_dict(_config(server)))
+    res = fr.score(Q, P, "Paris")
+    assert [c.claim.text for c in res.scored] == ["Paris"] and res.scored[0].uq_unfaith == pytest.approx(0.9)
+    assert all(f"Question: {Q}\n Possible answer:Paris\n" in b["messages"][-1]["content"] for b in server.requests)
+
+
+def test_chat_mode_refuses_what_needs_a_causal_lm_in_one_line(server):
+    fr = Franq.from_config(FranqConfig.from_dict(_config(server)))
+    with pytest.raises(franq.InputError, match="the long preset needs the causal LM.*mode 'chat'"):
+        fr.score(Q, P, ANSWER, mode="long")
+    with pytest.raises(franq.InputError, match="franq answer generates with the causal LM, which mode 'chat'"):
+        fr.answer(Q, P)
+    with pytest.raises(franq.InputError, match=r"uq\.chat\.faith.*'claim_prob' cannot run in the chat preset"):
+        Franq.from_config(FranqConfig.from_dict(_config(server, uq={"chat": {"faith": "claim_prob"}})))
+    with pytest.raises(franq.InputError, match=r"scorers\.chat_p_true_rag\.model': required when uq\.chat\.faith"):
+        Franq.from_config(FranqConfig.from_dict({"mode": "chat", "faithfulness": {"name": "lexical"}}))
+    with pytest.raises(franq.InputError, match="decomposer.model': mode 'chat' loads no causal LM"):
+        Franq.from_config(FranqConfig.from_dict(_config(server, decomposer={"name": "llm"})))
+
+
+def test_cli_scores_a_file_in_chat_mode_and_a_calibrator_is_fitted_on_its_output(server, tmp_path, monkeypatch):
+    monkeypatch.setenv("FRANQ_TEST_KEY", "sk-test")
+    cfg = tmp_path / "chat.json"
+    cfg.write_text(json.dumps(_config(server)), encoding="utf-8")
+    rows = [{"id": f"r{i}", "question": Q, "passages": P, "answer": ANSWER,
+             "claims": [{"text": "Paris is in France.", "is_true": True}, {"text": "Paris is in Spain.", "is_true": False}]}
+            for i in range(12)]
+    rows.insert(3, {"id": "bad", "question": "", "passages": P, "answer": "x"})
+    src, out, cal = tmp_path / "in.jsonl", tmp_path / "out.jsonl", tmp_path / "cal.json"
+    src.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    r = run_cli("score", str(src), "-o", str(out), "--config", str(cfg), "--quiet")
+    assert r.exit_code == 0, r.output
+    got = [json.loads(x) for x in out.read_text(encoding="utf-8").splitlines()]
+    assert len(got) == 12 and all(g["stack"]["mode"] == "chat" and g["stack"]["model"] == "none" for g in got)
+    bad = (tmp_path / "out.jsonl.errors.jsonl").read_text(encoding="utf-8")
+    assert '"bad"' in bad and "'question' is empty" in bad
+    assert len(server.requests) == 4  # two claims, each asked with and without the passages, once per call
+    r = run_cli("fit", "calibrator", str(out), "-o", str(cal), "--folds", "2")
+    assert r.exit_code == 0, r.output
+    fitted = json.loads(cal.read_text(encoding="utf-8"))["fitted_for"]
+    assert fitted["mode"] == "chat" and fitted["uq_unfaith"] == "chat_p_true:tiny-chat"
+    cfg.write_text(json.dumps(_config(server, calibration={"calibrator": str(cal)})), encoding="utf-8")
+    r = run_cli("score", "--config", str(cfg), "--question", Q, "--passage", P[0], "--answer", ANSWER,
+                "--format", "json", "--quiet")
+    assert r.exit_code == 0, r.output
+    rec = json.loads(r.stdout)
+    assert rec["calibrator"]["source"] == "user" and all(c["p_true_calibrated"] is not None for c in rec["claims"])
+
+
+def test_a_chat_service_loads_no_lm(server):
+    from franq.apps.serve import create_app
+
+    fr = Franq.from_config(FranqConfig.from_dict(_config(server)))
+    with serve_in_thread(create_app(fr)) as url:
+        http = httpx.Client(timeout=None)
+        health = http.get(f"{url}/health").json()
+        assert health["model"] == "none" and health["mode"] == "chat" and set(health["components"]) == {"chat"}
+        got = http.post(f"{url}/score", json={"question": Q, "passages": P, "answer": ANSWER}).json()
+        assert got["stack"]["mode"] == "chat" and len(got["claims"]) == 2
+        r = http.post(f"{url}/score", json={"question": Q, "passages": P, "answer": ANSWER, "mode": "short"})
+        assert r.status_code == 400 and "needs the causal LM" in r.json()["detail"]
+
+
+def test_the_table_says_which_chat_model_scored_and_that_no_causal_lm_ran(server):
+    from franq.cli.table import provenance
+
+    res = Franq.from_config(FranqConfig.from_dict(_config(server))).score(Q, P, ANSWER)
+    assert provenance(res).startswith("scored by: UQ_faith chat_p_true_rag:tiny-chat / UQ_unfaith "
+                                      "chat_p_true:tiny-chat (preset long (chat), no causal LM)")
