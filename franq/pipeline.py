@@ -112,7 +112,7 @@ class Franq:
             raise InputError(f"mode: the {preset.name} preset needs the causal LM, which this pipeline (mode "
                              f"{self.config.mode!r}) did not load; build one with another mode to use it")
         if preset not in presets_for(self.config.mode, self.config):
-            check_preset(self.config, preset)  # asked for per call: the config checked only its mode's presets
+            check_preset(self.config, preset, settings=True)  # asked for per call: the config checked only its mode's
         return build_preset(self.config, self.lm, preset, faithfulness=self.faithfulness,
                             equivalence=self._equivalence, prompt_style=self.prompt_style)
 

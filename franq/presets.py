@@ -220,12 +220,22 @@ def _check_known(kind: str, name: str, where: str):
         raise InputError(f"config '{where}': {exc}") from None
 
 
-def check_preset(config, preset: Preset) -> None:
+def check_preset(config, preset: Preset, *, settings: bool = False) -> None:
     """Every component ``config`` names for ``preset`` can run in it (that every name exists,
-    the equivalence judge included, :func:`check_config` has checked for every preset)."""
+    the equivalence judge included, :func:`check_config` has checked for every preset);
+    with ``settings``, its scorers' required settings are set too (a preset asked for per call,
+    outside the mode :func:`check_config` checked: ``mode="chat"`` on a pipeline without
+    ``[scorers.chat_p_true]`` is refused naming the key, before any request)."""
     for where, name in scorer_roles(config, preset):
         _check_fits("scorers", name, where, preset, config)
     _check_fits("faithfulness", config.faithfulness.name, "faithfulness.name", preset, config)
+    if settings:
+        from franq.settings import check_tables
+
+        chosen: dict = {}
+        for where, name in scorer_roles(config, preset):
+            chosen.setdefault(("scorers", name), where)
+        check_tables(config, chosen)
 
 
 def _check_fits(kind: str, name: str, where: str, preset: Preset, config) -> None:

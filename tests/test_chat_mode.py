@@ -128,3 +128,19 @@ def test_the_table_says_which_chat_model_scored_and_that_no_causal_lm_ran(server
     res = Franq.from_config(FranqConfig.from_dict(_config(server))).score(Q, P, ANSWER)
     assert provenance(res).startswith("scored by: UQ_faith chat_p_true_rag:tiny-chat / UQ_unfaith "
                                       "chat_p_true:tiny-chat (preset long (chat), no causal LM)")
+
+
+def test_chat_asked_for_per_call_without_its_tables_is_refused_naming_the_key(tiny_lm, make_franq):
+    fr = make_franq(tiny_lm, {})  # a long-mode pipeline: its config names no chat model
+    with pytest.raises(franq.InputError, match=r"config 'scorers\.chat_p_true_rag\.model': required when uq\.chat\.faith"):
+        fr.score(Q, P, ANSWER, mode="chat")
+
+
+def test_chat_per_call_on_a_pipeline_with_a_local_model_has_the_same_stack(server, tiny_lm, make_franq):
+    config = _config(server)
+    config.pop("mode")
+    fr = make_franq(tiny_lm, config)  # long mode, the local model loaded
+    res = fr.score(Q, P, ANSWER, mode="chat")
+    alone = Franq.from_config(FranqConfig.from_dict(_config(server))).score(Q, P, ANSWER)
+    assert res.stack == alone.stack and res.stack["model"] == "none"  # a calibrator fitted on one applies to the other
+    assert [c.p_true_raw for c in res.scored] == pytest.approx([c.p_true_raw for c in alone.scored])

@@ -51,6 +51,7 @@ def build_preset(config, lm, preset: Preset, *, faithfulness, equivalence=None, 
     if not preset.uq:
         return _build_text_only(c, preset, faithfulness)
     names = scorer_names(c, preset)
+    lm = lm if preset.evidence else None  # chat: its scorers read text only, whatever the pipeline loaded
     build = functools.partial(registry.build, "scorers", config=c, lm=lm)
     uq_faith, uq_unfaith = build(name=names.faith), build(name=names.unfaith)
     # an extra scorer that is already UQ_faith or UQ_unfaith runs once: its signals are kept anyway
