@@ -50,7 +50,7 @@ from franq.apps.serve_checks import check_example, render_line, view_html
 from franq.apps.serve_guard import Guard, Refused, Work, hook_model, load_json, log
 from franq.apps.serve_page import PAGE_BODY, docs_body
 from franq.apps.serve_schema import health_components, install_openapi, shown_name
-from franq.config_checks import MODES
+from franq.cli.options import MODES
 from franq.io import UnknownFields, aliased, parse_example, record_json
 
 MAX_PENDING = 8

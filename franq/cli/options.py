@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import click
 
 from franq.config import FranqConfig
-from franq.config_checks import MODES
+from franq.config_checks import MODES  # noqa: F401  (also the service's --mode)
 from franq.errors import redact
 from franq.limits import LIMITS, use_limits
 
@@ -37,13 +37,11 @@ def choices_help(described: dict[str, str], default: str) -> str:
 
 MODE_OPTION = click.option(
     "--mode", type=click.Choice(MODES), default=None,
-    help="Preset: long (claims, token probabilities), short (the answer is one claim, scored from "
-         "samples), auto (a single short sentence is short), fast (claims checked by the verifier alone, "
-         "calibrated; no causal LM is loaded) or chat (both terms from an OpenAI-compatible chat model's "
-         f"P(True), [scorers.chat_p_true] in the config; no causal LM is loaded). Default: the config's ({DEFAULTS.mode}).")
-FAST_OPTION = click.option(
-    "--fast", is_flag=True, help="The fast preset (--mode fast): claims checked against the passages by the "
-                                 "verifier alone, with its own calibrator; no causal LM is loaded.")
+    help="Preset: long (claims, token probabilities), short (the answer is one claim, scored from samples), auto "
+         "(a single short sentence is short), fast (the verifier alone, calibrated) or chat (both terms from a chat "
+         f"model's P(True)); fast and chat load no causal LM. Default: the config's ({DEFAULTS.mode}).")
+FAST_OPTION = click.option("--fast", is_flag=True, help="The fast preset (--mode fast): claims checked against the "
+                           "passages by the verifier alone, with its own calibrator; no causal LM is loaded.")
 
 
 def fast_mode(fast: bool, mode: str | None) -> str | None:
