@@ -174,3 +174,25 @@ def test_the_probe_preset_needs_semantic_entropy_probes(tiny_lm, make_franq, tmp
     path.write_text(json.dumps(data))
     with pytest.raises(InputError, match="no hidden probe for low_semantic_entropy"):
         make_franq(tiny_lm, {"mode": "short", "model": {"probe_file": str(path)}, "uq": {"short_scoring": "probe"}})
+
+
+def test_a_calibrator_ships_for_the_probe_preset_on_the_shipped_verifier_stack():
+    """Issue 45 item 5: the probe preset with the default backend (the shipped verifier, slot
+    check on) is calibrated by a shipped file fitted on answers the embedded model did not
+    write (experiments/2026-11-29-probe-verifier-calibrator); before, its results said
+    ``calibration: none``."""
+    from franq.calibrate import default_calibrator_path
+    from franq.fit.shipped_verifier import PROBE_NAME
+    from franq.lm.load import EMBEDDED_NAME
+    from franq.verifier.combiner import COMBINER_FILE
+    from franq.verifier.model import read_card, shipped_verifier_dir
+
+    card = read_card(shipped_verifier_dir())
+    rule = (card.get("aggregation") or {}).get("rule", "relevant")
+    slots = ":slots" if (shipped_verifier_dir() / COMBINER_FILE).is_file() else ""
+    stack = {"model": EMBEDDED_NAME, "faithfulness": f"verifier:{card['name']}:{rule}{slots}", "uq_faith": "se_probe",
+             "uq_unfaith": "se_probe_closed", "prompt_version": "rag-v1", "mode": "probe"}
+    path = default_calibrator_path(stack)
+    assert path is not None and path.name == PROBE_NAME
+    obj = json.loads(path.read_text(encoding="utf-8"))
+    assert obj["variant"] == "soft" and "distractor pairs" in obj["description"]

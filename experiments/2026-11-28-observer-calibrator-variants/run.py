@@ -37,7 +37,7 @@ AUROC_SLACK = 0.02
 def scored(split: str, n: int, lm) -> dict:
     from franq.evaluation.data import raw_data_dir
     from franq.fit.shipped_calibrators import distractor_pairs
-    from franq.fit.shipped_verifier import observer_pairs_scored
+    from franq.fit.shipped_verifier import pairs_scored as observer_pairs_scored
 
     pairs = distractor_pairs(ROOT / "datasets", raw_data_dir(None), n, split)
     _, claims, y = observer_pairs_scored(ROOT / "datasets", None, n, split=split, lm=lm)

@@ -116,7 +116,13 @@ WITH_VERIFIER: tuple[Shipped, ...] = (
             "three-condition (soft variant), observer mix answer_share / answer_consistency, on the distractor pairs "
             f"of nq-open train questions 1-{verifier.OBSERVER_TRAIN} (answers the embedded model did not write), the "
             "shipped verifier", model_passes="each answer teacher-forced: about 3 minutes on CPU", raw=True,
-            evaluate=lambda datasets, path: verifier.evaluate_observer(datasets, path)),
+            evaluate=lambda datasets, path: verifier.evaluate_pairs(datasets, path)),
+    Shipped(verifier.PROBE_NAME, verifier.probe_verifier_calibrator,
+            "three-condition (soft variant), semantic entropy probes se_probe / se_probe_closed (no samples), on the "
+            f"distractor pairs of nq-open train questions 1-{verifier.OBSERVER_TRAIN} (answers the embedded model did "
+            "not write), the shipped verifier", model_passes="each answer teacher-forced twice with hidden states: "
+            "about 10 minutes on CPU", raw=True,
+            evaluate=lambda datasets, path: verifier.evaluate_pairs(datasets, path)),
     Shipped(fast.NAMES["fast"], fast.fast_calibrator,
             "isotonic map of P_supported on the claims of ExpertQA train (truth label, citation markers stripped) "
             "under the fast mode: the shipped verifier on each claim's closest window", model_passes="the verifier only (no causal LM): about 5 minutes on one CPU thread, "
