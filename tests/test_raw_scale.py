@@ -74,10 +74,17 @@ def _reads_probes(name: str) -> bool:
     return INTERNALS in registry.lookup("scorers", name).needs and "probe" in name
 
 
+def _asks_a_server(name: str) -> bool:
+    """A scorer that needs a model of its own to be built (``chat_p_true`` / ``_rag``: a chat
+    server's P(True), on the probability scale by construction)."""
+    return any(getattr(s, "required", False) for s in getattr(registry.lookup("scorers", name), "settings", ()))
+
+
 @pytest.mark.parametrize("preset, faith, unfaith, extra", list(_pairs()))
 def test_raw_mix_is_flat_when_both_scorers_read_the_same_evidence(preset, faith, unfaith, extra):
     rng = np.random.default_rng(27)
-    if _reads_probes(faith):  # probes: P(low semantic entropy) from two passes, one scale by construction
+    if _reads_probes(faith) or _asks_a_server(faith):  # probes: P(low semantic entropy) from two passes; chat:
+        # P(True) with and without the passages: each one scale by construction
         p = rng.uniform(0, 1, 50)
         for name in (faith, unfaith):  # the probe's output is the probability, on both branches
             cls = registry.lookup("scorers", name)
@@ -102,7 +109,7 @@ def test_raw_mix_is_flat_when_both_scorers_read_the_same_evidence(preset, faith,
 @pytest.mark.parametrize("preset, faith, unfaith, extra", list(_pairs()))
 def test_every_declared_probability_lies_in_0_1_and_the_mix_follows_the_larger_branch(preset, faith, unfaith, extra):
     rng = np.random.default_rng(7)
-    names = [n for n in (faith, unfaith, *extra) if not _reads_probes(n)]
+    names = [n for n in (faith, unfaith, *extra) if not (_reads_probes(n) or _asks_a_server(n))]
     for _ in range(30):
         sizes = list(rng.integers(1, 5, size=int(rng.integers(1, 4))))
         ev = [_evidence(preset, rng, sizes=sizes, equal_likelihood=False, soft=bool(rng.integers(0, 2)))]
