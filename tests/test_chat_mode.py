@@ -11,8 +11,8 @@ import threading
 import httpx
 import pytest
 from conftest import run_cli
-from servers import chat_server, serve_in_thread
-from test_chat_p_true import REPLIES, _Pinned
+from servers import ChatHandler, chat_completion, chat_server, serve_in_thread
+from test_chat_p_true import REPLIES, _Pinned, _top
 
 import franq
 from franq.config import FranqConfig
@@ -144,3 +144,47 @@ def test_chat_per_call_on_a_pipeline_with_a_local_model_has_the_same_stack(serve
     alone = Franq.from_config(FranqConfig.from_dict(_config(server))).score(Q, P, ANSWER)
     assert res.stack == alone.stack and res.stack["model"] == "none"  # a calibrator fitted on one applies to the other
     assert [c.p_true_raw for c in res.scored] == pytest.approx([c.p_true_raw for c in alone.scored])
+
+
+class _Flaky(ChatHandler):
+    """"True" for every claim, a 400 for a claim with "BAD" in it (this request only), and a
+    503 for everything while ``server.down``."""
+
+    def do_POST(self):
+        body = self.read_body()
+        with self.server.lock:
+            self.server.requests.append(body)
+        if self.server.down:
+            self.send_json(503, {"error": {"message": "overloaded", "type": "server_error"}})
+        elif "BAD" in body["messages"][-1]["content"]:
+            self.send_json(400, {"error": {"message": "prompt too long", "type": "invalid_request_error"}})
+        else:
+            self.send_json(200, chat_completion(body["model"], "True", _top([("True", 0.8), ("False", 0.2)])))
+
+
+def test_a_server_that_fails_every_request_stops_the_batch_and_the_same_command_resumes(tmp_path, monkeypatch):
+    """Before, a server that was down made every record a bad record (each with the same
+    connection error) and the run ended as if done; a request the server refuses on its own
+    (400) is still that record's error."""
+    monkeypatch.setenv("FRANQ_TEST_KEY", "sk-test")
+    with chat_server(_Flaky, down=True) as srv:
+        table = {**_table(srv), "max_retries": 0}
+        cfg = tmp_path / "chat.json"
+        cfg.write_text(json.dumps({**_config(srv), "scorers": {"chat_p_true": table, "chat_p_true_rag": table}}),
+                       encoding="utf-8")
+        rows = [{"id": "a", "question": Q, "passages": P, "answer": "Paris is in France."},
+                {"id": "b", "question": Q, "passages": P, "answer": "Paris is BAD."},
+                {"id": "c", "question": Q, "passages": P, "answer": "Paris is in Spain."}]
+        src, out = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
+        src.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+        r = run_cli("score", str(src), "-o", str(out), "--config", str(cfg), "--quiet")
+        assert r.exit_code != 0 and "request failed" in r.output and "the same command resumes" in r.output
+        assert "Traceback" not in r.output
+        assert not out.read_text(encoding="utf-8").strip()
+        assert not (tmp_path / "out.jsonl.errors.jsonl").read_text(encoding="utf-8").strip()  # no record blamed
+        srv.down = False  # the server is back: the same command
+        r = run_cli("score", str(src), "-o", str(out), "--config", str(cfg), "--quiet")
+        assert r.exit_code == 0, r.output
+        assert [json.loads(x)["id"] for x in out.read_text(encoding="utf-8").splitlines()] == ["a", "c"]
+        bad = [json.loads(x) for x in (tmp_path / "out.jsonl.errors.jsonl").read_text(encoding="utf-8").splitlines()]
+        assert [b["id"] for b in bad] == ["b"] and "prompt too long" in bad[0]["error"]

@@ -108,13 +108,14 @@ def server_label_probability(client, model: str, messages: list[dict[str, str]],
     """P(first) for one chat prompt on an OpenAI-compatible server: one token at
     temperature 0 with ``top_logprobs``, read by :func:`top_logprobs_probability`. A failed
     request, or a server that returns no log-probabilities, is a :class:`FranqError`
-    starting with ``where`` (who asked: a model name, the config keys). ``usage``: a
-    callable given the reply's ``usage`` (token counts), when the server sends one."""
+    starting with ``where`` (who asked: a model name, the config keys); one that fails for
+    every request alike (:func:`request_error`) stops a batch run. ``usage``: a callable
+    given the reply's ``usage`` (token counts), when the server sends one."""
     try:
         resp = client.chat.completions.create(model=model, messages=messages, max_tokens=1, temperature=0,
                                               logprobs=True, top_logprobs=top_logprobs)
     except Exception as exc:  # noqa: BLE001 - any client/server failure gets the same context
-        raise FranqError(f"{where}: request failed: {exc}") from exc
+        raise request_error(exc, where) from exc
     if usage is not None and getattr(resp, "usage", None) is not None:
         usage(resp.usage)
     logprobs = getattr(resp.choices[0], "logprobs", None) if resp.choices else None
@@ -124,6 +125,25 @@ def server_label_probability(client, model: str, messages: list[dict[str, str]],
                          "logprobs/top_logprobs)")
     return top_logprobs_probability([(alt.token, alt.logprob) for alt in content[0].top_logprobs or []],
                                     first, second)
+
+
+def request_error(exc: BaseException, where: str) -> FranqError:
+    """A failed chat request as franq reports it. The server refused this request (400, 422:
+    e.g. a prompt over its context): a :class:`FranqError`, so a batch reports the record and
+    carries on. It cannot be reached, timed out, or refuses every request alike (a wrong key
+    or model name, 429 or 5xx after the client's retries): a
+    :class:`~franq.lm.served.client.ServerUnavailable`, which stops a batch run instead of
+    reporting every remaining record bad; what was written stays and the same command resumes."""
+    import openai
+
+    from franq.lm.served.client import ServerUnavailable
+
+    text = f"{where}: request failed: {exc}"
+    if isinstance(exc, (openai.BadRequestError, openai.UnprocessableEntityError)) or not isinstance(
+            exc, (openai.APIConnectionError, openai.APIStatusError)):
+        return FranqError(text)
+    return ServerUnavailable(f"{text} (every request would fail alike: the run stops; what was written stays, "
+                             "and the same command resumes)")
 
 
 def _spelled(words: tuple[str, ...]) -> str:
