@@ -34,10 +34,10 @@ import functools
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from franq import files
-from franq.config_checks import check_values
+from franq.config_checks import MODES, check_values
 from franq.config_renamed import renamed_hint
 from franq.errors import InputError
 from franq.limits import Limits
@@ -190,10 +190,13 @@ SECTIONS = {"model": ModelConfig, "decomposer": DecomposerConfig, "faithfulness"
 
 @dataclass(frozen=True)
 class FranqConfig:
+    MODES: ClassVar[tuple[str, ...]] = MODES
+    """The values ``mode`` takes."""
     mode: str = "long"
     """Which preset scores an answer: ``long`` (claims, token passes), ``short`` (the whole
-    answer is one claim, scored from samples), ``auto`` (a single short sentence is short) or
-    ``fast`` (claims checked by the verifier alone, calibrated; no causal LM is loaded)."""
+    answer is one claim, scored from samples), ``auto`` (a single short sentence is short),
+    ``fast`` (claims checked by the verifier alone, calibrated) or ``chat`` (both terms from a
+    chat model's P(True), ``[scorers.chat_p_true]``); ``fast`` and ``chat`` load no causal LM."""
     model: ModelConfig = field(default_factory=ModelConfig)
     decomposer: DecomposerConfig = field(default_factory=DecomposerConfig)
     faithfulness: FaithfulnessConfig = field(default_factory=FaithfulnessConfig)

@@ -188,3 +188,28 @@ def test_a_server_that_fails_every_request_stops_the_batch_and_the_same_command_
         assert [json.loads(x)["id"] for x in out.read_text(encoding="utf-8").splitlines()] == ["a", "c"]
         bad = [json.loads(x) for x in (tmp_path / "out.jsonl.errors.jsonl").read_text(encoding="utf-8").splitlines()]
         assert [b["id"] for b in bad] == ["b"] and "prompt too long" in bad[0]["error"]
+
+
+def test_the_service_answers_502_when_the_chat_server_fails_every_request(monkeypatch):
+    from franq.apps.serve import create_app
+
+    monkeypatch.setenv("FRANQ_TEST_KEY", "sk-test")
+    with chat_server(_Flaky, down=True) as srv:
+        table = {**_table(srv), "max_retries": 0}
+        fr = Franq.from_config(FranqConfig.from_dict({**_config(srv), "scorers": {"chat_p_true": table,
+                                                                                  "chat_p_true_rag": table}}))
+        with serve_in_thread(create_app(fr)) as url:
+            r = httpx.post(f"{url}/score", json={"question": Q, "passages": P, "answer": ANSWER}, timeout=None)
+            assert r.status_code == 502 and "request failed" in r.json()["detail"]
+            srv.down = False
+            assert httpx.post(f"{url}/score", json={"question": Q, "passages": P, "answer": ANSWER},
+                              timeout=None).status_code == 200
+
+
+def test_the_modes_are_listed_once_and_the_openapi_schema_names_them_all():
+    import typing
+
+    from franq.apps.serve_schema import Mode
+
+    literal = next(a for a in typing.get_args(Mode) if typing.get_origin(a) is typing.Literal)
+    assert typing.get_args(literal) == FranqConfig.MODES and "chat" in FranqConfig.MODES

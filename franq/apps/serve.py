@@ -50,7 +50,6 @@ from franq.apps.serve_checks import check_example, render_line, view_html
 from franq.apps.serve_guard import Guard, Refused, Work, hook_model, load_json, log
 from franq.apps.serve_page import PAGE_BODY, docs_body
 from franq.apps.serve_schema import health_components, install_openapi, shown_name
-from franq.cli.options import MODES
 from franq.io import UnknownFields, aliased, parse_example, record_json
 
 MAX_PENDING = 8
@@ -79,8 +78,9 @@ def _with_verdicts(result: franq.AnswerScore, threshold: float | None, pipeline)
 
 def _options(body: dict, where: str = "") -> tuple[str | None, float | None]:
     mode, threshold = body.get("mode"), body.get("threshold")
-    if mode is not None and mode not in MODES:
-        raise franq.InputError(f"{where}'mode' must be one of {', '.join(map(repr, MODES))}, got {mode!r}")
+    if mode is not None and mode not in franq.FranqConfig.MODES:
+        raise franq.InputError(f"{where}'mode' must be one of {', '.join(map(repr, franq.FranqConfig.MODES))}, "
+                               f"got {mode!r}")
     if threshold is not None and (isinstance(threshold, bool) or not isinstance(threshold, (int, float))
                                   or not 0 <= threshold <= 1):
         raise franq.InputError(f"{where}'threshold' must be a number in [0, 1], got {threshold!r}")
@@ -133,8 +133,9 @@ def create_app(pipeline, *, limits=None, max_body_bytes: int | None = None, max_
         return JSONResponse({"detail": exc.detail}, status_code=exc.status)
 
     @app.exception_handler(franq.FranqError)
-    async def _input(request, exc):  # noqa: ANN001 - over a limit: 413; any other bad field: 400
-        return JSONResponse({"detail": str(exc)}, status_code=413 if isinstance(exc, table.LimitError) else 400)
+    async def _input(request, exc):  # noqa: ANN001 - over a limit: 413; a model's server failing every request: 502
+        status = 413 if isinstance(exc, table.LimitError) else 502 if getattr(exc, "stops_run", False) else 400
+        return JSONResponse({"detail": str(exc)}, status_code=status)
 
     async def on_model(fn, data: bytes):
         """``fn(body)`` in a worker thread holding the model; the body parsed and checked there."""
@@ -305,7 +306,7 @@ def _server(config, work: Work):
 @click.option("--device", help="cpu, cuda, cuda:1, mps.")
 @click.option("--faithfulness", help=f"Faithfulness backend (default: {franq.FranqConfig().faithfulness.name}).")
 @click.option("--calibrator", help="'default', 'none', or a file from `franq fit calibrator`.")
-@click.option("--mode", type=click.Choice(MODES), default=None,
+@click.option("--mode", type=click.Choice(franq.FranqConfig.MODES), default=None,
               help="Default preset (a request's 'mode' overrides it; 'fast' and 'chat' load no LM: their requests "
                    "stay without one).")
 @click.option("--fast", is_flag=True, help="--mode fast: the verifier alone, calibrated; no causal LM loaded.")

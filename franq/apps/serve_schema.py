@@ -126,7 +126,9 @@ ROUTES = {  # (path, method): (request body, 200 reply)
 }
 ERRORS = {"400": "a field is wrong (named)", "401": "missing or wrong bearer token (--token)",
           "408": "the body did not arrive in time", "413": "over one of franq's limits (named)",
-          "415": "not application/json", "422": "the body is not a JSON object", "503": "busy or stopping",
+          "415": "not application/json", "422": "the body is not a JSON object",
+          "502": "the model's server (a served model, a chat model) is unreachable or fails every request",
+          "503": "busy or stopping",
           "504": "over --request-timeout"}
 
 

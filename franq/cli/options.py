@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import click
 
 from franq.config import FranqConfig
-from franq.config_checks import MODES  # noqa: F401  (also the service's --mode)
+from franq.config_checks import MODES
 from franq.errors import redact
 from franq.limits import LIMITS, use_limits
 
