@@ -115,9 +115,9 @@ def run(n: int) -> list[str]:
               f"thread, {platform.node()} (a 2-core machine shared with other jobs); the chat server a local stand-in "
               "that answers at once, prompt tokens counted with the SmolLM2 tokenizer and its chat template. Peak RSS "
               f"is the process's (before either stack: {rss0:.0f} MB); the long form's row includes the chat mode's."), "",
-             "| stack | loads a causal LM | claims | requests per claim | prompt tokens per claim (median request: "
+             ("| stack | loads a causal LM | claims | requests per claim | prompt tokens per claim (median request: "
              "with passages / without) | franq's own s per answer (median) | first answer, load included, s | "
-             "peak RSS MB |", "|---|---|---|---|---|---|---|---|"]
+             "peak RSS MB |"), "|---|---|---|---|---|---|---|---|"]
     for name, fr in stacks.items():
         got = asked[name]
         with_p = [k for k, p in got if p]
@@ -127,8 +127,8 @@ def run(n: int) -> list[str]:
                      f"({np.median(with_p):.0f} / {np.median(without):.0f}) | {np.median(seconds[name]):.2f} | "
                      f"{load[name]:.1f} | {rss[name]:.0f} |")
     speed = np.median(np.array(seconds["long form, chat scorers"]) / np.array(seconds["mode chat"]))
-    lines += ["", f"Median per-answer ratio, long form / mode chat: {speed:.1f}x (franq's side only). A claim asked "
-              "twice under the same question in one call is asked once, so requests per claim can be below 2."]
+    lines += ["", (f"Median per-answer ratio, long form / mode chat: {speed:.1f}x (franq's side only). A claim asked "
+              "twice under the same question in one call is asked once, so requests per claim can be below 2.")]
     return lines
 
 

@@ -119,23 +119,23 @@ def main() -> None:
 
     raw = {h: obs.metrics(raw3(obs.subset(sets[h], slice(None))), np.asarray(sets[h]["is_true"], dtype=float))
            for h in ("test", "own")}
-    fmt = lambda m: f"{m['ece']:.3f} ({m['floor'][0]:.3f}) | {m['brier']:.4f} | {m['auroc']:.3f}"  # noqa: E731
-    describe = lambda s: (f"{len(s['is_true'])} answers of {len(set(s['question']))} questions "  # noqa: E731
+    fmt = lambda m: f"{m['ece']:.3f} ({m['floor'][0]:.3f}) | {m['brier']:.4f} | {m['auroc']:.3f}"
+    describe = lambda s: (f"{len(s['is_true'])} answers of {len(set(s['question']))} questions "
                           f"({np.mean(s['is_true']):.2f} true, constant Brier "
                           f"{np.mean(s['is_true']) * (1 - np.mean(s['is_true'])):.4f})")
-    lines = [f"Train: distractor pairs, {describe(train)}. Held out: distractor pairs of test questions, "
+    lines = [(f"Train: distractor pairs, {describe(train)}. Held out: distractor pairs of test questions, "
              f"{describe(sets['test'])}; the model's own greedy answers, {describe(sets['own'])}. Rule (fixed "
              f"before reading the held-out sets, as for the observer): the lowest CV ECE among the fits whose CV "
-             f"AUROC is at most {obs.AUROC_SLACK} below the soft fit's. Chosen: **{chosen}**.", "",
+             f"AUROC is at most {obs.AUROC_SLACK} below the soft fit's. Chosen: **{chosen}**."), "",
              "ECE (in brackets its floor: what a calibrated P with the same values shows, median), Brier, AUROC:", "",
-             "| fit | CV ECE | CV Brier | CV AUROC | pairs ECE | pairs Brier | pairs AUROC | own ECE | own Brier | "
-             "own AUROC |", "|---|---|---|---|---|---|---|---|---|---|"]
+             ("| fit | CV ECE | CV Brier | CV AUROC | pairs ECE | pairs Brier | pairs AUROC | own ECE | own Brier | "
+             "own AUROC |"), "|---|---|---|---|---|---|---|---|---|---|"]
     for name, r in rows.items():
         lines.append(f"| {name}{' (chosen)' if name == chosen else ''} | {fmt(r['cv'])} | {fmt(r['test'])} | "
                      f"{fmt(r['own'])} |")
     lines.append(f"| raw three-condition mix, uncalibrated | | | | {fmt(raw['test'])} | {fmt(raw['own'])} |")
-    lines += ["", f"The chosen fit moved to the own answers' share of true answers (`franq fit prior`; after the choice, "
-              "own answers only):", "", "| moved to | prior | own ECE | own Brier | own AUROC |", "|---|---|---|---|---|"]
+    lines += ["", ("The chosen fit moved to the own answers' share of true answers (`franq fit prior`; after the choice, "
+              "own answers only):"), "", "| moved to | prior | own ECE | own Brier | own AUROC |", "|---|---|---|---|---|"]
     for name, (prior, m) in moved.items():
         lines.append(f"| {name} | {prior:.3f} | {fmt(m)} |")
     text = "\n".join(lines) + "\n"
