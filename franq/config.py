@@ -290,9 +290,10 @@ def _section(cls, value: Any, where: str, name: str | None = None):
                          + renamed_hint(unknown, name))
     kwargs = dict(value)
     if cls is UQConfig:
-        for preset in ("long", "short", "observer", "probe", "chat"):
-            if preset in kwargs:
-                kwargs[preset] = _preset_scorers(kwargs[preset], getattr(UQConfig(), preset), f"{where}.{preset}")
+        defaults = UQConfig()
+        for preset in (f.name for f in dataclasses.fields(UQConfig)):  # every preset's scorer table
+            if preset in kwargs and isinstance(getattr(defaults, preset), PresetScorers):
+                kwargs[preset] = _preset_scorers(kwargs[preset], getattr(defaults, preset), f"{where}.{preset}")
     return cls(**kwargs)
 
 

@@ -142,7 +142,7 @@ def request_error(exc: BaseException, where: str) -> FranqError:
     if isinstance(exc, (openai.BadRequestError, openai.UnprocessableEntityError)) or not isinstance(
             exc, (openai.APIConnectionError, openai.APIStatusError)):
         return FranqError(text)
-    return ServerUnavailable(f"{text} (every request would fail alike: the run stops; what was written stays, "
+    return ServerUnavailable(f"{text} (every request fails alike: a batch run stops here, keeps what it wrote, "
                              "and the same command resumes)")
 
 
