@@ -324,6 +324,10 @@ def score(question: str, passages: Sequence[str | dict | Passage], answer: str, 
     """Score ``answer`` to ``question`` given the retrieved ``passages`` with the default
     (embedded) pipeline, or with ``mode="fast"`` the fast one, which loads no causal LM
     (:func:`fast_franq`). See :meth:`Franq.score`."""
+    if mode == "chat":  # the default config names no chat model: refused before anything loads
+        raise InputError("mode 'chat': franq.score uses the default config, which names no chat model; build a "
+                         "pipeline with one: franq.Franq.from_config(franq.FranqConfig.from_dict({'mode': 'chat', "
+                         "'scorers': {'chat_p_true': {'model': ...}, 'chat_p_true_rag': {'model': ...}}}))")
     if mode == "fast" and default_franq.cache_info().currsize == 0:  # no LM loaded just for this
         return fast_franq().score(question, passages, answer, claims=claims)
     return default_franq().score(question, passages, answer, claims=claims, mode=mode)

@@ -213,3 +213,11 @@ def test_the_modes_are_listed_once_and_the_openapi_schema_names_them_all():
 
     literal = next(a for a in typing.get_args(Mode) if typing.get_origin(a) is typing.Literal)
     assert typing.get_args(literal) == FranqConfig.MODES and "chat" in FranqConfig.MODES
+
+
+def test_franq_score_with_mode_chat_is_refused_before_any_model_loads(monkeypatch):
+    import franq.pipeline as pipeline
+
+    monkeypatch.setattr(pipeline, "default_franq", lambda: pytest.fail("the default pipeline was loaded"))
+    with pytest.raises(franq.InputError, match="names no chat model; build a pipeline with one"):
+        franq.score(Q, P, ANSWER, mode="chat")
