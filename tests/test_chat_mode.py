@@ -5,8 +5,10 @@ and located by characters, and no causal LM loaded at all; in the API, the CLI o
 model is the pinned local server of test_chat_p_true."""
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
+import time
 
 import httpx
 import pytest
@@ -147,8 +149,8 @@ def test_chat_per_call_on_a_pipeline_with_a_local_model_has_the_same_stack(serve
 
 
 class _Flaky(ChatHandler):
-    """"True" for every claim, a 400 for a claim with "BAD" in it (this request only), and a
-    503 for everything while ``server.down``."""
+    """"True" for every claim, a 400 for a claim with "BAD" in it (this request only), a reply
+    after 1.5 s for one with "SLOW", and a 503 for everything while ``server.down``."""
 
     def do_POST(self):
         body = self.read_body()
@@ -156,6 +158,10 @@ class _Flaky(ChatHandler):
             self.server.requests.append(body)
         if self.server.down:
             self.send_json(503, {"error": {"message": "overloaded", "type": "server_error"}})
+        elif "SLOW" in body["messages"][-1]["content"]:
+            time.sleep(1.5)  # past the scorer's timeout (0.5 s): this record's error, the run goes on
+            with contextlib.suppress(OSError):  # the client has hung up by now
+                self.send_json(200, chat_completion(body["model"], "True", _top([("True", 0.8), ("False", 0.2)])))
         elif "BAD" in body["messages"][-1]["content"]:
             self.send_json(400, {"error": {"message": "prompt too long", "type": "invalid_request_error"}})
         else:
@@ -168,13 +174,14 @@ def test_a_server_that_fails_every_request_stops_the_batch_and_the_same_command_
     (400) is still that record's error."""
     monkeypatch.setenv("FRANQ_TEST_KEY", "sk-test")
     with chat_server(_Flaky, down=True) as srv:
-        table = {**_table(srv), "max_retries": 0}
+        table = {**_table(srv), "max_retries": 0, "timeout": 0.5}
         cfg = tmp_path / "chat.json"
         cfg.write_text(json.dumps({**_config(srv), "scorers": {"chat_p_true": table, "chat_p_true_rag": table}}),
                        encoding="utf-8")
         rows = [{"id": "a", "question": Q, "passages": P, "answer": "Paris is in France."},
                 {"id": "b", "question": Q, "passages": P, "answer": "Paris is BAD."},
-                {"id": "c", "question": Q, "passages": P, "answer": "Paris is in Spain."}]
+                {"id": "c", "question": Q, "passages": P, "answer": "Paris is in Spain."},
+                {"id": "d", "question": Q, "passages": P, "answer": "Paris is SLOW."}]
         src, out = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
         src.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
         r = run_cli("score", str(src), "-o", str(out), "--config", str(cfg), "--quiet")
@@ -187,7 +194,8 @@ def test_a_server_that_fails_every_request_stops_the_batch_and_the_same_command_
         assert r.exit_code == 0, r.output
         assert [json.loads(x)["id"] for x in out.read_text(encoding="utf-8").splitlines()] == ["a", "c"]
         bad = [json.loads(x) for x in (tmp_path / "out.jsonl.errors.jsonl").read_text(encoding="utf-8").splitlines()]
-        assert [b["id"] for b in bad] == ["b"] and "prompt too long" in bad[0]["error"]
+        assert [b["id"] for b in bad] == ["b", "d"] and "prompt too long" in bad[0]["error"]
+        assert "raise its 'timeout'" in bad[1]["error"]
 
 
 def test_the_service_answers_502_when_the_chat_server_fails_every_request(monkeypatch):

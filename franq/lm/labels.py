@@ -129,16 +129,20 @@ def server_label_probability(client, model: str, messages: list[dict[str, str]],
 
 def request_error(exc: BaseException, where: str) -> FranqError:
     """A failed chat request as franq reports it. The server refused this request (400, 422:
-    e.g. a prompt over its context): a :class:`FranqError`, so a batch reports the record and
-    carries on. It cannot be reached, timed out, or refuses every request alike (a wrong key
-    or model name, 429 or 5xx after the client's retries): a
-    :class:`~franq.lm.served.client.ServerUnavailable`, which stops a batch run instead of
-    reporting every remaining record bad; what was written stays and the same command resumes."""
+    e.g. a prompt over its context) or did not answer it within the client's timeout (a long
+    prompt on a slow server: stopping would stop every rerun at the same record): a
+    :class:`FranqError`, so a batch reports the record and carries on. It cannot be reached, or
+    refuses every request alike (a wrong key or model name, 429 or 5xx after the client's
+    retries): a :class:`~franq.lm.served.client.ServerUnavailable`, which stops a batch run
+    instead of reporting every remaining record bad; what was written stays and the same
+    command resumes."""
     import openai
 
     from franq.lm.served.client import ServerUnavailable
 
     text = f"{where}: request failed: {exc}"
+    if isinstance(exc, openai.APITimeoutError):
+        return FranqError(f"{text} (no reply within the scorer's timeout; raise its 'timeout' for long prompts)")
     if isinstance(exc, (openai.BadRequestError, openai.UnprocessableEntityError)) or not isinstance(
             exc, (openai.APIConnectionError, openai.APIStatusError)):
         return FranqError(text)
