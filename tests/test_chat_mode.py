@@ -198,18 +198,20 @@ def test_a_server_that_fails_every_request_stops_the_batch_and_the_same_command_
         assert "raise its 'timeout'" in bad[1]["error"]
 
 
-def test_the_service_answers_502_when_the_chat_server_fails_every_request(monkeypatch):
+def test_the_service_answers_502_when_the_chat_server_fails_every_request_and_504_on_a_timeout(monkeypatch):
     from franq.apps.serve import create_app
 
     monkeypatch.setenv("FRANQ_TEST_KEY", "sk-test")
     with chat_server(_Flaky, down=True) as srv:
-        table = {**_table(srv), "max_retries": 0}
+        table = {**_table(srv), "max_retries": 0, "timeout": 0.5}
         fr = Franq.from_config(FranqConfig.from_dict({**_config(srv), "scorers": {"chat_p_true": table,
                                                                                   "chat_p_true_rag": table}}))
         with serve_in_thread(create_app(fr)) as url:
             r = httpx.post(f"{url}/score", json={"question": Q, "passages": P, "answer": ANSWER}, timeout=None)
             assert r.status_code == 502 and "request failed" in r.json()["detail"]
             srv.down = False
+            r = httpx.post(f"{url}/score", json={"question": Q, "passages": P, "answer": "Paris is SLOW."}, timeout=None)
+            assert r.status_code == 504 and "raise its 'timeout'" in r.json()["detail"]
             assert httpx.post(f"{url}/score", json={"question": Q, "passages": P, "answer": ANSWER},
                               timeout=None).status_code == 200
 

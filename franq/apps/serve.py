@@ -49,7 +49,7 @@ from franq.apps import render, serve_sockets
 from franq.apps.serve_checks import check_example, render_line, view_html
 from franq.apps.serve_guard import Guard, Refused, Work, hook_model, load_json, log
 from franq.apps.serve_page import PAGE_BODY, docs_body
-from franq.apps.serve_schema import health_components, install_openapi, shown_name
+from franq.apps.serve_schema import error_status, health_components, install_openapi, shown_name
 from franq.io import UnknownFields, aliased, parse_example, record_json
 
 MAX_PENDING = 8
@@ -133,9 +133,8 @@ def create_app(pipeline, *, limits=None, max_body_bytes: int | None = None, max_
         return JSONResponse({"detail": exc.detail}, status_code=exc.status)
 
     @app.exception_handler(franq.FranqError)
-    async def _input(request, exc):  # noqa: ANN001 - over a limit: 413; a model's server failing every request: 502
-        status = 413 if isinstance(exc, table.LimitError) else 502 if getattr(exc, "stops_run", False) else 400
-        return JSONResponse({"detail": str(exc)}, status_code=status)
+    async def _input(request, exc):  # noqa: ANN001 - a bad field: 400; over a limit: 413; a model's server: 502, 504
+        return JSONResponse({"detail": str(exc)}, status_code=error_status(exc))
 
     async def on_model(fn, data: bytes):
         """``fn(body)`` in a worker thread holding the model; the body parsed and checked there."""

@@ -129,7 +129,18 @@ ERRORS = {"400": "a field is wrong (named)", "401": "missing or wrong bearer tok
           "415": "not application/json", "422": "the body is not a JSON object",
           "502": "the model's server (a served model, a chat model) is unreachable or fails every request",
           "503": "busy or stopping",
-          "504": "over --request-timeout"}
+          "504": "over --request-timeout, or a chat model's server did not answer within its timeout"}
+
+
+def error_status(exc) -> int:
+    """The status of a franq error (:data:`ERRORS`): over a limit 413; a model's server that fails
+    every request (``stops_run``) 502, or did not answer in time (``upstream_timeout``) 504; else
+    a field is wrong, 400."""
+    from franq.limits import LimitError
+
+    if isinstance(exc, LimitError):
+        return 413
+    return 502 if getattr(exc, "stops_run", False) else 504 if getattr(exc, "upstream_timeout", False) else 400
 
 
 def _ref(name: str) -> dict:

@@ -142,7 +142,9 @@ def request_error(exc: BaseException, where: str) -> FranqError:
 
     text = f"{where}: request failed: {exc}"
     if isinstance(exc, openai.APITimeoutError):
-        return FranqError(f"{text} (no reply within the scorer's timeout; raise its 'timeout' for long prompts)")
+        err = FranqError(f"{text} (no reply within the scorer's timeout; raise its 'timeout' for long prompts)")
+        err.upstream_timeout = True  # the service answers 504
+        return err
     if isinstance(exc, (openai.BadRequestError, openai.UnprocessableEntityError)) or not isinstance(
             exc, (openai.APIConnectionError, openai.APIStatusError)):
         return FranqError(text)
