@@ -27,6 +27,13 @@ class LabelWordsError(FranqError, ValueError):
     their first token."""
 
 
+class UpstreamTimeout(FranqError):
+    """A model's server did not answer one request within its timeout: that record's error (a
+    batch carries on; the service answers 504), not an outage."""
+
+    upstream_timeout = True
+
+
 class OutputWriteError(FranqError, OSError):
     """Writing an output, error or recovery file failed (disk full, read-only, permission);
     the message names the path. What was written before stays valid and resumable."""

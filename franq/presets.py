@@ -201,11 +201,10 @@ def check_config(config) -> None:
         for where, name in scorer_roles(config, preset):
             _check_known("scorers", name, where)
     _check_known("faithfulness", config.faithfulness.name, "faithfulness.name")  # its settings: franq.settings
-    scorers = {}  # the scorers the mode runs: their required settings and hooks are checked too
-    for preset in presets_for(config.mode, config):
+    presets = presets_for(config.mode, config)
+    for preset in presets:
         check_preset(config, preset)
-        for where, name in scorer_roles(config, preset):
-            scorers.setdefault(("scorers", name), where)
+    scorers = chosen_scorers(config, presets)  # the scorers the mode runs: their required settings and hooks too
     check_served(config)
     check_tables(config, {("faithfulness", config.faithfulness.name): "faithfulness.name",
                           ("decomposers", config.decomposer.name): "decomposer.name",
@@ -232,10 +231,17 @@ def check_preset(config, preset: Preset, *, settings: bool = False) -> None:
     if settings:
         from franq.settings import check_tables
 
-        chosen: dict = {}
+        check_tables(config, chosen_scorers(config, (preset,)))
+
+
+def chosen_scorers(config, presets) -> dict[tuple[str, str], str]:
+    """``("scorers", name) -> the config key that chose it`` for every scorer ``presets`` run (the
+    first key, where one scorer has several roles): what :func:`franq.settings.check_tables` checks."""
+    chosen: dict[tuple[str, str], str] = {}
+    for preset in presets:
         for where, name in scorer_roles(config, preset):
             chosen.setdefault(("scorers", name), where)
-        check_tables(config, chosen)
+    return chosen
 
 
 def _check_fits(kind: str, name: str, where: str, preset: Preset, config) -> None:

@@ -385,10 +385,10 @@ def serve(host, port, config_path, model, gguf_file, device, faithfulness, calib
         log.propagate = False
     port = sock.getsockname()[1]
     shown = f"[{host}]" if family == socket.AF_INET6 else host
-    what = pipeline.lm.name if pipeline.lm is not None else (
-        "the verifier alone (fast mode, no causal LM)" if pipeline.config.mode == "fast" else
-        "{uq_faith} / {uq_unfaith} ({0} mode, no causal LM)".format(pipeline.config.mode,
-                                                                    **pipeline.components[pipeline.config.mode]))
+    mode = pipeline.config.mode
+    uq = pipeline.components.get(mode, {})
+    what = (pipeline.lm.name if pipeline.lm is not None else "the verifier alone (fast mode, no causal LM)"
+            if mode == "fast" else f"{uq['uq_faith']} / {uq['uq_unfaith']} ({mode} mode, no causal LM)")
     click.echo(f"franq serve: {what} on http://{shown}:{port}/ (Ctrl-C to stop)", err=True)
     bounded = serve_sockets.protocol(header_timeout=header_timeout,
                                      max_connections=serve_sockets.connection_cap(max_connections))

@@ -16,6 +16,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+import franq
+
 PATHISH = re.compile(r"(?:(?<!\w)[A-Za-z]:)?(?:~|\.{1,2})?[/\\][^\s,;()\"']*")
 
 
@@ -29,7 +31,7 @@ class Passage(BaseModel):
 
 
 PassageIn = str | Passage
-Mode = Literal["long", "short", "auto", "fast", "chat"] | None
+Mode = Literal[franq.FranqConfig.MODES] | None
 Threshold = float | None
 
 
@@ -134,8 +136,8 @@ ERRORS = {"400": "a field is wrong (named)", "401": "missing or wrong bearer tok
 
 def error_status(exc) -> int:
     """The status of a franq error (:data:`ERRORS`): over a limit 413; a model's server that fails
-    every request (``stops_run``) 502, or did not answer in time (``upstream_timeout``) 504; else
-    a field is wrong, 400."""
+    every request (``stops_run``: ``ServerUnavailable``) 502, or did not answer in time
+    (``upstream_timeout``: :class:`franq.errors.UpstreamTimeout`) 504; else a field is wrong, 400."""
     from franq.limits import LimitError
 
     if isinstance(exc, LimitError):

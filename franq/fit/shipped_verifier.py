@@ -247,9 +247,9 @@ OBSERVER_NAME = "calibrator-short-observer-embedded-SmolLM2-135M-Instruct.Q4-1-v
 PROBE_NAME = "calibrator-probe-embedded-SmolLM2-135M-Instruct.Q4-1-verifier.json"
 OBSERVER_TRAIN = 150
 """nq-open train questions whose distractor pairs fit the observer and probe presets' verifier calibrators."""
-PAIR_PRESETS = {"observer": "observer mix answer_share / answer_consistency",
-                "probe": "semantic entropy probes se_probe / se_probe_closed (no samples)"}
-"""The short presets calibrated on distractor pairs (given answers), and what each mixes."""
+PAIR_PRESETS = {"observer": (OBSERVER_NAME, "observer mix answer_share / answer_consistency"),
+                "probe": (PROBE_NAME, "semantic entropy probes se_probe / se_probe_closed (no samples)")}
+"""The short presets calibrated on distractor pairs (given answers): each one's file and what it mixes."""
 
 
 def pairs_scored(datasets: Path, raw, n: int, *, preset: str = "observer", split: str = "train", lm=None,
@@ -293,11 +293,11 @@ def pairs_verifier_calibrator(datasets: Path, out: Path, raw=None, *, preset: st
     cal = ThreeConditionCalibrator(variant="soft", fitted_for=dict(stack), description=(
         f"{preset} short-form calibrator for the verifier: {len(y)} answers of the distractor pairs of nq-open train "
         f"questions 1-{n} (the gold answer, true, vs a distractor passage's answer, false: answers the embedded model "
-        f"did not write); {PAIR_PRESETS[preset]}"))
+        f"did not write); {PAIR_PRESETS[preset][1]}"))
     cal.fit(ClaimInputs([c.p_faithful for c in claims], [c.uq_faith for c in claims], [c.uq_unfaith for c in claims],
                         p_contradicted=[c.p_contradicted for c in claims],
                         p_not_mentioned=[c.p_not_mentioned for c in claims]), y)
-    path = out / (OBSERVER_NAME if preset == "observer" else PROBE_NAME)
+    path = out / PAIR_PRESETS[preset][0]
     cal.to_json(path)
     return path
 

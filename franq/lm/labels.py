@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from franq.errors import FranqError, LabelWordsError
+from franq.errors import FranqError, LabelWordsError, UpstreamTimeout
 
 
 def pair_probability(log_first, log_second):
@@ -142,9 +142,7 @@ def request_error(exc: BaseException, where: str) -> FranqError:
 
     text = f"{where}: request failed: {exc}"
     if isinstance(exc, openai.APITimeoutError):
-        err = FranqError(f"{text} (no reply within the scorer's timeout; raise its 'timeout' for long prompts)")
-        err.upstream_timeout = True  # the service answers 504
-        return err
+        return UpstreamTimeout(f"{text} (no reply within the scorer's timeout; raise its 'timeout' for long prompts)")
     if isinstance(exc, (openai.BadRequestError, openai.UnprocessableEntityError)) or not isinstance(
             exc, (openai.APIConnectionError, openai.APIStatusError)):
         return FranqError(text)
