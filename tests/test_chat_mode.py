@@ -231,3 +231,27 @@ def test_franq_score_with_mode_chat_is_refused_before_any_model_loads(monkeypatc
     monkeypatch.setattr(pipeline, "default_franq", lambda: pytest.fail("the default pipeline was loaded"))
     with pytest.raises(franq.InputError, match="names no chat model; build a pipeline with one"):
         franq.score(Q, P, ANSWER, mode="chat")
+
+
+def test_a_failed_record_does_not_make_the_batch_ask_the_server_again(tmp_path, monkeypatch):
+    """One record's refused request fails its batch's call; the runner scores the batch again
+    record by record, and the other records' claims are answered from what the failed call
+    got, not asked again: each claim's request, with and without the passages, goes once."""
+    monkeypatch.setenv("FRANQ_TEST_KEY", "sk-test")
+    with chat_server(_Flaky, down=False) as srv:
+        table = {**_table(srv), "max_retries": 0}
+        cfg = tmp_path / "chat.json"
+        cfg.write_text(json.dumps({**_config(srv), "scorers": {"chat_p_true": table, "chat_p_true_rag": table}}),
+                       encoding="utf-8")
+        rows = [{"id": "a", "question": Q, "passages": P, "answer": "Paris is in France. It is on the Seine."},
+                {"id": "b", "question": Q, "passages": P, "answer": "Paris is BAD."},
+                {"id": "c", "question": Q, "passages": P, "answer": "Paris is in Spain."}]
+        src, out = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
+        src.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+        r = run_cli("score", str(src), "-o", str(out), "--config", str(cfg), "--quiet")
+        assert r.exit_code == 0, r.output
+        assert [json.loads(x)["id"] for x in out.read_text(encoding="utf-8").splitlines()] == ["a", "c"]
+        asked = [b["messages"][-1]["content"] for b in srv.requests]
+        good = [m for m in asked if "BAD" not in m]
+        assert len(good) == 6 and len(set(good)) == 6  # 3 claims x (with, without passages), each once
+        assert sum("BAD" in m for m in asked) == 2  # the failing claim is asked in the batch and again alone

@@ -23,6 +23,10 @@ Cost per claim: 1 request, 1 completion token, and a prompt of the system line a
 :data:`TEMPLATE` (about 45 tokens with a chat template's markers) plus the question's and
 the claim's tokens; a claim repeated under the same question in one call is asked once.
 :attr:`ChatPTrueScorer.usage` counts the requests made and the tokens the server reported.
+When a call fails (one claim's request refused or timed out), the answers its other
+requests got are kept and used, once, by the next calls that ask for them: the batch runner
+scores a failed batch again record by record, and would otherwise ask the server again for
+every claim of every other record (up to :data:`KEPT` answers are kept).
 
 ``[scorers.chat_p_true]``: ``model`` (required: the server's model name), ``base_url``,
 ``api_key_env``, ``concurrency``, ``timeout``, ``max_retries``, ``top_logprobs``.
@@ -45,6 +49,8 @@ SYSTEM = "You are a careful fact checker. Reply with one word: True or False."
 TEMPLATE = ("Question: {question}\n Possible answer:{claim}\n "
             "Is the possible answer True or False? The possible answer is: ")
 LABELS = (("True", "true", "TRUE"), ("False", "false", "FALSE"))
+KEPT = 4096
+"""At most this many answers of failed calls are kept for the calls that follow."""
 
 
 def p_true_messages(question: str, claim: str) -> list[dict[str, str]]:
@@ -105,6 +111,7 @@ class ChatPTrueScorer:
         self.usage = {"requests": 0, "prompt_tokens": 0, "completion_tokens": 0}
         """What this scorer has asked so far: requests, and the tokens the server reported."""
         self._lock = threading.Lock()
+        self._kept: dict[tuple, float] = {}
 
     def _count(self, usage) -> None:
         with self._lock:
@@ -128,9 +135,19 @@ class ChatPTrueScorer:
 
     def score(self, batch: Sequence) -> dict[str, np.ndarray]:
         keys = [self.key(e) for e in batch]
-        unique = list(dict.fromkeys(keys))
+        with self._lock:
+            got = {k: self._kept.pop(k) for k in dict.fromkeys(keys) if k in self._kept}
+        todo = [k for k in dict.fromkeys(keys) if k not in got]
         with ThreadPoolExecutor(max_workers=self.concurrency) as pool:
-            got = dict(zip(unique, pool.map(self.ask, unique)))
+            futures = [(k, pool.submit(self.ask, k)) for k in todo]
+        failed = [f.exception() for _, f in futures if f.exception() is not None]
+        got.update((k, f.result()) for k, f in futures if f.exception() is None)
+        if failed:  # keep what was answered for the retry; an outage (stops_run) is raised first
+            with self._lock:
+                self._kept.update(got)
+                for k in list(self._kept)[:max(0, len(self._kept) - KEPT)]:
+                    del self._kept[k]
+            raise next((e for e in failed if getattr(e, "stops_run", False)), failed[0])
         return {self.signals[0].name: np.array([got[k] for k in keys], dtype=np.float64)}
 
     def probability(self, primary: np.ndarray) -> np.ndarray:
