@@ -66,6 +66,18 @@ def test_aligned_slots_match_and_mismatch():
     assert _f("Apollo 11 landed on the Moon in 1969.", years)["year_mismatch"] == 0
 
 
+def test_a_number_in_the_sentence_that_goes_on_about_the_speaking_one_is_aligned():
+    """ "Its elevation of 8,849 metres" states the number of the sentence before it, which is
+    the one that speaks about the claim (it names the mountain)."""
+    everest = [("Mount Everest is Earth's highest mountain, located in the Himalayas. Its elevation of 8,849 metres "
+               "was established in 2020. Tourism brings 3,200 visitors a year.")]
+    assert _f("Mount Everest is 3,200 metres tall.", everest)["number_mismatch"] == 1
+    assert _f("Mount Everest is 8,849 metres tall.", everest)["number_mismatch"] == 0
+    assert _f("Mount Everest was measured in 1999.", everest)["year_mismatch"] == 1
+    other = ["Mount Everest is Earth's highest mountain, located in the Himalayas. The Alps rise to 4,808 metres."]
+    assert _f("Mount Everest is 8,849 metres tall.", other)["number_mismatch"] == 0  # no pronoun: another topic
+
+
 def test_entity_negation_comparative_scope_and_order():
     moon = ["Armstrong became the first person to step onto the Moon, and Aldrin followed him."]
     assert _f("Collins became the first person to step onto the Moon.", moon)["entity_absent"] == 1

@@ -11,8 +11,9 @@ quantifiers (all / always vs some / may).
 
 :func:`features` finds the sentences that speak about a claim (content-word overlap) and
 aligns the claim's slots with theirs, type by type: a number, year or version the passages
-never state while a speaking sentence states another of the same type; an entity absent
-from the passages (or from the speaking sentence) where that sentence names another; a
+never state while a speaking sentence (or the sentence after it, when that one opens with a
+pronoun that refers back: :func:`continuations`) states another of the same type; an entity
+absent from the passages (or from the speaking sentence) where that sentence names another; a
 negation polarity, comparative or quantifier that differs; two aligned slots in the other
 order. It returns :data:`FEATURES` (the last one a contradiction-evidence score in [0, 1]).
 
@@ -21,6 +22,7 @@ The combiner that fuses them with the verifier is :mod:`franq.verifier.combiner`
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 import re
 from dataclasses import dataclass, field
@@ -215,6 +217,25 @@ def speaking_sentences(claim: str, passages: list[str], *, top: int = 2, min_sha
     return sorted(found, key=lambda x: -x[0])[:top]
 
 
+_BACK = frozenset(["it", "its", "he", "his", "she", "her", "they", "their", "this", "these"])
+
+
+def continuations(speaking: list[tuple[float, str]], passages: list[str]) -> list[str]:
+    """The sentences that go on about what a speaking sentence is about: the next sentence of
+    its passage when it opens with a pronoun that refers back ("Its elevation of 8,849 metres
+    ..." after "Mount Everest is Earth's highest mountain."), so that a number stated there
+    is the speaking sentence's number."""
+    said = {t for _, t in speaking}
+    out = []
+    for text in passages:
+        spans = _sentences(text)
+        for (a, b), (c, d) in itertools.pairwise(spans):
+            words = _words(text[c:d][:12])
+            if text[a:b] in said and words and words[0] in _BACK and text[c:d] not in said:
+                out.append(text[c:d])
+    return out
+
+
 def _close(a: float, b: float) -> bool:
     return abs(a - b) <= 1e-6 * max(1.0, abs(a), abs(b)) or (max(abs(a), abs(b)) > 0
                                                            and abs(a - b) / max(abs(a), abs(b)) < 0.006)
@@ -242,6 +263,7 @@ def features(claim: str, passages: list[str]) -> np.ndarray:
         return np.array([out[f] for f in FEATURES])
     out["relevance"] = speaking[0][0]
     sents = [extract(t) for _, t in speaking]
+    stated = sents + [extract(t) for t in continuations(speaking, passages)]  # where numbers and years are read
     whole = [extract(p) for p in passages]
     all_numbers = [n for w in whole for n in w.numbers]
     low_passages = " ".join(passages).lower()
@@ -249,7 +271,7 @@ def features(claim: str, passages: list[str]) -> np.ndarray:
     low_claim = claim.lower()
     positions: list[tuple[int, int]] = []  # (where in the claim, where in the best sentence) of aligned slots
     for value, cat in c.numbers:
-        here = [n for s in sents for n in s.numbers if _compatible(cat, n[1])]
+        here = [n for s in stated for n in s.numbers if _compatible(cat, n[1])]
         if any(_close(value, v) and _compatible(cat, u) for v, u in all_numbers):
             out["n_aligned"] += 1
             positions.append((_position(claim, value), _position(speaking[0][1], value)))
@@ -259,7 +281,7 @@ def features(claim: str, passages: list[str]) -> np.ndarray:
         if any(year in w.years for w in whole):
             out["n_aligned"] += 1
             positions.append((low_claim.find(str(abs(year))), low_best.find(str(abs(year)))))
-        elif any(s.years for s in sents):
+        elif any(s.years for s in stated):
             out["year_mismatch"] += 1
     for version in c.versions:
         if version in low_passages:
