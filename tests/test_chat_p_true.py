@@ -194,3 +194,15 @@ def test_a_calibrator_is_fitted_on_chat_scored_output(server, tiny_lm):
     got = training_claims(franq.read_results([line], with_input=True))
     assert got.stack["uq_unfaith"] == "chat_p_true:tiny-chat"
     assert list(got.uq_unfaith) == pytest.approx([0.8 / 0.9, 0.1 / 0.9]) and list(got.is_true) == [1, 0]
+
+
+def test_answers_of_a_failed_call_are_used_once_by_the_next_calls(server):
+    server.replies["Plain."] = None  # refused: no log-probabilities
+    scorer = _scorer(server)
+    with pytest.raises(FranqError):
+        scorer.score(_batch("Paris is in France.", "Plain."))
+    assert len(server.requests) == 2
+    again = scorer.score(_batch("Paris is in France."))  # the retry: answered from the failed call
+    assert again["p_true_chat"][0] == pytest.approx(0.8 / 0.9) and len(server.requests) == 2
+    scorer.score(_batch("Paris is in France."))  # used once: a later call asks again
+    assert len(server.requests) == 3 and not scorer._kept

@@ -33,6 +33,7 @@ every claim of every other record (up to :data:`KEPT` answers are kept).
 """
 from __future__ import annotations
 
+import hashlib
 import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -51,6 +52,10 @@ TEMPLATE = ("Question: {question}\n Possible answer:{claim}\n "
 LABELS = (("True", "true", "TRUE"), ("False", "false", "FALSE"))
 KEPT = 4096
 """At most this many answers of failed calls are kept for the calls that follow."""
+
+
+def _digest(key: tuple) -> bytes:
+    return hashlib.blake2b("\x00".join(key).encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
 
 def p_true_messages(question: str, claim: str) -> list[dict[str, str]]:
@@ -111,7 +116,9 @@ class ChatPTrueScorer:
         self.usage = {"requests": 0, "prompt_tokens": 0, "completion_tokens": 0}
         """What this scorer has asked so far: requests, and the tokens the server reported."""
         self._lock = threading.Lock()
-        self._kept: dict[tuple, float] = {}
+        self._kept: dict[bytes, float] = {}
+        """Answers of failed calls, by :func:`_digest` of their key (a key with the passages
+        may hold megabytes of text)."""
 
     def _count(self, usage) -> None:
         with self._lock:
@@ -136,17 +143,16 @@ class ChatPTrueScorer:
     def score(self, batch: Sequence) -> dict[str, np.ndarray]:
         keys = [self.key(e) for e in batch]
         with self._lock:
-            got = {k: self._kept.pop(k) for k in dict.fromkeys(keys) if k in self._kept}
-        todo = [k for k in dict.fromkeys(keys) if k not in got]
+            got = {k: self._kept.pop(d) for k in dict.fromkeys(keys) if (d := _digest(k)) in self._kept}
         with ThreadPoolExecutor(max_workers=self.concurrency) as pool:
-            futures = [(k, pool.submit(self.ask, k)) for k in todo]
+            futures = [(k, pool.submit(self.ask, k)) for k in dict.fromkeys(keys) if k not in got]
         failed = [f.exception() for _, f in futures if f.exception() is not None]
         got.update((k, f.result()) for k, f in futures if f.exception() is None)
         if failed:  # keep what was answered for the retry; an outage (stops_run) is raised first
             with self._lock:
-                self._kept.update(got)
-                for k in list(self._kept)[:max(0, len(self._kept) - KEPT)]:
-                    del self._kept[k]
+                self._kept.update((_digest(k), p) for k, p in got.items())
+                for d in list(self._kept)[:max(0, len(self._kept) - KEPT)]:
+                    del self._kept[d]
             raise next((e for e in failed if getattr(e, "stops_run", False)), failed[0])
         return {self.signals[0].name: np.array([got[k] for k in keys], dtype=np.float64)}
 
