@@ -230,8 +230,7 @@ def continuations(speaking: list[tuple[float, str]], passages: list[str]) -> lis
     for text in passages:
         spans = _sentences(text)
         for (a, b), (c, d) in itertools.pairwise(spans):
-            words = _words(text[c:d][:12])
-            if text[a:b] in said and words and words[0] in _BACK and text[c:d] not in said:
+            if text[a:b] in said and text[c:d] not in said and (words := _words(text[c:d][:12])) and words[0] in _BACK:
                 out.append(text[c:d])
     return out
 
