@@ -8,7 +8,9 @@ claims=[...])``, the claims given, with the default config unless told otherwise
 P(true) is the number a verdict reads: the calibrated one when a calibrator ran, else the raw
 mix. Per gold label and per contradiction kind: n, the share read false (P(true) < 0.5) or
 true, the mean P(true) and the verifier's argmax over (supported, contradicted, not
-mentioned). Then issue 44's targets (contradicted read false >= 80%, each kind >= 60%;
+mentioned), and the verdict franq gives (likely_true / likely_false / uncertain) with the
+accuracy of each where given against the all-true baseline on the same claims (issue 45's
+target: +10 points). Then issue 44's targets (contradicted read false >= 80%, each kind >= 60%;
 supported read true >= 90%; not-mentioned claims whose verifier argmax is "contradicted" <=
 15%) with PASS / MISS and the gap, the verifier alone (AUROC of P_supported, supported vs
 the rest; 3-way argmax accuracy, not-mentioned true and false as one class), and accuracy
@@ -44,11 +46,15 @@ def p_true(c) -> float:
 
 
 def score_rows(franq, rows: list[dict]) -> list[dict]:
-    """One record per claim: gold label and kind, P(true), the verifier's three parts."""
+    """One record per claim: gold label and kind, P(true), the verifier's three parts, and
+    its verdict at the threshold 0.5 (the config's uncertain margin)."""
+    from franq.verdicts import with_verdicts
+
     out = []
     for r in rows:
         gold = r["claims"]
-        scored = franq.score(r["question"], r["passages"], r["answer"], claims=[c["text"] for c in gold])
+        scored = with_verdicts(franq.score(r["question"], r["passages"], r["answer"], claims=[c["text"] for c in gold]),
+                               0.5, margin=franq.config.calibration.uncertain_margin)
         if len(scored.claims) != len(gold):
             raise RuntimeError(f"{r['id']}: {len(gold)} claims given, {len(scored.claims)} scored")
         for g, c in zip(gold, scored.claims):
@@ -57,7 +63,8 @@ def score_rows(franq, rows: list[dict]) -> list[dict]:
                         "kind": g.get("kind"), "status": c.status,
                         "p_true": None if c.status != "scored" else float(p_true(c)),
                         "calibrated": c.p_true_calibrated is not None,
-                        "p_s": parts[0], "p_c": parts[1], "p_n": parts[2]})
+                        "p_s": parts[0], "p_c": parts[1], "p_n": parts[2], "verdict": c.verdict,
+                        "knowledge": None if c.knowledge is None else c.knowledge.p_true})
     return out
 
 
@@ -89,8 +96,22 @@ def summarise(recs: list[dict]) -> dict:
                 "acc_3way": _share(probs3.argmax(1) == gold3) if len(has3) else None,
                 "auroc_p_s_minus_p_c_contradicted_vs_supported": (
                     auroc((probs3[:, 0] - probs3[:, 1])[gold3 < 2], gold3[gold3 < 2] == 0) if len(has3) else None)}
+    verdicts = {lab: dict(Counter(r["verdict"] for r in scored if r["label"] == lab)) for lab in LABELS}
+    v = np.array([r["verdict"] for r in scored])
+    lt, lf, un = v == "likely_true", v == "likely_false", v == "uncertain"
+    given = lt | lf
+    right = int((lt & true).sum() + (lf & ~true).sum())
+    verdict_acc = {"likely_true": _share(true[lt]), "likely_false": _share(~true[lf]),
+                   "both": right / given.sum() if given.any() else None, "all_true_on_given": _share(true[given]),
+                   "true_among_uncertain": _share(true[un]), "given": int(given.sum()), "uncertain": int(un.sum())}
+    read_nm = [r for r in scored if r["knowledge"] is not None and r["p_n"] is not None
+               and r["p_n"] >= max(r["p_s"], r["p_c"])]
+    kt = np.array([r["label"] in ("supported", "not_mentioned_true") for r in read_nm])
+    verdict_acc["knowledge_auroc_not_mentioned"] = (auroc(np.array([r["knowledge"] for r in read_nm]), kt)
+                                                    if 0 < kt.sum() < len(kt) else None)
+    verdict_acc["not_mentioned_by_verifier"] = len(read_nm)
     return {"claims": len(recs), "scored": len(scored), "calibrated": sum(r["calibrated"] for r in scored),
-            "by_label": by_label, "by_kind": by_kind,
+            "by_label": by_label, "by_kind": by_kind, "verdicts": verdicts, "verdict_accuracy": verdict_acc,
             "not_mentioned": nm, "verifier": verifier,
             "accuracy": _share((pt >= 0.5) == true), "all_true_accuracy": _share(true),
             "auroc_p_true": auroc(pt, true) if 0 < true.sum() < len(true) else None}
@@ -120,6 +141,21 @@ def render(s: dict, header: str) -> str:
         lines.append(f"| {name} | {g['n']} | {_f(g['read_false'])} | {_f(g['read_true'])} | "
                      f"{_f(g['mean_p_true'], False)} | {_f(g['argmax_supported'])} | {_f(g['argmax_contradicted'])} | "
                      f"{_f(g['argmax_not_mentioned'])} |")
+    lines += ["", "Verdicts (`franq.verdicts.claim_verdict`, the pipeline's rule):", "",
+              "| gold | n | likely_true | likely_false | uncertain |", "|---|---:|---:|---:|---:|"]
+    for lab, counts in s["verdicts"].items():
+        lines.append(f"| {lab} | {s['by_label'][lab]['n']} | " + " | ".join(
+            str(counts.get(k, 0)) for k in ("likely_true", "likely_false", "uncertain")) + " |")
+    a = s["verdict_accuracy"]
+    gain = None if a["both"] is None else a["both"] - a["all_true_on_given"]
+    lines += ["", (f"Where a verdict is given ({a['given']} claims; {a['uncertain']} uncertain, {_f(a['true_among_uncertain'])} "
+                   f"of them true): likely_true right on {_f(a['likely_true'])}, likely_false on {_f(a['likely_false'])}, "
+                   f"both on {_f(a['both'])} against {_f(a['all_true_on_given'])} for calling them all true: "
+                   + ("-" if gain is None else f"{100 * gain:+.1f} points") + " (issue 45's target: +10; "
+                   + ("PASS" if gain is not None and gain >= 0.10 else "MISS") + ")."),
+              (f"Claims the verifier reads as not mentioned (P_n largest): {a['not_mentioned_by_verifier']}; AUROC of "
+               f"their knowledge term (calibrated P(true | not mentioned)), true vs false: "
+               f"{_f(a['knowledge_auroc_not_mentioned'], False)}.")]
     lines += ["", "| issue 44 target | measured | goal | result |", "|---|---:|---:|---|"]
     for name, got, op, goal in targets(s):
         ok = got is not None and (got >= goal if op == ">=" else got <= goal)
