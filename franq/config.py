@@ -218,11 +218,13 @@ class FranqConfig:
 
     def settings_for(self, kind: str, name: str) -> dict[str, Any]:
         """The settings of component ``name`` of ``kind`` (``"faithfulness", "alignscore"``):
-        its table's values, checked against its declaration, with the declared defaults."""
+        its table's values (over those of the component its declaration names in
+        ``settings_from``), checked against its declaration, with the declared defaults."""
         from franq import registry
-        from franq.settings import resolve
+        from franq.settings import resolve, table_of
 
-        return resolve(registry.lookup(kind, name), self.components.get(kind, name), where(kind, name))
+        component = registry.lookup(kind, name)
+        return resolve(component, table_of(self.components, kind, name, component), where(kind, name))
 
     # ------------------------------------------------------------------ building
     @classmethod

@@ -22,12 +22,16 @@ before any model loads (an unknown key or a wrong type is an :class:`InputError`
 the key); a ``required`` setting is checked for the components the config chooses. A
 component reads its resolved values (defaults filled in) with
 ``config.settings_for(kind, name)``. Plugins declare and read settings the same way.
+
+A component whose settings usually equal another's of its kind may name it,
+``settings_from = "chat_p_true"``: a setting its own table leaves unset is then read from
+that component's table (:func:`table_of`), so one model's address is written once.
 """
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
 import dataclasses
 import math
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
@@ -86,6 +90,17 @@ def resolve(component, table: Mapping[str, Any], where: str) -> dict[str, Any]:
     for key, value in table.items():
         known[key].check(value, f"{where}.{key}")
     return {name: table.get(name, s.default) for name, s in known.items()}
+
+
+def table_of(components, kind: str, name: str, component) -> dict[str, Any]:
+    """The values the config gives ``name`` of ``kind``: its own table, over the table of the
+    component its declaration names in ``settings_from`` (keys that one declares too)."""
+    own = dict(components.get(kind, name))
+    base = getattr(component, "settings_from", None)
+    if not base:
+        return own
+    known = {s.name for s in declared(component)}
+    return {**{k: v for k, v in components.get(kind, base).items() if k in known}, **own}
 
 
 def where(kind: str, name: str) -> str:
@@ -159,10 +174,12 @@ def check_tables(config, chosen: Mapping[tuple[str, str], str]) -> None:
         resolve(_lookup(registry, kind, name, key), table, key)
     for (kind, name), chooser in chosen.items():
         component = _lookup(registry, kind, name, chooser)
-        values = resolve(component, config.components.get(kind, name), where(kind, name))
+        values = resolve(component, table_of(config.components, kind, name, component), where(kind, name))
         for s in declared(component):
             if s.required and values[s.name] is None:
-                raise InputError(f"config '{where(kind, name)}.{s.name}': required when {chooser} is {name!r}")
+                base = getattr(component, "settings_from", None)
+                also = f" (or in '{where(kind, base)}', which it reads where its own table is silent)" if base else ""
+                raise InputError(f"config '{where(kind, name)}.{s.name}': required when {chooser} is {name!r}{also}")
         hook = getattr(component, "check_settings", None)
         if hook is not None:
             hook(values, config)

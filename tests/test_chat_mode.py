@@ -134,7 +134,8 @@ def test_the_table_says_which_chat_model_scored_and_that_no_causal_lm_ran(server
 
 def test_chat_asked_for_per_call_without_its_tables_is_refused_naming_the_key(tiny_lm, make_franq):
     fr = make_franq(tiny_lm, {})  # a long-mode pipeline: its config names no chat model
-    with pytest.raises(franq.InputError, match=r"config 'scorers\.chat_p_true_rag\.model': required when uq\.chat\.faith"):
+    with pytest.raises(franq.InputError, match=r"config 'scorers\.chat_p_true_rag\.model': required when uq\.chat\.faith"
+                                               r".*or in 'scorers\.chat_p_true'"):
         fr.score(Q, P, ANSWER, mode="chat")
 
 
@@ -226,7 +227,7 @@ def test_the_modes_are_listed_once_and_the_openapi_schema_names_them_all():
 
 
 def test_franq_score_with_mode_chat_is_refused_before_any_model_loads(monkeypatch):
-    import franq.pipeline as pipeline
+    from franq import pipeline
 
     monkeypatch.setattr(pipeline, "default_franq", lambda: pytest.fail("the default pipeline was loaded"))
     with pytest.raises(franq.InputError, match="names no chat model; build a pipeline with one"):
@@ -255,3 +256,19 @@ def test_a_failed_record_does_not_make_the_batch_ask_the_server_again(tmp_path, 
         good = [m for m in asked if "BAD" not in m]
         assert len(good) == 6 and len(set(good)) == 6  # 3 claims x (with, without passages), each once
         assert sum("BAD" in m for m in asked) == 2  # the failing claim is asked in the batch and again alone
+
+
+def test_one_chat_model_is_written_once_its_rag_table_reads_the_other(server):
+    """``[scorers.chat_p_true_rag]`` left out: its settings come from ``[scorers.chat_p_true]``
+    (``settings_from``); a key it gives itself wins (two models)."""
+    fr = Franq.from_config(FranqConfig.from_dict({**_config(server), "scorers": {"chat_p_true": _table(server)}}))
+    res = fr.score(Q, P, ANSWER)
+    assert res.stack["uq_faith"] == "chat_p_true_rag:tiny-chat" and res.stack["uq_unfaith"] == "chat_p_true:tiny-chat"
+    with_passages = [b for b in server.requests if "Passages:" in b["messages"][-1]["content"]]
+    assert with_passages and all(b["model"] == "tiny-chat" for b in with_passages)
+    two = FranqConfig.from_dict({**_config(server), "scorers": {"chat_p_true": _table(server),
+                                                                "chat_p_true_rag": {"model": "big-chat"}}})
+    assert two.settings_for("scorers", "chat_p_true_rag")["model"] == "big-chat"
+    assert two.settings_for("scorers", "chat_p_true_rag")["base_url"] == server.base_url  # the rest from chat_p_true
+    assert FranqConfig.from_dict({"scorers": {"chat_p_true": {"concurrency": 2}}}).settings_for(
+        "scorers", "chat_p_true")["concurrency"] == 2

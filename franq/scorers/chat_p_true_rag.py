@@ -20,7 +20,8 @@ Everything else is ``chat_p_true``'s: the system line, one completion token with
 ``top_logprobs``, P(True) = p(True) / (p(True) + p(False)), the one-line refusal when the
 server sends no log-probabilities, concurrency and retries through the one client factory.
 Its own table ``[scorers.chat_p_true_rag]`` takes the same settings (``model`` required), so
-the two terms may come from one model or two.
+the two terms may come from one model or two; a setting it leaves unset is read from
+``[scorers.chat_p_true]`` (``settings_from``), so one model is written once.
 
 Cost per claim: one request of ``chat_p_true``'s size plus the passages' tokens (a claim
 repeated under the same question and passages in one call is asked once); an answer of 9
@@ -43,6 +44,8 @@ class ChatPTrueRagScorer(ChatPTrueScorer):
     """P(True) of each claim from an OpenAI-compatible chat model, asked with the passages."""
 
     name = "chat_p_true_rag"
+    settings_from = "chat_p_true"
+    """Unset settings come from ``[scorers.chat_p_true]``'s table: one model, one table."""
     signals = (Signal("p_true_chat_rag", "prob", True, "P(True): the chat model's p('True') / (p('True') + "
                                                        "p('False')) for the claim, asked with the passages"),)
 
