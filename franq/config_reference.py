@@ -83,9 +83,12 @@ def component_settings() -> Iterator[tuple[str, str, Key]]:
         if kind == "apps":  # commands, which declare no settings (and importing them builds the CLI)
             continue
         for name in list(registry.BUILTIN[kind]):
-            for s in declared(registry.lookup(kind, name)):
+            component = registry.lookup(kind, name)
+            base = getattr(component, "settings_from", None)
+            for s in declared(component):
                 label = s.type.__name__ + (", required" if s.required else "")
-                yield kind, name, Key(f"{where(kind, name)}.{s.name}", label, s.default, s.help)
+                also = f"; not set in this table: `{where(kind, base)}.{s.name}`'s value" if base else ""
+                yield kind, name, Key(f"{where(kind, name)}.{s.name}", label, s.default, s.help + also)
 
 
 def toml_value(value: Any) -> str:
