@@ -327,7 +327,7 @@ def score(question: str, passages: Sequence[str | dict | Passage], answer: str, 
     if mode == "chat":  # the default config names no chat model: refused before anything loads
         raise InputError("mode 'chat': franq.score uses the default config, which names no chat model; build a "
                          "pipeline with one: franq.Franq.from_config(franq.FranqConfig.from_dict({'mode': 'chat', "
-                         "'scorers': {'chat_p_true': {'model': ...}, 'chat_p_true_rag': {'model': ...}}}))")
+                         "'scorers': {'chat_p_true': {'model': ...}}}))")
     if mode == "fast" and default_franq.cache_info().currsize == 0:  # no LM loaded just for this
         return fast_franq().score(question, passages, answer, claims=claims)
     return default_franq().score(question, passages, answer, claims=claims, mode=mode)

@@ -142,10 +142,11 @@ class ChatPTrueScorer:
 
     def score(self, batch: Sequence) -> dict[str, np.ndarray]:
         keys = [self.key(e) for e in batch]
+        unique = list(dict.fromkeys(keys))
         with self._lock:
-            got = {k: self._kept.pop(d) for k in dict.fromkeys(keys) if (d := _digest(k)) in self._kept}
+            got = {k: self._kept.pop(d) for k in unique if (d := _digest(k)) in self._kept}
         with ThreadPoolExecutor(max_workers=self.concurrency) as pool:
-            futures = [(k, pool.submit(self.ask, k)) for k in dict.fromkeys(keys) if k not in got]
+            futures = [(k, pool.submit(self.ask, k)) for k in unique if k not in got]
         failed = [f.exception() for _, f in futures if f.exception() is not None]
         got.update((k, f.result()) for k, f in futures if f.exception() is None)
         if failed:  # keep what was answered for the retry; an outage (stops_run) is raised first
