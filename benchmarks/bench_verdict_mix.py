@@ -111,9 +111,12 @@ def knowledge_line(rows: list[dict], claims: list) -> str:
     if not nm or y.min() == y.max():
         return f"Not mentioned (P_n largest): {len(nm)} claims; one class only, no AUROC."
     t = np.array([claims[k].knowledge.p_true for k in nm])
+    k = claims[nm[0]].knowledge
+    check = "" if k.check_auroc is None else (
+        f"; its fit-time ranking check (calibration.knowledge_check, on the calibrator's natural claims) "
+        f"{k.check_auroc:.3f} [{k.check_low:.3f}, {k.check_high:.3f}]")
     return (f"Not mentioned (P_n largest): {len(nm)} claims ({int(y.sum())} true); AUROC of their knowledge term "
-            f"(calibrated P(true | not mentioned)) {auroc(t, y):.3f}; its map's base rate "
-            f"{claims[nm[0]].knowledge.base_rate:.3f}.")
+            f"(calibrated P(true | not mentioned)) {auroc(t, y):.3f}; its map's base rate {k.base_rate:.3f}{check}.")
 
 
 def main() -> int:

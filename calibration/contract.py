@@ -76,24 +76,28 @@ class KnowledgeSignal:
     three-condition calibrator, P(true | not supported) of a binary one): the map's
     ``base_rate`` (its training claims' share of true ones, (K + 1) / (N + 2)), and per claim
     the 90% credible interval ``low`` / ``high`` of its step (None for a map without step
-    counts, a file of franq 0.2). What the ``uncertain`` verdict reads."""
+    counts, a file of franq 0.2), and ``check``, how well its score ranked the natural claims
+    it was fitted on (:func:`calibration.knowledge_check.knowledge_check`: ``auroc``, ``low``,
+    ``high``; None for files fitted before the check). What the ``uncertain`` verdict reads."""
 
     base_rate: float | None
     low: np.ndarray | None = None
     high: np.ndarray | None = None
+    check: Mapping | None = None
 
 
-def knowledge_signal(m: Any, counts: Mapping | None, log_scores: np.ndarray) -> KnowledgeSignal | None:
+def knowledge_signal(m: Any, counts: Mapping | None, log_scores: np.ndarray, check: Mapping | None = None
+                     ) -> KnowledgeSignal | None:
     """The :class:`KnowledgeSignal` of isotonic map ``m`` (None: no map) at ``log_scores``;
     ``counts`` (the calibrator file's counts of that condition: ``true``, ``weight``) gives
-    the base rate of a map without step counts."""
+    the base rate of a map without step counts; ``check``: its fit-time ranking check."""
     if m is None:
         return None
     base = m.base_rate
     if base is None and counts and counts.get("weight"):
         base = (float(counts["true"]) + 1) / (float(counts["weight"]) + 2)
     interval = m.predict_interval(log_scores)
-    return KnowledgeSignal(base, *(interval or (None, None)))
+    return KnowledgeSignal(base, *(interval or (None, None)), check=check)
 
 
 @dataclass(frozen=True)

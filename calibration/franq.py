@@ -45,6 +45,7 @@ from calibration.base import (CalibratorFileError, NotFittedError, as_labels, as
                               calibrator_header, fit_record, number, read_json, write_json)
 from calibration.contract import CalibratedClaims, ClaimInputs, knowledge_signal
 from calibration.isotonic import IsotonicCalibrator
+from calibration.knowledge_check import check_record, fit_check, read_check
 from calibration.metrics import expected_calibration_error
 from calibration.mix import franq_mix
 from calibration.prior import (check_prior, fitted_share, prior_record, prior_shift_of, read_prior, shift_knowledge,
@@ -153,10 +154,12 @@ class FranqCalibrator:
         if self.prior is not None:
             check_prior(self.prior)
 
-    def fit(self, X: ClaimInputs, y: Any, *, is_faithful: Any = None, sample_weight: Any = None) -> FranqCalibrator:
+    def fit(self, X: ClaimInputs, y: Any, *, is_faithful: Any = None, sample_weight: Any = None, groups: Any = None,
+            natural: Any = None) -> FranqCalibrator:
         """Fit on scored training claims ``X`` (:class:`~calibration.contract.ClaimInputs`).
         ``y``: is_true, binary labels; ``is_faithful`` (optional): gold faithfulness per
-        claim, None/NaN where unknown."""
+        claim, None/NaN where unknown. ``groups`` / ``natural``: as for the three-condition
+        calibrator, the answers and the claims of the knowledge map's ranking check."""
         self._validate_options()
         p_f = p_f_raw = as_probabilities(X.p_faithful, "p_faithful")
         n = len(p_f)
@@ -212,6 +215,8 @@ class FranqCalibrator:
                     warnings.append(f"{cond} condition: all training claims are "
                                     f"{'true' if c['false'] == 0 else 'false'}; its calibrator is constant")
                 setattr(self, attr, IsotonicCalibrator().fit(log_scores(scores), y, wc))
+        self.knowledge_check_ = None if self.uq_unfaith_ is None else \
+            fit_check(log_scores(b), y, w_unfaith, groups, natural)
         self.n_samples_ = n
         fitted = self._predict(p_f_raw, a, b)[3]
         self.fit_spread_ = prediction_spread(fitted)
@@ -271,7 +276,7 @@ class FranqCalibrator:
         inputs = X.checked()
         c_f, a, b, p = self._predict(*inputs)
         knowledge = shift_knowledge(knowledge_signal(self.uq_unfaith_, self.counts_.get("unfaithful"),
-                                                     log_scores(inputs[2])), self.prior_shift())
+                                                     log_scores(inputs[2]), self.knowledge_check_), self.prior_shift())
         return CalibratedClaims(p, p_true_if_supported=a, p_true_if_unfaithful=b,
                                 p_faithful=c_f if self.faithfulness_ is not None else None, knowledge=knowledge)
 
@@ -314,6 +319,7 @@ class FranqCalibrator:
             **({} if self.threshold is None else {"threshold": self.threshold}),
             **({} if self.prior is None else {"prior": prior_record(
                 self.base_rate, self.prior, self.prior_rule)}),
+            **check_record(self.knowledge_check_),
         }
 
     @classmethod
@@ -338,6 +344,7 @@ class FranqCalibrator:
         cal.faithfulness_, cal.uq_faith_, cal.uq_unfaith_ = (parts["faithfulness"], parts["uq_faith"],
                                                               parts["uq_unfaith"])
         cal.n_samples_, cal.counts_, cal.fit_spread_ = fit_record(obj, where)
+        cal.knowledge_check_ = read_check(obj, where)
         cal.warnings_ = ()
         return cal
 

@@ -24,6 +24,7 @@ P(true). The helpers below are what they share. A leaf module: numpy and calibra
 """
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from typing import Any
 
@@ -120,6 +121,7 @@ def shift_knowledge(knowledge, shift: float):
     bounds) moved with the map it describes; itself when there is nothing to move."""
     if knowledge is None or not shift:
         return knowledge
-    return type(knowledge)(*(None if v is None else (float(shift_probabilities(v, shift)) if isinstance(v, float)
-                                                      else shift_probabilities(v, shift))
-                             for v in (knowledge.base_rate, knowledge.low, knowledge.high)))
+    moved = {k: None if v is None else float(shift_probabilities(v, shift)) if isinstance(v, float)
+             else shift_probabilities(v, shift)
+             for k, v in (("base_rate", knowledge.base_rate), ("low", knowledge.low), ("high", knowledge.high))}
+    return dataclasses.replace(knowledge, **moved)  # its ranking check does not move with the prior

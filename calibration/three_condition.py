@@ -41,6 +41,7 @@ from calibration.contract import CalibratedClaims, ClaimInputs, knowledge_signal
 from calibration.franq import (MIN_PER_CONDITION, collapse_warning, log_scores, prediction_spread,
                                stack_mismatches)
 from calibration.isotonic import PRIOR_STRENGTH, IsotonicCalibrator
+from calibration.knowledge_check import check_record, fit_check, read_check
 from calibration.metrics import expected_calibration_error
 from calibration.mix import franq_mix3
 from calibration.prior import (check_prior, fitted_share, prior_record, prior_shift_of, read_prior, shift_knowledge,
@@ -130,12 +131,15 @@ class ThreeConditionCalibrator:
             raise ValueError(f"'fitted_for' must map strings to strings, got {self.fitted_for!r}")
 
     # ------------------------------------------------------------------ fitting
-    def fit(self, X: ClaimInputs, y: Any, *, condition: Any = None, sample_weight: Any = None
-            ) -> ThreeConditionCalibrator:
+    def fit(self, X: ClaimInputs, y: Any, *, condition: Any = None, sample_weight: Any = None, groups: Any = None,
+            natural: Any = None) -> ThreeConditionCalibrator:
         """Fit on scored training claims ``X`` (:class:`~calibration.contract.ClaimInputs` with
         P_contradicted and P_not_mentioned). ``y``: is_true, binary labels; ``condition``
         (optional): the gold three-way label per claim (``supported`` / ``contradicted`` /
-        ``not_mentioned``, None where unknown)."""
+        ``not_mentioned``, None where unknown). The knowledge map's ranking check
+        (:mod:`calibration.knowledge_check`) reads the claims ``natural`` marks (a boolean
+        mask; default: all; leave synthetic corruptions out), drawn by ``groups`` (answer ids;
+        default: each claim its own)."""
         self._validate_options()
         p, a, b = self._inputs(X)
         n = len(p)
@@ -176,6 +180,8 @@ class ThreeConditionCalibrator:
                 x = np.zeros(n) if name in self.flat else log_scores(scores[score])
                 setattr(self, attr + "_", IsotonicCalibrator(prior_strength=self.prior_strength).fit(x, y, wc))
         self.n_samples_ = n
+        self.knowledge_check_ = None if self.uq_not_mentioned_ is None or "not_mentioned" in self.flat else \
+            fit_check(log_scores(b), y, weights[2], groups, natural)
         fitted = self._predict(p, scores["faith"], scores["unfaith"])[3]
         raw = franq_mix3(p[:, 0], p[:, 1], p[:, 2], scores["faith"], scores["faith"], scores["unfaith"])
         self.fit_spread_ = prediction_spread(fitted)
@@ -231,7 +237,8 @@ class ThreeConditionCalibrator:
         self._check_fitted()
         inputs = self._inputs(X)
         t_s, t_c, t_n, p = self._predict(*inputs)
-        knowledge = knowledge_signal(self.uq_not_mentioned_, self.counts_.get("not_mentioned"), log_scores(inputs[2]))
+        knowledge = knowledge_signal(self.uq_not_mentioned_, self.counts_.get("not_mentioned"), log_scores(inputs[2]),
+                                     self.knowledge_check_)
         knowledge = shift_knowledge(knowledge, self.prior_shift())  # on the scale of T_n, which the prior moved
         return CalibratedClaims(p, p_true_if_supported=t_s, p_true_if_contradicted=t_c, p_true_if_not_mentioned=t_n,
                                 knowledge=knowledge)
@@ -263,7 +270,8 @@ class ThreeConditionCalibrator:
         for _, attr, _ in MAPS:
             m = getattr(self, attr + "_")
             out[attr] = None if m is None else m.to_dict()
-        out.update(n_samples=self.n_samples_, counts=self.counts_, fit_spread=self.fit_spread_)
+        out.update(n_samples=self.n_samples_, counts=self.counts_, fit_spread=self.fit_spread_,
+                   **check_record(self.knowledge_check_))
         return out
 
     @classmethod
@@ -285,6 +293,7 @@ class ThreeConditionCalibrator:
             setattr(cal, attr + "_",
                     None if part is None else IsotonicCalibrator.from_dict(part, where=f"{where}: '{attr}'"))
         cal.n_samples_, cal.counts_, cal.fit_spread_ = fit_record(obj, where)
+        cal.knowledge_check_ = read_check(obj, where)
         cal.warnings_ = ()
         return cal
 

@@ -173,7 +173,8 @@ class CalibrationConfig:
     (calibrated when a calibrator ran, else raw) is at least this, else ``likely_false``."""
     uncertain_margin: float = UNCERTAIN_MARGIN
     """A not-mentioned claim is ``uncertain`` when its knowledge term (calibrated P(true | not mentioned))
-    lies within this of its map's base rate, or its map step's 90% interval straddles the threshold."""
+    lies within this of its map's base rate, or its map step's 90% interval straddles the threshold,
+    or (whatever this margin) its score ranked the calibrator's natural fitting claims at chance."""
 
 
 @dataclass(frozen=True)

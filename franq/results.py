@@ -238,8 +238,8 @@ def _claim_score(c: _Fields) -> tuple[ClaimScore, dict]:
 
 
 def _knowledge(k: _Fields | None) -> KnowledgeTerm | None:
-    return None if k is None else KnowledgeTerm(**{key: k.probability(key, null=key != "p_true")
-                                                   for key in ("p_true", "base_rate", "low", "high")})
+    return None if k is None else KnowledgeTerm(**{f.name: k.probability(f.name, null=f.name != "p_true")
+                                                   for f in dataclasses.fields(KnowledgeTerm)})
 
 
 def _window(w: _Fields | None) -> EvidenceWindow | None:

@@ -128,13 +128,19 @@ class KnowledgeTerm:
     """A calibrated claim's knowledge term, what decides when the passages do not speak:
     ``p_true``, its calibrated value (P(true | not mentioned), or P(true | not supported) with
     a binary calibrator), the ``base_rate`` of that map (its training claims' share of true
-    ones; None when the file does not say) and the 90% credible interval ``low`` / ``high``
-    of its step (None for a map without step counts)."""
+    ones; None when the file does not say), the 90% credible interval ``low`` / ``high``
+    of its step (None for a map without step counts) and how well the map's score ranked the
+    natural claims it was fitted on: ``check_auroc`` with its 90% bootstrap interval
+    ``check_low`` / ``check_high`` (None for calibrator files fitted before the check;
+    :mod:`calibration.knowledge_check`)."""
 
     p_true: float
     base_rate: float | None = None
     low: float | None = None
     high: float | None = None
+    check_auroc: float | None = None
+    check_low: float | None = None
+    check_high: float | None = None
 
 
 @dataclass(frozen=True)
@@ -186,7 +192,8 @@ class ClaimScore:
         ``p_faithful_calibrated``              only when the calibrator also calibrates P_faithful
     An XGBoost calibrator gives ``p_true_calibrated`` alone.
         ``knowledge``    the knowledge term, P(true) from the model's own knowledge when the passages
-                         do not speak, with its map's base rate and interval (:class:`KnowledgeTerm`)
+                         do not speak, with its map's base rate and interval and its fit-time
+                         ranking check (:class:`KnowledgeTerm`)
     Decision (only with a threshold, ``calibration.threshold`` / ``--threshold``; the rule is
     :func:`franq.verdicts.claim_verdict`):
         ``verdict``      ``"uncertain"`` when the passages do not mention the claim and its knowledge

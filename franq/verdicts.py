@@ -9,9 +9,12 @@ supported" (the knowledge term decides). Then, against ``threshold``:
 
 ``uncertain``     the passages do not mention (do not support) the claim and its knowledge
                   term, the calibrated P(true) from the model's own knowledge
-                  (:class:`~franq.types.KnowledgeTerm`), carries no usable signal: it lies
-                  within ``margin`` of its map's base rate, or the 90% interval of its map's
-                  step (from the step counts) straddles the threshold
+                  (:class:`~franq.types.KnowledgeTerm`), carries no usable signal: the
+                  map's score ranked the natural claims it was fitted on no better than
+                  chance (the 90% interval of that AUROC reaches 0.5:
+                  :mod:`calibration.knowledge_check`), or the term lies within ``margin`` of
+                  its map's base rate, or the 90% interval of its map's step (from the step
+                  counts) straddles the threshold
 ``likely_true``   otherwise, P(true) >= threshold
 ``likely_false``  otherwise, P(true) < threshold
 
@@ -84,7 +87,11 @@ def verifier_alone(claim: ClaimScore) -> bool:
 
 def no_signal(k: KnowledgeTerm, threshold: float, margin: float) -> str | None:
     """Why knowledge term ``k`` carries no usable signal at ``threshold`` (None: it does)."""
-    name = f"its own knowledge gives P(true) {probability_text(k.p_true)}"
+    name = f"own knowledge gives P(true) {probability_text(k.p_true)}"
+    if k.check_auroc is not None and k.check_low is not None and k.check_low <= 0.5:
+        return (f"{name}, but that score ranked the calibrator's natural fitting claims at AUROC "
+                f"{k.check_auroc:.2f} (90% interval {k.check_low:.2f}-{k.check_high:.2f}, reaching chance): no usable "
+                "signal")
     if k.base_rate is not None and abs(k.p_true - k.base_rate) <= margin:
         return f"{name}, within {margin:g} of the base rate {probability_text(k.base_rate)}: no usable signal"
     if k.low is not None and k.high is not None and k.low <= threshold <= k.high:

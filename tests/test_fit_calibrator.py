@@ -72,6 +72,10 @@ def test_claims_with_p_contradicted_get_the_three_condition_fit_and_a_cross_vali
     assert cv["calibrated"]["ece"][0] < cv["raw"]["ece"][0]
     assert "5-fold cross-validation by answer" in res.output and "precision of likely_false" in res.output
     assert [r["threshold"] for r in cv["thresholds"]] == pytest.approx([k / 10 for k in range(1, 10)])
+    check = report["knowledge_check"]  # the knowledge term's ranking, drawn by answer (the synthetic one ranks)
+    assert check["answers"] == 150 and check["low"] > 0.5
+    assert f"knowledge check: UQ_unfaith ranks the claims its knowledge map is fitted on at AUROC {check['auroc']:.3f}" in res.output
+    assert "it carries signal" in res.output
     res, _ = fit(tmp_path, "--binary")
     assert res.exit_code == 0, res.output
     assert json.loads((tmp_path / "cal.json").read_text())["format"] != "franq-calibrator-3"

@@ -65,7 +65,7 @@ def test_results_carry_the_new_fields_and_read_back(result):
     assert record["weakest_claim"]["index"] == result.weakest_claim.index
     claim = next(c for c in record["claims"] if "purple" in c["claim"]["text"])
     assert claim["verdict"] == "uncertain" and claim["verdict_reason"] and set(claim["knowledge"]) == {
-        "p_true", "base_rate", "low", "high"}
+        "p_true", "base_rate", "low", "high", "check_auroc", "check_low", "check_high"}
     back = next(franq.read_results([record]))
     assert back == result
     old = {k: v for k, v in record.items() if k not in ("p_all_true", "weakest_claim")}  # schema 2 before the fields

@@ -38,13 +38,15 @@ def conditions_rows(c: franq.ClaimScore) -> list[tuple[str, str | None]]:
 
 def verdict_rows(c: franq.ClaimScore) -> list[tuple[str, str | None]]:
     """The panel rows of the verdict's reason and of the knowledge term it read (its map's
-    base rate and 90% interval), when the claim has them."""
+    base rate and 90% interval, its ranking check), when the claim has them."""
     k = c.knowledge
     interval = None if k is None or k.low is None or k.high is None else f"[{k.low:.3f}, {k.high:.3f}]"
     return [("why", c.verdict_reason),
             ("knowledge term: P(true) from the model's own knowledge", None if k is None else _num(k.p_true)),
             ("knowledge term: its map's base rate", None if k is None or k.base_rate is None else _num(k.base_rate)),
-            ("knowledge term: 90% interval of its map's step", interval)]
+            ("knowledge term: 90% interval of its map's step", interval),
+            ("knowledge term: AUROC on the calibrator's natural claims (90% interval)",
+             None if k is None or k.check_auroc is None else f"{k.check_auroc:.3f} [{k.check_low:.3f}, {k.check_high:.3f}]")]
 
 
 def conditions_bar(c: franq.ClaimScore) -> str:

@@ -148,6 +148,13 @@ def format_fit_report(report: dict, output: str, report_path: str) -> str:
         pr = report["prior"]
         lines.append(f"prior: maps moved from base rate {pr['fitted']:.4f} to {pr['deployment']:g} "
                      f"(logit shift {pr['logit_shift']:+.4f})")
+    kc = report.get("knowledge_check")
+    if kc:
+        at_chance = kc["low"] <= 0.5
+        lines.append(f"knowledge check: UQ_unfaith ranks the claims its knowledge map is fitted on at AUROC {kc['auroc']:.3f} (90% "
+                     f"interval {kc['low']:.3f}-{kc['high']:.3f}, {kc['answers']} answers, weight {kc['weight']:g}): "
+                     + ("no usable signal, so claims the passages do not mention get 'uncertain'" if at_chance else
+                        "it carries signal, so the knowledge term decides claims the passages do not mention"))
     lines += [f"warning: {w}" for w in report["warnings"]]
     lines.append(f"wrote {output} ({report['file_bytes']} bytes) and {report_path}")
     return "\n".join(lines)

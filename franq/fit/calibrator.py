@@ -222,7 +222,7 @@ def fit_franq_calibrator(data: TrainingClaims, *, variant: str = "condition",
     cal = FranqCalibrator(variant=variant, calibrate_faithfulness=calibrate_faithfulness,
                           min_per_condition=min_per_condition, fitted_for=data.stack, description=description)
     t0 = time.perf_counter()
-    cal.fit(data.inputs(), data.is_true, is_faithful=data.is_faithful)
+    cal.fit(data.inputs(), data.is_true, is_faithful=data.is_faithful, groups=data.groups)
     return cal, _fit_report("franq-isotonic", cal, data, time.perf_counter() - t0)
 
 
@@ -231,16 +231,17 @@ def _fit_report(kind: str, cal, data: TrainingClaims, seconds: float) -> dict:
     return {"kind": kind, "variant": cal.name, "fitted_for": data.stack, "n_claims": len(data),
             "n_true": int(data.is_true.sum()), "n_false": int(len(data) - data.is_true.sum()), "skipped": data.skipped,
             "counts": cal.counts_, "train_ece": {k: round(v, 4) for k, v in cal.train_ece_.items()},
-            "fit_seconds": round(seconds, 4), "warnings": list(cal.warnings_)}
+            "fit_seconds": round(seconds, 4), "warnings": list(cal.warnings_), "knowledge_check": cal.knowledge_check_}
 
 
 def fit_three_condition_calibrator(data: TrainingClaims, *, variant: str = "condition", min_per_condition: int = 30,
-                                   description: str = "", conditions=None, flat: tuple[str, ...] = ()
-                                   ) -> tuple[ThreeConditionCalibrator, dict]:
+                                   description: str = "", conditions=None, flat: tuple[str, ...] = (),
+                                   natural=None) -> tuple[ThreeConditionCalibrator, dict]:
     """Fit three-condition FRANQ (P_s * T_s + P_c * T_c + P_n * T_n) on claims scored by a
     backend that gives P_contradicted (the verifier). ``conditions``: gold three-way labels
     per claim (default: from ``is_faithful``, :meth:`TrainingClaims.conditions`); ``flat``:
-    conditions whose map is their share of true claims (no UQ dependence)."""
+    conditions whose map is their share of true claims (no UQ dependence); ``natural``: the
+    claims the knowledge map's ranking check reads (a mask; default: all), drawn by answer."""
     if data.p_contradicted is None:
         raise InputError(f"three-condition calibration needs claims scored with P_contradicted and "
                          f"P_not_mentioned; these were scored by {data.stack.get('faithfulness')!r}, which gives "
@@ -248,7 +249,8 @@ def fit_three_condition_calibrator(data: TrainingClaims, *, variant: str = "cond
     cal = ThreeConditionCalibrator(variant=variant, min_per_condition=min_per_condition, fitted_for=data.stack,
                                    description=description, flat=flat)
     t0 = time.perf_counter()
-    cal.fit(data.inputs(), data.is_true, condition=data.conditions() if conditions is None else conditions)
+    cal.fit(data.inputs(), data.is_true, condition=data.conditions() if conditions is None else conditions,
+            groups=data.groups, natural=natural)
     return cal, _fit_report("franq-three-condition", cal, data, time.perf_counter() - t0)
 
 

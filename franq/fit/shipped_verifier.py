@@ -176,12 +176,14 @@ def long_verifier_calibrator(datasets: Path, out: Path, raw=None, *, verifier: s
     data, conditions = data.subset(known), [c for c in conditions if c is not None]
     n_supported, n_not = conditions.count("supported"), conditions.count("not_mentioned")
     n_contra = len(data) - n_supported - n_not
+    natural = np.arange(len(data)) < n_supported + n_not  # the ranking check reads these, not corruptions
     n_pairs = 0
     if pairs:
         originals, corrupted = not_mentioned_pairs(real, real_claims, contra, contra_claims)
         n_pairs = len(corrupted)
         data = TrainingClaims.join([data, originals, corrupted])
         conditions += ["not_mentioned"] * (2 * n_pairs)
+        natural = np.concatenate([natural, np.zeros(2 * n_pairs, dtype=bool)])
     about = (f"ExpertQA train calibration sample: {n_supported + n_not} claims with truth and support labels "
              f"({(n_supported + n_not) / len(data):.0%}; condition from the annotators' support label: supported "
              f"{n_supported}, not mentioned {n_not}; {n_real - n_supported - n_not} without a support label left out) "
@@ -193,7 +195,7 @@ def long_verifier_calibrator(datasets: Path, out: Path, raw=None, *, verifier: s
              + f"; UQ values from datasets/generations/long-expertqa.* and {CONTRADICTED}, "
                f"P_s/P_c/P_n from {backend.name}")
     cal, _ = fit_three_condition_calibrator(data, variant="condition", conditions=conditions, flat=flat,
-                                            description=f"three-condition long-form calibrator (condition "
+                                            natural=natural, description=f"three-condition long-form calibrator (condition "
                                                         f"variant{_flat(flat)}): {about}")
     path = out / LONG_NAME
     cal.to_json(path)

@@ -70,6 +70,8 @@ def knowledge_term(cal, k: int) -> KnowledgeTerm | None:
     if value is None:
         return None
     s = cal.knowledge
+    check = {} if s is None or s.check is None else s.check
     return KnowledgeTerm(float(value[k]), base_rate=None if s is None else s.base_rate,
                          low=None if s is None or s.low is None else float(s.low[k]),
-                         high=None if s is None or s.high is None else float(s.high[k]))
+                         high=None if s is None or s.high is None else float(s.high[k]),
+                         check_auroc=check.get("auroc"), check_low=check.get("low"), check_high=check.get("high"))
