@@ -37,23 +37,33 @@ steps alone, as for files fitted before the check)."""
 def weighted_auroc(score: np.ndarray, y: np.ndarray, w: np.ndarray) -> float | None:
     """AUROC of ``score`` for ``y`` with claim weights ``w``: the weighted share of (true,
     false) pairs the score orders rightly, ties half (None when a class has no weight)."""
-    order = np.argsort(score, kind="mergesort")
-    s, yy, ww = score[order], y[order].astype(bool), w[order]
-    pos, neg = ww * yy, ww * ~yy
-    total_pos, total_neg = pos.sum(), neg.sum()
-    if total_pos <= 0 or total_neg <= 0:
-        return None
-    _, start = np.unique(s, return_index=True)
-    neg_tie = np.add.reduceat(neg, start)
-    pos_tie = np.add.reduceat(pos, start)
-    neg_below = np.concatenate([[0.0], np.cumsum(neg_tie)[:-1]])
-    return float((pos_tie * (neg_below + 0.5 * neg_tie)).sum() / (total_pos * total_neg))
+    return _Ranked(score, y).auroc(w)
+
+
+class _Ranked:
+    """Claims sorted once by score, with their ties, so that each bootstrap draw (new weights:
+    the old ones times how often each claim's answer was drawn) costs O(n)."""
+
+    def __init__(self, score: np.ndarray, y: np.ndarray):
+        self.order = np.argsort(score, kind="mergesort")
+        self.y = np.asarray(y, dtype=bool)[self.order]
+        self.start = np.unique(np.asarray(score)[self.order], return_index=True)[1]
+
+    def auroc(self, w: np.ndarray) -> float | None:
+        ww = np.asarray(w, dtype=np.float64)[self.order]
+        pos, neg = ww * self.y, ww * ~self.y
+        total_pos, total_neg = pos.sum(), neg.sum()
+        if total_pos <= 0 or total_neg <= 0:
+            return None
+        neg_tie, pos_tie = np.add.reduceat(neg, self.start), np.add.reduceat(pos, self.start)
+        neg_below = np.concatenate([[0.0], np.cumsum(neg_tie)[:-1]])
+        return float((pos_tie * (neg_below + 0.5 * neg_tie)).sum() / (total_pos * total_neg))
 
 
 def knowledge_check(score: Any, y: Any, weights: Any, groups: Any = None, *, draws: int = DRAWS,
                     level: float = LEVEL, seed: int = 0) -> dict | None:
-    """``{"auroc", "low", "high", "claims", "weight", "answers"}``: the weighted AUROC of
-    ``score`` (the knowledge map's input, higher = more likely true) for labels ``y`` with
+    """``{"auroc", "low", "high", "claims", "weight", "answers", "level"}``: the weighted AUROC
+    of ``score`` (the knowledge map's input, higher = more likely true) for labels ``y`` with
     ``weights`` (the map's fitting weights), and its ``level`` bootstrap interval drawing
     ``groups`` (answers; default: each claim its own) with replacement. None when the weighted
     true or false claims number fewer than :data:`MIN_EACH`."""
@@ -63,20 +73,17 @@ def knowledge_check(score: Any, y: Any, weights: Any, groups: Any = None, *, dra
     g = np.arange(len(score)) if groups is None else np.asarray(groups)[keep]
     if min((w * y).sum(), (w * ~y).sum()) < MIN_EACH:
         return None
-    auroc = weighted_auroc(score, y, w)
+    ranked = _Ranked(score, y)
+    auroc = ranked.auroc(w)
     _, inverse = np.unique(g, return_inverse=True)
-    members = [np.flatnonzero(inverse == k) for k in range(inverse.max() + 1)]
+    n_groups = int(inverse.max()) + 1
     rng = np.random.default_rng(seed)
-    boot = []
-    for _ in range(draws):
-        idx = np.concatenate([members[k] for k in rng.integers(0, len(members), len(members))])
-        a = weighted_auroc(score[idx], y[idx], w[idx])
-        if a is not None:
-            boot.append(a)
+    boot = [a for a in (ranked.auroc(w * np.bincount(rng.integers(0, n_groups, n_groups), minlength=n_groups)[inverse])
+                        for _ in range(draws)) if a is not None]
     tail = (1.0 - level) / 2
     low, high = (float(np.quantile(boot, q)) for q in (tail, 1.0 - tail))
     return {"auroc": round(auroc, 4), "low": round(low, 4), "high": round(high, 4), "claims": int(keep.sum()),
-            "weight": round(float(w.sum()), 3), "answers": len(members), "level": level}
+            "weight": round(float(w.sum()), 3), "answers": n_groups, "level": level}
 
 
 def fit_check(log_scores: np.ndarray, y: np.ndarray, weights: np.ndarray, groups: Any = None, natural: Any = None
