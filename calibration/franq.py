@@ -45,7 +45,7 @@ from calibration.base import (CalibratorFileError, NotFittedError, as_labels, as
                               calibrator_header, fit_record, number, read_json, write_json)
 from calibration.contract import CalibratedClaims, ClaimInputs, knowledge_signal
 from calibration.isotonic import IsotonicCalibrator
-from calibration.knowledge_check import check_record, fit_check, read_check
+from calibration.knowledge_check import NOT_MADE, check_record, fit_check, read_check
 from calibration.metrics import expected_calibration_error
 from calibration.mix import franq_mix
 from calibration.prior import (check_prior, fitted_share, prior_record, prior_shift_of, read_prior, shift_knowledge,
@@ -217,6 +217,7 @@ class FranqCalibrator:
                 setattr(self, attr, IsotonicCalibrator().fit(log_scores(scores), y, wc))
         self.knowledge_check_ = None if self.uq_unfaith_ is None else \
             fit_check(log_scores(b), y, w_unfaith, groups, natural)
+        warnings += [] if self.knowledge_check_ or self.uq_unfaith_ is None else [NOT_MADE]
         self.n_samples_ = n
         fitted = self._predict(p_f_raw, a, b)[3]
         self.fit_spread_ = prediction_spread(fitted)

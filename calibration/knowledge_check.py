@@ -98,6 +98,11 @@ def fit_check(log_scores: np.ndarray, y: np.ndarray, weights: np.ndarray, groups
     return knowledge_check(log_scores[mask], y[mask], weights[mask], None if groups is None else np.asarray(groups)[mask])
 
 
+NOT_MADE = (f"knowledge check not made: fewer than {MIN_EACH:g} (weighted) true or false claims in the knowledge "
+            "map's fit; the 'uncertain' verdict reads the map's steps alone")
+"""The fit warning when a knowledge map gets no check."""
+
+
 def check_record(check: dict | None) -> dict:
     """The calibrator file's part for ``check``: none when there is no check (so files fitted
     before it, or without one, read back unchanged)."""

@@ -41,7 +41,7 @@ from calibration.contract import CalibratedClaims, ClaimInputs, knowledge_signal
 from calibration.franq import (MIN_PER_CONDITION, collapse_warning, log_scores, prediction_spread,
                                stack_mismatches)
 from calibration.isotonic import PRIOR_STRENGTH, IsotonicCalibrator
-from calibration.knowledge_check import check_record, fit_check, read_check
+from calibration.knowledge_check import NOT_MADE, check_record, fit_check, read_check
 from calibration.metrics import expected_calibration_error
 from calibration.mix import franq_mix3
 from calibration.prior import (check_prior, fitted_share, prior_record, prior_shift_of, read_prior, shift_knowledge,
@@ -180,8 +180,10 @@ class ThreeConditionCalibrator:
                 x = np.zeros(n) if name in self.flat else log_scores(scores[score])
                 setattr(self, attr + "_", IsotonicCalibrator(prior_strength=self.prior_strength).fit(x, y, wc))
         self.n_samples_ = n
-        self.knowledge_check_ = None if self.uq_not_mentioned_ is None or "not_mentioned" in self.flat else \
-            fit_check(log_scores(b), y, weights[2], groups, natural)
+        self.knowledge_check_ = None
+        if self.uq_not_mentioned_ is not None and "not_mentioned" not in self.flat:
+            self.knowledge_check_ = fit_check(log_scores(b), y, weights[2], groups, natural)
+            warnings += [] if self.knowledge_check_ else [NOT_MADE]
         fitted = self._predict(p, scores["faith"], scores["unfaith"])[3]
         raw = franq_mix3(p[:, 0], p[:, 1], p[:, 2], scores["faith"], scores["faith"], scores["unfaith"])
         self.fit_spread_ = prediction_spread(fitted)

@@ -182,3 +182,11 @@ def test_a_binary_calibrator_checks_its_not_supported_map_too(tmp_path):
     back = FranqCalibrator.from_json(tmp_path / "b.json")
     assert back.predict_components(binary).knowledge.check == cal.knowledge_check_
     assert FranqCalibrator(variant="soft").fit(binary, y, natural=np.arange(600) < 300).knowledge_check_["low"] > 0.5
+
+
+def test_a_map_too_small_to_check_says_so_in_the_fit_warnings():
+    X, y = _fit_inputs()
+    y[:] = 1.0
+    y[:3] = 0.0  # three false claims: no check
+    cal = ThreeConditionCalibrator(variant="soft").fit(X, y)
+    assert cal.knowledge_check_ is None and any("knowledge check not made" in w for w in cal.warnings_)

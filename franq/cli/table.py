@@ -150,11 +150,11 @@ def format_fit_report(report: dict, output: str, report_path: str) -> str:
                      f"(logit shift {pr['logit_shift']:+.4f})")
     kc = report.get("knowledge_check")
     if kc:
-        at_chance = kc["low"] <= 0.5
-        lines.append(f"knowledge check: UQ_unfaith ranks the claims its knowledge map is fitted on at AUROC {kc['auroc']:.3f} (90% "
-                     f"interval {kc['low']:.3f}-{kc['high']:.3f}, {kc['answers']} answers, weight {kc['weight']:g}): "
-                     + ("no usable signal, so claims the passages do not mention get 'uncertain'" if at_chance else
-                        "it carries signal, so the knowledge term decides claims the passages do not mention"))
+        lines.append(f"knowledge check: UQ_unfaith ranks the claims its knowledge map is fitted on at AUROC "
+                     f"{kc['auroc']:.3f} (90% interval {kc['low']:.3f}-{kc['high']:.3f}, {kc['answers']} answers, "
+                     f"weight {kc['weight']:g}): " + (
+                         "no usable signal, so claims the passages do not support get 'uncertain'" if kc["low"] <= 0.5
+                         else "it carries signal, so the knowledge term decides claims the passages do not support"))
     lines += [f"warning: {w}" for w in report["warnings"]]
     lines.append(f"wrote {output} ({report['file_bytes']} bytes) and {report_path}")
     return "\n".join(lines)

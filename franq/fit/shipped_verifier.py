@@ -195,8 +195,8 @@ def long_verifier_calibrator(datasets: Path, out: Path, raw=None, *, verifier: s
              + f"; UQ values from datasets/generations/long-expertqa.* and {CONTRADICTED}, "
                f"P_s/P_c/P_n from {backend.name}")
     cal, _ = fit_three_condition_calibrator(data, variant="condition", conditions=conditions, flat=flat,
-                                            natural=natural, description=f"three-condition long-form calibrator (condition "
-                                                        f"variant{_flat(flat)}): {about}")
+                                            natural=natural, description=f"three-condition long-form calibrator "
+                                                                         f"(condition variant{_flat(flat)}): {about}")
     path = out / LONG_NAME
     cal.to_json(path)
     return path
