@@ -66,7 +66,8 @@ def knowledge_check(score: Any, y: Any, weights: Any, groups: Any = None, *, dra
     of ``score`` (the knowledge map's input, higher = more likely true) for labels ``y`` with
     ``weights`` (the map's fitting weights), and its ``level`` bootstrap interval drawing
     ``groups`` (answers; default: each claim its own) with replacement. None when the weighted
-    true or false claims number fewer than :data:`MIN_EACH`."""
+    true or false claims number fewer than :data:`MIN_EACH`, or when over a tenth of the draws hold one class
+    only (a few answers hold all the claims of one class)."""
     score, y, w = (np.asarray(v, dtype=np.float64) for v in (score, y, weights))
     keep = w > 0
     score, y, w = score[keep], y[keep] > 0.5, w[keep]
@@ -80,6 +81,8 @@ def knowledge_check(score: Any, y: Any, weights: Any, groups: Any = None, *, dra
     rng = np.random.default_rng(seed)
     boot = [a for a in (ranked.auroc(w * np.bincount(rng.integers(0, n_groups, n_groups), minlength=n_groups)[inverse])
                         for _ in range(draws)) if a is not None]
+    if len(boot) < 0.9 * draws:  # many draws missed a class: too few answers to draw from
+        return None
     tail = (1.0 - level) / 2
     low, high = (float(np.quantile(boot, q)) for q in (tail, 1.0 - tail))
     return {"auroc": round(auroc, 4), "low": round(low, 4), "high": round(high, 4), "claims": int(keep.sum()),

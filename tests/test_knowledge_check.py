@@ -190,3 +190,9 @@ def test_a_map_too_small_to_check_says_so_in_the_fit_warnings():
     y[:3] = 0.0  # three false claims: no check
     cal = ThreeConditionCalibrator(variant="soft").fit(X, y)
     assert cal.knowledge_check_ is None and any("knowledge check not made" in w for w in cal.warnings_)
+
+
+def test_two_answers_holding_each_class_give_no_check():
+    score, y = _claims(40, 1.0)
+    y = np.arange(40) < 20  # answer 0 holds every true claim, answer 1 every false one
+    assert knowledge_check(score, y, np.ones(40), groups=(~y).astype(int)) is None
