@@ -89,9 +89,8 @@ def no_signal(k: KnowledgeTerm, threshold: float, margin: float) -> str | None:
     """Why knowledge term ``k`` carries no usable signal at ``threshold`` (None: it does)."""
     name = f"own knowledge gives P(true) {probability_text(k.p_true)}"
     if k.check_auroc is not None and k.check_low is not None and k.check_low <= 0.5:
-        return (f"{name}, but that score ranked the calibrator's natural fitting claims at AUROC "
-                f"{k.check_auroc:.2f} (90% interval {k.check_low:.2f}-{k.check_high:.2f}, reaching chance): no usable "
-                "signal")
+        return (f"{name}, but it told true from false claims no better than chance on the calibrator's natural claims "
+                f"(AUROC {k.check_auroc:.2f}, 90% interval {k.check_low:.2f}-{k.check_high:.2f}): no usable signal")
     if k.base_rate is not None and abs(k.p_true - k.base_rate) <= margin:
         return f"{name}, within {margin:g} of the base rate {probability_text(k.base_rate)}: no usable signal"
     if k.low is not None and k.high is not None and k.low <= threshold <= k.high:

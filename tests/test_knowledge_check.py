@@ -135,9 +135,9 @@ def test_a_knowledge_term_that_ranked_its_fitting_claims_at_chance_gives_uncerta
     blind = KnowledgeTerm(0.9, base_rate=0.6, low=0.85, high=0.95, check_auroc=0.57, check_low=0.46, check_high=0.68)
     verdict, reason = claim_verdict(_claim(blind, 0.9), 0.5)
     assert verdict == "uncertain"
-    assert reason == ("not in the passages (P_n 0.80); the model's own knowledge gives P(true) 0.90, but that score "
-                      "ranked the calibrator's natural fitting claims at AUROC 0.57 (90% interval 0.46-0.68, reaching "
-                      "chance): no usable signal")
+    assert reason == ("not in the passages (P_n 0.80); the model's own knowledge gives P(true) 0.90, but it told "
+                      "true from false claims no better than chance on the calibrator's natural claims (AUROC 0.57, "
+                      "90% interval 0.46-0.68): no usable signal")
     seeing = KnowledgeTerm(0.9, base_rate=0.6, low=0.85, high=0.95, check_auroc=0.7, check_low=0.6, check_high=0.8)
     assert claim_verdict(_claim(seeing, 0.9), 0.5)[0] == "likely_true"
     # passages that speak decide whatever the check says
