@@ -196,3 +196,13 @@ def test_two_answers_holding_each_class_give_no_check():
     score, y = _claims(40, 1.0)
     y = np.arange(40) < 20  # answer 0 holds every true claim, answer 1 every false one
     assert knowledge_check(score, y, np.ones(40), groups=(~y).astype(int)) is None
+
+
+def test_a_new_base_rate_moves_the_map_but_not_its_ranking_check():
+    X, y = _fit_inputs()
+    cal = ThreeConditionCalibrator(variant="soft").fit(X, y, groups=np.arange(600) // 3)
+    moved = ThreeConditionCalibrator.from_dict({**cal.to_dict(), "prior": {"deployment": 0.2}})
+    k0, k1 = cal.predict_components(X).knowledge, moved.predict_components(X).knowledge
+    assert k1.check == k0.check == cal.knowledge_check_
+    assert k1.base_rate < k0.base_rate and (k1.low <= k0.low).all() and (k1.high <= k0.high).all()
+    assert (k1.high < k0.high).any()
