@@ -4,8 +4,8 @@ into ``AnswerScore`` objects, validating every field ("line 12: 'claims[0].statu
 
 Every line says its output schema (``"schema": 2``, :data:`SCHEMA`). Lines of the previous schema (franq 0.1: no
 ``schema`` field) are read too, their renamed fields mapped onto today's (:func:`upgrade_previous`); CHANGELOG.md
-lists every change. Fields added within schema 2 (``verdict_reason``, ``knowledge``; ``p_all_true`` and
-``weakest_claim``, recomputed on reading) may be absent."""
+lists every change. Fields added within schema 2 (``verdict_reason``, ``knowledge`` and its ``check_*``;
+``p_all_true`` and ``weakest_claim``, recomputed on reading) may be absent."""
 from __future__ import annotations
 
 import dataclasses

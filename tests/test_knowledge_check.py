@@ -206,3 +206,16 @@ def test_a_new_base_rate_moves_the_map_but_not_its_ranking_check():
     assert k1.check == k0.check == cal.knowledge_check_
     assert k1.base_rate < k0.base_rate and (k1.low <= k0.low).all() and (k1.high <= k0.high).all()
     assert (k1.high < k0.high).any()
+
+
+def test_a_result_line_written_before_the_check_reads_back_without_it():
+    import franq
+
+    record = {"schema": 2, "id": "a", "question": "q", "answer": "A claim.", "mode": "long",
+              "stack": {"model": "m", "faithfulness": "verifier", "uq_faith": "claim_prob", "uq_unfaith": "parametric",
+                        "prompt_version": "v", "mode": "long"},
+              "claims": [{"claim": {"text": "A claim.", "char_spans": [[0, 8]]}, "status": "scored",
+                          "p_faithful": 0.1, "p_true_raw": 0.5, "p_true_calibrated": 0.6,
+                          "knowledge": {"p_true": 0.6, "base_rate": 0.58, "low": 0.5, "high": 0.7}}]}
+    k = next(franq.read_results([record])).claims[0].knowledge
+    assert (k.p_true, k.check_auroc, k.check_low, k.check_high) == (0.6, None, None, None)
