@@ -200,6 +200,28 @@ def calibrator_header(obj: Any, fmt: str, version: int, where: str) -> tuple[dic
     return fitted_for, description
 
 
+def evaluation_record(evaluation: dict | None) -> dict:
+    """The calibrator file's ``evaluation`` part: how the calibrator does on held-apart dev
+    sets (per set: claims, share true, ECE, Brier, the constant's Brier, AUROC), written by
+    the recipe of a shipped file; none when there is none (files without it read back
+    unchanged)."""
+    return {"evaluation": evaluation} if evaluation else {}
+
+
+def read_evaluation(obj: dict, where: str) -> dict | None:
+    """A calibrator file's ``evaluation`` (None when absent), checked: dev set names to
+    objects of numbers (or null: an AUROC on one class)."""
+    ev = obj.get("evaluation")
+    if ev is None:
+        return None
+    if not isinstance(ev, dict) or not all(
+            isinstance(name, str) and isinstance(row, dict) and all(
+                v is None or (isinstance(v, (int, float)) and not isinstance(v, bool)) for v in row.values())
+            for name, row in ev.items()):
+        raise CalibratorFileError(f"{where}: 'evaluation' must map dev set names to objects of numbers, got {ev!r}"[:300])
+    return ev
+
+
 def fit_record(obj: dict, where: str) -> tuple[int, dict, dict | None]:
     """What a calibrator file records of its fit, checked: ``n_samples`` (an integer >= 0),
     ``counts`` (an object) and ``fit_spread`` (None or an object with ``distinct``, ``min``,

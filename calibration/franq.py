@@ -42,7 +42,8 @@ from typing import Any
 import numpy as np
 
 from calibration.base import (CalibratorFileError, NotFittedError, as_labels, as_probabilities, as_weights,
-                              calibrator_header, fit_record, number, read_json, write_json)
+                              calibrator_header, evaluation_record, fit_record, number, read_evaluation, read_json,
+                              write_json)
 from calibration.contract import CalibratedClaims, ClaimInputs, knowledge_signal
 from calibration.isotonic import IsotonicCalibrator
 from calibration.knowledge_check import NOT_MADE, check_record, fit_check, read_check
@@ -118,8 +119,11 @@ class FranqCalibrator:
                  faithful_threshold: float = 0.5, min_per_condition: int = MIN_PER_CONDITION,
                  fitted_for: dict[str, str] | None = None, description: str = "",
                  hard_mix_threshold: float | None = None, threshold: float | None = None,
-                 prior: float | None = None):
+                 prior: float | None = None, evaluation: dict | None = None):
         self.variant = variant
+        self.evaluation = evaluation
+        """How the fitted calibrator does on held-apart dev sets (:func:`calibration.base.evaluation_record`),
+        set by whoever measured it (a shipped file's recipe), or None."""
         self.prior = prior
         """The deployment's share of true claims, when it differs from the fitting claims'
         (:mod:`calibration.prior`): the UQ maps' outputs move on the logit scale, or, for
@@ -320,7 +324,7 @@ class FranqCalibrator:
             **({} if self.threshold is None else {"threshold": self.threshold}),
             **({} if self.prior is None else {"prior": prior_record(
                 self.base_rate, self.prior, self.prior_rule)}),
-            **check_record(self.knowledge_check_),
+            **check_record(self.knowledge_check_), **evaluation_record(self.evaluation),
         }
 
     @classmethod
@@ -330,7 +334,7 @@ class FranqCalibrator:
         cal = cls(variant=obj.get("variant"), faithful_threshold=number(obj, "faithful_threshold", where, 0.5),
                   fitted_for=fitted_for, description=description,
                   hard_mix_threshold=_hard_mix_threshold(obj, where), threshold=obj.get("threshold"),
-                  prior=read_prior(obj, where))
+                  prior=read_prior(obj, where), evaluation=read_evaluation(obj, where))
         try:
             cal._validate_options()
         except ValueError as exc:

@@ -36,7 +36,8 @@ from typing import Any
 import numpy as np
 
 from calibration.base import (CalibratorFileError, NotFittedError, as_labels, as_probabilities, as_weights,
-                              calibrator_header, fit_record, read_json, write_json)
+                              calibrator_header, evaluation_record, fit_record, read_evaluation, read_json,
+                              write_json)
 from calibration.contract import CalibratedClaims, ClaimInputs, knowledge_signal
 from calibration.franq import (MIN_PER_CONDITION, collapse_warning, log_scores, prediction_spread,
                                stack_mismatches)
@@ -101,8 +102,11 @@ class ThreeConditionCalibrator:
     def __init__(self, *, variant: str = "condition", min_per_condition: int = MIN_PER_CONDITION,
                  fitted_for: dict[str, str] | None = None, description: str = "", flat: tuple[str, ...] = (),
                  prior: float | None = None, threshold: float | None = None,
-                 prior_strength: float = PRIOR_STRENGTH):
+                 prior_strength: float = PRIOR_STRENGTH, evaluation: dict | None = None):
         self.variant = variant
+        self.evaluation = evaluation
+        """How the fitted calibrator does on held-apart dev sets (:func:`calibration.base.evaluation_record`),
+        set by whoever measured it (a shipped file's recipe), or None."""
         self.prior_strength = prior_strength
         """Each map step's Beta prior, in pseudo-samples (:mod:`calibration.isotonic`): larger
         draws the steps of a map whose score carries little signal to its base rate."""
@@ -273,7 +277,7 @@ class ThreeConditionCalibrator:
             m = getattr(self, attr + "_")
             out[attr] = None if m is None else m.to_dict()
         out.update(n_samples=self.n_samples_, counts=self.counts_, fit_spread=self.fit_spread_,
-                   **check_record(self.knowledge_check_))
+                   **check_record(self.knowledge_check_), **evaluation_record(self.evaluation))
         return out
 
     @classmethod
@@ -283,7 +287,8 @@ class ThreeConditionCalibrator:
         if not isinstance(flat, list) or not all(isinstance(c, str) for c in flat):
             raise CalibratorFileError(f"{where}: 'flat' must be a list of condition names, got {flat!r}")
         cal = cls(variant=obj.get("variant"), fitted_for=fitted_for, description=description, flat=tuple(flat),
-                  prior=read_prior(obj, where), threshold=obj.get("threshold"))
+                  prior=read_prior(obj, where), threshold=obj.get("threshold"),
+                  evaluation=read_evaluation(obj, where))
         try:
             cal._validate_options()
         except ValueError as exc:

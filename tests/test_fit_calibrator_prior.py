@@ -97,6 +97,20 @@ def test_fit_prior_command_moves_a_calibrator_by_a_given_or_estimated_prior(tmp_
     assert res.exit_code != 0 and "give one of --prior P and --from-records" in res.output
 
 
+def test_a_new_base_rate_drops_the_source_files_evaluation(tmp_path):
+    """A shipped file's ``evaluation`` was measured at its fitted base rate: the moved copy
+    does not carry it, and the command says so."""
+    _fitted(tmp_path)
+    obj = json.loads((tmp_path / "cal.json").read_text())
+    obj["evaluation"] = {"a dev set": {"claims": 10, "ece": 0.05, "auroc": None}}
+    (tmp_path / "cal.json").write_text(json.dumps(obj))
+    res = CliRunner().invoke(main, ["fit", "prior", str(tmp_path / "cal.json"), "-o", str(tmp_path / "p.json"),
+                                    "--prior", "0.4"])
+    assert res.exit_code == 0, res.output
+    assert "evaluation" not in json.loads((tmp_path / "p.json").read_text())
+    assert "without the source file's 'evaluation'" in res.output
+
+
 def _fast_like(seed=0, n=400, share=0.9):
     """A binary calibrator as the fast preset ships: variant none, the map of P_supported to
     P(true) (UQ_faith 1, UQ_unfaith 0), fitted where ``share`` of claims are true."""

@@ -219,3 +219,4 @@ def test_a_result_line_written_before_the_check_reads_back_without_it():
                           "knowledge": {"p_true": 0.6, "base_rate": 0.58, "low": 0.5, "high": 0.7}}]}
     k = next(franq.read_results([record])).claims[0].knowledge
     assert (k.p_true, k.check_auroc, k.check_low, k.check_high) == (0.6, None, None, None)
+

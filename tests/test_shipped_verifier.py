@@ -22,6 +22,17 @@ def tiny(tmp_path_factory):
     return build_verifier(tmp_path_factory.mktemp("shipped") / "verifier", max_length=160, window_words=100)
 
 
+EVALUATION = {"expertqa-rand_test": {"claims": 3, "share_true": 0.6667, "ece": 0.1, "brier": 0.2,
+                                     "constant_brier": 0.2222, "auroc": None}}
+
+
+@pytest.fixture(autouse=True)
+def _no_dev_set_pass(monkeypatch):
+    """The recipe's evaluation reads the verifier's pass over every natural dev set: stubbed
+    here (tested on a cached pass below)."""
+    monkeypatch.setattr(sv, "long_evaluation", lambda cal, datasets, verifier=None: EVALUATION)
+
+
 def test_fit_shipped_writes_the_long_three_condition_calibrator(tiny, tmp_path, monkeypatch):
     import franq.verifier.model as model
 
@@ -35,6 +46,35 @@ def test_fit_shipped_writes_the_long_three_condition_calibrator(tiny, tmp_path, 
     assert cal.fitted_for["faithfulness"].startswith("verifier:tiny-verifier") and cal.fitted_for["mode"] == "long"
     assert "ExpertQA" in cal.description and "contradicted" in cal.description
     assert cal.n_samples_ > 10
+    assert cal.evaluation == EVALUATION  # the recipe's held-apart dev sets, in the file
+
+
+def test_the_long_evaluation_reads_the_dev_sets_pass_and_scores_the_calibrator(tiny, tmp_path):
+    import json
+
+    import numpy as np
+
+    from franq.fit import natural as nat
+
+    rng = np.random.default_rng(0)
+
+    def fake(n):
+        return {**{f: rng.random(n).tolist() for f in nat.FIELDS}, "is_true": (rng.random(n) < 0.7).tolist(),
+                "is_faithful": [True] * n, "answer": [str(i // 3) for i in range(n)]}
+
+    (tmp_path / "datasets").mkdir()
+    cache = tmp_path / nat.cache_path(sv.verifier_backend(tiny).name)
+    cache.parent.mkdir(parents=True)
+    cache.write_text(json.dumps({"expertqa-test": fake(60), "expertqa-test-contra": fake(9), "wice-heldout": fake(12)}))
+    X = nat.inputs(fake(200))
+    cal = ThreeConditionCalibrator(variant="soft").fit(X, rng.random(200) < 0.7)
+    ev = nat.long_evaluation(cal, tmp_path / "datasets", tiny, echo=lambda m: None)
+    assert list(ev) == list(nat.LONG_EVALUATION)
+    assert [ev[k]["claims"] for k in ev] == [60, 69, 12]
+    row = ev["expertqa-rand_test"]
+    assert 0 <= row["ece"] <= 1 and 0 <= row["brier"] <= 1 and 0 <= row["auroc"] <= 1 and 0 < row["share_true"] < 1
+    cal.evaluation = ev
+    assert ThreeConditionCalibrator.from_dict(cal.to_dict()).evaluation == ev
 
 
 def test_short_three_condition_calibrator_from_the_committed_samples(tiny, tmp_path):
@@ -88,3 +128,14 @@ def test_the_long_calibrator_with_pairs_fits_them_as_not_mentioned(tiny, tmp_pat
     assert counts[True]["not_mentioned"]["false"] - counts[False]["not_mentioned"]["false"] == added // 2
     assert counts[True]["supported"] == counts[False]["supported"]
     assert counts[True]["contradicted"] == counts[False]["contradicted"]
+
+
+def test_the_shipped_long_calibrator_states_its_held_apart_dev_sets():
+    """Issue 45.1: ECE, Brier and AUROC per dev set in the file (its recipe measures them)."""
+    ev = ThreeConditionCalibrator.from_json(table.data_dir() / sv.LONG_NAME).evaluation
+    assert set(ev) == {"expertqa-rand_test", "expertqa-rand_test+contradicted", "wice-heldout (label: supported)"}
+    natural = ev["expertqa-rand_test"]
+    assert natural["claims"] == 1104 and natural["share_true"] > 0.9
+    for row in ev.values():
+        assert all(0 <= row[k] <= 1 for k in ("share_true", "ece", "brier", "constant_brier", "auroc"))
+        assert row["constant_brier"] == pytest.approx(row["share_true"] * (1 - row["share_true"]), abs=2e-4)

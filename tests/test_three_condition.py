@@ -165,6 +165,8 @@ def test_errors_name_what_is_wrong(tmp_path):
     ("counts", [1], "'counts' must be an object"),
     ("fit_spread", "wide", "'fit_spread' must be an object"),
     ("fitted_for", {"model": 3}, "'fitted_for' must be an object of strings"),
+    ("evaluation", {"dev": {"ece": "low"}}, "'evaluation' must map dev set names to objects of numbers"),
+    ("evaluation", ["dev"], "'evaluation' must map dev set names"),
 ])
 def test_a_damaged_three_condition_file_is_refused_as_a_binary_one_is(field, value, message):
     """Both calibrator formats read their shared fields through one checked reader

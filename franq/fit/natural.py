@@ -135,14 +135,15 @@ def cache_path(verifier_name: str) -> Path:
 
 
 def natural_sets(datasets: Path, verifier=None, *, cache: Path | None = None, echo=print,
-                 compute: bool = True) -> dict:
-    """:func:`compute_sets` for every set, read from ``cache`` when it holds them (written when
-    not; with ``compute`` False, the sets the cache lacks are left out)."""
+                 compute: bool = True, names: tuple[str, ...] = LONG_SETS + SHORT_SETS) -> dict:
+    """:func:`compute_sets` for the sets ``names`` (default: all), read from ``cache`` when it
+    holds them (written when not; with ``compute`` False, the sets the cache lacks are left
+    out)."""
     from franq.fit.shipped_verifier import verifier_backend
 
     path = cache or cache_path(verifier_backend(verifier).name)
     have = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
-    missing = [n for n in LONG_SETS + SHORT_SETS if n not in have]
+    missing = [n for n in names if n not in have]
     if missing and not compute:
         echo(f"not in the cache {path}, left out: {missing}")
     elif missing:
@@ -151,6 +152,34 @@ def natural_sets(datasets: Path, verifier=None, *, cache: Path | None = None, ec
         path.write_text(json.dumps(have), encoding="utf-8")
     return {k: ({f: np.asarray(v) if f in FIELDS else v for f, v in s.items()} if isinstance(s, dict) else s)
             for k, s in have.items()}
+
+
+LONG_EVALUATION = {"expertqa-rand_test": ("expertqa-test",),
+                   "expertqa-rand_test+contradicted": ("expertqa-test", "expertqa-test-contra"),
+                   "wice-heldout (label: supported)": ("wice-heldout",)}
+"""The dev sets a long-form calibrator file's ``evaluation`` reports (name: the natural sets
+joined), none of them fitted on: ExpertQA rand_test's natural answers, the same with their
+contradicted copies, WiCE held out (its label is support, not truth)."""
+
+
+def long_evaluation(cal, datasets: Path, verifier=None, *, echo=print) -> dict:
+    """``cal``'s ECE, Brier, the constant's Brier and AUROC on :data:`LONG_EVALUATION`, each
+    rounded to 4 places (AUROC None on one class), for the file's ``evaluation``; the
+    verifier's pass over the sets is read from (or written to) the cache of
+    :func:`natural_sets` beside ``datasets``."""
+    from franq.fit.shipped_verifier import verifier_backend
+
+    names = tuple(sorted({n for parts in LONG_EVALUATION.values() for n in parts}))
+    cache = datasets.resolve().parent / cache_path(verifier_backend(verifier).name)
+    sets = natural_sets(datasets, verifier, cache=cache, echo=echo, names=names)
+    out = {}
+    for label, parts in LONG_EVALUATION.items():
+        s = join(*(sets[p] for p in parts))
+        m = scores(cal.predict(inputs(s)), s)
+        out[label] = {"claims": m["n"], "share_true": round(m["true"], 4), "ece": round(m["ece"], 4),
+                      "brier": round(m["brier"], 4), "constant_brier": round(m["constant_brier"], 4),
+                      "auroc": None if m["auroc"] != m["auroc"] else round(m["auroc"], 4)}
+    return out
 
 
 # ---------------------------------------------------------------------- working with the sets

@@ -99,7 +99,8 @@ def adjust_prior(path: str | Path, output: str | Path, *, prior: float | None = 
     except ValueError as exc:
         raise InputError(str(exc)) from None
     out.update(deployment=round(cal.prior, 4), logit_shift=round(cal.prior_shift(), 4),
-               moves=cal.prior_rule)
+               moves=cal.prior_rule, evaluation_dropped=cal.evaluation is not None)
+    cal.evaluation = None  # measured at the fitted base rate: it no longer describes the moved maps
     cal.to_json(output)
     return out
 
@@ -109,4 +110,6 @@ def format_prior(out: dict, output) -> str:
            f"({out['em_iterations']} iterations; their mean P(true) before: {out['mean_p_true_unadjusted']})"
            if "estimated_from" in out else "given")
     return (f"base rate {out['fitted']} (fitted) -> {out['deployment']} ({how}); moved as {out['moves']}, "
-            f"logit_shift {out['logit_shift']:+.4f}; wrote {output}")
+            f"logit_shift {out['logit_shift']:+.4f}; wrote {output}" + (
+                " (without the source file's 'evaluation': it was measured at the fitted base rate)"
+                if out.get("evaluation_dropped") else ""))

@@ -25,6 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
+from franq.fit.natural import long_evaluation
 from franq.fit.shipped_calibrators import LONG_STACK, SHORT_TRAIN, calibration_sample
 from franq.lm.load import EMBEDDED_NAME
 
@@ -197,6 +198,7 @@ def long_verifier_calibrator(datasets: Path, out: Path, raw=None, *, verifier: s
     cal, _ = fit_three_condition_calibrator(data, variant="condition", conditions=conditions, flat=flat,
                                             natural=natural, description=f"three-condition long-form calibrator "
                                                                          f"(condition variant{_flat(flat)}): {about}")
+    cal.evaluation = long_evaluation(cal, datasets, verifier)  # held-apart natural dev sets (issue 45.1)
     path = out / LONG_NAME
     cal.to_json(path)
     return path
