@@ -237,6 +237,30 @@ def test_the_shipped_fast_calibrators_are_fitted_for_the_shipped_verifier_on_its
                                      "faithfulness": f"verifier:{card['name']}:{rule}{slots}:top{FAST_TOP_WINDOWS}",
                                      "uq_faith": "none", "uq_unfaith": "none", "prompt_version": "none", "mode": preset}
     assert "nq-open-train" in json.loads((data_dir() / NAMES["fast_short"]).read_text())["description"]
+    # each file states how it does on the dev sets it was not fitted on, on its own preset's claims
+    ev = {preset: json.loads((data_dir() / name).read_text())["evaluation"] for preset, name in NAMES.items()}
+    assert {"expertqa-heldout (label: true)", "wice-heldout (label: supported)"} <= set(ev["fast"])
+    assert set(ev["fast_short"]) == {"nq-open-test (label: true)", "nq-open-test-gold (label: true)"}
+
+
+def test_a_fast_files_evaluation_reads_the_claims_its_preset_scored():
+    import numpy as np
+
+    from calibration.contract import ClaimInputs
+    from calibration.franq import FranqCalibrator
+    from franq.fit.shipped_fast import dev_evaluation
+
+    rng = np.random.default_rng(0)
+    y = (rng.random(300) < 0.7).astype(float)
+    p = np.clip(rng.normal(0.4 + 0.3 * y, 0.2), 0.01, 0.99)
+    cal = FranqCalibrator(variant="none", calibrate_faithfulness=True).fit(ClaimInputs(p, np.ones(300), np.zeros(300)),
+                                                                         y, is_faithful=y)
+    preset = np.array(["fast"] * 200 + ["fast_short"] * 100, dtype=object)
+    parts = {"dev": {"p": p, "y": y, "preset": preset}, "wice-x": {"p": p[:50], "y": np.ones(50), "preset": preset[:50]}}
+    ev = dev_evaluation(cal, parts, "fast")
+    assert ev["dev (label: true)"]["claims"] == 200 and ev["dev (label: true)"]["auroc"] > 0.7
+    assert ev["wice-x (label: supported)"]["auroc"] is None and ev["wice-x (label: supported)"]["share_true"] == 1.0
+    assert list(dev_evaluation(cal, parts, "fast_short")) == ["dev (label: true)"]
 
 
 def test_the_fast_short_map_reads_model_and_gold_answers_so_a_supported_answer_is_not_pushed_false():

@@ -6,8 +6,9 @@ map of P_supported, fitted on the labels). Two files, as the mode has two preset
 (:data:`NAMES`): ``fast`` (claims split from an answer, or given) and ``fast_short`` (a
 short answer read whole with its question), whose base rates differ (93% against 58% true
 on their training claims). Rebuilt by ``franq fit shipped calibrator-fast-verifier.json
-calibrator-fast_short-verifier.json`` (:mod:`franq.fit.shipped`); ``--evaluate`` adds the
-table of :func:`evaluate_fast`.
+calibrator-fast_short-verifier.json`` (:mod:`franq.fit.shipped`); each file states its
+numbers on the dev sets below (``evaluation``: :func:`dev_evaluation`, its own preset's
+claims); ``--evaluate`` adds the table of :func:`evaluate_fast`.
 
 Fitted on (:data:`FIT_SETS`, natural claims only, each scored by the ``fast`` mode: the
 shipped verifier on each claim's closest passage window, no causal LM; each file on the
@@ -190,10 +191,40 @@ def fit_fast(parts: dict[str, dict[str, np.ndarray]], preset: str, stack: dict[s
     return cal.fit(ClaimInputs(p, np.ones(n), np.zeros(n)), y, is_faithful=y)
 
 
+@functools.lru_cache(maxsize=1)
+def _dev(datasets: Path) -> dict[str, dict[str, np.ndarray]]:
+    """The :data:`DEV` sets scored once per process (raw P_supported; both files report on them)."""
+    return set_arrays(datasets, DEV)
+
+
+def dev_evaluation(cal, parts: dict[str, dict[str, np.ndarray]], preset: str) -> dict:
+    """The file's ``evaluation`` (issue 45.1): ECE, Brier, the constant's Brier and AUROC of
+    ``cal`` (the ``preset`` file's calibrator) on the claims of each dev set of ``parts`` that
+    preset scored, rounded to 4 places."""
+    from calibration.contract import ClaimInputs
+    from calibration.metrics import brier_score, expected_calibration_error
+    from franq.evaluation.common import auroc
+
+    out = {}
+    for name, a in parts.items():
+        keep = a["preset"] == preset
+        if not keep.any():
+            continue
+        p, y = a["p"][keep], a["y"][keep]
+        q = cal.predict(ClaimInputs(p, np.ones(len(p)), np.zeros(len(p))))
+        share = float(y.mean())
+        out[f"{name} (label: {'supported' if name.startswith('wice') else 'true'})"] = {
+            "claims": len(y), "share_true": round(share, 4), "ece": round(expected_calibration_error(q, y), 4),
+            "brier": round(brier_score(q, y), 4), "constant_brier": round(share * (1 - share), 4),
+            "auroc": None if y.min() == y.max() else round(float(auroc(q, y)), 4)}
+    return out
+
+
 def _write(datasets: Path, out: Path, preset: str) -> Path:
     fr = fast_franq()
     train = _train(Path(datasets).resolve())
     cal = fit_fast({name: train[name] for name in FIT_SETS[preset]}, preset, fr.preset(preset).stack)
+    cal.evaluation = dev_evaluation(cal, _dev(Path(datasets).resolve()), preset)
     path = out / NAMES[preset]
     cal.to_json(path)
     return path
