@@ -219,9 +219,10 @@ class FranqCalibrator:
                     warnings.append(f"{cond} condition: all training claims are "
                                     f"{'true' if c['false'] == 0 else 'false'}; its calibrator is constant")
                 setattr(self, attr, IsotonicCalibrator().fit(log_scores(scores), y, wc))
-        self.knowledge_check_ = None if self.uq_unfaith_ is None else \
-            fit_check(log_scores(b), y, w_unfaith, groups, natural)
-        warnings += [] if self.knowledge_check_ or self.uq_unfaith_ is None else [NOT_MADE]
+        self.knowledge_check_ = None
+        if self.uq_unfaith_ is not None:
+            self.knowledge_check_ = fit_check(log_scores(b), y, w_unfaith, groups, natural)
+            warnings += [] if self.knowledge_check_ else [NOT_MADE]
         self.n_samples_ = n
         fitted = self._predict(p_f_raw, a, b)[3]
         self.fit_spread_ = prediction_spread(fitted)

@@ -175,11 +175,17 @@ def long_evaluation(cal, datasets: Path, verifier=None, *, echo=print) -> dict:
     out = {}
     for label, parts in LONG_EVALUATION.items():
         s = join(*(sets[p] for p in parts))
-        m = scores(cal.predict(inputs(s)), s)
-        out[label] = {"claims": m["n"], "share_true": round(m["true"], 4), "ece": round(m["ece"], 4),
-                      "brier": round(m["brier"], 4), "constant_brier": round(m["constant_brier"], 4),
-                      "auroc": None if m["auroc"] != m["auroc"] else round(m["auroc"], 4)}
+        out[label] = evaluation_row(cal.predict(inputs(s)), s["is_true"])
     return out
+
+
+def evaluation_row(p, y) -> dict:
+    """One dev set's row of a calibrator file's ``evaluation``: :func:`scores` of P(true)
+    ``p`` for labels ``y``, rounded to 4 places (AUROC None on one class)."""
+    m = scores(p, {"is_true": y})
+    return {"claims": m["n"], "share_true": round(m["true"], 4), "ece": round(m["ece"], 4),
+            "brier": round(m["brier"], 4), "constant_brier": round(m["constant_brier"], 4),
+            "auroc": None if m["auroc"] != m["auroc"] else round(m["auroc"], 4)}
 
 
 # ---------------------------------------------------------------------- working with the sets

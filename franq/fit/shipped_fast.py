@@ -202,8 +202,7 @@ def dev_evaluation(cal, parts: dict[str, dict[str, np.ndarray]], preset: str) ->
     ``cal`` (the ``preset`` file's calibrator) on the claims of each dev set of ``parts`` that
     preset scored, rounded to 4 places."""
     from calibration.contract import ClaimInputs
-    from calibration.metrics import brier_score, expected_calibration_error
-    from franq.evaluation.common import auroc
+    from franq.fit.natural import evaluation_row
 
     out = {}
     for name, a in parts.items():
@@ -212,11 +211,7 @@ def dev_evaluation(cal, parts: dict[str, dict[str, np.ndarray]], preset: str) ->
             continue
         p, y = a["p"][keep], a["y"][keep]
         q = cal.predict(ClaimInputs(p, np.ones(len(p)), np.zeros(len(p))))
-        share = float(y.mean())
-        out[f"{name} (label: {'supported' if name.startswith('wice') else 'true'})"] = {
-            "claims": len(y), "share_true": round(share, 4), "ece": round(expected_calibration_error(q, y), 4),
-            "brier": round(brier_score(q, y), 4), "constant_brier": round(share * (1 - share), 4),
-            "auroc": None if y.min() == y.max() else round(float(auroc(q, y)), 4)}
+        out[f"{name} (label: {'supported' if name.startswith('wice') else 'true'})"] = evaluation_row(q, y)
     return out
 
 
