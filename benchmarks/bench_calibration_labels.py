@@ -92,7 +92,7 @@ def fast_sources() -> dict:
     preset, ExpertQA's split claims (train + held out) and nq-open's short answers (the
     embedded model's and the gold ones, train + test questions)."""
     from franq.fit import shipped_fast as sf
-    from franq.fit.calibrator import TrainingClaims
+    from franq.fit.training_claims import TrainingClaims
 
     fr = sf.fast_franq()
     out = {}

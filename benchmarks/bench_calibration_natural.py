@@ -243,7 +243,7 @@ def short_rows(sets: dict, evals: dict) -> list[str]:
 def marker_mask(datasets: Path, test: dict) -> np.ndarray:
     """Per ExpertQA rand_test claim of the set, whether its text carries an [n] citation marker."""
     from franq.evaluation.data import expertqa_held_out
-    from franq.fit.calibrator import claim_keys
+    from franq.fit.training_claims import claim_keys
     from franq.fit.generations import long_scored
     from franq.fit.shipped_calibrators import LONG_STACK
 

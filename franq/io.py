@@ -140,7 +140,10 @@ def read_passages(value: Any, where: str = "", *, strict: bool = False
     return tuple(out), extras
 
 
-CLAIM_LABELS = ("is_true", "is_faithful")
+CLAIM_LABELS = ("is_true", "is_faithful", "synthetic")
+"""A claim's true / false labels. ``synthetic``: the claim was made by editing another (a
+corruption you generated), not written by the answerer; a calibrator's knowledge check
+(:mod:`calibration.knowledge_check`) reads natural claims only."""
 CONDITIONS = ("supported", "contradicted", "not_mentioned")
 """A claim's optional ``condition`` label: what its passages do with it (what a
 three-condition calibrator fits each map on). It agrees with ``is_faithful`` where both are
@@ -152,14 +155,14 @@ NUMERIC_LABELS = ("semantic_entropy",)
 
 def parse_claims(value: Any, where: str = "", *, limits: Mapping[str, int] | None = None
                  ) -> tuple[tuple[str, ...], tuple[dict, ...]] | None:
-    """Claims given with an example: strings, or ``{"text", "is_true"?, "is_faithful"?, "condition"?}``
-    objects whose labels (true, false or null) are kept and passed through to the output.
+    """Claims given with an example: strings, or ``{"text", "is_true"?, "is_faithful"?, "condition"?,
+    "synthetic"?}`` objects whose labels (true, false or null) are kept and passed through to the output.
     At most ``limits["claims"]`` claims of ``limits["claim_chars"]`` characters (:mod:`franq.limits`)."""
     if value is None:
         return None
     if isinstance(value, str) or not isinstance(value, Sequence):
         raise InputError(f"{_prefix(where)}'claims' must be a list of strings or {{'text', "
-                         f"'is_true', 'is_faithful'}} objects, got {_type(value)}")
+                         f"'is_true', 'is_faithful', ...}} objects, got {_type(value)}")
     check("claims", len(value), where=where, subject="'claims'", limits=limits)  # before reading them
     texts, labels = [], []
     for i, c in enumerate(value):
@@ -168,7 +171,8 @@ def parse_claims(value: Any, where: str = "", *, limits: Mapping[str, int] | Non
             extra = set(c) - {"text", *CLAIM_LABELS, "condition", *NUMERIC_LABELS}
             if extra:
                 raise InputError(f"{_prefix(where)}'{field}' has unknown keys {sorted(extra)}; "
-                                 f"expected 'text', 'is_true', 'is_faithful', 'condition', 'semantic_entropy'")
+                                 f"expected 'text', 'is_true', 'is_faithful', 'condition', 'synthetic', "
+                                 f"'semantic_entropy'")
             if "text" not in c:
                 raise InputError(f"{_prefix(where)}'{field}' has no 'text'")
             for key in CLAIM_LABELS:

@@ -16,7 +16,7 @@ from calibration.contract import ClaimInputs
 from calibration.franq import FranqCalibrator
 from conftest import GOOD, make_franq
 from franq.calibrate import resolve_calibrator, stack_key
-from franq.fit.calibrator import training_claims
+from franq.fit.training_claims import training_claims
 from franq.cli import main
 from franq.errors import InputError
 from franq.results import read_results
@@ -267,7 +267,7 @@ def test_missing_calibrator_says_calibrator_once(tmp_path):
 
 
 def test_a_scored_output_with_passages_is_still_read_as_scored_by_calibrate(tiny_lm):
-    from franq.fit.calibrator import is_scored_record
+    from franq.fit.training_claims import is_scored_record
 
     result = make_franq(tiny_lm).score_many([GOOD])[0]
     assert is_scored_record(franq.result_record("x", result, franq.Example.from_dict(GOOD)))

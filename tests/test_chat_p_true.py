@@ -180,7 +180,7 @@ def test_the_rag_variant_has_its_own_required_table():
 def test_a_calibrator_is_fitted_on_chat_scored_output(server, tiny_lm):
     # the stack names the model (chat_p_true:tiny-chat), and the scorer cannot be built without one
     import franq
-    from franq.fit.calibrator import training_claims
+    from franq.fit.training_claims import training_claims
 
     table = {"model": "tiny-chat", "base_url": server.base_url, "api_key_env": "FRANQ_TEST_KEY"}
     cfg = {"uq": {"long": {"faith": "chat_p_true_rag", "unfaith": "chat_p_true"}},

@@ -81,6 +81,39 @@ def test_claims_with_p_contradicted_get_the_three_condition_fit_and_a_cross_vali
     assert json.loads((tmp_path / "cal.json").read_text())["format"] != "franq-calibrator-3"
 
 
+def test_claims_labelled_synthetic_are_left_out_of_the_knowledge_check(tmp_path):
+    """A user's generated corruptions (labelled ``synthetic``) are easy for the knowledge term
+    to tell apart; the check reads the natural claims, whose term is at chance here."""
+    rng = np.random.default_rng(3)
+    lines = []
+    for i in range(120):
+        claims = []
+        for j in range(4):
+            made = j == 3  # one corruption per answer: false, and far below the natural claims
+            truth = False if made else bool(rng.random() < 0.6)
+            p = [0.1, 0.1, 0.8]  # the passages mention none of them: the not-mentioned map decides
+            claims.append({"claim": {"text": "x", "char_spans": []}, "status": "scored", "p_faithful": p[0],
+                           "p_contradicted": p[1], "p_not_mentioned": p[2],
+                           "signals": {"log_claim_prob": -1.0, "log_parametric": -9.0 if made else -abs(rng.normal(-3, 1))},
+                           "is_true": truth, "condition": "not_mentioned", **({"synthetic": True} if made else {})})
+        lines.append({"id": f"a{i}", "question": f"q{i}", "answer": "a", "mode": "long", "stack": STACK,
+                      "claims": claims})
+    labelled = tmp_path / "labelled.jsonl"
+    labelled.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+    res, report = fit(tmp_path, "--folds", "0", src=labelled)
+    assert res.exit_code == 0, res.output
+    check = report["knowledge_check"]
+    assert check["claims"] == 360 and report["n_synthetic"] == 120
+    assert check["low"] <= 0.5 and "no usable signal" in res.output
+    assert "120 claims labelled synthetic left out" in res.output
+    unlabelled = tmp_path / "unlabelled.jsonl"  # the same claims without the label: the corruptions make a signal
+    unlabelled.write_text(labelled.read_text().replace(', "synthetic": true', ""), encoding="utf-8")
+    res, report = fit(tmp_path, "--folds", "0", src=unlabelled)
+    assert res.exit_code == 0, res.output
+    assert report["knowledge_check"]["claims"] == 480 and report["knowledge_check"]["low"] > 0.5
+    assert "labelled synthetic" not in res.output
+
+
 def test_folds_keep_each_answers_claims_together():
     groups = np.repeat(np.arange(20), 3)
     folds = fold_of(groups, 4, seed=1)

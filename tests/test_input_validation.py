@@ -65,6 +65,7 @@ API_ERRORS = [
     ("claim object unknown key", {"claims": [{"text": "x", "score": 1}]}, "'claims[0]' has unknown keys ['score']"),
     ("claim label str", {"claims": [{"text": "x", "is_true": "yes"}]}, "'claims[0].is_true' must be true, false or null"),
     ("claim label int", {"claims": [{"text": "x", "is_faithful": 1}]}, "'claims[0].is_faithful' must be true, false"),
+    ("claim synthetic str", {"claims": [{"text": "x", "synthetic": "yes"}]}, "'claims[0].synthetic' must be true, false"),
     ("claim too long", {"claims": ["Paris " * 2000]}, "'claims[0]' is 12000 characters, over the limit of 10000"),
     ("too many claims", {"claims": ["Paris."] * 1001}, "'claims' has 1001 claims, over the limit of 1000"),
     ("mode unknown", {"mode": "medium"}, "medium"),

@@ -20,11 +20,12 @@ def test_labelled_claims_keep_their_labels():
     assert ex.claim_labels == ({}, {"is_true": False, "is_faithful": None})
 
 
-def test_a_claim_condition_label_is_kept():
+def test_a_claim_condition_and_synthetic_label_are_kept():
     ex = parse_example(GOOD | {"claims": [{"text": "c", "is_true": False, "is_faithful": False,
-                                           "condition": "contradicted"}, {"text": "d", "condition": None}]})
-    assert ex.claim_labels == ({"is_true": False, "is_faithful": False, "condition": "contradicted"},
-                               {"condition": None})
+                                           "condition": "contradicted", "synthetic": True},
+                                          {"text": "d", "condition": None}]})
+    assert ex.claim_labels == ({"is_true": False, "is_faithful": False, "synthetic": True,
+                                "condition": "contradicted"}, {"condition": None})
 
 
 @pytest.mark.parametrize("record, message", [

@@ -15,7 +15,8 @@ from calibration.contract import ClaimInputs
 from calibration.franq import FranqCalibrator
 from conftest import make_franq
 from franq.calibrate import CalibratorMismatchError
-from franq.fit.calibrator import fit_franq_calibrator, training_claims
+from franq.fit.calibrator import fit_franq_calibrator
+from franq.fit.training_claims import training_claims
 from franq.cli import main
 from franq.cli.table import format_table
 from franq.io import Example

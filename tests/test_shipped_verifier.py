@@ -92,7 +92,7 @@ def test_verifier_calibrators_are_listed_once_the_verifier_ships():
 
 
 def test_not_mentioned_pairs_add_each_corrupted_claim_and_its_original_to_t_n(tiny):
-    from franq.fit.calibrator import TrainingClaims, claim_keys, training_claims
+    from franq.fit.training_claims import TrainingClaims, claim_keys, training_claims
 
     backend = sv.verifier_backend(tiny)
     sample = sv.calibration_sample(datasets_dir())[:12]

@@ -126,7 +126,7 @@ def test_condition_labels_are_the_conditions_a_three_condition_fit_reads(fitted,
     counts = ThreeConditionCalibrator.from_json(tmp_path / "gold.json").counts_
     assert {k: counts[k]["n"] for k in want} == want and want["contradicted"] > 0
     assert counts["contradicted"]["true"] == 0  # every claim labelled contradicted here is false
-    from franq.fit.calibrator import read_scored, training_claims
+    from franq.fit.training_claims import read_scored, training_claims
 
     data = training_claims(read_scored(labelled))  # a condition label gives is_faithful where it is missing
     assert data.conditions() == list(data.condition)

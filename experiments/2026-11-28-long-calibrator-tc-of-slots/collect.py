@@ -31,7 +31,7 @@ class Stub:
         return Conditions(z, z, z + 1, tuple(None for _ in got))
 
 
-from franq.fit.calibrator import _claim_labels, _left_out
+from franq.fit.training_claims import _claim_labels, _left_out
 from franq.stages.record import ClaimEvidence
 
 KEPT = []

@@ -152,7 +152,8 @@ def format_fit_report(report: dict, output: str, report_path: str) -> str:
     if kc:
         lines.append(f"knowledge check: UQ_unfaith ranks the claims its knowledge map is fitted on at AUROC "
                      f"{kc['auroc']:.3f} (90% interval {kc['low']:.3f}-{kc['high']:.3f}, {kc['answers']} answers, "
-                     f"weight {kc['weight']:g}): " + (
+                     f"weight {kc['weight']:g}" + (f"; {report['n_synthetic']} claims labelled synthetic left out"
+                                                   if report.get("n_synthetic") else "") + "): " + (
                          "no usable signal, so claims the passages do not support get 'uncertain'" if kc["low"] <= 0.5
                          else "it carries signal, so the knowledge term decides claims the passages do not support"))
     lines += [f"warning: {w}" for w in report["warnings"]]

@@ -30,7 +30,8 @@ from pathlib import Path
 
 import numpy as np
 from calibration.metrics import brier_score, expected_calibration_error
-from franq.fit.calibrator import fit_franq_calibrator, fit_xgboost, read_scored, training_claims
+from franq.fit.calibrator import fit_franq_calibrator, fit_xgboost
+from franq.fit.training_claims import read_scored, training_claims
 
 REPEATS = 5
 VARIANTS = [("none", False), ("calibrated", False), ("condition", False), ("soft", False),

@@ -32,7 +32,7 @@ SHORT_SETS = ("nq-train", "nq-test")
 
 
 def _long_arrays(lines) -> dict:
-    from franq.fit.calibrator import claim_keys, training_claims
+    from franq.fit.training_claims import claim_keys, training_claims
 
     data = training_claims(lines)
     keys = claim_keys(lines)
@@ -258,7 +258,7 @@ class MixMapCalibrator:
 def training_claims_of(s: dict):
     """A set as :class:`~franq.fit.calibrator.TrainingClaims` (what ``franq fit calibrator``
     fits on), its answers as groups."""
-    from franq.fit.calibrator import TrainingClaims
+    from franq.fit.training_claims import TrainingClaims
 
     _, groups = np.unique(np.asarray(s["answer"], dtype=str), return_inverse=True)
     faithful = tuple(s["is_faithful"]) if "is_faithful" in s else (None,) * len(s["is_true"])

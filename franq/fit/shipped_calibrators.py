@@ -41,7 +41,8 @@ def calibration_sample(datasets: Path) -> list[dict]:
 def long_calibrator(datasets: Path, out: Path, raw=None) -> Path:
     """The long-form default calibrator (condition variant) on the 120-answer calibration
     sample, scored values from the committed long-form generations."""
-    from franq.fit.calibrator import fit_franq_calibrator, training_claims
+    from franq.fit.calibrator import fit_franq_calibrator
+    from franq.fit.training_claims import training_claims
     from franq.fit.generations import long_scored
 
     data = training_claims(long_scored(datasets, calibration_sample(datasets), LONG_STACK))

@@ -146,7 +146,7 @@ def not_mentioned_pairs(real, real_claims, contra, contra_claims):
     pairs add to T_n how well the model's own knowledge tells a fact from its corruption
     (ExpertQA's unsupported claims, written by GPT-4, are mostly true). Returns the
     ``TrainingClaims`` of the originals and of their corrupted claims."""
-    from franq.fit.calibrator import claim_keys
+    from franq.fit.training_claims import claim_keys
     from franq.fit.shipped_contradictions import contradicted_id
 
     real_keys = claim_keys(real)
@@ -163,7 +163,8 @@ def not_mentioned_pairs(real, real_claims, contra, contra_claims):
 
 def long_verifier_calibrator(datasets: Path, out: Path, raw=None, *, verifier: str | Path | None = None,
                              flat: tuple[str, ...] = LONG_FLAT, pairs: bool = LONG_NOT_MENTIONED_PAIRS) -> Path:
-    from franq.fit.calibrator import TrainingClaims, fit_three_condition_calibrator, training_claims
+    from franq.fit.calibrator import fit_three_condition_calibrator
+    from franq.fit.training_claims import TrainingClaims, training_claims
 
     backend = verifier_backend(verifier)
     real = long_verifier_lines(datasets, backend)
@@ -370,7 +371,7 @@ def long_soft_calibrator(datasets: Path, out: Path, raw=None, *, verifier: str |
     shape the maps, the natural answers set the base rate; the maps in ``flat`` constant
     (:data:`CONDITIONS_ONLY`: all three). Written under :data:`LONG_NAME`. Measured:
     benchmarks/results/calibration-natural.md."""
-    from franq.fit.calibrator import training_claims
+    from franq.fit.training_claims import training_claims
 
     backend = verifier_backend(verifier)
     real = training_claims(long_verifier_lines(datasets, backend))
@@ -385,7 +386,7 @@ def long_soft_fit(real, contra, verifier_name: str, fitted_for: dict, *, flat: t
     """:func:`long_soft_calibrator`'s fit on its claims (``TrainingClaims`` of the natural
     sample and of its contradicted copies), unsaved."""
     from calibration.three_condition import ThreeConditionCalibrator
-    from franq.fit.calibrator import TrainingClaims
+    from franq.fit.training_claims import TrainingClaims
 
     data = TrainingClaims.join([real, contra])
     natural = float(real.is_true.mean())

@@ -128,7 +128,7 @@ def evaluate_long(datasets: Path, path, verifier=None, *, backend=None) -> str:
     paths = [Path(x) for x in path] if isinstance(path, (list, tuple)) else [Path(path)]
     from calibration.three_condition import ThreeConditionCalibrator
     from franq.evaluation.common import expertqa_held_out
-    from franq.fit.calibrator import training_claims
+    from franq.fit.training_claims import training_claims
     from franq.fit.shipped_verifier import (TEST_CONTRADICTED, contradicted_lines, long_verifier_lines,
                                             verifier_backend)
 
