@@ -30,8 +30,9 @@ from pathlib import Path
 
 import numpy as np
 
+from franq.fit.verifier.eval import COMBINER_PAIR_SETS as PAIR_SETS  # what it is fitted on: combiner_sets
+
 ROOT = Path(__file__).resolve().parents[1]
-PAIR_SETS = ("synthetic-nq", "synthetic-expertqa", "nq-declarative")
 NATURAL_SETS = ("wice fit", "expertqa train (400)")
 L2S = (0.3, 1.0, 3.0)
 NATURAL_WEIGHTS = (1.0, 1.5, 3.0)
@@ -90,7 +91,7 @@ def main(argv=None) -> int:
     import torch
 
     torch.set_num_threads(1)
-    from franq.fit.verifier.eval import fit_evidence_sets
+    from franq.fit.verifier.eval import combiner_sets
     from franq.verifier import Verifier, shipped_verifier_dir
     from franq.verifier.combiner import COMBINER_FILE
     from franq.verifier.slots import features
@@ -98,12 +99,7 @@ def main(argv=None) -> int:
     v = Verifier(args.verifier or shipped_verifier_dir())
     cache = Path(args.cache) if args.cache else None
     kept = dict(np.load(cache)) if cache and cache.is_file() else {}
-    sets = {}
-    for name in PAIR_SETS:
-        rows = load_set(name)  # read once: the pairs and their labels
-        sets[name] = ([([r["premise"]], r["claim"]) for r in rows], [int(r["label"]) for r in rows])
-    for name, (items, y) in fit_evidence_sets(ROOT / "datasets").items():
-        sets[name] = ([(list(p), c) for p, c in items], [0 if int(t) == 1 else 3 for t in y])
+    sets = combiner_sets(ROOT / "datasets")
     data = {}
     for name, (items, y) in sets.items():
         key = f"{v.name}|{name}"

@@ -103,3 +103,78 @@ def test_shipped_list_says_which_rebuilds_run_the_model(option):
     result = CliRunner().invoke(main, ["fit", "shipped", *option])
     assert result.exit_code == 0, result.output
     assert "model passes: none" in result.output and "example.json" in result.output
+
+
+def _sampled_entry(tmp_path, monkeypatch, values: list[float]):
+    """A fake shipped file with an inputs sample (``values`` as P_supported), as the only entry."""
+    from franq.fit import shipped_inputs
+
+    folder = tmp_path / "data"
+    folder.mkdir(exist_ok=True)
+    (tmp_path / "generations").mkdir(exist_ok=True)  # what makes tmp_path a datasets/ folder
+    (folder / "cal.json").write_text('{"maps": 1}', encoding="utf-8")
+    entry = table.Shipped("cal.json", lambda *a: None, "fake", inputs=lambda datasets, n: {
+        "p_supported": values[:n], "label": [1.0] * len(values[:n])})
+    monkeypatch.setattr(table, "lookup", lambda names: [entry] if names in ([], ["cal.json"]) else [])
+    monkeypatch.setattr(table, "data_dir", lambda: folder)
+    return shipped_inputs, folder
+
+
+def test_an_inputs_sample_says_when_the_code_computes_other_inputs(tmp_path, monkeypatch):
+    values = [0.9, 0.2, 0.55]
+    si, folder = _sampled_entry(tmp_path, monkeypatch, values)
+    record = tmp_path / "inputs.json"
+    data = si.record(record, datasets=tmp_path, n=2)
+    assert data["records"] == 2 and data["files"]["cal.json"]["inputs"]["p_supported"] == [0.9, 0.2]
+    assert si.check(record, datasets=tmp_path) == []
+    values[1] = 0.2 + 5e-5  # float32 noise: not a change
+    assert si.check(record, datasets=tmp_path) == []
+    values[1] = 0.25
+    problems = si.check(record, datasets=tmp_path)
+    assert "p_supported[1] is 0.250000 now, 0.200000 recorded" in problems[0]
+    assert "rebuild it (franq fit shipped cal.json --in-place)" in problems[-1]
+    values[1] = 0.2
+    (folder / "cal.json").write_text('{"maps": 2}', encoding="utf-8")  # refitted without recording again
+    assert "the shipped file changed since its sample was recorded" in si.check(record, datasets=tmp_path)[0]
+    record.write_text(json.dumps({"records": 2, "files": {}}), encoding="utf-8")
+    assert "no sample recorded" in si.check(record, datasets=tmp_path)[0]
+
+
+def test_an_inputs_sample_counts_claims_and_columns(tmp_path, monkeypatch):
+    values = [0.9, 0.2, 0.55]
+    si, _ = _sampled_entry(tmp_path, monkeypatch, values)
+    record = tmp_path / "inputs.json"
+    si.record(record, datasets=tmp_path, n=3)
+    values.pop()
+    assert "label holds 2 values now, 3 recorded" in si.check(record, datasets=tmp_path)[0]
+
+
+def test_check_inputs_names_a_file_without_a_sample(tmp_path):
+    record = tmp_path / "inputs.json"
+    record.write_text("{}", encoding="utf-8")
+    result = CliRunner().invoke(main, ["fit", "shipped", "faithfulness-combined.json", "--check-inputs", str(record)])
+    assert result.exit_code != 0 and "no inputs sample for faithfulness-combined.json" in result.output
+    result = CliRunner().invoke(main, ["fit", "shipped", "--check-inputs", str(record), "--record-inputs",
+                                       str(tmp_path / "b.json")])
+    assert result.exit_code != 0 and "give one" in result.output
+
+
+def test_an_in_place_rebuild_says_to_record_the_inputs_sample_again(monkeypatch):
+    entry = table.Shipped("cal.json", lambda *a: None, "fake", inputs=lambda datasets, n: {})
+    monkeypatch.setattr(table, "lookup", lambda names: [entry])
+    monkeypatch.setattr(table, "rebuild", lambda names, **kw: [{"name": "cal.json", "bytes": 10, "seconds": 0.1}])
+    result = CliRunner().invoke(main, ["fit", "shipped", "cal.json", "--in-place"])
+    assert result.exit_code == 0, result.output
+    assert "franq fit shipped cal.json --record-inputs tests/fixtures/shipped-inputs.json" in result.output
+
+
+@pytest.mark.slow
+def test_the_shipped_verifier_calibrators_read_the_inputs_they_were_fitted_on():
+    """Drift: the fit inputs of the first records of each verifier calibrator's fit sets, as
+    the recipes compute them now, against those recorded when the files were rebuilt
+    (tests/fixtures/shipped-inputs.json; franq/fit/shipped_inputs.py)."""
+    from franq.fit import shipped_inputs
+
+    record = ROOT / "tests" / "fixtures" / "shipped-inputs.json"
+    assert {s.name for s in shipped_inputs.sampled()} <= set(json.loads(record.read_text())["files"])
+    assert shipped_inputs.check(record) == [], "\n".join(shipped_inputs.check(record))

@@ -182,7 +182,7 @@ def test_a_calibrator_ships_for_the_probe_preset_on_the_shipped_verifier_stack()
     write (experiments/2026-11-29-probe-verifier-calibrator); before, its results said
     ``calibration: none``."""
     from franq.calibrate import default_calibrator_path
-    from franq.fit.shipped_verifier import PROBE_NAME
+    from franq.fit.shipped_pairs import PROBE_NAME
     from franq.lm.load import EMBEDDED_NAME
     from franq.verifier.combiner import COMBINER_FILE
     from franq.verifier.model import read_card, shipped_verifier_dir

@@ -37,7 +37,7 @@ AUROC_SLACK = 0.02
 def scored(split: str, n: int, lm) -> dict:
     from franq.evaluation.data import raw_data_dir
     from franq.fit.shipped_calibrators import distractor_pairs
-    from franq.fit.shipped_verifier import pairs_scored as observer_pairs_scored
+    from franq.fit.shipped_pairs import pairs_scored as observer_pairs_scored
 
     pairs = distractor_pairs(ROOT / "datasets", raw_data_dir(None), n, split)
     _, claims, y = observer_pairs_scored(ROOT / "datasets", None, n, split=split, lm=lm)
@@ -117,7 +117,7 @@ def cv(s: dict, kw: dict, folds: int = 5) -> dict:
 
 
 def main() -> None:
-    from franq.fit.shipped_verifier import OBSERVER_TEST, OBSERVER_TRAIN
+    from franq.fit.shipped_pairs import OBSERVER_TEST, OBSERVER_TRAIN
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--cache", type=Path, required=True, help="The scored pairs (written on the first run).")

@@ -35,7 +35,7 @@ def as_set(claims, y, questions) -> dict:
 def pairs(split: str, n: int, lm) -> dict:
     from franq.evaluation.data import raw_data_dir
     from franq.fit.shipped_calibrators import distractor_pairs
-    from franq.fit.shipped_verifier import pairs_scored
+    from franq.fit.shipped_pairs import pairs_scored
 
     listed = distractor_pairs(ROOT / "datasets", raw_data_dir(None), n, split)
     _, claims, y = pairs_scored(ROOT / "datasets", None, n, preset="probe", split=split, lm=lm)
@@ -84,7 +84,7 @@ def moved_to_own(train: dict, own: dict) -> dict:
 
 
 def main() -> None:
-    from franq.fit.shipped_verifier import OBSERVER_TEST, OBSERVER_TRAIN
+    from franq.fit.shipped_pairs import OBSERVER_TEST, OBSERVER_TRAIN
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--cache", type=Path, required=True, help="The scored sets (written on the first run).")

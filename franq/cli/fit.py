@@ -220,7 +220,15 @@ def faithfulness(train, out_dir, scores, with_pmi, only_pmi, data_label):
                                                "(the short-form calibrator: benchmarks/results/short-calibrator.md).")
 @click.option("--list", "list_only", is_flag=True, help="List the shipped files, what each is fitted on and "
                                                         "what its rebuild costs; rebuild nothing.")
-def shipped(names, out_dir, in_place, datasets_dir, raw, check, retrain_verifier, evaluate, list_only):
+@click.option("--check-inputs", "check_inputs", type=click.Path(exists=True, dir_okay=False),
+              help="Rebuild nothing: recompute the fit inputs of the first records of each verifier calibrator and of "
+                   "the slot combiner (NAMES, or all) and compare them with the samples recorded in this file (about a "
+                   "minute; the test suite runs it on tests/fixtures/shipped-inputs.json).")
+@click.option("--record-inputs", "record_inputs", type=click.Path(dir_okay=False),
+              help="Rebuild nothing: record those samples, with each shipped file's sha256, into this file (after "
+                   "--in-place, once the shipped files are what their recipes rebuild).")
+def shipped(names, out_dir, in_place, datasets_dir, raw, check, retrain_verifier, evaluate, list_only, check_inputs,
+            record_inputs):
     """Rebuild the files shipped in franq/data/ from the committed datasets.
 
     NAMES are file names in franq/data/ (all fitted files when none). The maps and the
@@ -243,6 +251,9 @@ def shipped(names, out_dir, in_place, datasets_dir, raw, check, retrain_verifier
     if list_only:
         click.echo(table.describe())
         return
+    if check_inputs or record_inputs:
+        _inputs_sample(names, check_inputs, record_inputs, datasets_dir)
+        return
     if in_place and out_dir:
         raise click.UsageError("--in-place writes into franq/data/: leave out --out")
     if in_place and check:
@@ -254,10 +265,38 @@ def shipped(names, out_dir, in_place, datasets_dir, raw, check, retrain_verifier
     except (FranqError, ValueError, FileNotFoundError) as exc:
         raise fail(exc) from None
     click.echo(f"wrote {sum(r['bytes'] is not None for r in rows)} file(s) into {out}", err=True)
+    sampled = [r["name"] for r in rows if r["bytes"] is not None and table.lookup([r["name"]])[0].inputs is not None]
+    if in_place and sampled:  # the drift check's record (franq/fit/shipped_inputs.py) must follow the new files
+        click.echo(f"record their inputs sample again: franq fit shipped {' '.join(sampled)} --record-inputs "
+                   "tests/fixtures/shipped-inputs.json", err=True)
     click.echo(table.format_table(rows))
     for r in rows:
         if "evaluation" in r:
             click.echo(f"\n{r['name']}:\n\n{r['evaluation']}")
+
+
+def _inputs_sample(names, check_path, record_path, datasets_dir) -> None:
+    """``--check-inputs`` / ``--record-inputs`` of ``franq fit shipped`` (franq/fit/shipped_inputs.py)."""
+    from pathlib import Path
+
+    from franq.fit import shipped_inputs
+
+    if check_path and record_path:
+        raise click.UsageError("--check-inputs and --record-inputs: give one")
+    datasets = Path(datasets_dir) if datasets_dir else None
+    try:
+        if record_path:
+            data = shipped_inputs.record(record_path, names, datasets=datasets)
+            click.echo(f"recorded the fit inputs of {len(data['files'])} file(s) into {record_path}", err=True)
+            return
+        problems = shipped_inputs.check(check_path, names, datasets=datasets)
+    except (FranqError, ValueError, FileNotFoundError) as exc:
+        raise fail(exc) from None
+    if problems:
+        for line in problems:
+            click.echo(printable(line), err=True)
+        raise click.ClickException(f"{len(problems)} problem(s) with the sampled files' inputs (above)")
+    click.echo(f"every sampled file reads the inputs it was fitted on ({check_path})", err=True)
 
 
 @fit.command("verifier")

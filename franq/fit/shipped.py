@@ -21,6 +21,7 @@ from pathlib import Path
 from franq.errors import InputError
 from franq.fit import shipped_calibrators as cals
 from franq.fit import shipped_fast as fast
+from franq.fit import shipped_pairs as pairs
 from franq.fit import shipped_probes as probes
 from franq.fit.verifier.recipe import compare_verifier
 from franq.fit import shipped_verifier as verifier
@@ -38,6 +39,7 @@ class Shipped:
     raw: bool = False             # needs the raw public data (--raw / $FRANQ_RAW_DATA)
     evaluate: Callable[[Path, Path], str] | None = None  # (datasets, rebuilt file) -> a results table
     recipe_check: Callable[[Path], list[str]] | None = None  # (datasets) -> differences; rebuilt only on request
+    inputs: Callable[[Path, int], dict] | None = None  # (datasets, n) -> fit inputs of n records: shipped_inputs
 
 
 _CAL = "SmolLM2-135M-Instruct.Q4-1-combined-v1.json"
@@ -98,7 +100,7 @@ VERIFIER = Shipped("verifier", _retrain_verifier,
                    "the recipe in franq/fit/verifier/recipe.py: v7 from v1 (its weights from git at 10e1ccf) on "
                    "datasets/verifier/manifest-v7.json, lr 2e-5, seed 0",
                    model_passes="fine-tuning v7: about 40 minutes on one CPU thread (retrain only)", raw=True,
-                   recipe_check=_verifier_recipe_check)
+                   recipe_check=_verifier_recipe_check, inputs=verifier_eval.combiner_inputs)
 """The shipped verifier folder: retrained only on request; checked against its recipe."""
 WITH_VERIFIER: tuple[Shipped, ...] = (
     Shipped(verifier.LONG_NAME, verifier.long_verifier_calibrator,
@@ -106,31 +108,33 @@ WITH_VERIFIER: tuple[Shipped, ...] = (
             "its answers with one true claim contradicted, and (T_n) each such claim and its original as not "
             "mentioned; UQ values from datasets/generations/long-expertqa.*, P_s/P_c/P_n from the shipped verifier",
             model_passes="the verifier over every claim's passage windows (no causal-LM pass)",
-            evaluate=lambda datasets, path: verifier_eval.evaluate_long(datasets, path)),
+            evaluate=lambda datasets, path: verifier_eval.evaluate_long(datasets, path), inputs=verifier.long_inputs),
     Shipped(verifier.SHORT_NAME, verifier.short_verifier_calibrator,
             "three-condition (soft variant) on the attempted greedy answers of 300 nq-open train questions; the short "
             "preset on the samples in datasets/generations/short-nq-open.*, the shipped verifier",
             model_passes="the verifier over (question + answer) and each answer's passage windows",
-            evaluate=lambda datasets, path: verifier_eval.evaluate_short(datasets, path)),
-    Shipped(verifier.OBSERVER_NAME, verifier.observer_verifier_calibrator,
+            evaluate=lambda datasets, path: verifier_eval.evaluate_short(datasets, path), inputs=verifier.short_inputs),
+    Shipped(pairs.OBSERVER_NAME, pairs.observer_verifier_calibrator,
             "three-condition (soft variant), observer mix answer_share / answer_consistency, on the distractor pairs "
-            f"of nq-open train questions 1-{verifier.OBSERVER_TRAIN} (answers the embedded model did not write), the "
+            f"of nq-open train questions 1-{pairs.OBSERVER_TRAIN} (answers the embedded model did not write), the "
             "shipped verifier", model_passes="each answer teacher-forced: about 3 minutes on CPU", raw=True,
-            evaluate=lambda datasets, path: verifier.evaluate_pairs(datasets, path)),
-    Shipped(verifier.PROBE_NAME, verifier.probe_verifier_calibrator,
+            evaluate=lambda datasets, path: pairs.evaluate_pairs(datasets, path)),
+    Shipped(pairs.PROBE_NAME, pairs.probe_verifier_calibrator,
             "three-condition (soft variant), semantic entropy probes se_probe / se_probe_closed (no samples), on the "
-            f"distractor pairs of nq-open train questions 1-{verifier.OBSERVER_TRAIN} (answers the embedded model did "
+            f"distractor pairs of nq-open train questions 1-{pairs.OBSERVER_TRAIN} (answers the embedded model did "
             "not write), the shipped verifier", model_passes="each answer teacher-forced twice with hidden states: "
             "about 10 minutes on CPU", raw=True,
-            evaluate=lambda datasets, path: verifier.evaluate_pairs(datasets, path)),
+            evaluate=lambda datasets, path: pairs.evaluate_pairs(datasets, path)),
     Shipped(fast.NAMES["fast"], fast.fast_calibrator,
             "isotonic map of P_supported on the claims of ExpertQA train (truth label, citation markers stripped) "
             "under the fast mode: the shipped verifier on each claim's closest window", model_passes="the verifier only (no causal LM): about 5 minutes on one CPU thread, "
-                                           "shared with the next file", evaluate=fast.evaluate_fast),
+                                           "shared with the next file", evaluate=fast.evaluate_fast,
+            inputs=lambda datasets, n: fast.fit_inputs(datasets, "fast", n)),
     Shipped(fast.NAMES["fast_short"], fast.fast_short_calibrator,
             "isotonic map of P_supported on the short answers of the fast mode: the attempted greedy answers of 300 "
             "nq-open train questions read whole with their question (label: normalized match)",
-            model_passes="the verifier only (no causal LM), the same pass as the previous file"),
+            model_passes="the verifier only (no causal LM), the same pass as the previous file",
+            inputs=lambda datasets, n: fast.fit_inputs(datasets, "fast_short", n)),
 )
 """The calibrators of the shipped verifier (``franq/data/verifier``: three-condition, and the
 fast preset's): listed with the other fitted files once that verifier is shipped."""

@@ -191,6 +191,21 @@ def fit_fast(parts: dict[str, dict[str, np.ndarray]], preset: str, stack: dict[s
     return cal.fit(ClaimInputs(p, np.ones(n), np.zeros(n)), y, is_faithful=y)
 
 
+def fit_inputs(datasets: Path, preset: str, n: int) -> dict[str, list[float]]:
+    """The fit inputs of ``preset``'s calibrator, as :func:`fit_fast` reads them, for the first
+    ``n`` records of each of its :data:`FIT_SETS` (the sample :mod:`franq.fit.shipped_inputs`
+    records and checks): P_supported and the label of each claim that preset scored."""
+    from calibration.contract import ClaimInputs
+    from franq.fit.shipped_inputs import as_record
+
+    fr, p, y = fast_franq(), [], []
+    for rows in labelled_sets(datasets, FIT_SETS[preset]).values():
+        a = scored_claims(fr, rows[:n])
+        keep = a["preset"] == preset
+        p, y = p + a["p"][keep].tolist(), y + a["y"][keep].tolist()
+    return as_record(ClaimInputs(p, np.ones(len(p)), np.zeros(len(p))), y, uq=False)  # the mix is P_s alone
+
+
 @functools.lru_cache(maxsize=1)
 def _dev(datasets: Path) -> dict[str, dict[str, np.ndarray]]:
     """The :data:`DEV` sets scored once per process (raw P_supported; both files report on them)."""

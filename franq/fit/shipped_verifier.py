@@ -98,15 +98,15 @@ TEST_CONTRADICTED = "long-expertqa-test-contradicted.embedded-SmolLM2-135M-Instr
 """The same for the ExpertQA rand_test answers (held out: the calibrators' check, never fitted on)."""
 
 
-def contradicted_lines(datasets: Path, backend, name: str = CONTRADICTED) -> list:
-    """The committed scored contradicted answers (``name`` in datasets/generations) with
-    ``backend``'s conditions."""
+def contradicted_lines(datasets: Path, backend, name: str = CONTRADICTED, *, limit: int | None = None) -> list:
+    """The committed scored contradicted answers (``name`` in datasets/generations; the
+    first ``limit`` of them) with ``backend``'s conditions."""
     import gzip
 
     from franq.results import read_results
 
     with gzip.open(datasets / "generations" / name, "rt", encoding="utf-8") as f:
-        lines = list(read_results(f, with_input=True))
+        lines = list(read_results(f, with_input=True))[:limit]
     return with_conditions(lines, [line.example.passages for line in lines], backend)
 
 
@@ -205,6 +205,19 @@ def long_verifier_calibrator(datasets: Path, out: Path, raw=None, *, verifier: s
     return path
 
 
+def long_inputs(datasets: Path, n: int) -> dict[str, list[float]]:
+    """The fit inputs of the long calibrator, as :func:`long_verifier_calibrator` computes
+    them, for the first ``n`` answers of the calibration sample and of its contradicted copies
+    (the sample :mod:`franq.fit.shipped_inputs` records and checks)."""
+    from franq.fit.training_claims import TrainingClaims, training_claims
+    from franq.fit.shipped_inputs import as_record
+
+    backend = verifier_backend()
+    data = TrainingClaims.join([training_claims(long_verifier_lines(datasets, backend, calibration_sample(datasets)[:n])),
+                                training_claims(contradicted_lines(datasets, backend, limit=n))])
+    return as_record(data.inputs(), data.is_true)
+
+
 def _flat(flat) -> str:
     return f"; flat map (share of true claims) for {', '.join(flat)}" if flat else ""
 
@@ -228,128 +241,44 @@ def short_verifier_results(datasets: Path, backend, n: int = SHORT_TRAIN, *, spl
                                       for (it, rec, v), s in zip(kept, scores)]
 
 
+def _short_claims(rows) -> list[tuple]:
+    """``(variant, ClaimScore, is_true)`` of the scored answers of :func:`short_verifier_results`."""
+    return [(v, s.claims[0], y) for v, s, y in rows if s.claims and s.claims[0].status == "scored"]
+
+
+def _short_inputs(claims):
+    from calibration.contract import ClaimInputs
+
+    return ClaimInputs([c.p_faithful for _, c, _ in claims], [c.uq_faith for _, c, _ in claims],
+                       [c.uq_unfaith for _, c, _ in claims], p_contradicted=[c.p_contradicted for _, c, _ in claims],
+                       p_not_mentioned=[c.p_not_mentioned for _, c, _ in claims])
+
+
 def short_verifier_calibrator(datasets: Path, out: Path, raw=None, *, verifier: str | Path | None = None,
                               n: int = SHORT_TRAIN) -> Path:
-    from calibration.contract import ClaimInputs
     from calibration.three_condition import ThreeConditionCalibrator
 
     stack, rows = short_verifier_results(datasets, verifier_backend(verifier), n)
-    claims = [(v, s.claims[0], y) for v, s, y in rows if s.claims and s.claims[0].status == "scored"]
+    claims = _short_claims(rows)
     shares = {v: sum(x[0] == v for x in claims) for v in ("clean", "corrupted")}
     cal = ThreeConditionCalibrator(variant="soft", fitted_for=dict(stack), description=(
         f"three-condition short-form calibrator: {len(claims)} attempted greedy answers of {n} nq-open train "
         f"questions (clean passage lists {shares['clean']}, corrupted {shares['corrupted']}); labels: normalized "
         "match; the short preset on datasets/generations/short-nq-open.*"))
-    cal.fit(ClaimInputs([c.p_faithful for _, c, _ in claims], [c.uq_faith for _, c, _ in claims],
-                        [c.uq_unfaith for _, c, _ in claims], p_contradicted=[c.p_contradicted for _, c, _ in claims],
-                        p_not_mentioned=[c.p_not_mentioned for _, c, _ in claims]), [y for _, _, y in claims])
+    cal.fit(_short_inputs(claims), [y for _, _, y in claims])
     path = out / SHORT_NAME
     cal.to_json(path)
     return path
 
 
-OBSERVER_NAME = "calibrator-short-observer-embedded-SmolLM2-135M-Instruct.Q4-1-verifier.json"
-PROBE_NAME = "calibrator-probe-embedded-SmolLM2-135M-Instruct.Q4-1-verifier.json"
-OBSERVER_TRAIN = 150
-"""nq-open train questions whose distractor pairs fit the observer and probe presets' verifier calibrators."""
-PAIR_PRESETS = {"observer": (OBSERVER_NAME, "observer mix answer_share / answer_consistency"),
-                "probe": (PROBE_NAME, "semantic entropy probes se_probe / se_probe_closed (no samples)")}
-"""The short presets calibrated on distractor pairs (given answers): each one's file and what it mixes."""
+def short_inputs(datasets: Path, n: int) -> dict[str, list[float]]:
+    """The fit inputs of the short calibrator, as :func:`short_verifier_calibrator` computes
+    them, for the first ``n`` nq-open train questions (the sample :mod:`franq.fit.shipped_inputs`
+    records and checks)."""
+    from franq.fit.shipped_inputs import as_record
 
-
-def pairs_scored(datasets: Path, raw, n: int, *, preset: str = "observer", split: str = "train", lm=None,
-                 verifier=None):
-    """The ``observer`` preset (the shipped observer mix) or the ``probe`` preset (semantic
-    entropy probes, no samples) with the verifier backend on the distractor pairs of the first
-    ``n`` clean nq-open questions of ``split`` (the gold answer, true, and a distractor
-    passage's answer, false: answers the embedded model did not write). Each answer is
-    teacher-forced by the embedded model. Returns ``(stack, claims, is_true)``."""
-    from franq.config import FranqConfig
-    from franq.evaluation.common import cached_sample_set, raw_data_dir
-    from franq.fit.shipped_calibrators import OBSERVER_MIX, distractor_pairs
-    from franq.io import Example
-    from franq.pipeline import Franq
-
-    pairs = distractor_pairs(datasets, raw_data_dir(raw), n, split)
-    if lm is None:
-        from franq.lm import CausalLM
-
-        lm = CausalLM.load(device="cpu")
-    uq = {"short_scoring": preset}
-    if preset == "observer":
-        uq["observer"] = {"faith": OBSERVER_MIX[0], "unfaith": OBSERVER_MIX[1], "extra": []}
-    config = FranqConfig.from_dict({"mode": "short", "uq": uq, "calibration": {"calibrator": "none"}})
-    fr = Franq(config, lm, faithfulness=verifier_backend(verifier))
-    scores = fr.score_many([Example(it.question, it.passages, answer) for it, _, answer, _ in pairs],
-                           sample_sets=[cached_sample_set(rec) if preset == "observer" else None
-                                        for _, rec, _, _ in pairs])
-    kept = [(s.claims[0], y) for s, (*_, y) in zip(scores, pairs) if s.claims and s.claims[0].status == "scored"]
-    return fr.preset(preset).stack, [c for c, _ in kept], np.array([y for _, y in kept], dtype=float)
-
-
-def pairs_verifier_calibrator(datasets: Path, out: Path, raw=None, *, preset: str = "observer", lm=None,
-                              verifier=None, n: int = OBSERVER_TRAIN) -> Path:
-    """The ``observer`` or ``probe`` preset's three-condition calibrator (soft variant) for the
-    verifier stack, on the distractor pairs of the first ``n`` nq-open train questions."""
-    from calibration.contract import ClaimInputs
-    from calibration.three_condition import ThreeConditionCalibrator
-
-    stack, claims, y = pairs_scored(datasets, raw, n, preset=preset, lm=lm, verifier=verifier)
-    cal = ThreeConditionCalibrator(variant="soft", fitted_for=dict(stack), description=(
-        f"{preset} short-form calibrator for the verifier: {len(y)} answers of the distractor pairs of nq-open train "
-        f"questions 1-{n} (the gold answer, true, vs a distractor passage's answer, false: answers the embedded model "
-        f"did not write); {PAIR_PRESETS[preset][1]}"))
-    cal.fit(ClaimInputs([c.p_faithful for c in claims], [c.uq_faith for c in claims], [c.uq_unfaith for c in claims],
-                        p_contradicted=[c.p_contradicted for c in claims],
-                        p_not_mentioned=[c.p_not_mentioned for c in claims]), y)
-    path = out / PAIR_PRESETS[preset][0]
-    cal.to_json(path)
-    return path
-
-
-def observer_verifier_calibrator(datasets: Path, out: Path, raw=None, **kw) -> Path:
-    return pairs_verifier_calibrator(datasets, out, raw, preset="observer", **kw)
-
-
-def probe_verifier_calibrator(datasets: Path, out: Path, raw=None, **kw) -> Path:
-    return pairs_verifier_calibrator(datasets, out, raw, preset="probe", **kw)
-
-
-OBSERVER_TEST = 100
-"""nq-open test questions whose distractor pairs check the observer and probe calibrators (held out)."""
-
-
-def evaluate_pairs(datasets: Path, path: Path, raw=None, *, lm=None, verifier=None, n: int = OBSERVER_TEST) -> str:
-    """ECE, Brier (and a constant's), AUROC of the observer or probe verifier calibrator at
-    ``path`` (its preset read from the file) and of the raw three-condition mix, on the
-    distractor pairs of the first ``n`` nq-open test questions (answers the embedded model did
-    not write; half true by construction), with the ECE floor (what a calibrated P(true) with
-    the same values shows on this many answers)."""
-    from calibration.contract import ClaimInputs
-    from calibration.metrics import brier_score, ece_floor, expected_calibration_error
-    from calibration.three_condition import ThreeConditionCalibrator
-    from franq.evaluation.common import auroc
-
-    cal = ThreeConditionCalibrator.from_json(path)
-    preset = cal.fitted_for["mode"]
-    _, claims, y = pairs_scored(datasets, raw, n, preset=preset, split="test", lm=lm, verifier=verifier)
-    col = {k: np.array([getattr(c, k) for c in claims], dtype=float)
-           for k in ("p_faithful", "p_contradicted", "p_not_mentioned", "uq_faith", "uq_unfaith")}
-    p = cal.predict(ClaimInputs(col["p_faithful"], col["uq_faith"], col["uq_unfaith"],
-                                p_contradicted=col["p_contradicted"], p_not_mentioned=col["p_not_mentioned"]))
-    raw3 = (col["p_faithful"] + col["p_contradicted"]) * col["uq_faith"] + col["p_not_mentioned"] * col["uq_unfaith"]
-    rows = ["| P(true) | answers (true) | ECE | ECE floor, median (95th pct) | Brier | constant Brier | AUROC |",
-            "|---|---|---|---|---|---|---|"]
-    for name, q in (("calibrated", p), ("raw three-condition mix", raw3), ("1 - P_contradicted", 1 - col["p_contradicted"])):
-        floor = ece_floor(q)
-        rows.append(f"| {name} | {len(y)} ({int(y.sum())}) | {expected_calibration_error(q, y):.3f} | "
-                    f"{floor[0]:.3f} ({floor[1]:.3f}) | {brier_score(q, y):.3f} | {y.mean() * (1 - y.mean()):.3f} | "
-                    f"{auroc(q, y):.3f} |")
-    return "\n".join([f"nq-open test questions 1-{n}, distractor pairs ({preset} preset, {path.name})", "", *rows, "",
-                      "Map floors / ceilings: " + ", ".join(
-                          f"{k} {float(np.min(m.y_thresholds_)):.3f}-{float(np.max(m.y_thresholds_)):.3f}"
-                          for k, m in (("T_s", cal.uq_supported_), ("T_c", cal.uq_contradicted_),
-                                       ("T_n", cal.uq_not_mentioned_))), ""])
+    claims = _short_claims(short_verifier_results(datasets, verifier_backend(), n)[1])
+    return as_record(_short_inputs(claims), [y for _, _, y in claims])
 
 
 CONDITIONS_ONLY: tuple[str, ...] = ("supported", "contradicted", "not_mentioned")

@@ -105,6 +105,47 @@ def fit_evidence_sets(datasets: Path) -> dict:
     return {"wice fit": (wice_items, wice_y), "expertqa train (400)": (eqa_items, eqa_y)}
 
 
+COMBINER_PAIR_SETS = ("synthetic-nq", "synthetic-expertqa", "nq-declarative")
+"""The pair dev sets (datasets/verifier/dev, three-way labels) the slot combiner is fitted on."""
+
+
+def combiner_sets(datasets: Path) -> dict[str, tuple[list, list[int]]]:
+    """What the slot combiner (franq/data/verifier/slot-combiner.json) is fitted on by
+    scripts/fit_slot_combiner.py: ``name -> ([(passages, claim)], labels)``, the pair dev sets
+    (labels 0 supported, 1 contradicted, 2 not mentioned) and :func:`fit_evidence_sets`
+    (support labels: 0 supported, 3 not supported)."""
+    from franq.fit.generations import read_jsonl
+
+    sets = {}
+    for name in COMBINER_PAIR_SETS:
+        rows = list(read_jsonl(datasets / "verifier" / "dev" / f"{name}.jsonl"))
+        sets[name] = ([([r["premise"]], r["claim"]) for r in rows], [int(r["label"]) for r in rows])
+    for name, (items, y) in fit_evidence_sets(datasets).items():
+        sets[name] = ([(list(ps), c) for ps, c in items], [0 if int(t) == 1 else 3 for t in y])
+    return sets
+
+
+def combiner_inputs(datasets: Path, n: int) -> dict[str, list[float]]:
+    """The slot combiner's fit inputs for the first ``n`` pairs of each of its sets (the shipped
+    verifier's three probabilities and the slot features), and each slot feature summed over
+    every pair of each set (``slot_sums``: set by set, feature by feature; the features cost
+    seconds, the verifier minutes): the sample :mod:`franq.fit.shipped_inputs` records and checks."""
+    from franq.fit.shipped_inputs import as_record
+    from franq.verifier import Verifier, shipped_verifier_dir
+    from franq.verifier.slots import FEATURES, features
+
+    items, y, first, sums = [], [], [], []
+    for pairs, labels in combiner_sets(datasets).values():
+        feats = np.array([features(claim, passages) for passages, claim in pairs])
+        items, y, first, sums = items + pairs[:n], y + labels[:n], first + [feats[:n]], sums + list(feats.sum(axis=0))
+    first = np.vstack(first)
+    verdicts = Verifier(shipped_verifier_dir()).verify(items)
+    p3 = np.array([[d.p_supported, d.p_contradicted, d.p_not_mentioned] for d in verdicts])
+    return as_record(ClaimInputs(p3[:, 0], np.ones(len(y)), np.zeros(len(y)), p_contradicted=p3[:, 1],
+                                 p_not_mentioned=p3[:, 2]), y, uq=False,
+                     extra={**{f"slot_{name}": first[:, k] for k, name in enumerate(FEATURES)}, "slot_sums": sums})
+
+
 def floors_text(cal) -> str:
     """The map floors as the results tables print them: ``T_s 0.750, T_c 0.000, ...``."""
     return ", ".join(f"{k} {v:.3f}" for k, v in map_floors(cal).items())
