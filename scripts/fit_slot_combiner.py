@@ -18,7 +18,9 @@ held apart (the combiner fitted on the other four) against the verifier alone. T
 reads each pair as franq does (windows of each passage, the card's aggregation); the
 natural sets' claims were in the verifier's training pairs (each against one window), so
 their numbers lean in its favour. ``--out`` (default: slot-combiner.json in the verifier
-directory) is what ``[faithfulness.verifier] slot_check`` reads.
+directory) is what ``[faithfulness.verifier] slot_check`` reads; the file's ``version`` is one
+more than the combiner it replaces (``--version``), and the backend's name carries it from 2
+on (``...:slots2``): refit the calibrators of the verifier stack after it.
 """
 from __future__ import annotations
 
@@ -87,13 +89,15 @@ def main(argv=None) -> int:
     ap.add_argument("--out", default=None, help="Combiner file (default: DIR/slot-combiner.json).")
     ap.add_argument("--report", default=str(ROOT / "benchmarks" / "results" / "slot-combiner.md"))
     ap.add_argument("--cache", default=None, help="An .npz keeping the verifier's probabilities between runs.")
+    ap.add_argument("--version", type=int, default=None, help="The fit's version, which the backend's name carries "
+                    "from 2 on (default: one more than the combiner at --out, 1 for a new file).")
     args = ap.parse_args(argv)
     import torch
 
     torch.set_num_threads(1)
     from franq.fit.verifier.eval import combiner_sets
     from franq.verifier import Verifier, shipped_verifier_dir
-    from franq.verifier.combiner import COMBINER_FILE
+    from franq.verifier.combiner import COMBINER_FILE, next_version
     from franq.verifier.slots import features
 
     v = Verifier(args.verifier or shipped_verifier_dir())
@@ -129,12 +133,12 @@ def main(argv=None) -> int:
              for n in PAIR_SETS}
     for n, f in (("wice fit", "wice/fit.jsonl"), ("expertqa train (400)", "expertqa/train.jsonl")):
         files[n] = hashlib.sha256((ROOT / "datasets" / f).read_bytes()).hexdigest()
-    meta = {"verifier": v.name, "fitted_on": files, "pairs": int(sum(len(data[n][2]) for n in names)), "l2": l2,
+    out = Path(args.out) if args.out else v.path / COMBINER_FILE
+    meta = {"verifier": v.name, "version": args.version or next_version(out), "fitted_on": files, "pairs": int(sum(len(data[n][2]) for n in names)), "l2": l2,
             "natural_weight": nw, "choice_score": round(score, 4),
             "command": "python scripts/fit_slot_combiner.py " + " ".join(
                 a for a in (argv if argv is not None else sys.argv[1:]) if a != args.cache and a != "--cache")}
     comb = fit(data, names, l2, nw, meta)
-    out = Path(args.out) if args.out else v.path / COMBINER_FILE
     out.write_text(comb.to_json() + "\n", encoding="utf-8")
     text = (f"# Slot-check combiner, held apart\n\n`{meta['command'].strip()}`\n\n{v.name}; each row: the verifier "
             "alone -> with the slot check, the combiner fitted on the other four sets (softmax of the verifier's "

@@ -136,6 +136,34 @@ def test_combiner_fit_save_load_apply(tmp_path):
         load_combiner(toy, str(tmp_path / "missing.json"))
 
 
+def test_a_refit_combiner_names_its_version_in_the_backends_name(tmp_path, verifier_dir):
+    """A refit's output must not pass for the last fit's: calibrators fitted for a stack, and
+    caches keyed by the backend's name, tell them apart by the version the name carries."""
+    import shutil
+
+    from franq.faithfulness.verifier import VerifierFaithfulness
+    from franq.verifier import Verifier
+    from franq.verifier.combiner import next_version
+
+    p3, feats, y = _toy_rows()
+    folder = tmp_path / "verifier"
+    shutil.copytree(verifier_dir, folder)
+    path = folder / COMBINER_FILE
+    assert next_version(path) == 1  # a new file
+    name = Verifier(folder).name
+    path.write_text(fit_combiner(p3, feats, y, meta={"verifier": name}).to_json())
+    first = VerifierFaithfulness(str(folder))
+    assert first.slots.version == 1 and first.name.endswith(":slots")  # files without a version: the first fit
+    assert next_version(path) == 2
+    path.write_text(fit_combiner(p3, feats, y, meta={"verifier": name, "version": 2}).to_json())
+    second = VerifierFaithfulness(str(folder))
+    assert second.name == first.name + "2" and second.name.endswith(":slots2")
+    for bad in (0, "2", True, 1.5):
+        path.write_text(fit_combiner(p3, feats, y, meta={"verifier": name, "version": bad}).to_json())
+        with pytest.raises(InputError, match="version must be an integer >= 1"):
+            SlotCombiner.load(path)
+
+
 def test_combiner_refuses_other_inputs(tmp_path):
     p3, feats, y = _toy_rows()
     data = json.loads(fit_combiner(p3, feats, y).to_json())

@@ -71,7 +71,7 @@ class VerifierFaithfulness:
         self.titles = bool(titles)
         self.slots = combiner_for(v, slot_check, slot_combiner)
         self.name = (f"{v.name}:{v.aggregation}" + (f":w{v.window_words}" if window_words else "")
-                     + (":titles" if self.titles else "") + (":slots" if self.slots else "")
+                     + (":titles" if self.titles else "") + (self.slots.suffix if self.slots else "")
                      + (f":top{v.top_windows}" if v.top_windows else ""))
 
     def with_top_windows(self, k: int) -> VerifierFaithfulness:

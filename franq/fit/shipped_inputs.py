@@ -79,8 +79,9 @@ def record(path: str | Path, names=(), *, datasets: Path | None = None, n: int =
     files = data.get("files", {})
     for s in sampled(names):
         files[s.name] = {"sha256": _sha256(data_dir() / s.name), "inputs": s.inputs(folder, n)}
-    data = {"about": "fit inputs of the first records of each shipped calibrator's fit sets, as its recipe "
-                     "computes them, when the file had that sha256 (franq/fit/shipped_inputs.py)",
+    data = {"about": "fit inputs of the first records of each sampled shipped file's fit sets (the verifier: its "
+                     "slot combiner's), as its recipe computes them, when the file had that sha256 "
+                     "(franq/fit/shipped_inputs.py)",
             "command": f"franq fit shipped --record-inputs {path}", "records": n,
             "files": dict(sorted(files.items()))}
     path.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")

@@ -68,7 +68,22 @@ class SlotCombiner:
             bias = np.full(1, np.nan)
         if bias.shape != (3,) or not np.isfinite(bias).all():
             raise InputError(f"slot_combiner: {path}: bias must be 3 finite numbers")
+        version = data.get("version", 1)
+        if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+            raise InputError(f"slot_combiner: {path}: version must be an integer >= 1, got {version!r}")
         return cls(weights, {k: v for k, v in data.items() if k not in ("inputs", "weights", "bias")}, bias)
+
+    @property
+    def version(self) -> int:
+        """Which fit of this verifier's combiner (1 when the file does not say): the backend's
+        name carries it from 2 on (``...:slots2``), so calibrators fitted on another fit's
+        output, and caches of its reads, are not taken for this one's."""
+        return int(self.meta.get("version", 1))
+
+    @property
+    def suffix(self) -> str:
+        """What the backend's name ends in: ``:slots``, ``:slots2``, ..."""
+        return ":slots" + (str(self.version) if self.version > 1 else "")
 
     def apply(self, p3: np.ndarray, feats: np.ndarray) -> np.ndarray:
         """``(n, 3)`` probabilities (supported, contradicted, not mentioned) from the
@@ -133,6 +148,13 @@ def load_combiner(verifier, setting: str | None = None, *, required: bool = True
         raise InputError(f"[faithfulness.verifier] slot_combiner: {path} was fitted for {fitted}, not {verifier.name} "
                          "(refit it with scripts/fit_slot_combiner.py --verifier DIR)")
     return combiner
+
+
+def next_version(path: str | Path) -> int:
+    """The version a refit written to ``path`` takes: one more than the combiner there, 1 for
+    a new file (scripts/fit_slot_combiner.py)."""
+    path = Path(path)
+    return SlotCombiner.load(path).version + 1 if path.is_file() else 1
 
 
 def combiner_for(verifier, slot_check: bool | None, setting: str | None = None) -> SlotCombiner | None:
