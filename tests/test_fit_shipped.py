@@ -149,6 +149,18 @@ def test_an_inputs_sample_counts_claims_and_columns(tmp_path, monkeypatch):
     assert "label holds 2 values now, 3 recorded" in si.check(record, datasets=tmp_path)[0]
 
 
+def test_a_folders_sha_reads_its_files_but_not_its_prose(tmp_path):
+    from franq.fit.shipped_inputs import _sha256
+
+    (tmp_path / "card.json").write_text("{}")
+    (tmp_path / "CARD.md").write_text("# v7")
+    first = _sha256(tmp_path)
+    (tmp_path / "CARD.md").write_text("# v7, reworded")
+    assert _sha256(tmp_path) == first
+    (tmp_path / "slot-combiner.json").write_text("{}")
+    assert _sha256(tmp_path) != first
+
+
 def test_check_inputs_names_a_file_without_a_sample(tmp_path):
     record = tmp_path / "inputs.json"
     record.write_text("{}", encoding="utf-8")

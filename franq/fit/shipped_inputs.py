@@ -48,10 +48,11 @@ def as_record(inputs, labels, *, uq: bool = True, extra: dict | None = None) -> 
 
 
 def _sha256(path: Path) -> str:
-    """A file's sha256; a folder's (the verifier): that of its files' names and sha256."""
+    """A file's sha256; a folder's (the verifier): that of its files' names and sha256, its
+    Markdown (the card's prose) left out."""
     if path.is_dir():
         return hashlib.sha256("".join(f"{f.relative_to(path)}:{_sha256(f)}\n" for f in sorted(path.rglob("*"))
-                                      if f.is_file()).encode()).hexdigest()
+                                      if f.is_file() and f.suffix != ".md").encode()).hexdigest()
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
