@@ -37,6 +37,7 @@ def main() -> int:
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "verdicts.md"))
     ap.add_argument("--verifier", default=None, help="A verifier directory (default: the shipped one).")
     ap.add_argument("--calibrator", default=None, help="A calibrator file (default: the shipped one).")
+    ap.add_argument("--combiner", default=None, help="A slot combiner file (default: the verifier directory's).")
     args = ap.parse_args()
     import torch
 
@@ -44,8 +45,9 @@ def main() -> int:
     import franq
 
     config: dict = {}
-    if args.verifier:
-        config["faithfulness"] = {"verifier": {"model": args.verifier}}
+    if args.verifier or args.combiner:
+        config["faithfulness"] = {"verifier": {k: v for k, v in (("model", args.verifier),
+                                                                 ("slot_combiner", args.combiner)) if v}}
     if args.calibrator:
         config["calibration"] = {"calibrator": args.calibrator}
     fr = franq.Franq.from_config(franq.FranqConfig.from_dict(config))
@@ -73,7 +75,8 @@ def main() -> int:
     table = "\n".join(lines)
     print(table)
     cmd = "OMP_NUM_THREADS=1 python benchmarks/bench_verdicts.py" + "".join(
-        f" --{k} {v}" for k, v in (("verifier", args.verifier), ("calibrator", args.calibrator)) if v)
+        f" --{k} {v}" for k, v in (("verifier", args.verifier), ("calibrator", args.calibrator),
+                                   ("combiner", args.combiner)) if v)
     Path(args.out).write_text(f"# Verdicts of the default stack on obvious cases (issue 25)\n\n`{cmd}`\n\n{table}\n",
                               encoding="utf-8")
     return 0
