@@ -47,7 +47,7 @@ def long_scored(datasets: Path, records: list[dict], stack: dict[str, str]) -> l
     """ExpertQA ``records`` scored as ``franq score`` would have, read back: one
     :class:`~franq.results.ResultLine` per answer (its claims with the snapshot's status,
     ``p_faithful`` and signals; the records' claim labels as the example's), from the
-    committed long-form snapshot of ``stack``: what :func:`franq.fit.calibrator.training_claims`
+    committed long-form snapshot of ``stack``: what :func:`franq.fit.training_claims.training_claims`
     reads."""
     from claims.types import Claim
     from franq.evaluation.common import long_key

@@ -256,7 +256,7 @@ class MixMapCalibrator:
 
 
 def training_claims_of(s: dict):
-    """A set as :class:`~franq.fit.calibrator.TrainingClaims` (what ``franq fit calibrator``
+    """A set as :class:`~franq.fit.training_claims.TrainingClaims` (what ``franq fit calibrator``
     fits on), its answers as groups."""
     from franq.fit.training_claims import TrainingClaims
 

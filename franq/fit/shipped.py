@@ -51,11 +51,11 @@ BASE: tuple[Shipped, ...] = (
             "datasets/generations/long-expertqa.*"),
     Shipped(f"calibrator-long-embedded-{_CAL}", cals.long_calibrator,
             "condition variant on the 574 is_true-labelled claims of the 120-answer sample; scores from "
-            "datasets/generations/long-expertqa.*"),
+            "datasets/generations/long-expertqa.*", inputs=cals.long_inputs),
     Shipped(f"calibrator-short-embedded-{_CAL}", cals.short_calibrator,
             "condition variant on the 448 attempted greedy answers of 300 nq-open train questions; the short "
             "preset on the samples in datasets/generations/short-nq-open.*",
-            evaluate=cals.evaluate_short_calibrator),
+            evaluate=cals.evaluate_short_calibrator, inputs=cals.short_inputs),
     Shipped(f"calibrator-short-observer-embedded-{_CAL}", cals.observer_calibrator,
             "condition variant, observer mix answer_share / answer_consistency, on the 90 answers of the distractor "
             "pairs of nq-open train questions 1-45", model_passes="each answer teacher-forced: about 2 minutes on CPU",

@@ -38,20 +38,36 @@ def calibration_sample(datasets: Path) -> list[dict]:
     return seeded_sample(datasets / "expertqa" / "train.jsonl", CALIBRATION_SAMPLE, seed=0)
 
 
+def _long_claims(datasets: Path, n: int | None = None):
+    """The labelled claims of the first ``n`` (all) answers of the calibration sample, scored
+    values from the committed long-form generations."""
+    from franq.fit.generations import long_scored
+    from franq.fit.training_claims import training_claims
+
+    return training_claims(long_scored(datasets, calibration_sample(datasets)[:n], LONG_STACK))
+
+
 def long_calibrator(datasets: Path, out: Path, raw=None) -> Path:
     """The long-form default calibrator (condition variant) on the 120-answer calibration
     sample, scored values from the committed long-form generations."""
     from franq.fit.calibrator import fit_franq_calibrator
-    from franq.fit.training_claims import training_claims
-    from franq.fit.generations import long_scored
 
-    data = training_claims(long_scored(datasets, calibration_sample(datasets), LONG_STACK))
+    data = _long_claims(datasets)
     cal, _ = fit_franq_calibrator(data, variant="condition", description=(
         "default: fitted by scripts/fit_default_calibrator.py on expertqa-train-sample120.embedded-combined.jsonl "
         f"({len(data)} labelled claims)"))
     path = out / calibrator_name("long", LONG_STACK)
     cal.to_json(path)
     return path
+
+
+def long_inputs(datasets: Path, n: int) -> dict[str, list[float]]:
+    """:func:`long_calibrator`'s fit inputs for the first ``n`` answers (the sample
+    :mod:`franq.fit.shipped_inputs` records and checks)."""
+    from franq.fit.shipped_inputs import as_record
+
+    data = _long_claims(datasets, n)
+    return as_record(data.inputs(), data.is_true)
 
 
 def context_pmi_map(datasets: Path, out: Path, raw=None) -> Path:
@@ -101,18 +117,36 @@ def _short_franq(uq: dict | None = None, lm=None):
     return Franq(config, lm or NamedModel(EMBEDDED_NAME), faithfulness=faith), faith
 
 
+def _short_units(datasets: Path, n: int):
+    """``(stack, units)``: the short preset on the committed samples of the first ``n`` nq-open
+    train questions, its attempted greedy answers."""
+    from franq.evaluation.common import short_units
+    from franq.fit.generations import short_observed
+
+    fr, faith = _short_franq()
+    rows, _ = short_observed(datasets, EMBEDDED_NAME, "train", n)
+    units, _ = short_units([it for it, _, _ in rows], [r for _, r, _ in rows], model_name=EMBEDDED_NAME,
+                           faithfulness=faith)
+    return fr.preset("short").stack, units
+
+
+def short_inputs(datasets: Path, n: int) -> dict[str, list[float]]:
+    """:func:`short_calibrator`'s fit inputs for the first ``n`` questions (the sample
+    :mod:`franq.fit.shipped_inputs` records and checks)."""
+    from franq.evaluation.common import SHORT
+    from franq.fit.shipped_inputs import as_record
+
+    _, units = _short_units(datasets, n)
+    return as_record(ClaimInputs(*SHORT.franq_inputs(units)), units.is_true)
+
+
 def short_calibrator(datasets: Path, out: Path, raw=None) -> Path:
     """The in-policy short-form calibrator on the attempted greedy answers of all 300
     committed nq-open train questions (clean and corrupted passage lists): the short preset
     on the committed samples, labels = normalized match of the greedy answer."""
-    from franq.evaluation.common import SHORT, short_units
-    from franq.fit.generations import short_observed
+    from franq.evaluation.common import SHORT
 
-    fr, faith = _short_franq()
-    stack = fr.preset("short").stack
-    rows, _ = short_observed(datasets, EMBEDDED_NAME, "train", SHORT_TRAIN)
-    units, _ = short_units([it for it, _, _ in rows], [r for _, r, _ in rows], model_name=EMBEDDED_NAME,
-                           faithfulness=faith)
+    stack, units = _short_units(datasets, SHORT_TRAIN)
     cal = FranqCalibrator(variant="condition", fitted_for=stack, description=(
         f"default short-form calibrator: fitted by scripts/fit_short_calibrator.py on the nq-open train split "
         f"({len(units)} attempted answers from datasets/generations; labels: normalized match of the greedy answer)"))
