@@ -147,6 +147,11 @@ def test_an_inputs_sample_counts_claims_and_columns(tmp_path, monkeypatch):
     si.record(record, datasets=tmp_path, n=3)
     values.pop()
     assert "label holds 2 values now, 3 recorded" in si.check(record, datasets=tmp_path)[0]
+    data = json.loads(record.read_text())
+    data["files"]["other.json"] = {"sha256": "x", "inputs": {}}  # another file's sample, of 3 records
+    record.write_text(json.dumps(data))
+    with pytest.raises(ValueError, match="holds samples of 3 records per set"):
+        si.record(record, datasets=tmp_path, n=2)
 
 
 def test_a_folders_sha_reads_its_files_but_not_its_prose(tmp_path):

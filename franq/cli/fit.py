@@ -221,9 +221,10 @@ def faithfulness(train, out_dir, scores, with_pmi, only_pmi, data_label):
 @click.option("--list", "list_only", is_flag=True, help="List the shipped files, what each is fitted on and "
                                                         "what its rebuild costs; rebuild nothing.")
 @click.option("--check-inputs", "check_inputs", type=click.Path(exists=True, dir_okay=False),
-              help="Rebuild nothing: recompute the fit inputs of the first records of each verifier calibrator and of "
-                   "the slot combiner (NAMES, or all) and compare them with the samples recorded in this file (about a "
-                   "minute; the test suite runs it on tests/fixtures/shipped-inputs.json).")
+              help="Rebuild nothing: recompute the fit inputs of the first records of each sampled file (the verifier "
+                   "stack's calibrators, the combined-v1 long and short ones, the slot combiner; NAMES, or all) and "
+                   "compare them with the samples recorded in this file (about a minute; the test suite runs it on "
+                   "tests/fixtures/shipped-inputs.json).")
 @click.option("--record-inputs", "record_inputs", type=click.Path(dir_okay=False),
               help="Rebuild nothing: record those samples, with each shipped file's sha256, into this file (after "
                    "--in-place, once the shipped files are what their recipes rebuild).")

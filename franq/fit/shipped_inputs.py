@@ -1,4 +1,4 @@
-"""A quick check that the shipped calibrators still match the code: the fit inputs of a few
+"""A quick check that the shipped files still match the code: the fit inputs of a few
 records, recomputed by each recipe's own functions, against those recorded when the files
 were last rebuilt.
 
@@ -12,7 +12,7 @@ and P_c, P_n, UQ_faith, UQ_unfaith where the calibrator reads them; for the veri
 its slot combiner's inputs: the verifier's three probabilities and the slot features) and
 labels for the first :data:`RECORDS` records of its fit sets, recorded beside the sha256 of
 the shipped file (of every file of a folder).
-:func:`check` recomputes them (seconds to a minute: the verifier only, no causal LM) and
+:func:`check` recomputes them (about a minute: the verifier, no causal LM) and
 says which file reads other inputs now, or which file changed since its sample was recorded.
 
 ``franq fit shipped --record-inputs FILE`` records (after ``--in-place``, when the rebuilt
@@ -65,7 +65,7 @@ def sampled(names=()) -> list:
     if names and len(entries) != len(names):
         missing = sorted(set(names) - {s.name for s in entries})
         raise InputError(f"no inputs sample for {', '.join(missing)}: one is recorded for the files whose inputs "
-                         f"the verifier computes with no causal-LM pass: {', '.join(s.name for s in sampled())}")
+                         f"need no causal-LM pass: {', '.join(s.name for s in sampled())}")
     return entries
 
 
@@ -78,7 +78,11 @@ def record(path: str | Path, names=(), *, datasets: Path | None = None, n: int =
     path, folder = Path(path), datasets_dir(datasets)
     data = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
     files = data.get("files", {})
-    for s in sampled(names):
+    entries = sampled(names)
+    if set(files) - {s.name for s in entries} and data.get("records", n) != n:
+        raise ValueError(f"{path} holds samples of {data['records']} records per set; record every file with {n} "
+                         "(name none) or keep that number")
+    for s in entries:
         files[s.name] = {"sha256": _sha256(data_dir() / s.name), "inputs": s.inputs(folder, n)}
     data = {"about": "fit inputs of the first records of each sampled shipped file's fit sets (the verifier: its "
                      "slot combiner's), as its recipe computes them, when the file had that sha256 "
