@@ -171,6 +171,8 @@ def run(root: Path, *, raw: str | Path | None = None, n_train: int = 300, n_test
     root = Path(root).resolve()
     layout, cache_dir = Layout(root), root / CACHE_DIR
     out_dir = Path(out_dir).resolve() if out_dir is not None else root / "benchmarks" / "cache"
+    if fit:  # made before the passes, not found missing after them
+        out_dir.mkdir(parents=True, exist_ok=True)
     faith = CombinedFaithfulness(lm_name=EMBEDDED_NAME)
     cache = read_cache(layout, layout.cache / f"short-nq-open.{slug(EMBEDDED_NAME)}.jsonl")
     owners = passage_answers(layout.nq, raw_data_dir(raw))
@@ -249,7 +251,8 @@ def run(root: Path, *, raw: str | Path | None = None, n_train: int = 300, n_test
             "Observer mix chosen on train (5-fold by question, condition-calibrated AUROC): "
             + ", ".join(f"{a} / {b}: {v:.3f}" for (a, b), v in choice.items()) + f"; chosen: **{best[0]} / {best[1]}**.\n",
             "Calibrator: condition variant, fitted on the train answers only"
-            + (f", written to `{cal_path.relative_to(root)}`" if cal_path else " (not written: run with --fit)")
+            + (f", written to `{cal_path.relative_to(root) if cal_path.is_relative_to(root) else cal_path}`"
+               if cal_path else " (not written: run with --fit)")
             + f"; train ECE {json.dumps(cal.train_ece_)}.\n"]
     for kind, n_pairs, n_true, n_false, table in tables:
         what = ("distractor-passage answer (a span from another question's gold passage, shown in the context)"
