@@ -8,7 +8,9 @@ Each question gets k passages: its gold passage plus k - 1 distractors retrieved
 The corrupted-retrieval variant (FRANQ paper appendix A.1) replaces the gold passage of a
 seeded half of the questions by the next BM25 distractor, keeping its position. Writes
 ``passages.jsonl.gz`` (the passage pool, by id), ``train.jsonl`` and ``test.jsonl``
-(questions with passage ids for both variants). Deterministic; see the dataset card.
+(questions with passage ids for both variants) and ``passage-answers.json.gz`` (each pool
+passage's question's gold answers: the distractor pairs' wrong answers). Deterministic; see
+the dataset card.
 """
 from __future__ import annotations
 
@@ -22,7 +24,7 @@ from collections import Counter
 from pathlib import Path
 
 from franq.equivalence.normalized import normalize_answer
-from franq.evaluation.data import raw_data_dir
+from franq.evaluation.data import raw_data_dir, write_passage_answers
 
 TOKEN = re.compile(r"[a-z0-9]+")
 STOP = frozenset("a an the of in on at to for from by with and or is are was were be been who what when "
@@ -123,6 +125,7 @@ def build(raw: Path, out: Path, n_train: int, n_test: int, k: int, seed: int) ->
             if p["id"] in used:
                 f.write(json.dumps(p, ensure_ascii=False) + "\n")
     stats["passages_written"] = len(used)
+    stats["passage_answers"] = write_passage_answers(out, raw)  # what the distractor pairs read
     return stats
 
 

@@ -45,6 +45,41 @@ def test_nq_open_variants(tmp_path):
         load_nq_open(tmp_path, "test", "noisy")
 
 
+def test_passage_answers_are_read_from_the_built_folder_without_the_raw_file(tmp_path, monkeypatch):
+    import gzip
+
+    from franq.evaluation.data import PASSAGE_ANSWERS, passage_answers, raw_passage_answers, write_passage_answers
+
+    raw, nq = tmp_path / "raw", tmp_path / "nq"
+    raw.mkdir()
+    nq.mkdir()
+    rows = [{"answers": ["Paris"], "ctxs": [{"title": "France", "text": "Paris is the capital."}]},
+            {"answers": ["1989"], "ctxs": [{"title": "Wall", "text": "It fell in 1989."}]}]
+    with gzip.open(raw / "nq-open-oracle.jsonl.gz", "wt", encoding="utf-8") as f:
+        f.write("".join(json.dumps(r) + "\n" for r in rows))
+    with gzip.open(nq / "passages.jsonl.gz", "wt", encoding="utf-8") as f:
+        f.write(json.dumps({"id": 7, "title": "Wall", "text": "It fell in 1989."}) + "\n")
+    monkeypatch.delenv("FRANQ_RAW_DATA", raising=False)
+    with pytest.raises(FileNotFoundError, match="FRANQ_RAW_DATA"):
+        passage_answers(nq)  # neither the built file nor the raw data
+    assert passage_answers(nq, raw) == {7: ["1989"]}
+    assert write_passage_answers(nq, raw) == 1
+    first = (nq / PASSAGE_ANSWERS).read_bytes()
+    write_passage_answers(nq, raw)
+    assert (nq / PASSAGE_ANSWERS).read_bytes() == first  # byte-stable: no timestamp
+    assert passage_answers(nq) == raw_passage_answers(nq, raw) == {7: ["1989"]}  # no raw data needed now
+
+
+def test_the_committed_passage_answers_name_the_pool_passages():
+    from pathlib import Path
+
+    from franq.evaluation.data import passage_answers
+
+    nq = Path(__file__).resolve().parents[1] / "datasets" / "nq-open"
+    owners = passage_answers(nq)
+    assert len(owners) == 2415 and all(isinstance(v, list) and v for v in owners.values())
+
+
 def test_expertqa_held_out_leaves_out_test_answers_whose_question_is_in_train(tmp_path):
     from franq.evaluation.data import expertqa_held_out, expertqa_seen_in_train
 

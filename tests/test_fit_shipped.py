@@ -186,9 +186,11 @@ def test_an_in_place_rebuild_says_to_record_the_inputs_sample_again(monkeypatch)
 
 
 @pytest.mark.slow
-def test_the_shipped_verifier_calibrators_read_the_inputs_they_were_fitted_on():
-    """Drift: the fit inputs of the first records of each verifier calibrator's fit sets, as
-    the recipes compute them now, against those recorded when the files were rebuilt
+@pytest.mark.embedded
+def test_the_shipped_files_read_the_inputs_they_were_fitted_on():
+    """Drift: the fit inputs of the first records of each sampled file's fit sets (the
+    observer and probe calibrators' with the embedded model's passes), as the recipes compute
+    them now, against those recorded when the files were rebuilt
     (tests/fixtures/shipped-inputs.json; franq/fit/shipped_inputs.py)."""
     from franq.fit import shipped_inputs
 

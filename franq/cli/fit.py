@@ -209,7 +209,7 @@ def faithfulness(train, out_dir, scores, with_pmi, only_pmi, data_label):
 @click.option("--datasets", "datasets_dir", type=click.Path(exists=True, file_okay=False),
               help="The committed datasets/ folder of a franq checkout. Default: the one beside this package.")
 @click.option("--raw", type=click.Path(exists=True, file_okay=False),
-              help="Raw public data folder (nq-open-oracle), for the observer calibrator. Default: $FRANQ_RAW_DATA.")
+              help="Raw public data folder (the SOURCES.md files), for --retrain-verifier. Default: $FRANQ_RAW_DATA.")
 @click.option("--check", is_flag=True, help="Compare each rebuilt file byte for byte with the shipped one and "
                                             "print a table (identical / differs, and why). The verifier is not "
                                             "retrained: its card is compared with its recipe (the table says which check ran).")
@@ -223,7 +223,7 @@ def faithfulness(train, out_dir, scores, with_pmi, only_pmi, data_label):
 @click.option("--check-inputs", "check_inputs", type=click.Path(exists=True, dir_okay=False),
               help="Rebuild nothing: recompute the fit inputs of the first records of each sampled file (the verifier "
                    "stack's calibrators, the combined-v1 long and short ones, the slot combiner; NAMES, or all) and "
-                   "compare them with the samples recorded in this file (about a minute; the test suite runs it on "
+                   "compare them with the samples recorded in this file (about two minutes; the test suite runs it on "
                    "tests/fixtures/shipped-inputs.json).")
 @click.option("--record-inputs", "record_inputs", type=click.Path(dir_okay=False),
               help="Rebuild nothing: record those samples, with each shipped file's sha256, into this file (after "
@@ -235,8 +235,8 @@ def shipped(names, out_dir, in_place, datasets_dir, raw, check, retrain_verifier
     NAMES are file names in franq/data/ (all fitted files when none). The maps and the
     long and short calibrators rebuild in seconds from datasets/ and the committed
     generations (datasets/generations), without the model. The observer calibrator
-    teacher-forces its answers with the embedded model (about 2 minutes on CPU) and reads
-    the raw nq-open file (--raw or $FRANQ_RAW_DATA). The probe-preset calibrator and the
+    teacher-forces its answers with the embedded model (about 2 minutes on CPU); its
+    distractor pairs come from datasets/nq-open/passage-answers.json.gz. The probe-preset calibrator and the
     probe file need the embedded model's passes with captured internals: about 25-45
     minutes on one CPU thread for the probe calibrator, 13 more for the probe file's
     faithfulness probes (-v logs the progress). The verifier (franq/data/verifier) is

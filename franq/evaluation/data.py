@@ -116,9 +116,35 @@ def seeded_lines(source: str | Path, n: int, *, seed: int = 0) -> tuple[list[str
     return rows[:n], len(rows)
 
 
-def passage_answers(nq: Path, raw: Path) -> dict[int, list[str]]:
+PASSAGE_ANSWERS = "passage-answers.json.gz"
+"""In the built nq-open folder: what :func:`passage_answers` reads (written from the raw file
+by scripts/build_nq_open.py), so the distractor pairs need no raw data."""
+
+
+def passage_answers(nq: Path, raw: str | os.PathLike | None = None) -> dict[int, list[str]]:
     """Pool passage id (``NQ/passages.jsonl.gz``, the built nq-open folder) -> the gold answers
-    of the raw nq-open question (``RAW/nq-open-oracle.jsonl.gz``) whose gold passage it is."""
+    of the raw nq-open question whose gold passage it is: from ``NQ/passage-answers.json.gz``
+    when the folder has it, else from ``RAW/nq-open-oracle.jsonl.gz`` (``raw``: --raw or
+    ``$FRANQ_RAW_DATA``)."""
+    committed = Path(nq) / PASSAGE_ANSWERS
+    if committed.is_file():
+        with gzip.open(committed, "rt", encoding="utf-8") as f:
+            return {int(k): v for k, v in json.load(f).items()}
+    return raw_passage_answers(Path(nq), raw_data_dir(raw))
+
+
+def write_passage_answers(nq: Path, raw: Path) -> int:
+    """Write ``NQ/passage-answers.json.gz`` from the raw file (byte-stable: sorted ids, no
+    timestamp); returns how many passages it names."""
+    owners = raw_passage_answers(Path(nq), Path(raw))
+    text = json.dumps({str(k): owners[k] for k in sorted(owners)}, ensure_ascii=False, separators=(",", ":"))
+    with open(Path(nq) / PASSAGE_ANSWERS, "wb") as f, gzip.GzipFile(fileobj=f, mode="wb", mtime=0, filename="") as g:
+        g.write(text.encode("utf-8"))
+    return len(owners)
+
+
+def raw_passage_answers(nq: Path, raw: Path) -> dict[int, list[str]]:
+    """:func:`passage_answers` from the raw file (``RAW/nq-open-oracle.jsonl.gz``)."""
     by_text: dict[tuple[str, str], list[str]] = {}
     with gzip.open(raw / "nq-open-oracle.jsonl.gz", "rt", encoding="utf-8") as f:
         for r in map(json.loads, f):

@@ -33,7 +33,7 @@ from calibration.contract import ClaimInputs
 from calibration.franq import FranqCalibrator
 from franq.config import FranqConfig
 from franq.evaluation.benchmark import Layout, read_cache, slug
-from franq.evaluation.data import load_nq_open, passage_answers, raw_data_dir
+from franq.evaluation.data import load_nq_open, passage_answers
 from franq.evaluation.metrics import auroc, bootstrap
 from franq.evaluation.observe import short_key
 from franq.evaluation.units import NamedModel, attempted, is_correct
@@ -175,7 +175,7 @@ def run(root: Path, *, raw: str | Path | None = None, n_train: int = 300, n_test
         out_dir.mkdir(parents=True, exist_ok=True)
     faith = CombinedFaithfulness(lm_name=EMBEDDED_NAME)
     cache = read_cache(layout, layout.cache / f"short-nq-open.{slug(EMBEDDED_NAME)}.jsonl")
-    owners = passage_answers(layout.nq, raw_data_dir(raw))
+    owners = passage_answers(layout.nq, raw)
     train, train_counts = build_answers(layout, "train", n_train, cache, owners)
     test, test_counts = build_answers(layout, "test", n_test, cache, owners)
     y_train = np.array([r[3] for r in train])

@@ -58,8 +58,7 @@ BASE: tuple[Shipped, ...] = (
             evaluate=cals.evaluate_short_calibrator, inputs=cals.short_inputs),
     Shipped(f"calibrator-short-observer-embedded-{_CAL}", cals.observer_calibrator,
             "condition variant, observer mix answer_share / answer_consistency, on the 90 answers of the distractor "
-            "pairs of nq-open train questions 1-45", model_passes="each answer teacher-forced: about 2 minutes on CPU",
-            raw=True),
+            "pairs of nq-open train questions 1-45", model_passes="each answer teacher-forced: about 2 minutes on CPU"),
     Shipped(f"calibrator-probe-embedded-{_CAL}", probes.probe_calibrator,
             "condition variant on out-of-fold semantic entropy probe outputs of the 448 nq-open train answers",
             model_passes="two passes per answer with hidden states, 448 answers: 25-45 minutes on CPU"),
@@ -117,14 +116,15 @@ WITH_VERIFIER: tuple[Shipped, ...] = (
     Shipped(pairs.OBSERVER_NAME, pairs.observer_verifier_calibrator,
             "three-condition (soft variant), observer mix answer_share / answer_consistency, on the distractor pairs "
             f"of nq-open train questions 1-{pairs.OBSERVER_TRAIN} (answers the embedded model did not write), the "
-            "shipped verifier", model_passes="each answer teacher-forced: about 3 minutes on CPU", raw=True,
-            evaluate=lambda datasets, path: pairs.evaluate_pairs(datasets, path)),
+            "shipped verifier", model_passes="each answer teacher-forced: about 3 minutes on CPU",
+            evaluate=lambda datasets, path: pairs.evaluate_pairs(datasets, path), inputs=pairs.pairs_inputs),
     Shipped(pairs.PROBE_NAME, pairs.probe_verifier_calibrator,
             "three-condition (soft variant), semantic entropy probes se_probe / se_probe_closed (no samples), on the "
             f"distractor pairs of nq-open train questions 1-{pairs.OBSERVER_TRAIN} (answers the embedded model did "
             "not write), the shipped verifier", model_passes="each answer teacher-forced twice with hidden states: "
-            "about 10 minutes on CPU", raw=True,
-            evaluate=lambda datasets, path: pairs.evaluate_pairs(datasets, path)),
+            "about 10 minutes on CPU",
+            evaluate=lambda datasets, path: pairs.evaluate_pairs(datasets, path),
+            inputs=lambda datasets, n: pairs.pairs_inputs(datasets, n, "probe")),
     Shipped(fast.NAMES["fast"], fast.fast_calibrator,
             "isotonic map of P_supported on the claims of ExpertQA train (truth label, citation markers stripped) "
             "under the fast mode: the shipped verifier on each claim's closest window", model_passes="the verifier only (no causal LM): about 5 minutes on one CPU thread, "

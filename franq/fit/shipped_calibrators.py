@@ -156,11 +156,12 @@ def short_calibrator(datasets: Path, out: Path, raw=None) -> Path:
     return path
 
 
-def distractor_pairs(datasets: Path, raw: Path, n: int, split: str = "train") -> list[tuple]:
+def distractor_pairs(datasets: Path, raw, n: int, split: str = "train") -> list[tuple]:
     """``(item, record, answer, is_true)`` for the first ``n`` clean nq-open questions of ``split``:
     the first gold answer (true) and a distractor passage's answer (false): the gold answer
     of the question whose gold passage is this question's first distractor (in passage
-    order) whose answer does not match this question's gold."""
+    order) whose answer does not match this question's gold. Passage owners come from
+    datasets/nq-open/passage-answers.json.gz (``raw``, the raw nq-open file, only without it)."""
     from franq.evaluation.common import is_correct, passage_answers
     from franq.fit.generations import read_jsonl, short_observed
 
@@ -182,10 +183,10 @@ def observer_calibrator(datasets: Path, out: Path, raw: Path | None = None, *, l
     train questions (raw nq-open needed to name each distractor passage's answer). Observer
     scoring teacher-forces each answer after the prompt: the embedded model runs (about a
     minute on CPU)."""
-    from franq.evaluation.common import cached_sample_set, raw_data_dir
+    from franq.evaluation.common import cached_sample_set
     from franq.io import Example
 
-    pairs = distractor_pairs(datasets, raw_data_dir(raw), OBSERVER_TRAIN)
+    pairs = distractor_pairs(datasets, raw, OBSERVER_TRAIN)
     uq = {"short_scoring": "observer", "observer": {"faith": OBSERVER_MIX[0], "unfaith": OBSERVER_MIX[1], "extra": []}}
     if lm is None:
         from franq.lm import CausalLM

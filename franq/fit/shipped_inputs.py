@@ -12,7 +12,8 @@ and P_c, P_n, UQ_faith, UQ_unfaith where the calibrator reads them; for the veri
 its slot combiner's inputs: the verifier's three probabilities and the slot features) and
 labels for the first :data:`RECORDS` records of its fit sets, recorded beside the sha256 of
 the shipped file (of every file of a folder).
-:func:`check` recomputes them (about a minute: the verifier, no causal LM) and
+:func:`check` recomputes them (about two minutes; the observer and probe samples have the
+embedded model teacher-force their answers) and
 says which file reads other inputs now, or which file changed since its sample was recorded.
 
 ``franq fit shipped --record-inputs FILE`` records (after ``--in-place``, when the rebuilt
@@ -64,8 +65,8 @@ def sampled(names=()) -> list:
     entries = [s for s in lookup(list(names)) if s.inputs is not None]
     if names and len(entries) != len(names):
         missing = sorted(set(names) - {s.name for s in entries})
-        raise InputError(f"no inputs sample for {', '.join(missing)}: one is recorded for the files whose inputs "
-                         f"need no causal-LM pass: {', '.join(s.name for s in sampled())}")
+        raise InputError(f"no inputs sample for {', '.join(missing)}: one is recorded for "
+                         f"{', '.join(s.name for s in sampled())}")
     return entries
 
 

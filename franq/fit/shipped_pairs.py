@@ -31,12 +31,12 @@ def pairs_scored(datasets: Path, raw, n: int, *, preset: str = "observer", split
     passage's answer, false: answers the embedded model did not write). Each answer is
     teacher-forced by the embedded model. Returns ``(stack, claims, is_true)``."""
     from franq.config import FranqConfig
-    from franq.evaluation.common import cached_sample_set, raw_data_dir
+    from franq.evaluation.common import cached_sample_set
     from franq.fit.shipped_calibrators import OBSERVER_MIX, distractor_pairs
     from franq.io import Example
     from franq.pipeline import Franq
 
-    pairs = distractor_pairs(datasets, raw_data_dir(raw), n, split)
+    pairs = distractor_pairs(datasets, raw, n, split)
     if lm is None:
         from franq.lm import CausalLM
 
@@ -53,11 +53,28 @@ def pairs_scored(datasets: Path, raw, n: int, *, preset: str = "observer", split
     return fr.preset(preset).stack, [c for c, _ in kept], np.array([y for _, y in kept], dtype=float)
 
 
+def _inputs(claims):
+    from calibration.contract import ClaimInputs
+
+    return ClaimInputs([c.p_faithful for c in claims], [c.uq_faith for c in claims], [c.uq_unfaith for c in claims],
+                       p_contradicted=[c.p_contradicted for c in claims],
+                       p_not_mentioned=[c.p_not_mentioned for c in claims])
+
+
+def pairs_inputs(datasets: Path, n: int, preset: str = "observer") -> dict[str, list[float]]:
+    """The ``preset``'s calibrator's fit inputs for the distractor pairs of the first ``n``
+    train questions, as :func:`pairs_verifier_calibrator` computes them: the embedded model
+    teacher-forces each answer (the sample :mod:`franq.fit.shipped_inputs` records and checks)."""
+    from franq.fit.shipped_inputs import as_record
+
+    _, claims, y = pairs_scored(datasets, None, n, preset=preset)
+    return as_record(_inputs(claims), y)
+
+
 def pairs_verifier_calibrator(datasets: Path, out: Path, raw=None, *, preset: str = "observer", lm=None,
                               verifier=None, n: int = OBSERVER_TRAIN) -> Path:
     """The ``observer`` or ``probe`` preset's three-condition calibrator (soft variant) for the
     verifier stack, on the distractor pairs of the first ``n`` nq-open train questions."""
-    from calibration.contract import ClaimInputs
     from calibration.three_condition import ThreeConditionCalibrator
 
     stack, claims, y = pairs_scored(datasets, raw, n, preset=preset, lm=lm, verifier=verifier)
@@ -65,9 +82,7 @@ def pairs_verifier_calibrator(datasets: Path, out: Path, raw=None, *, preset: st
         f"{preset} short-form calibrator for the verifier: {len(y)} answers of the distractor pairs of nq-open train "
         f"questions 1-{n} (the gold answer, true, vs a distractor passage's answer, false: answers the embedded model "
         f"did not write); {PAIR_PRESETS[preset][1]}"))
-    cal.fit(ClaimInputs([c.p_faithful for c in claims], [c.uq_faith for c in claims], [c.uq_unfaith for c in claims],
-                        p_contradicted=[c.p_contradicted for c in claims],
-                        p_not_mentioned=[c.p_not_mentioned for c in claims]), y)
+    cal.fit(_inputs(claims), y)
     path = out / PAIR_PRESETS[preset][0]
     cal.to_json(path)
     return path
