@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from franq.fit.shipped_verifier import verifier_backend
+from franq.fit.shipped_verifier import claim_inputs, verifier_backend
 
 
 OBSERVER_NAME = "calibrator-short-observer-embedded-SmolLM2-135M-Instruct.Q4-1-verifier.json"
@@ -53,14 +53,6 @@ def pairs_scored(datasets: Path, raw, n: int, *, preset: str = "observer", split
     return fr.preset(preset).stack, [c for c, _ in kept], np.array([y for _, y in kept], dtype=float)
 
 
-def _inputs(claims):
-    from calibration.contract import ClaimInputs
-
-    return ClaimInputs([c.p_faithful for c in claims], [c.uq_faith for c in claims], [c.uq_unfaith for c in claims],
-                       p_contradicted=[c.p_contradicted for c in claims],
-                       p_not_mentioned=[c.p_not_mentioned for c in claims])
-
-
 def pairs_inputs(datasets: Path, n: int, preset: str = "observer") -> dict[str, list[float]]:
     """The ``preset``'s calibrator's fit inputs for the distractor pairs of the first ``n``
     train questions, as :func:`pairs_verifier_calibrator` computes them: the embedded model
@@ -68,7 +60,7 @@ def pairs_inputs(datasets: Path, n: int, preset: str = "observer") -> dict[str, 
     from franq.fit.shipped_inputs import as_record
 
     _, claims, y = pairs_scored(datasets, None, n, preset=preset)
-    return as_record(_inputs(claims), y)
+    return as_record(claim_inputs(claims), y)
 
 
 def pairs_verifier_calibrator(datasets: Path, out: Path, raw=None, *, preset: str = "observer", lm=None,
@@ -82,7 +74,7 @@ def pairs_verifier_calibrator(datasets: Path, out: Path, raw=None, *, preset: st
         f"{preset} short-form calibrator for the verifier: {len(y)} answers of the distractor pairs of nq-open train "
         f"questions 1-{n} (the gold answer, true, vs a distractor passage's answer, false: answers the embedded model "
         f"did not write); {PAIR_PRESETS[preset][1]}"))
-    cal.fit(_inputs(claims), y)
+    cal.fit(claim_inputs(claims), y)
     path = out / PAIR_PRESETS[preset][0]
     cal.to_json(path)
     return path

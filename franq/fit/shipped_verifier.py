@@ -246,12 +246,13 @@ def _short_claims(rows) -> list[tuple]:
     return [(v, s.claims[0], y) for v, s, y in rows if s.claims and s.claims[0].status == "scored"]
 
 
-def _short_inputs(claims):
+def claim_inputs(claims):
+    """What a three-condition calibrator reads of scored claims (``ClaimScore``s)."""
     from calibration.contract import ClaimInputs
 
-    return ClaimInputs([c.p_faithful for _, c, _ in claims], [c.uq_faith for _, c, _ in claims],
-                       [c.uq_unfaith for _, c, _ in claims], p_contradicted=[c.p_contradicted for _, c, _ in claims],
-                       p_not_mentioned=[c.p_not_mentioned for _, c, _ in claims])
+    return ClaimInputs([c.p_faithful for c in claims], [c.uq_faith for c in claims], [c.uq_unfaith for c in claims],
+                       p_contradicted=[c.p_contradicted for c in claims],
+                       p_not_mentioned=[c.p_not_mentioned for c in claims])
 
 
 def short_verifier_calibrator(datasets: Path, out: Path, raw=None, *, verifier: str | Path | None = None,
@@ -265,7 +266,7 @@ def short_verifier_calibrator(datasets: Path, out: Path, raw=None, *, verifier: 
         f"three-condition short-form calibrator: {len(claims)} attempted greedy answers of {n} nq-open train "
         f"questions (clean passage lists {shares['clean']}, corrupted {shares['corrupted']}); labels: normalized "
         "match; the short preset on datasets/generations/short-nq-open.*"))
-    cal.fit(_short_inputs(claims), [y for _, _, y in claims])
+    cal.fit(claim_inputs([c for _, c, _ in claims]), [y for _, _, y in claims])
     path = out / SHORT_NAME
     cal.to_json(path)
     return path
@@ -278,7 +279,7 @@ def short_inputs(datasets: Path, n: int) -> dict[str, list[float]]:
     from franq.fit.shipped_inputs import as_record
 
     claims = _short_claims(short_verifier_results(datasets, verifier_backend(), n)[1])
-    return as_record(_short_inputs(claims), [y for _, _, y in claims])
+    return as_record(claim_inputs([c for _, c, _ in claims]), [y for _, _, y in claims])
 
 
 CONDITIONS_ONLY: tuple[str, ...] = ("supported", "contradicted", "not_mentioned")
