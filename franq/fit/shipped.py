@@ -273,8 +273,7 @@ def format_table(rows: list[dict]) -> str:
 def describe() -> str:
     """The table of shipped files: what each is fitted on and what its rebuild costs."""
     lines = [f"{s.name}\n    fitted on: {s.fitted_on}\n    model passes: {s.model_passes or 'none'}"
-             + (f"\n    raw data: {'the SOURCES.md files' if s.recipe_check else 'nq-open-oracle'} "
-                "(--raw / $FRANQ_RAW_DATA)" if s.raw else "")
+             + ("\n    raw data: the SOURCES.md files (--raw / $FRANQ_RAW_DATA)" if s.raw else "")
              + ("\n    drift check: its fit inputs sampled (--check-inputs)" if s.inputs else "") for s in SHIPPED]
     lines += [f"{n}\n    not fitted: {why}" for n, why in NOT_FITTED.items()]
     return "\n".join(lines)

@@ -180,7 +180,7 @@ def distractor_pairs(datasets: Path, raw, n: int, split: str = "train") -> list[
 
 def observer_calibrator(datasets: Path, out: Path, raw: Path | None = None, *, lm=None) -> Path:
     """The observer short-form calibrator on the distractor pairs of the first 45 nq-open
-    train questions (raw nq-open needed to name each distractor passage's answer). Observer
+    train questions (each distractor passage's answer from datasets/nq-open/passage-answers.json.gz). Observer
     scoring teacher-forces each answer after the prompt: the embedded model runs (about a
     minute on CPU)."""
     from franq.evaluation.common import cached_sample_set

@@ -169,41 +169,51 @@ def _train(datasets: Path) -> dict[str, dict[str, np.ndarray]]:
     return set_arrays(datasets, sorted({n for names in FIT_SETS.values() for n in names}))
 
 
-def fit_fast(parts: dict[str, dict[str, np.ndarray]], preset: str, stack: dict[str, str]):
-    """The calibrator of ``preset`` (``fast`` or ``fast_short``): P(true) = isotonic map of
-    P_supported fitted on the pooled labels of the claims of ``parts`` that preset scored."""
-    from calibration.contract import ClaimInputs
-    from calibration.franq import FranqCalibrator
-
-    mine = {}
+def _of_preset(parts: dict[str, dict[str, np.ndarray]], preset: str) -> dict[str, dict[str, np.ndarray]]:
+    """The claims of each set of ``parts`` that ``preset`` scored (sets with none left out)."""
+    out = {}
     for name, a in parts.items():
         keep = a["preset"] == preset
         if keep.any():
-            mine[name] = {k: v[keep] for k, v in a.items()}
+            out[name] = {k: v[keep] for k, v in a.items()}
+    return out
+
+
+def _inputs(p):
+    """What a fast calibrator reads of claims with P_supported ``p``: the mix with UQ_faith = 1
+    and UQ_unfaith = 0, which is P_supported itself."""
+    from calibration.contract import ClaimInputs
+
+    return ClaimInputs(p, np.ones(len(p)), np.zeros(len(p)))
+
+
+def fit_fast(parts: dict[str, dict[str, np.ndarray]], preset: str, stack: dict[str, str]):
+    """The calibrator of ``preset`` (``fast`` or ``fast_short``): P(true) = isotonic map of
+    P_supported fitted on the pooled labels of the claims of ``parts`` that preset scored."""
+    from calibration.franq import FranqCalibrator
+
+    mine = _of_preset(parts, preset)
     p = np.concatenate([a["p"] for a in mine.values()])
     y = np.concatenate([a["y"] for a in mine.values()])
     shares = ", ".join(f"{name} {len(a['y'])} claims ({a['y'].mean():.0%} true)" for name, a in mine.items())
-    n = len(y)
     name = NAMES[preset]
     cal = FranqCalibrator(variant="none", calibrate_faithfulness=True, fitted_for=dict(stack), description=(
         f"{preset} preset calibrator: isotonic map of P_supported ({stack['faithfulness']}) to P(true), fitted on "
         f"{shares}; recipe: franq fit shipped {name} (franq/fit/shipped_fast.py)"))
-    return cal.fit(ClaimInputs(p, np.ones(n), np.zeros(n)), y, is_faithful=y)
+    return cal.fit(_inputs(p), y, is_faithful=y)
 
 
 def fit_inputs(datasets: Path, preset: str, n: int) -> dict[str, list[float]]:
     """The fit inputs of ``preset``'s calibrator, as :func:`fit_fast` reads them, for the first
     ``n`` records of each of its :data:`FIT_SETS` (the sample :mod:`franq.fit.shipped_inputs`
     records and checks): P_supported and the label of each claim that preset scored."""
-    from calibration.contract import ClaimInputs
     from franq.fit.shipped_inputs import as_record
 
-    fr, p, y = fast_franq(), [], []
-    for rows in labelled_sets(datasets, FIT_SETS[preset]).values():
-        a = scored_claims(fr, rows[:n])
-        keep = a["preset"] == preset
-        p, y = p + a["p"][keep].tolist(), y + a["y"][keep].tolist()
-    return as_record(ClaimInputs(p, np.ones(len(p)), np.zeros(len(p))), y, uq=False)  # the mix is P_s alone
+    fr = fast_franq()
+    mine = _of_preset({name: scored_claims(fr, rows[:n])
+                       for name, rows in labelled_sets(datasets, FIT_SETS[preset]).items()}, preset)
+    p = np.concatenate([a["p"] for a in mine.values()])
+    return as_record(_inputs(p), np.concatenate([a["y"] for a in mine.values()]), uq=False)
 
 
 @functools.lru_cache(maxsize=1)
@@ -216,18 +226,10 @@ def dev_evaluation(cal, parts: dict[str, dict[str, np.ndarray]], preset: str) ->
     """The file's ``evaluation`` (issue 45.1): ECE, Brier, the constant's Brier and AUROC of
     ``cal`` (the ``preset`` file's calibrator) on the claims of each dev set of ``parts`` that
     preset scored, rounded to 4 places."""
-    from calibration.contract import ClaimInputs
     from franq.fit.natural import evaluation_row
 
-    out = {}
-    for name, a in parts.items():
-        keep = a["preset"] == preset
-        if not keep.any():
-            continue
-        p, y = a["p"][keep], a["y"][keep]
-        q = cal.predict(ClaimInputs(p, np.ones(len(p)), np.zeros(len(p))))
-        out[f"{name} (label: {'supported' if name.startswith('wice') else 'true'})"] = evaluation_row(q, y)
-    return out
+    return {f"{name} (label: {'supported' if name.startswith('wice') else 'true'})":
+            evaluation_row(cal.predict(_inputs(a["p"])), a["y"]) for name, a in _of_preset(parts, preset).items()}
 
 
 def _write(datasets: Path, out: Path, preset: str) -> Path:
@@ -272,9 +274,8 @@ def dev_table(parts: dict[str, dict[str, np.ndarray]]) -> str:
         lines.append(_row(f"{name} ({label})", a))
         presets = sorted(set(a["preset"]))
         for preset in presets if len(presets) > 1 else ():
-            keep = a["preset"] == preset
             lines.append(_row(f"... of which `{preset}` ({'short answers' if preset == 'fast_short' else 'split'})",
-                              {k: v[keep] for k, v in a.items()}))
+                              _of_preset({name: a}, preset)[name]))
     return "\n".join(lines)
 
 

@@ -101,11 +101,10 @@ def _differences(name: str, got: dict, want: dict) -> list[str]:
             out.append(f"{name}: {col} {'only recorded' if col in want else 'not recorded'}")
         elif len(got[col]) != len(want[col]):
             out.append(f"{name}: {col} holds {len(got[col])} values now, {len(want[col])} recorded")
-        elif len(got[col]) and (worst := float(np.max(np.abs(np.subtract(got[col], want[col]))))) > TOLERANCE:
-            k = int(np.argmax(np.abs(np.subtract(got[col], want[col]))))
+        elif len(got[col]) and (gap := np.abs(np.subtract(got[col], want[col]))).max() > TOLERANCE:
+            k = int(np.argmax(gap))
             out.append(f"{name}: {col}[{k}] is {got[col][k]:.6f} now, {want[col][k]:.6f} recorded "
-                       f"(largest of {sum(abs(a - b) > TOLERANCE for a, b in zip(got[col], want[col]))} "
-                       f"differences, {worst:.1e})")
+                       f"(largest of {int((gap > TOLERANCE).sum())} differences, {gap[k]:.1e})")
     return out
 
 
