@@ -1,6 +1,7 @@
-"""The user-style dev set (datasets/userdev, hand-written, never trained on) through the
-product path: every answer scored by ``franq.Franq(config).score(question, passages, answer,
-claims=[...])``, the claims given, with the default config unless told otherwise.
+"""A user-style dev set (datasets/userdev, or --data datasets/userdev2/answers.jsonl; both
+hand-written, never trained on) through the product path: every answer scored by
+``franq.Franq(config).score(question, passages, answer, claims=[...])``, the claims given, with
+the default config unless told otherwise.
 
     OMP_NUM_THREADS=1 python benchmarks/bench_userdev.py [--verifier DIR] [--calibrator FILE]
         [--config FILE] [--slot-check | --no-slot-check] [--limit N] [--out benchmarks/results/userdev.md]
@@ -197,6 +198,12 @@ def without_slots_calibrator(pipeline, config):
     return franq.Franq.from_config(config.with_overrides({"calibration.calibrator": str(path)}))
 
 
+def _shown(path: Path) -> str:
+    """The data file's folder as the table names it (relative to the repository where it lies in it)."""
+    folder = path.resolve().parent
+    return str(folder.relative_to(ROOT)) if folder.is_relative_to(ROOT) else str(folder)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--verifier", default=None, help="A franq verifier directory (default: the config's).")
@@ -226,7 +233,7 @@ def main(argv=None) -> int:
     s = summarise(recs)
     cmd = "OMP_NUM_THREADS=1 python benchmarks/bench_userdev.py " + " ".join(argv if argv is not None else sys.argv[1:])
     header = (f"# User-style dev set through the product path\n\n`{cmd.strip()}`\n\n"
-              f"{len(rows)} answers, {s['claims']} claims (datasets/userdev, hand-written, never trained on); "
+              f"{len(rows)} answers, {s['claims']} claims ({_shown(Path(args.data))}, hand-written, never trained on); "
               f"faithfulness: {pipeline.faithfulness.name}; calibrator: {Path(pipeline.config.calibration.calibrator).name} "
               f"({s['calibrated']} of {s['scored']} claims calibrated); {args.threads} torch thread(s); {seconds:.0f} s in all.")
     text = render(s, header)
