@@ -13,10 +13,10 @@ KINDS = {"name_swap", "comparison_swap", "number", "date_year", "negation", "con
 # Each set's promises: answers, answers without passages, answers with >= 3 passages, claims of each kind,
 # bounds on the supported and contradicted shares, domains.
 MINIMUMS = {
-    "userdev": dict(answers=60, no_passages=5, three_passages=1, kind=8, supported=(0.35, 0.55),
-                    contradicted=(0.18, 0.32), domains=8),
-    "userdev2": dict(answers=50, no_passages=5, three_passages=10, kind=6, supported=(0.38, 0.50),
-                     contradicted=(0.20, 0.30), domains=10),
+    "userdev": {"answers": 60, "no_passages": 5, "three_passages": 1, "kind": 8, "supported": (0.35, 0.55),
+                "contradicted": (0.18, 0.32), "domains": 8},
+    "userdev2": {"answers": 50, "no_passages": 5, "three_passages": 10, "kind": 6, "supported": (0.38, 0.50),
+                 "contradicted": (0.20, 0.30), "domains": 10},
 }
 
 
