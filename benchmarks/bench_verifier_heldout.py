@@ -6,8 +6,8 @@
 
 Sets: WiCE held out (144 claims, whole pages), 400 ExpertQA rand_test claims of the answers
 no fit has seen, the 199 of those answers' claims contradicted by a typed substitution (all
-false; franq.fit.verifier.eval.long_evidence_sets), and, where datasets/userdev exists, the
-user-style dev set written by people (never trained on; claims given). Per verifier and set:
+false; franq.fit.verifier.eval.long_evidence_sets), and the two user-style dev sets written by
+people (datasets/userdev and datasets/userdev2, where present; never trained on; claims given). Per verifier and set:
 balanced accuracy of P_supported at 0.5 (supported vs not) and its AUROC; on the user set also
 the share of contradicted claims with P_supported < 0.5, of supported claims with P_supported
 >= 0.5, and of not-mentioned claims whose argmax is "contradicted". The table and the command
@@ -25,6 +25,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 USERDEV = ROOT / "datasets" / "userdev" / "answers.jsonl"
+USER_SETS = {"userdev": USERDEV, "userdev2": ROOT / "datasets" / "userdev2" / "answers.jsonl"}
 
 
 def userdev_items(path: Path = USERDEV) -> tuple[list, list[str], list[str]]:
@@ -78,34 +79,35 @@ def evaluate(model_dir: str, device: str) -> dict:
         t0 = time.perf_counter()
         m = _verified(v, items)
         res[name] = {**_binary(m, np.asarray(y)), "seconds": round(time.perf_counter() - t0, 1)}
-    if USERDEV.is_file():
-        items, labels, kinds = userdev_items()
-        res["userdev"] = _userdev(_verified(v, items), labels, kinds)
+    for name, path in USER_SETS.items():
+        if path.is_file():
+            items, labels, kinds = userdev_items(path)
+            res[name] = _userdev(_verified(v, items), labels, kinds)
     return res
 
 
 def table(results: list[dict]) -> list[str]:
-    sets = [k for k in results[0] if k not in ("name", "userdev")]
+    user = [u for u in USER_SETS if u in results[0]]
+    sets = [k for k in results[0] if k not in ("name", *USER_SETS)]
     head = "| verifier | " + " | ".join(f"{s}: BAcc / AUROC" if "bacc" in results[0][s] else f"{s}: caught"
                                          for s in sets)
-    rows = [head + (" | userdev BAcc / AUROC | contradicted caught | supported kept | nm argmax contradicted |"
-                    if "userdev" in results[0] else " |"),
-            "|---" * (1 + len(sets) + (4 if "userdev" in results[0] else 0)) + "|"]
+    head += "".join(f" | {u} BAcc / AUROC | contradicted caught | supported kept | nm argmax contradicted"
+                    for u in user)
+    rows = [head + " |", "|---" * (1 + len(sets) + 4 * len(user)) + "|"]
     for r in results:
         cells = [f"{r[s]['bacc']:.3f} / {r[s]['auroc']:.3f}" if "bacc" in r[s] else f"{r[s]['caught']:.3f}"
                  for s in sets]
-        if "userdev" in r:
-            u = r["userdev"]
-            cells += [f"{u['bacc']:.3f} / {u['auroc']:.3f}", f"{u['contradicted_caught']:.3f}",
-                      f"{u['supported_kept']:.3f}", f"{u['nm_argmax_contradicted']:.3f}"]
+        for u in user:
+            d = r[u]
+            cells += [f"{d['bacc']:.3f} / {d['auroc']:.3f}", f"{d['contradicted_caught']:.3f}",
+                      f"{d['supported_kept']:.3f}", f"{d['nm_argmax_contradicted']:.3f}"]
         rows.append(f"| {r['name']} | " + " | ".join(cells) + " |")
-    kinds = [r for r in results if "userdev" in r]
-    if kinds:
-        all_kinds = sorted({k for r in kinds for k in r["userdev"]["by_kind"]})
-        rows += ["", "User-style dev set, contradicted claims with P_supported < 0.5, by kind:", "",
+    for u in user:
+        all_kinds = sorted({k for r in results for k in r[u]["by_kind"]})
+        rows += ["", f"{u}, contradicted claims with P_supported < 0.5, by kind:", "",
                  "| verifier | " + " | ".join(all_kinds) + " |", "|---" * (1 + len(all_kinds)) + "|"]
-        rows += [f"| {r['name']} | " + " | ".join(str(r["userdev"]["by_kind"].get(k, "")) for k in all_kinds) + " |"
-                 for r in kinds]
+        rows += [f"| {r['name']} | " + " | ".join(str(r[u]["by_kind"].get(k, "")) for k in all_kinds) + " |"
+                 for r in results]
     return rows
 
 
