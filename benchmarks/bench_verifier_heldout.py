@@ -89,11 +89,10 @@ def evaluate(model_dir: str, device: str) -> dict:
 def table(results: list[dict]) -> list[str]:
     user = [u for u in USER_SETS if u in results[0]]
     sets = [k for k in results[0] if k not in ("name", *USER_SETS)]
-    head = "| verifier | " + " | ".join(f"{s}: BAcc / AUROC" if "bacc" in results[0][s] else f"{s}: caught"
-                                         for s in sets)
-    head += "".join(f" | {u} BAcc / AUROC | contradicted caught | supported kept | nm argmax contradicted"
-                    for u in user)
-    rows = [head + " |", "|---" * (1 + len(sets) + 4 * len(user)) + "|"]
+    columns = ["verifier", *(f"{s}: BAcc / AUROC" if "bacc" in results[0][s] else f"{s}: caught" for s in sets)]
+    for u in user:
+        columns += [f"{u} BAcc / AUROC", "contradicted caught", "supported kept", "nm argmax contradicted"]
+    rows = ["| " + " | ".join(columns) + " |", "|---" * len(columns) + "|"]
     for r in results:
         cells = [f"{r[s]['bacc']:.3f} / {r[s]['auroc']:.3f}" if "bacc" in r[s] else f"{r[s]['caught']:.3f}"
                  for s in sets]
