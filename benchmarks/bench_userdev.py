@@ -198,12 +198,6 @@ def without_slots_calibrator(pipeline, config):
     return franq.Franq.from_config(config.with_overrides({"calibration.calibrator": str(path)}))
 
 
-def _shown(path: Path) -> str:
-    """The data file's folder as the table names it (relative to the repository where it lies in it)."""
-    folder = path.resolve().parent
-    return str(folder.relative_to(ROOT)) if folder.is_relative_to(ROOT) else str(folder)
-
-
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--verifier", default=None, help="A franq verifier directory (default: the config's).")
@@ -221,6 +215,7 @@ def main(argv=None) -> int:
 
     torch.set_num_threads(args.threads)
     import franq
+    from franq.evaluation.benchmark import Layout
 
     config = build_config(args)
     rows = load(Path(args.data))[: args.limit]
@@ -233,7 +228,7 @@ def main(argv=None) -> int:
     s = summarise(recs)
     cmd = "OMP_NUM_THREADS=1 python benchmarks/bench_userdev.py " + " ".join(argv if argv is not None else sys.argv[1:])
     header = (f"# User-style dev set through the product path\n\n`{cmd.strip()}`\n\n"
-              f"{len(rows)} answers, {s['claims']} claims ({_shown(Path(args.data))}, hand-written, never trained on); "
+              f"{len(rows)} answers, {s['claims']} claims ({Layout(ROOT).rel(Path(args.data).resolve().parent)}, hand-written, never trained on); "
               f"faithfulness: {pipeline.faithfulness.name}; calibrator: {Path(pipeline.config.calibration.calibrator).name} "
               f"({s['calibrated']} of {s['scored']} claims calibrated); {args.threads} torch thread(s); {seconds:.0f} s in all.")
     text = render(s, header)
