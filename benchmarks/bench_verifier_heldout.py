@@ -10,12 +10,16 @@ false; franq.fit.verifier.eval.long_evidence_sets), and the two user-style dev s
 people (datasets/userdev and datasets/userdev2, where present; never trained on; claims given). Per verifier and set:
 balanced accuracy of P_supported at 0.5 (supported vs not) and its AUROC; on the user set also
 the share of contradicted claims with P_supported < 0.5, of supported claims with P_supported
->= 0.5, and of not-mentioned claims whose argmax is "contradicted". The table and the command
-that made it are written to --out (with a .json beside it).
+>= 0.5, and of not-mentioned claims whose argmax is "contradicted", and the supported claims
+kept by word cover (the share of the claim's content words found in its closest passage: a
+claim worded further from its passage has a lower cover; experiments/2026-11-29-near-relevant-support
+found the contrastive-trained candidates losing those). The table and the command that made it
+are written to --out (with a .json beside it).
 """
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import sys
 import time
@@ -47,11 +51,33 @@ def _binary(m: np.ndarray, y: np.ndarray) -> dict:
     from franq.evaluation.metrics import auroc, balanced_accuracy
 
     s = m[:, 0]
-    return {"n": int(len(y)), "bacc": round(float(balanced_accuracy(s, y)), 4), "auroc": round(float(auroc(s, y)), 4)} \
-        if 0 < y.sum() < len(y) else {"n": int(len(y)), "caught": round(float(np.mean(s < 0.5)), 4)}
+    return {"n": len(y), "bacc": round(float(balanced_accuracy(s, y)), 4), "auroc": round(float(auroc(s, y)), 4)} \
+        if 0 < y.sum() < len(y) else {"n": len(y), "caught": round(float(np.mean(s < 0.5)), 4)}
 
 
-def _userdev(m: np.ndarray, labels: list[str], kinds: list[str]) -> dict:
+COVER_BINS = (0.0, 0.7, 0.8, 0.9)
+
+
+def word_cover(claim: str, passages: list[str]) -> float:
+    """The share of ``claim``'s content words found in the passage holding most of them."""
+    from franq.fit.verifier.data import words
+
+    want = words(claim)
+    return max((len(want & words(p)) / len(want) for p in passages), default=0.0) if want else 1.0
+
+
+def _by_cover(kept: np.ndarray, cover: np.ndarray) -> dict:
+    """``{"[lo, hi)": [claims, share kept]}`` over :data:`COVER_BINS`."""
+    edges = (*COVER_BINS, np.inf)
+    out = {}
+    for lo, hi in itertools.pairwise(edges):
+        m = (cover >= lo) & (cover < hi)
+        out[f"[{lo:.1f}, {min(hi, 1.0):.1f}{']' if hi == np.inf else ')'}"] = [int(m.sum()), round(float(kept[m].mean()), 3)
+                                                                            if m.any() else None]
+    return out
+
+
+def _userdev(m: np.ndarray, labels: list[str], kinds: list[str], items: list | None = None) -> dict:
     lab = np.array(labels)
     out = _binary(m, (lab == "supported").astype(int))
     con = lab == "contradicted"
@@ -61,6 +87,10 @@ def _userdev(m: np.ndarray, labels: list[str], kinds: list[str]) -> dict:
                 "nm_argmax_contradicted": round(float(np.mean(m[nm].argmax(1) == 1)), 4),
                 "by_kind": {k: round(float(np.mean(m[con & (np.array(kinds) == k), 0] < 0.5)), 3)
                             for k in sorted(set(np.array(kinds)[con]))}})
+    if items is not None:
+        sup = lab == "supported"
+        cover = np.array([word_cover(c, list(p)) for (p, c), s in zip(items, sup, strict=True) if s])
+        out["supported_kept_by_cover"] = _by_cover(m[sup, 0] >= 0.5, cover)
     return out
 
 
@@ -82,7 +112,7 @@ def evaluate(model_dir: str, device: str) -> dict:
     for name, path in USER_SETS.items():
         if path.is_file():
             items, labels, kinds = userdev_items(path)
-            res[name] = _userdev(_verified(v, items), labels, kinds)
+            res[name] = _userdev(_verified(v, items), labels, kinds, items)
     return res
 
 
@@ -106,6 +136,12 @@ def table(results: list[dict]) -> list[str]:
         rows += ["", f"{u}, contradicted claims with P_supported < 0.5, by kind:", "",
                  "| verifier | " + " | ".join(all_kinds) + " |", "|---" * (1 + len(all_kinds)) + "|"]
         rows += [f"| {r['name']} | " + " | ".join(str(r[u]["by_kind"].get(k, "")) for k in all_kinds) + " |"
+                 for r in results]
+        bins = list(results[0][u]["supported_kept_by_cover"])
+        rows += ["", f"{u}, supported claims with P_supported >= 0.5, by word cover (claims in the bin: "
+                 + ", ".join(f"{b} {results[0][u]['supported_kept_by_cover'][b][0]}" for b in bins) + "):", "",
+                 "| verifier | " + " | ".join(bins) + " |", "|---" * (1 + len(bins)) + "|"]
+        rows += [f"| {r['name']} | " + " | ".join(str(r[u]["supported_kept_by_cover"][b][1]) for b in bins) + " |"
                  for r in results]
     return rows
 
