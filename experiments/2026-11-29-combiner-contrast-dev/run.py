@@ -11,6 +11,7 @@ PAIRS-V8: `franq fit verifier --recipe v8 --write-pairs FILE -o unused` (its ``d
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import itertools
 import json
 import lzma
@@ -98,8 +99,8 @@ def main(argv=None) -> int:
         meta = {"verifier": v7.name, "version": 2, "pairs": int(sum(len(d[n][2]) for n in six)),
                 "l2": six_fit["l2"], "natural_weight": six_fit["natural_weight"], "fitted_on": six,
                 "command": "python experiments/2026-11-29-combiner-contrast-dev/run.py --write FILE"}
-        Path(args.write).write_text(fit(d, six, six_fit["l2"], six_fit["natural_weight"], meta).to_json() + "\n",
-                                    encoding="utf-8")
+        comb = dataclasses.replace(variants["v7 + slots (refit, six sets)"], meta=meta)  # the fit above, with its record
+        Path(args.write).write_text(comb.to_json() + "\n", encoding="utf-8")
     for label, comb in variants.items():
         res = result["variants"].setdefault(label, {})
         for n in report + [CONTRAST]:

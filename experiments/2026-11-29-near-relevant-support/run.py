@@ -37,11 +37,11 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     from bench_verifier_heldout import USER_SETS, _binary, _userdev, userdev_items
     from fit_slot_combiner import NATURAL_SETS, set_score
-    from run import sets
+    from run import sets, windows_of
 
     from franq.verifier import Verifier, shipped_verifier_dir
 
-    name = Verifier(shipped_verifier_dir()).name
+    v7 = Verifier(shipped_verifier_dir())
     data = {k: v for k, v in sets().items() if k != "R userdev"}
     for s, path in USER_SETS.items():
         items, labels, kinds = userdev_items(path)
@@ -49,10 +49,9 @@ def main(argv=None) -> int:
     result = {}
     for delta in DELTAS:
         res, fit_scores = {}, []
-        for n, (_items, y, kinds) in data.items():
-            f = Path(args.cache) / f"{name}--{n.replace(' ', '_').replace('/', '_')}.npz"
-            d = np.load(f)
-            p3 = np.array([near_relevant(d["p"][a:b], delta) for a, b in itertools.pairwise(d["off"])])
+        for n, (items, y, kinds) in data.items():
+            pw, off = windows_of(v7, n, items, Path(args.cache))  # read from the cache, as run there
+            p3 = np.array([near_relevant(pw[a:b], delta) for a, b in itertools.pairwise(off)])
             if not n.startswith("R "):
                 fit_scores.append(set_score(p3, y, n in NATURAL_SETS))
             elif n[2:] in USER_SETS:
