@@ -51,8 +51,8 @@ def main(argv=None) -> int:
     import torch
 
     torch.set_num_threads(1)
-    from bench_verifier_heldout import USER_SETS, _binary, _userdev, userdev_items
-    from fit_slot_combiner import NATURAL_SETS, choose, fit, set_score
+    from bench_verifier_heldout import USER_SETS, report_read, userdev_items
+    from fit_slot_combiner import choose, fit, held_apart
     from run import sets, windows_of
 
     from franq.evaluation.obvious_cases import CASES
@@ -83,11 +83,7 @@ def main(argv=None) -> int:
     variants = {"v7 alone": None, "v7 + slots (shipped)": load_combiner(v7)}
     result = {"n_contrast": len(d[CONTRAST][2]), "variants": {}}
     for label, names in (("v7 + slots (refit, five sets)", five), ("v7 + slots (refit, six sets)", six)):
-        loso = {}
-        for n in six:
-            rest = [m for m in names if m != n]
-            _, l2, nw = choose(d, rest)
-            loso[n] = round(set_score(fit(d, rest, l2, nw).apply(*d[n][:2]), d[n][2], n in NATURAL_SETS), 4)
+        loso = held_apart(d, names, over=six)
         _, l2, nw = choose(d, names)
         variants[label] = fit(d, names, l2, nw)
         result["variants"][label] = {"loso": loso, "loso_mean_five": round(float(np.mean([loso[n] for n in five])), 4),
@@ -106,18 +102,13 @@ def main(argv=None) -> int:
         for n in report + [CONTRAST]:
             p3, feats, y, kinds = rows[n]
             m = p3 if comb is None else comb.apply(p3, feats)
-            if n[2:] in USER_SETS:
-                res[n[2:]] = _userdev(m, list(y), list(kinds))
-            elif n == CONTRAST:
+            if n == CONTRAST:
                 res[n] = {"acc3": round(float(np.mean(m.argmax(1) == y)), 4),
                           "contradicted_argmax_c": round(float(np.mean(m[y == 1].argmax(1) == 1)), 4),
                           "supported_kept": round(float(np.mean(m[y == 0, 0] >= 0.5)), 4),
                           "nm_argmax_c": round(float(np.mean(m[y == 2].argmax(1) == 1)), 4)}
-            elif n == "R obvious":
-                res["obvious"] = {"right": int(np.sum((m[:, 0] >= 0.5) == (y == 1))), "of": len(y),
-                                  "p_s": np.round(m[:, 0], 3).tolist()}
             else:
-                res[n[2:]] = _binary(m, y)
+                key, res[key] = report_read(n, m, y, kinds)
         print(label, json.dumps(res), flush=True)
     Path(args.out).write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
     return 0

@@ -11,6 +11,7 @@ CACHE_DIR: v7's window probabilities per set, as experiments/2026-11-29-verifier
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import sys
 from pathlib import Path
@@ -45,7 +46,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     import run as two
     from bench_verifier_heldout import _binary, _userdev
-    from fit_slot_combiner import NATURAL_SETS, choose, fit, set_score
+    from fit_slot_combiner import choose, fit, held_apart
 
     from franq.verifier import Verifier, shipped_verifier_dir
     from franq.verifier.aggregate import relevant
@@ -55,7 +56,7 @@ def main(argv=None) -> int:
     rows = {}
     for name, (items, y, kinds) in two.sets().items():
         p, off = two.windows_of(v7, name, items, Path(args.cache))
-        p7 = np.array([relevant(p[a:b])[0] if b > a else [0, 0, 1] for a, b in zip(off[:-1], off[1:])])
+        p7 = np.array([relevant(p[a:b])[0] if b > a else [0, 0, 1] for a, b in itertools.pairwise(off)])
         feats = np.array([features(c, list(ps)) for ps, c in items])
         flips = np.array([[flip(c, list(ps), n) for n in NEAR] for ps, c in items])
         rows[name] = {"p7": p7, "feats": feats, "flips": flips, "y": y, "kinds": kinds}
@@ -73,11 +74,7 @@ def main(argv=None) -> int:
         variants[f"+ negation flip on a near copy ({near})"] = lambda r, i=i: np.hstack([r["feats"], r["flips"][:, [i]]])
     for label, make in variants.items():
         d = {n: (r["p7"], make(r), r["y"]) for n, r in rows.items()}
-        loso = {}
-        for n in fit_names:
-            rest = [m for m in fit_names if m != n]
-            _, l2, nw = choose(d, rest)
-            loso[n] = round(set_score(fit(d, rest, l2, nw).apply(d[n][0], d[n][1]), d[n][2], n in NATURAL_SETS), 4)
+        loso = held_apart(d, fit_names)
         _, l2, nw = choose(d, fit_names)
         comb = fit(d, fit_names, l2, nw)
         res = {"loso": loso, "loso_mean": round(float(np.mean(list(loso.values()))), 4), "l2": l2,
