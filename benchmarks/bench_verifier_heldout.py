@@ -94,7 +94,6 @@ def _userdev(m: np.ndarray, labels: list[str], kinds: list[str], items: list | N
     return out
 
 
-
 def report_read(name: str, m: np.ndarray, y: np.ndarray, kinds) -> tuple[str, dict]:
     """``(key, reading)`` of a report set ``"R <name>"`` under three-way probabilities ``m``: a
     user-style set by :func:`_userdev`, the obvious cases (true, then swapped: how many are on the
@@ -105,6 +104,7 @@ def report_read(name: str, m: np.ndarray, y: np.ndarray, kinds) -> tuple[str, di
     if key == "obvious":
         return key, {"right": int(np.sum((m[:, 0] >= 0.5) == (y == 1))), "of": len(y), "p_s": np.round(m[:, 0], 3).tolist()}
     return key, _binary(m, y)
+
 
 def _verified(v, items) -> np.ndarray:
     """``(n, 3)``: each claim's (P_supported, P_contradicted, P_not_mentioned) against its passages."""

@@ -83,7 +83,6 @@ def choose(data: dict, names) -> tuple[float, float, float]:
     return best
 
 
-
 def held_apart(data: dict, names, over=None) -> dict[str, float]:
     """Each set of ``over`` (default: ``names``) scored by the combiner chosen and fitted on the
     other sets of ``names`` (what the experiments compare input sets by), rounded to 4 places."""
@@ -93,6 +92,7 @@ def held_apart(data: dict, names, over=None) -> dict[str, float]:
         _, l2, nw = choose(data, rest)
         out[n] = round(set_score(fit(data, rest, l2, nw).apply(*data[n][:2]), data[n][2], n in NATURAL_SETS), 4)
     return out
+
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
