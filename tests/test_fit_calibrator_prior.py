@@ -46,7 +46,7 @@ def _fitted(tmp_path):
 
 
 def test_each_map_moves_by_the_same_logit_and_the_file_records_it(tmp_path):
-    src, cal = _fitted(tmp_path)
+    _src, cal = _fitted(tmp_path)
     base = cal.base_rate
     assert base == pytest.approx(json.loads((tmp_path / "cal.report.json").read_text())["n_true"] / 450)
     X = ClaimInputs([0.8, 0.1], [0.5, 0.2], [0.3, 0.4], p_contradicted=[0.1, 0.1], p_not_mentioned=[0.1, 0.8])
@@ -79,7 +79,7 @@ def test_the_knowledge_base_rate_and_interval_move_with_t_n(tmp_path):
 
 
 def test_fit_prior_command_moves_a_calibrator_by_a_given_or_estimated_prior(tmp_path):
-    src, cal = _fitted(tmp_path)
+    _src, cal = _fitted(tmp_path)
     res = CliRunner().invoke(main, ["fit", "prior", str(tmp_path / "cal.json"), "-o", str(tmp_path / "p.json"),
                                     "--prior", "0.4"])
     assert res.exit_code == 0, res.output
@@ -93,6 +93,9 @@ def test_fit_prior_command_moves_a_calibrator_by_a_given_or_estimated_prior(tmp_
     assert res.exit_code == 0, res.output
     estimate = json.loads((tmp_path / "em.json").read_text())["prior"]["deployment"]
     assert abs(estimate - truth) < abs(cal.base_rate - truth) and abs(estimate - truth) < 0.1
+    assert "EM assumes that only the share of true claims changed" in res.output  # not with a given prior:
+    assert "EM assumes" not in CliRunner().invoke(main, ["fit", "prior", str(tmp_path / "cal.json"), "-o",
+                                                         str(tmp_path / "q.json"), "--prior", "0.4"]).output
     res = CliRunner().invoke(main, ["fit", "prior", str(tmp_path / "cal.json"), "-o", str(tmp_path / "x.json")])
     assert res.exit_code != 0 and "give one of --prior P and --from-records" in res.output
 

@@ -112,4 +112,10 @@ def format_prior(out: dict, output) -> str:
     return (f"base rate {out['fitted']} (fitted) -> {out['deployment']} ({how}); moved as {out['moves']}, "
             f"logit_shift {out['logit_shift']:+.4f}; wrote {output}" + (
                 " (without the source file's 'evaluation': it was measured at the fitted base rate)"
-                if out.get("evaluation_dropped") else ""))
+                if out.get("evaluation_dropped") else "") + (f"\n{EM_NOTICE}" if "estimated_from" in out else ""))
+
+
+EM_NOTICE = ("note: EM assumes that only the share of true claims changed; where the scores of a true (or a false) "
+             "claim change with the deployment too, its estimate can be far off (nq-open's split claims under "
+             "--fast: .976 for .087; benchmarks/results/fast.md). Check it against what you know, or give --prior.")
+"""What ``franq fit prior --from-records`` prints under its result."""
