@@ -105,6 +105,12 @@ def adjust_prior(path: str | Path, output: str | Path, *, prior: float | None = 
     return out
 
 
+EM_NOTICE = ("note: EM assumes that only the share of true claims changed; where the scores of a true (or a false) "
+             "claim change with the deployment too, its estimate can be far off (nq-open's split claims under "
+             "--fast: .976 for .087; benchmarks/results/fast.md). Check it against what you know, or give --prior.")
+"""What ``franq fit prior --from-records`` prints under its result."""
+
+
 def format_prior(out: dict, output) -> str:
     how = (f"estimated by EM from {out['n_claims']} unlabelled claims of {out['estimated_from']} "
            f"({out['em_iterations']} iterations; their mean P(true) before: {out['mean_p_true_unadjusted']})"
@@ -113,9 +119,3 @@ def format_prior(out: dict, output) -> str:
             f"logit_shift {out['logit_shift']:+.4f}; wrote {output}" + (
                 " (without the source file's 'evaluation': it was measured at the fitted base rate)"
                 if out.get("evaluation_dropped") else "") + (f"\n{EM_NOTICE}" if "estimated_from" in out else ""))
-
-
-EM_NOTICE = ("note: EM assumes that only the share of true claims changed; where the scores of a true (or a false) "
-             "claim change with the deployment too, its estimate can be far off (nq-open's split claims under "
-             "--fast: .976 for .087; benchmarks/results/fast.md). Check it against what you know, or give --prior.")
-"""What ``franq fit prior --from-records`` prints under its result."""
