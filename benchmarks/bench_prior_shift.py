@@ -56,7 +56,8 @@ def row(name: str, cal, s: dict) -> str:
     cal.prior = est
     em = cal.predict(X)
     cal.prior = None
-    return (f"| {name} | {len(y)} | {base:.3f} | {y.mean():.3f} | {est:.3f} ({it}) | {before.mean():.3f} | "
+    return (f"| {name} | {len(y)} | {base:.3f} | {cal.prior_anchor:.3f} | {y.mean():.3f} | {est:.3f} ({it}) | "
+            f"{before.mean():.3f} | "
             f"{ece(before, y):.3f} | {ece(oracle, y):.3f} | {ece(em, y):.3f} |")
 
 
@@ -92,11 +93,13 @@ def main() -> int:
     lines = [f"# Prior shift (issue 45 item 4); verifier {sets['verifier']}", "",
              "Command: `OMP_NUM_THREADS=1 python benchmarks/bench_prior_shift.py`. ECE (10 bins) of the calibrated "
              "P(true) unadjusted, moved to the deployment's true share (oracle), and moved to the EM estimate from "
-             "the deployment's unlabelled claims (iterations in brackets). Each map's output is moved by "
-             "log(P'/(1-P')) - log(P/(1-P)) before mixing.", "",
-             "| fitted on -> deployed on | claims | fitted share true | deployment share true | EM estimate | "
-             "mean P(true) unadjusted | ECE unadjusted | ECE oracle prior | ECE EM prior |",
-             "|---|---|---|---|---|---|---|---|---|",
+             "the deployment's unlabelled claims (iterations in brackets). P(true), the mix, is moved by "
+             "log(P'/(1-P')) - log(P/(1-P)), P the calibrator's mean P(true) on its fit claims (calibration/prior.py; "
+             "before 2026-11-29 each map moved before mixing, from the fit's share true: "
+             "experiments/2026-11-29-prior-on-output).", "",
+             "| fitted on -> deployed on | claims | fitted share true | its mean P(true) on them | deployment share "
+             "true | EM estimate | mean P(true) unadjusted | ECE unadjusted | ECE oracle prior | ECE EM prior |",
+             "|---|---|---|---|---|---|---|---|---|---|",
              row("ExpertQA train, condition variant -> ExpertQA rand_test (natural)", eqa, test),
              row("ExpertQA train, soft variant -> ExpertQA rand_test (natural)", eqa_soft, test)]
     copies = "rand_test + contradicted copies" if contra is not None else "rand_test (copies not in this run)"

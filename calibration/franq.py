@@ -49,7 +49,8 @@ from calibration.isotonic import IsotonicCalibrator
 from calibration.knowledge_check import NOT_MADE, check_record, fit_check, read_check
 from calibration.metrics import expected_calibration_error
 from calibration.mix import franq_mix
-from calibration.prior import (check_prior, fitted_share, prior_record, prior_shift_of, read_prior, shift_knowledge,
+from calibration.prior import (MIX_RULE, check_prior, fitted_share, implied_prior_of, prior_record, prior_shift_of,
+                              read_implied_prior, read_prior, shift_knowledge,
                                shift_probabilities)
 
 FORMAT = "franq-calibrator"
@@ -224,6 +225,8 @@ class FranqCalibrator:
             self.knowledge_check_ = fit_check(log_scores(b), y, w_unfaith, groups, natural)
             warnings += [] if self.knowledge_check_ else [NOT_MADE]
         self.n_samples_ = n
+        self.implied_prior_ = None  # the unmoved mix on the fit claims: the prior it implies
+        self.implied_prior_ = implied_prior_of(self._predict(p_f_raw, a, b, shift=0.0)[3], w)
         fitted = self._predict(p_f_raw, a, b)[3]
         self.fit_spread_ = prediction_spread(fitted)
         collapsed = collapse_warning(self.fit_spread_, "on its training claims")
@@ -254,26 +257,39 @@ class FranqCalibrator:
         c = getattr(self, "counts_", {}) or {}
         return fitted_share([c.get("faithful")] if self.variant == "none" else [c.get("faithful"), c.get("unfaithful")])
 
+    @property
+    def prior_anchor(self) -> float | None:
+        """The prior a new one moves from (:mod:`calibration.prior`): :attr:`implied_prior_`, the
+        mean P(true) on the fit claims, or, for files written before it, :attr:`base_rate`."""
+        implied = getattr(self, "implied_prior_", None)
+        return self.base_rate if implied is None else implied
+
     def prior_shift(self) -> float:
-        """What :attr:`prior` adds to the logit of each UQ map (of P(true) for variant ``none``)."""
-        return prior_shift_of(self.base_rate, self.prior)
+        """What :attr:`prior` adds to the logit of P(true) and of each UQ map (0 when no prior is set)."""
+        return prior_shift_of(self.prior_anchor, self.prior)
 
     @property
     def prior_rule(self) -> str:
         """What a prior moves, as the file's ``prior.rule`` and ``franq fit prior`` say it."""
+        if getattr(self, "implied_prior_", None) is not None:
+            return MIX_RULE
         return "P(true): logit + logit_shift" if self.variant == "none" else "each UQ map's output: logit + logit_shift"
 
-    def _predict(self, p_f, a, b):
-        shift = self.prior_shift()
+    def _predict(self, p_f, a, b, shift: float | None = None):
+        """``(P_faithful, T_faith, T_unfaith, P(true))`` moved by ``shift`` (default:
+        :meth:`prior_shift`): P(true) as a whole, or, for a file without ``implied_prior``,
+        each UQ map before mixing (P(true) itself for variant ``none``)."""
+        shift = self.prior_shift() if shift is None else shift
+        per_map = getattr(self, "implied_prior_", None) is None and self.variant != "none"
         if self.faithfulness_ is not None:
             p_f = self.faithfulness_.predict(p_f)
         p_f = self._cut(p_f)
-        if self.uq_faith_ is not None:
-            a = shift_probabilities(self.uq_faith_.predict(log_scores(a)), shift)
-        if self.uq_unfaith_ is not None:
-            b = shift_probabilities(self.uq_unfaith_.predict(log_scores(b)), shift)
-        p = franq_mix(p_f, a, b)
-        return p_f, a, b, shift_probabilities(p, shift) if self.variant == "none" else p
+        a = a if self.uq_faith_ is None else self.uq_faith_.predict(log_scores(a))
+        b = b if self.uq_unfaith_ is None else self.uq_unfaith_.predict(log_scores(b))
+        moved = [x if m is None else shift_probabilities(x, shift) for x, m in ((a, self.uq_faith_), (b, self.uq_unfaith_))]
+        if per_map:
+            return (p_f, *moved, franq_mix(p_f, *moved))
+        return (p_f, *moved, shift_probabilities(franq_mix(p_f, a, b), shift))
 
     def predict_components(self, X: ClaimInputs) -> CalibratedClaims:
         """Calibrated P(true), P(true | supported) (UQ_faith mapped), P(true | not supported)
@@ -323,8 +339,9 @@ class FranqCalibrator:
             "uq_unfaith": self.uq_unfaith_.to_dict() if self.uq_unfaith_ is not None else None,
             "n_samples": self.n_samples_, "counts": self.counts_, "fit_spread": self.fit_spread_,
             **({} if self.threshold is None else {"threshold": self.threshold}),
+            **({} if self.implied_prior_ is None else {"implied_prior": self.implied_prior_}),
             **({} if self.prior is None else {"prior": prior_record(
-                self.base_rate, self.prior, self.prior_rule)}),
+                self.base_rate, self.prior, self.prior_rule, self.implied_prior_)}),
             **check_record(self.knowledge_check_), **evaluation_record(self.evaluation),
         }
 
@@ -351,6 +368,7 @@ class FranqCalibrator:
                                                               parts["uq_unfaith"])
         cal.n_samples_, cal.counts_, cal.fit_spread_ = fit_record(obj, where)
         cal.knowledge_check_ = read_check(obj, where)
+        cal.implied_prior_ = read_implied_prior(obj, where)
         cal.warnings_ = ()
         return cal
 

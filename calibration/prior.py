@@ -7,9 +7,16 @@ amount on the logit scale::
 
     logit p' = logit p + log(P' / (1 - P')) - log(P / (1 - P))
 
-A three-condition calibrator applies the shift to each map's output (T_s, T_c, T_n: each is
-a posterior given its condition) before mixing. An output of exactly 0 or 1 stays put: no
-prior moves a certainty.
+The posterior is the calibrated P(true) itself, the mix, so a calibrator fitted by this franq
+moves the mix, from the prior its own outputs imply: the mean P(true) it gives its fit claims
+(``implied_prior`` in the file; weighted as fitted), so that moving it to that share changes
+nothing and EM on its own fit claims stays where it starts. The maps (T_s, T_c, T_n) and the
+knowledge term move by the same shift, as what they say under the new prior. A file written
+before it records ``implied_prior`` keeps the earlier rule: each map's output moves before
+mixing, from the fit claims' share true. That rule leaves a map near 0 near 0: the shipped long
+calibrator told natural ExpertQA's share stays at ECE .154, where the mix rule reaches .010
+(experiments/2026-11-29-prior-on-output). An output of exactly 0 or 1 stays put: no prior
+moves a certainty.
 
 The deployment prior ``P'`` need not be known: :func:`em_prior` estimates it from unlabelled
 scored claims by expectation-maximisation (Saerens, Latinne & Decaestecker 2002, "Adjusting
@@ -103,9 +110,33 @@ def prior_shift_of(base_rate: float | None, prior: float | None) -> float:
     return logit_shift(base_rate, prior)
 
 
-def prior_record(base_rate: float | None, prior: float, rule: str) -> dict:
-    """The ``prior`` object a calibrator file carries once moved."""
-    return {"fitted": base_rate, "deployment": prior, "logit_shift": prior_shift_of(base_rate, prior), "rule": rule}
+MIX_RULE = "P(true), the mix: logit + logit_shift, from the fit's mean P(true) (implied_prior)"
+"""What a prior moves in a calibrator that records ``implied_prior`` (the module doc)."""
+
+
+def prior_record(base_rate: float | None, prior: float, rule: str, implied: float | None = None) -> dict:
+    """The ``prior`` object a calibrator file carries once moved: the fit's share true, the
+    deployment's, the shift (from ``implied``, the fit's mean P(true), where recorded) and the rule."""
+    return {"fitted": base_rate, **({} if implied is None else {"implied": implied}), "deployment": prior,
+            "logit_shift": prior_shift_of(base_rate if implied is None else implied, prior), "rule": rule}
+
+
+def implied_prior_of(p_true: Any, weights: Any) -> float:
+    """The prior a calibrator's outputs imply on its fit claims: their weighted mean P(true),
+    kept strictly inside (0, 1)."""
+    p, w = np.asarray(p_true, dtype=np.float64), np.asarray(weights, dtype=np.float64)
+    return float(np.clip(np.sum(w * p) / np.sum(w), 1e-6, 1 - 1e-6))
+
+
+def read_implied_prior(obj: dict, where: str) -> float | None:
+    """A calibrator file's ``implied_prior`` (None for files written before it)."""
+    value = obj.get("implied_prior")
+    if value is None:
+        return None
+    try:
+        return check_prior(value, "implied_prior")
+    except ValueError as exc:
+        raise CalibratorFileError(f"{where}: {exc}") from None
 
 
 def read_prior(obj: dict, where: str) -> float | None:

@@ -45,7 +45,8 @@ from calibration.isotonic import PRIOR_STRENGTH, IsotonicCalibrator
 from calibration.knowledge_check import NOT_MADE, check_record, fit_check, read_check
 from calibration.metrics import expected_calibration_error
 from calibration.mix import franq_mix3
-from calibration.prior import (check_prior, fitted_share, prior_record, prior_shift_of, read_prior, shift_knowledge,
+from calibration.prior import (MIX_RULE, check_prior, fitted_share, implied_prior_of, prior_record, prior_shift_of,
+                              read_implied_prior, read_prior, shift_knowledge,
                                shift_probabilities)
 
 FORMAT = "franq-calibrator-3"
@@ -188,6 +189,8 @@ class ThreeConditionCalibrator:
         if self.uq_not_mentioned_ is not None and "not_mentioned" not in self.flat:
             self.knowledge_check_ = fit_check(log_scores(b), y, weights[2], groups, natural)
             warnings += [] if self.knowledge_check_ else [NOT_MADE]
+        self.implied_prior_ = None  # the mix of the maps, unmoved, on the fit claims: the prior it implies
+        self.implied_prior_ = implied_prior_of(self._predict(p, scores["faith"], scores["unfaith"], shift=0.0)[3], w)
         fitted = self._predict(p, scores["faith"], scores["unfaith"])[3]
         raw = franq_mix3(p[:, 0], p[:, 1], p[:, 2], scores["faith"], scores["faith"], scores["unfaith"])
         self.fit_spread_ = prediction_spread(fitted)
@@ -212,21 +215,35 @@ class ThreeConditionCalibrator:
         c = getattr(self, "counts_", {}) or {}
         return fitted_share([c.get(name) for name in CONDITIONS])
 
+    @property
+    def prior_anchor(self) -> float | None:
+        """The prior a new one moves from (:mod:`calibration.prior`): :attr:`implied_prior_`, the
+        mean P(true) on the fit claims, or, for files written before it, :attr:`base_rate`."""
+        implied = getattr(self, "implied_prior_", None)
+        return self.base_rate if implied is None else implied
+
     def prior_shift(self) -> float:
-        """What :attr:`prior` adds to each map's logit (0 when no prior is set)."""
-        return prior_shift_of(self.base_rate, self.prior)
+        """What :attr:`prior` adds to the logit of P(true) and of each map (0 when no prior is set)."""
+        return prior_shift_of(self.prior_anchor, self.prior)
 
     @property
     def prior_rule(self) -> str:
         """What a prior moves, as the file's ``prior.rule`` and ``franq fit prior`` say it."""
-        return "each map's output: logit + logit_shift"
+        return "each map's output: logit + logit_shift" if getattr(self, "implied_prior_", None) is None else MIX_RULE
 
-    def _predict(self, p: np.ndarray, a: np.ndarray, b: np.ndarray):
-        maps, shift = [], self.prior_shift()
+    def _predict(self, p: np.ndarray, a: np.ndarray, b: np.ndarray, shift: float | None = None):
+        """``(T_s, T_c, T_n, P(true))``, moved by ``shift`` (default: :meth:`prior_shift`): the mix as a
+        whole, or, for a file without ``implied_prior``, each map before mixing."""
+        shift = self.prior_shift() if shift is None else shift
+        per_map = getattr(self, "implied_prior_", None) is None
+        maps, shown = [], []
         for _, attr, score in MAPS:
             m, x = getattr(self, attr + "_"), a if score == "faith" else b
-            maps.append(x if m is None else shift_probabilities(m.predict(log_scores(x)), shift))
-        return (*maps, franq_mix3(p[:, 0], p[:, 1], p[:, 2], *maps))
+            out = x if m is None else m.predict(log_scores(x))
+            maps.append(shift_probabilities(out, shift) if per_map and m is not None else out)
+            shown.append(out if m is None else shift_probabilities(out, shift))
+        mix = franq_mix3(p[:, 0], p[:, 1], p[:, 2], *maps)
+        return (*shown, mix if per_map else shift_probabilities(mix, shift))
 
     @staticmethod
     def _inputs(X: ClaimInputs) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -269,8 +286,10 @@ class ThreeConditionCalibrator:
                           "+ p_not_mentioned * uq_not_mentioned(uq_unfaith)"}
         if self.flat:  # only when used: files fitted before the option read back unchanged
             out["flat"] = list(self.flat)
-        if self.prior is not None:  # likewise
-            out["prior"] = prior_record(self.base_rate, self.prior, self.prior_rule)
+        if self.implied_prior_ is not None:  # likewise
+            out["implied_prior"] = self.implied_prior_
+        if self.prior is not None:
+            out["prior"] = prior_record(self.base_rate, self.prior, self.prior_rule, self.implied_prior_)
         if self.threshold is not None:
             out["threshold"] = self.threshold
         for _, attr, _ in MAPS:
@@ -301,6 +320,7 @@ class ThreeConditionCalibrator:
                     None if part is None else IsotonicCalibrator.from_dict(part, where=f"{where}: '{attr}'"))
         cal.n_samples_, cal.counts_, cal.fit_spread_ = fit_record(obj, where)
         cal.knowledge_check_ = read_check(obj, where)
+        cal.implied_prior_ = read_implied_prior(obj, where)
         cal.warnings_ = ()
         return cal
 

@@ -8,10 +8,12 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
+from calibration.base import CalibratorFileError
 from calibration.contract import ClaimInputs
 from calibration.prior import em_prior_of, logit_shift, shift_probabilities
 from calibration.three_condition import ThreeConditionCalibrator
 from franq.cli import main
+from franq.fit.prior import scored_inputs
 from test_fit_calibrator import scored_records
 
 
@@ -45,21 +47,57 @@ def _fitted(tmp_path):
     return src, ThreeConditionCalibrator.from_json(tmp_path / "cal.json")
 
 
-def test_each_map_moves_by_the_same_logit_and_the_file_records_it(tmp_path):
-    _src, cal = _fitted(tmp_path)
+def test_p_true_moves_as_a_whole_from_the_fits_own_mean_and_the_file_records_it(tmp_path):
+    """A calibrator fitted now records ``implied_prior``, its mean P(true) on its fit claims; a
+    prior moves the mixed P(true) from there (Bayes' rule on the posterior), and each map by the
+    same shift; moving it to that share changes nothing."""
+    src, cal = _fitted(tmp_path)
     base = cal.base_rate
     assert base == pytest.approx(json.loads((tmp_path / "cal.report.json").read_text())["n_true"] / 450)
+    train = scored_inputs(src, cal)
+    assert cal.implied_prior_ == pytest.approx(float(np.mean(cal.predict(train))))  # every claim weighs 1 here
     X = ClaimInputs([0.8, 0.1], [0.5, 0.2], [0.3, 0.4], p_contradicted=[0.1, 0.1], p_not_mentioned=[0.1, 0.8])
     before = cal.predict_components(X)
+    cal.prior = cal.implied_prior_
+    np.testing.assert_allclose(cal.predict(X), before.p_true)
     cal.prior = 0.3
     after = cal.predict_components(X)
+    shift = logit_shift(cal.implied_prior_, 0.3)
+    np.testing.assert_allclose(after.p_true, shift_probabilities(before.p_true, shift), atol=1e-12)
     for part in ("p_true_if_supported", "p_true_if_contradicted", "p_true_if_not_mentioned"):
-        b = np.clip(getattr(before, part), 1e-12, 1 - 1e-12)
-        np.testing.assert_allclose(getattr(after, part), shift_probabilities(b, logit_shift(base, 0.3)), atol=1e-9)
+        np.testing.assert_allclose(getattr(after, part), shift_probabilities(getattr(before, part), shift), atol=1e-12)
     cal.to_json(tmp_path / "moved.json")
+    saved = json.loads((tmp_path / "moved.json").read_text())
+    assert saved["implied_prior"] == cal.implied_prior_ and saved["prior"]["implied"] == cal.implied_prior_
+    assert saved["prior"]["rule"].startswith("P(true), the mix")
     again = ThreeConditionCalibrator.from_json(tmp_path / "moved.json")
     assert again.prior == 0.3 and again.base_rate == pytest.approx(base)
     np.testing.assert_allclose(again.predict(X), after.p_true)
+
+
+def test_a_file_without_implied_prior_keeps_moving_each_map(tmp_path):
+    """Files written before ``implied_prior`` (the shipped ones among them) read as before: each
+    map's output moves from the fit's share true before mixing."""
+    _fitted(tmp_path)
+    obj = json.loads((tmp_path / "cal.json").read_text())
+    del obj["implied_prior"]
+    old = ThreeConditionCalibrator.from_dict(obj)
+    X = ClaimInputs([0.8, 0.1], [0.5, 0.2], [0.3, 0.4], p_contradicted=[0.1, 0.1], p_not_mentioned=[0.1, 0.8])
+    before = old.predict_components(X)
+    old.prior = 0.3
+    after = old.predict_components(X)
+    moved = {}
+    for part in ("p_true_if_supported", "p_true_if_contradicted", "p_true_if_not_mentioned"):
+        moved[part] = shift_probabilities(getattr(before, part), logit_shift(old.base_rate, 0.3))
+        np.testing.assert_allclose(getattr(after, part), moved[part], atol=1e-12)
+    p = np.array([[0.8, 0.1, 0.1], [0.1, 0.1, 0.8]])
+    mix = (p[:, 0] * moved["p_true_if_supported"] + p[:, 1] * moved["p_true_if_contradicted"]
+           + p[:, 2] * moved["p_true_if_not_mentioned"])
+    np.testing.assert_allclose(after.p_true, mix, atol=1e-12)
+    assert old.prior_rule == "each map's output: logit + logit_shift" and "implied_prior" not in old.to_dict()
+    obj["implied_prior"] = 1.0
+    with pytest.raises(CalibratorFileError, match="'implied_prior' must be a share of true claims"):
+        ThreeConditionCalibrator.from_dict(obj)
 
 
 def test_the_knowledge_base_rate_and_interval_move_with_t_n(tmp_path):
@@ -70,7 +108,7 @@ def test_the_knowledge_base_rate_and_interval_move_with_t_n(tmp_path):
     before = cal.predict_components(X).knowledge
     cal.prior = 0.9
     after = cal.predict_components(X).knowledge
-    shift = logit_shift(cal.base_rate, 0.9)
+    shift = logit_shift(cal.implied_prior_, 0.9)
     assert after.base_rate == pytest.approx(float(shift_probabilities(before.base_rate, shift)))
     assert after.base_rate > before.base_rate
     if before.low is not None:
@@ -84,7 +122,8 @@ def test_fit_prior_command_moves_a_calibrator_by_a_given_or_estimated_prior(tmp_
                                     "--prior", "0.4"])
     assert res.exit_code == 0, res.output
     assert json.loads((tmp_path / "p.json").read_text())["prior"]["deployment"] == 0.4
-    assert "moved as each map's output: logit + logit_shift, logit_shift " in res.output
+    assert "(fitted, its P(true) there " in res.output
+    assert "moved as P(true), the mix: logit + logit_shift, from the fit's mean P(true)" in res.output
     # deployment where far fewer claims are true: EM from the unlabelled scored claims
     dep = scored_records(tmp_path / "dep.jsonl", n_answers=300, seed=5, shares=(0.2, 0.5, 0.3))
     truth = np.mean([c["is_true"] for line in dep.read_text().splitlines() for c in json.loads(line)["claims"]])
@@ -136,7 +175,7 @@ def test_a_binary_calibrator_without_uq_maps_moves_its_p_true_and_keeps_it(tmp_p
     X = ClaimInputs([0.2, 0.5, 0.9], [1.0] * 3, [0.0] * 3)
     before = np.clip(cal.predict(X), 1e-12, 1 - 1e-12)
     cal.prior = 0.3
-    np.testing.assert_allclose(cal.predict(X), shift_probabilities(before, logit_shift(share, 0.3)), atol=1e-9)
+    np.testing.assert_allclose(cal.predict(X), shift_probabilities(before, logit_shift(cal.implied_prior_, 0.3)), atol=1e-9)
     cal.to_json(tmp_path / "moved.json")
     saved = json.loads((tmp_path / "moved.json").read_text())
     assert saved["prior"]["deployment"] == 0.3 and saved["prior"]["rule"].startswith("P(true)")
@@ -148,7 +187,7 @@ def test_a_binary_calibrator_without_uq_maps_moves_its_p_true_and_keeps_it(tmp_p
         cal._validate_options()
 
 
-def test_a_binary_calibrator_with_uq_maps_moves_each_map():
+def test_a_binary_calibrator_with_uq_maps_moves_p_true_as_a_whole():
     from calibration.franq import FranqCalibrator
 
     rng = np.random.default_rng(3)
@@ -156,15 +195,23 @@ def test_a_binary_calibrator_with_uq_maps_moves_each_map():
     y = (rng.random(n) < 0.6).astype(float)
     p_f, a, b = rng.uniform(0, 1, n), np.clip(rng.uniform(0, 1, n) * (0.5 + 0.5 * y), 1e-3, 1), rng.uniform(0.01, 1, n)
     cal = FranqCalibrator(variant="soft").fit(ClaimInputs(p_f, a, b), y)
+    assert cal.implied_prior_ == pytest.approx(float(np.mean(cal.predict(ClaimInputs(p_f, a, b)))))
     X = ClaimInputs([0.7, 0.2], [0.6, 0.3], [0.4, 0.8])
     before = cal.predict_components(X)
     cal.prior = 0.9
     after = cal.predict_components(X)
-    shift = logit_shift(cal.base_rate, 0.9)
+    shift = logit_shift(cal.implied_prior_, 0.9)
+    np.testing.assert_allclose(after.p_true, shift_probabilities(before.p_true, shift), atol=1e-12)
     for part in ("p_true_if_supported", "p_true_if_unfaithful"):
-        b_ = np.clip(getattr(before, part), 1e-12, 1 - 1e-12)
-        np.testing.assert_allclose(getattr(after, part), shift_probabilities(b_, shift), atol=1e-9)
+        np.testing.assert_allclose(getattr(after, part), shift_probabilities(getattr(before, part), shift), atol=1e-12)
     assert np.all(after.p_true > before.p_true)
+    obj = cal.to_dict()
+    del obj["implied_prior"]  # a file from before: its UQ maps move, then mix
+    old = FranqCalibrator.from_dict(obj)
+    old_shift = logit_shift(old.base_rate, 0.9)
+    parts = old.predict_components(X)
+    np.testing.assert_allclose(parts.p_true_if_supported, shift_probabilities(before.p_true_if_supported, old_shift),
+                               atol=1e-12)
 
 
 def test_fit_prior_moves_the_shipped_fast_calibrator_by_em_from_fast_output(tmp_path):

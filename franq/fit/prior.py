@@ -1,8 +1,9 @@
 """``franq fit prior``: a calibrator moved to a deployment where claims are true more or less
 often than where it was fitted, without new labels (issue 45 item 4): a three-condition
 calibrator, or a binary FRANQ one such as the fast preset's map of P_supported.
-The shift itself is :mod:`calibration.prior` (each map's output moved on the logit scale by
-``log(P'/(1-P')) - log(P/(1-P))``); here the deployment base rate ``P'`` is given
+The shift itself is :mod:`calibration.prior` (P(true) moved on the logit scale by
+``log(P'/(1-P')) - log(P/(1-P))``, P the calibrator's mean P(true) on its fit claims; each map
+before mixing in files written before that); here the deployment base rate ``P'`` is given
 (``--prior``) or estimated by EM from unlabelled ``franq score`` output
 (``--from-records``; Saerens, Latinne & Decaestecker 2002)."""
 from __future__ import annotations
@@ -63,14 +64,15 @@ def _from_signal(scorer_name: str, signals: dict) -> float | None:
 
 def estimate_prior(cal: ThreeConditionCalibrator | FranqCalibrator, X: ClaimInputs) -> tuple[float, int]:
     """The deployment share of true claims of the unlabelled claims ``X`` by EM: the fixed
-    point of ``P' = mean P(true)`` with the maps moved to ``P'``. ``(estimate, iterations)``."""
+    point of ``P' = mean P(true)`` with the calibrator moved to ``P'``, starting from the prior it
+    moves from (:attr:`prior_anchor`). ``(estimate, iterations)``."""
     work = type(cal).from_dict(cal.to_dict())
 
     def predict_at(q: float) -> np.ndarray:
         work.prior = q
         return work.predict(X)
 
-    return em_prior(predict_at, cal.base_rate)
+    return em_prior(predict_at, cal.prior_anchor)
 
 
 def adjust_prior(path: str | Path, output: str | Path, *, prior: float | None = None,
@@ -88,6 +90,8 @@ def adjust_prior(path: str | Path, output: str | Path, *, prior: float | None = 
     if cal.base_rate is None or not 0.0 < cal.base_rate < 1.0:
         raise InputError(f"calibrator {path}: the share of true claims it was fitted on is unknown ({cal.base_rate!r})")
     out = {"fitted": round(cal.base_rate, 4), "was": cal.prior}
+    if getattr(cal, "implied_prior_", None) is not None:
+        out["implied"] = round(cal.implied_prior_, 4)
     if records is not None:
         X = scored_inputs(records, cal)
         prior, iterations = estimate_prior(cal, X)
@@ -115,7 +119,8 @@ def format_prior(out: dict, output) -> str:
     how = (f"estimated by EM from {out['n_claims']} unlabelled claims of {out['estimated_from']} "
            f"({out['em_iterations']} iterations; their mean P(true) before: {out['mean_p_true_unadjusted']})"
            if "estimated_from" in out else "given")
-    return (f"base rate {out['fitted']} (fitted) -> {out['deployment']} ({how}); moved as {out['moves']}, "
+    implied = f", its P(true) there {out['implied']}" if "implied" in out else ""
+    return (f"base rate {out['fitted']} (fitted{implied}) -> {out['deployment']} ({how}); moved as {out['moves']}, "
             f"logit_shift {out['logit_shift']:+.4f}; wrote {output}" + (
                 " (without the source file's 'evaluation': it was measured at the fitted base rate)"
                 if out.get("evaluation_dropped") else "") + (f"\n{EM_NOTICE}" if "estimated_from" in out else ""))
