@@ -24,10 +24,11 @@ the outputs of a classifier to new a priori probabilities", Neural Computation 1
 ``P``, adjust the posteriors to the current estimate, take their mean as the next estimate,
 repeat until it stops moving.
 
-Both calibrator families take a ``prior``: a three-condition calibrator moves each of its
-three maps; a binary FRANQ calibrator (:class:`calibration.franq.FranqCalibrator`) moves its
-UQ maps, or, for variant ``none`` (no UQ map: the fast preset's map of P_supported), its
-P(true). The helpers below are what they share. A leaf module: numpy and calibration.base.
+Both calibrator families take a ``prior`` and record ``implied_prior`` when fitted: the
+three-condition calibrator and the binary FRANQ one (:class:`calibration.franq.FranqCalibrator`).
+Under the earlier rule a three-condition file moves each of its three maps, a binary one its UQ
+maps, or, for variant ``none`` (no UQ map: the fast preset's map of P_supported), its P(true).
+The helpers below are what they share. A leaf module: numpy and calibration.base.
 """
 from __future__ import annotations
 
