@@ -110,6 +110,14 @@ def main() -> int:
         lines += [row(f"ExpertQA train, condition variant -> {copies}, resampled to {share:.0%} true", eqa, resample_to(both, share)),
                   row(f"ExpertQA train, soft variant -> {copies}, resampled to {share:.0%} true", eqa_soft,
                       resample_to(both, share))]
+    if args.verifier is None:  # the shipped long file (the default stack's) on the natural set
+        from franq.calibrate import load_calibrator
+        from franq.fit.shipped import data_dir
+
+        shipped = load_calibrator(data_dir() / "calibrator-long-embedded-SmolLM2-135M-Instruct.Q4-1-verifier.json")
+        lines.append(row("shipped long calibrator (17% contradicted copies) -> ExpertQA rand_test (natural)", shipped, test))
+        if contra is not None:
+            lines.append(row(f"shipped long calibrator -> {copies}", shipped, both))
     if nq_train is not None:
         clean, corrupted = soft(variant(nq_train, "clean")), soft(variant(nq_train, "corrupted"))
         lines += [row("nq-open train, clean lists -> nq-open test, corrupted lists", clean, variant(nq_test, "corrupted")),

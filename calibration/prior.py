@@ -14,8 +14,8 @@ nothing and EM on its own fit claims stays where it starts. The maps (T_s, T_c, 
 knowledge term move by the same shift, as what they say under the new prior. A file written
 before it records ``implied_prior`` keeps the earlier rule: each map's output moves before
 mixing, from the fit claims' share true. That rule leaves a map near 0 near 0: the shipped long
-calibrator told natural ExpertQA's share stays at ECE .154, where the mix rule reaches .010
-(experiments/2026-11-29-prior-on-output). An output of exactly 0 or 1 stays put: no prior
+calibrator told natural ExpertQA's share stayed at ECE .154 under it, and reaches .011 under the
+mix rule (experiments/2026-11-29-prior-on-output; benchmarks/results/prior-shift.md). An output of exactly 0 or 1 stays put: no prior
 moves a certainty.
 
 The deployment prior ``P'`` need not be known: :func:`em_prior` estimates it from unlabelled
