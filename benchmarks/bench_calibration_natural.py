@@ -210,7 +210,7 @@ def em_rows(sets: dict, evals: dict) -> list[str]:
             lines.append(f"| {label} | {ename} | {cal.prior:.3f} | {before['ece']:.3f} -> {after['ece']:.3f} | "
                          f"{before['brier']:.4f} -> {after['brier']:.4f} | {after['constant_brier']:.4f} | "
                          f"{after['auroc']:.3f} |")
-    return lines
+    return [*lines, "", "An EM estimate of 0.000 or 1.000 ran to its bound (calibration.prior.at_bound): no share inside (0, 1) fits those claims, and `franq fit prior --from-records` refuses it."]
 
 
 def short_rows(sets: dict, evals: dict) -> list[str]:

@@ -123,6 +123,7 @@ def main() -> int:
         lines += [row("nq-open train, clean lists -> nq-open test, corrupted lists", clean, variant(nq_test, "corrupted")),
                   row("nq-open train, corrupted lists -> nq-open test, clean lists", corrupted, variant(nq_test, "clean"))]
     lines += [row("ExpertQA train, soft -> nq-open test, all (stack mismatch: stress test)", eqa_soft, nq_test), "",
+              "An EM estimate of 0.000 or 1.000 ran to its bound (calibration.prior.at_bound): no share inside (0, 1) fits those claims, and `franq fit prior --from-records` refuses it.", "",
               f"({time.perf_counter() - t0:.0f} s)"]
     text = "\n".join(lines)
     print(text)

@@ -67,18 +67,29 @@ def shift_probabilities(p: Any, shift: float) -> np.ndarray:
     return np.where(p <= 0.0, 0.0, out)
 
 
+EM_BOUNDS = (1e-4, 1 - 1e-4)
+"""Where an EM estimate is kept. One that ends on a bound found no share inside (0, 1) at which
+the posteriors' mean equals the share (:func:`at_bound`)."""
+
+
+def at_bound(estimate: float) -> bool:
+    """Whether an EM estimate ran to :data:`EM_BOUNDS`: the claims' mean P(true) stayed above (or
+    below) every share tried, so EM estimated no share; it is not a measurement."""
+    return estimate <= EM_BOUNDS[0] or estimate >= EM_BOUNDS[1]
+
+
 def em_prior(predict_at: Callable[[float], np.ndarray], train_prior: float, *, tol: float = 1e-6,
              max_iter: int = 1000) -> tuple[float, int]:
     """The deployment base rate by EM (Saerens et al. 2002): ``predict_at(P')`` gives the
     posteriors of the unlabelled claims adjusted to base rate ``P'``; the estimate is the
     fixed point of ``P' = mean(predict_at(P'))``, starting from ``train_prior``. Returns
-    ``(estimate, iterations)``. The estimate is kept within [1e-4, 1 - 1e-4]."""
+    ``(estimate, iterations)``. The estimate is kept within :data:`EM_BOUNDS`."""
     prior = check_prior(train_prior, "train_prior")
     for it in range(1, max_iter + 1):
         p = np.asarray(predict_at(prior), dtype=np.float64)
         if not len(p):
             raise ValueError("EM needs at least one unlabelled claim")
-        new = float(np.clip(p.mean(), 1e-4, 1 - 1e-4))
+        new = float(np.clip(p.mean(), *EM_BOUNDS))
         if abs(new - prior) < tol:
             return new, it
         prior = new

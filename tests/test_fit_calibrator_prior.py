@@ -217,7 +217,8 @@ def test_a_binary_calibrator_with_uq_maps_moves_p_true_as_a_whole():
 def test_fit_prior_moves_the_shipped_fast_calibrator_by_em_from_fast_output(tmp_path):
     """`franq score --fast` output carries no UQ values (its stack's UQ scorers are none): EM
     reads them as the pipeline feeds the calibrator (UQ_faith 1, UQ_unfaith 0), and a
-    deployment of mostly unsupported claims moves the shipped map's 0.93 base rate down."""
+    deployment of mostly unsupported claims moves the shipped map's 0.93 base rate down (an
+    estimate inside (0, 1): a third of them read as supported)."""
     from importlib.resources import files
 
     shipped = files("franq") / "data" / "calibrator-fast-verifier.json"
@@ -227,7 +228,7 @@ def test_fit_prior_moves_the_shipped_fast_calibrator_by_em_from_fast_output(tmp_
         for i in range(60):
             claims = []
             for j in range(3):
-                ps = float(rng.uniform(0.0, 0.3))
+                ps = float(rng.uniform(0.0, 0.3) if j else rng.uniform(0.7, 1.0))  # a third supported
                 claims.append({"claim": {"text": f"claim {i}.{j}", "char_spans": [[0, 5]], "token_positions": [],
                                          "token_ids": []}, "status": "scored", "p_faithful": ps,
                                "p_contradicted": (1 - ps) / 2, "p_not_mentioned": (1 - ps) / 2, "uq_faith": None,
@@ -238,5 +239,23 @@ def test_fit_prior_moves_the_shipped_fast_calibrator_by_em_from_fast_output(tmp_
                                     "--from-records", str(tmp_path / "fast.jsonl")])
     assert res.exit_code == 0, res.output
     moved = json.loads((tmp_path / "moved.json").read_text())["prior"]
-    assert moved["fitted"] == pytest.approx(1961 / 2109) and moved["deployment"] < moved["fitted"] - 0.1
+    assert moved["fitted"] == pytest.approx(1961 / 2109) and 0.01 < moved["deployment"] < moved["fitted"] - 0.1
     assert "estimated by EM from 180 unlabelled claims" in res.output and "moved as P(true): logit + logit_shift" in res.output
+
+
+def test_em_that_runs_to_a_bound_estimates_nothing_and_fit_prior_refuses_it(tmp_path, monkeypatch):
+    """Posteriors whose mean stays above every share they are moved to (here: all .9 from a
+    fitted .5) have no fixed point inside (0, 1): EM runs to its bound, and `franq fit prior`
+    refuses to write a file from that, naming --prior."""
+    from calibration.prior import EM_BOUNDS, at_bound
+    from franq.fit import prior as fit_prior
+
+    estimate, _ = em_prior_of(np.full(50, 0.9), 0.5)
+    assert estimate == EM_BOUNDS[1] and at_bound(estimate) and not at_bound(0.9)
+    _fitted(tmp_path)
+    dep = scored_records(tmp_path / "dep.jsonl", n_answers=20, seed=5)
+    monkeypatch.setattr(fit_prior, "estimate_prior", lambda cal, X: (EM_BOUNDS[1], 31))
+    res = CliRunner().invoke(main, ["fit", "prior", str(tmp_path / "cal.json"), "-o", str(tmp_path / "em.json"),
+                                    "--from-records", str(dep)])
+    assert res.exit_code != 0 and "EM found no share of true claims inside (0, 1)" in res.output
+    assert "give the share with --prior" in res.output and not (tmp_path / "em.json").exists()

@@ -14,7 +14,7 @@ import numpy as np
 
 from calibration.contract import ClaimInputs
 from calibration.franq import FranqCalibrator
-from calibration.prior import check_prior, em_prior
+from calibration.prior import at_bound, check_prior, em_prior
 from calibration.three_condition import ThreeConditionCalibrator
 from franq.errors import InputError
 
@@ -95,6 +95,11 @@ def adjust_prior(path: str | Path, output: str | Path, *, prior: float | None = 
     if records is not None:
         X = scored_inputs(records, cal)
         prior, iterations = estimate_prior(cal, X)
+        if at_bound(prior):
+            raise InputError(f"{records}: EM found no share of true claims inside (0, 1) for these {len(X)} claims "
+                             f"(it ran to {prior:g}): the calibrator's P(true) of them stays "
+                             f"{'above' if prior > 0.5 else 'below'} every share it is moved to, which a change of "
+                             "base rate alone does not explain; give the share with --prior")
         cal.prior = None
         out.update(estimated_from=str(records), n_claims=len(X), em_iterations=iterations,
                    mean_p_true_unadjusted=round(float(cal.predict(X).mean()), 4))
