@@ -15,8 +15,8 @@ knowledge term move by the same shift, as what they say under the new prior. A f
 before it records ``implied_prior`` keeps the earlier rule: each map's output moves before
 mixing, from the fit claims' share true. That rule leaves a map near 0 near 0: the shipped long
 calibrator told natural ExpertQA's share stayed at ECE .154 under it, and reaches .011 under the
-mix rule (experiments/2026-11-29-prior-on-output; benchmarks/results/prior-shift.md). An output of exactly 0 or 1 stays put: no prior
-moves a certainty.
+mix rule (experiments/2026-11-29-prior-on-output; benchmarks/results/prior-shift.md). An output
+of exactly 0 or 1 stays put: no prior moves a certainty.
 
 The deployment prior ``P'`` need not be known: :func:`em_prior` estimates it from unlabelled
 scored claims by expectation-maximisation (Saerens, Latinne & Decaestecker 2002, "Adjusting
