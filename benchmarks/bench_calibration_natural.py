@@ -193,7 +193,7 @@ def em_rows(sets: dict, evals: dict) -> list[str]:
     ``franq fit prior CAL --from-records scored.jsonl`` does at a deployment: no labels)."""
     from calibration.three_condition import ThreeConditionCalibrator
     from franq.fit import natural as nat
-    from franq.fit.prior import estimate_prior
+    from franq.fit.prior import EM_BOUND_NOTE, estimate_prior
 
     train, contra = sets["expertqa-train"], sets["expertqa-train-contra"]
     data = nat.join(train, contra)
@@ -210,7 +210,7 @@ def em_rows(sets: dict, evals: dict) -> list[str]:
             lines.append(f"| {label} | {ename} | {cal.prior:.3f} | {before['ece']:.3f} -> {after['ece']:.3f} | "
                          f"{before['brier']:.4f} -> {after['brier']:.4f} | {after['constant_brier']:.4f} | "
                          f"{after['auroc']:.3f} |")
-    return [*lines, "", "An EM estimate of 0.000 or 1.000 ran to its bound (calibration.prior.at_bound): no share inside (0, 1) fits those claims, and `franq fit prior --from-records` refuses it."]
+    return [*lines, "", EM_BOUND_NOTE]
 
 
 def short_rows(sets: dict, evals: dict) -> list[str]:

@@ -64,6 +64,7 @@ def row(name: str, cal, s: dict) -> str:
 def main() -> int:
     from franq.fit import natural as nat
     from franq.fit.calibrator import fit_three_condition_calibrator
+    from franq.fit.prior import EM_BOUND_NOTE
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--verifier", default=None)
@@ -113,8 +114,9 @@ def main() -> int:
     if args.verifier is None:  # the shipped long file (the default stack's) on the natural set
         from franq.calibrate import load_calibrator
         from franq.fit.shipped import data_dir
+        from franq.fit.shipped_verifier import LONG_NAME
 
-        shipped = load_calibrator(data_dir() / "calibrator-long-embedded-SmolLM2-135M-Instruct.Q4-1-verifier.json")
+        shipped = load_calibrator(data_dir() / LONG_NAME)
         lines.append(row("shipped long calibrator (17% contradicted copies) -> ExpertQA rand_test (natural)", shipped, test))
         if contra is not None:
             lines.append(row(f"shipped long calibrator -> {copies}", shipped, both))
@@ -123,7 +125,7 @@ def main() -> int:
         lines += [row("nq-open train, clean lists -> nq-open test, corrupted lists", clean, variant(nq_test, "corrupted")),
                   row("nq-open train, corrupted lists -> nq-open test, clean lists", corrupted, variant(nq_test, "clean"))]
     lines += [row("ExpertQA train, soft -> nq-open test, all (stack mismatch: stress test)", eqa_soft, nq_test), "",
-              "An EM estimate of 0.000 or 1.000 ran to its bound (calibration.prior.at_bound): no share inside (0, 1) fits those claims, and `franq fit prior --from-records` refuses it.", "",
+              EM_BOUND_NOTE, "",
               f"({time.perf_counter() - t0:.0f} s)"]
     text = "\n".join(lines)
     print(text)

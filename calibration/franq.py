@@ -226,8 +226,10 @@ class FranqCalibrator:
             warnings += [] if self.knowledge_check_ else [NOT_MADE]
         self.n_samples_ = n
         self.implied_prior_ = None  # the unmoved mix on the fit claims: the prior it implies
-        self.implied_prior_ = implied_prior_of(self._predict(p_f_raw, a, b, shift=0.0)[3], w)
-        fitted = self._predict(p_f_raw, a, b)[3]
+        fitted = self._predict(p_f_raw, a, b, shift=0.0)[3]
+        self.implied_prior_ = implied_prior_of(fitted, w)
+        if self.prior is not None:  # a deployment prior given at fit time: the fit's outputs, moved to it
+            fitted = self._predict(p_f_raw, a, b)[3]
         self.fit_spread_ = prediction_spread(fitted)
         collapsed = collapse_warning(self.fit_spread_, "on its training claims")
         if collapsed:

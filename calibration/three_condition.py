@@ -190,8 +190,10 @@ class ThreeConditionCalibrator:
             self.knowledge_check_ = fit_check(log_scores(b), y, weights[2], groups, natural)
             warnings += [] if self.knowledge_check_ else [NOT_MADE]
         self.implied_prior_ = None  # the mix of the maps, unmoved, on the fit claims: the prior it implies
-        self.implied_prior_ = implied_prior_of(self._predict(p, scores["faith"], scores["unfaith"], shift=0.0)[3], w)
-        fitted = self._predict(p, scores["faith"], scores["unfaith"])[3]
+        fitted = self._predict(p, scores["faith"], scores["unfaith"], shift=0.0)[3]
+        self.implied_prior_ = implied_prior_of(fitted, w)
+        if self.prior is not None:  # a deployment prior given at fit time: the fit's outputs, moved to it
+            fitted = self._predict(p, scores["faith"], scores["unfaith"])[3]
         raw = franq_mix3(p[:, 0], p[:, 1], p[:, 2], scores["faith"], scores["faith"], scores["unfaith"])
         self.fit_spread_ = prediction_spread(fitted)
         collapsed = collapse_warning(self.fit_spread_, "on its training claims")

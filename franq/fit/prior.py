@@ -118,6 +118,9 @@ EM_NOTICE = ("note: EM assumes that only the share of true claims changed; where
              "claim change with the deployment too, its estimate can be far off (nq-open's split claims under "
              "--fast: .976 for .087; benchmarks/results/fast.md). Check it against what you know, or give --prior.")
 """What ``franq fit prior --from-records`` prints under its result."""
+EM_BOUND_NOTE = ("An EM estimate of 0.000 or 1.000 ran to its bound (calibration.prior.at_bound): no share inside (0, 1) "
+                 "fits those claims, and `franq fit prior --from-records` refuses it.")
+"""What a table of EM estimates says under it (benchmarks/bench_prior_shift.py, bench_calibration_natural.py)."""
 
 
 def format_prior(out: dict, output) -> str:
