@@ -105,10 +105,31 @@ def main() -> int:
 def anchored() -> list[str]:
     """The output rule shifted from the calibrator's mean output on its own fit claims (the prior
     its posteriors imply) instead of their share true, with EM from there: table rows."""
-    from bench_prior_shift import resample_to
-
     from calibration.metrics import expected_calibration_error as ece
     from calibration.prior import em_prior_of, logit_shift, shift_probabilities
+    from franq.fit import natural as nat
+
+    cases = deployments()
+    lines = [("| calibrator -> deployment | fitted share / mean output on its fit claims | share true | EM estimate | "
+              "ECE, true share | ECE, EM |"), "|---|---|---|---|---|---|"]
+    for name, cal, fit_on, dep in cases:
+        cal.prior = None
+        anchor = float(np.mean(cal.predict(nat.inputs(fit_on))))
+        raw = cal.predict(nat.inputs(dep))
+        y = np.asarray(dep["is_true"], dtype=float)
+        share = float(np.clip(y.mean(), 1e-3, 1 - 1e-3))
+        est, _ = em_prior_of(raw, anchor)
+        lines.append(f"| {name} | {cal.base_rate:.3f} / {anchor:.3f} | {y.mean():.3f} | {est:.3f} | "
+                     f"{ece(shift_probabilities(raw, logit_shift(anchor, share)), y):.3f} | "
+                     f"{ece(shift_probabilities(raw, logit_shift(anchor, est)), y):.3f} |")
+    return lines
+
+
+def deployments() -> list[tuple]:
+    """``(name, calibrator, its fit claims, deployment)`` for the anchored rows (also read by
+    ../2026-11-29-prior-estimators)."""
+    from bench_prior_shift import resample_to
+
     from franq.calibrate import load_calibrator
     from franq.fit import natural as nat
     from franq.fit.calibrator import fit_three_condition_calibrator
@@ -135,19 +156,7 @@ def anchored() -> list[str]:
         fit_on = variant(sets["nq-train"], a)
         cal = fit_three_condition_calibrator(nat.training_claims_of(fit_on), variant="soft", min_per_condition=0)[0]
         cases.append((f"nq-open train {a} -> test {b}", cal, fit_on, variant(sets["nq-test"], b)))
-    lines = [("| calibrator -> deployment | fitted share / mean output on its fit claims | share true | EM estimate | "
-              "ECE, true share | ECE, EM |"), "|---|---|---|---|---|---|"]
-    for name, cal, fit_on, dep in cases:
-        cal.prior = None
-        anchor = float(np.mean(cal.predict(nat.inputs(fit_on))))
-        raw = cal.predict(nat.inputs(dep))
-        y = np.asarray(dep["is_true"], dtype=float)
-        share = float(np.clip(y.mean(), 1e-3, 1 - 1e-3))
-        est, _ = em_prior_of(raw, anchor)
-        lines.append(f"| {name} | {cal.base_rate:.3f} / {anchor:.3f} | {y.mean():.3f} | {est:.3f} | "
-                     f"{ece(shift_probabilities(raw, logit_shift(anchor, share)), y):.3f} | "
-                     f"{ece(shift_probabilities(raw, logit_shift(anchor, est)), y):.3f} |")
-    return lines
+    return cases
 
 
 if __name__ == "__main__":
