@@ -83,17 +83,41 @@ def em_prior(predict_at: Callable[[float], np.ndarray], train_prior: float, *, t
     """The deployment base rate by EM (Saerens et al. 2002): ``predict_at(P')`` gives the
     posteriors of the unlabelled claims adjusted to base rate ``P'``; the estimate is the
     fixed point of ``P' = mean(predict_at(P'))``, starting from ``train_prior``. Returns
-    ``(estimate, iterations)``. The estimate is kept within :data:`EM_BOUNDS`."""
-    prior = check_prior(train_prior, "train_prior")
-    for it in range(1, max_iter + 1):
-        p = np.asarray(predict_at(prior), dtype=np.float64)
-        if not len(p):
-            raise ValueError("EM needs at least one unlabelled claim")
-        new = float(np.clip(p.mean(), *EM_BOUNDS))
+    ``(estimate, iterations)``. The estimate is kept within :data:`EM_BOUNDS`.
+
+    Near a bound EM slows down without stopping (each step shrinks with the share), so its
+    step can fall below ``tol`` short of the bound. Where it stops, the mean is read once
+    more a logit unit further on: if it still moves on there, EM did not meet a fixed point
+    and goes on from that probe, until it meets one or the bound (:func:`at_bound`)."""
+    prior = start = check_prior(train_prior, "train_prior")
+    done = 0
+    while True:
+        prior, it = _em_steps(predict_at, prior, tol, max_iter - done)
+        done += it
+        direction = float(np.sign(prior - start))
+        if direction == 0.0 or at_bound(prior) or done >= max_iter:
+            return prior, done
+        probe = float(np.clip(shift_probabilities(prior, direction), *EM_BOUNDS))
+        if (_mean(predict_at(probe), clip=False) - probe) * direction <= 0.0:
+            return prior, done  # past it the mean moves back: a fixed point
+        prior = probe
+
+
+def _mean(p: Any, clip: bool = True) -> float:
+    p = np.asarray(p, dtype=np.float64)
+    if not len(p):
+        raise ValueError("EM needs at least one unlabelled claim")
+    return float(np.clip(p.mean(), *EM_BOUNDS)) if clip else float(p.mean())
+
+
+def _em_steps(predict_at: Callable[[float], np.ndarray], prior: float, tol: float, max_iter: int) -> tuple[float, int]:
+    """EM's plain iteration from ``prior``: until a step is below ``tol`` or ``max_iter`` steps."""
+    for it in range(1, max(max_iter, 1) + 1):
+        new = _mean(predict_at(prior))
         if abs(new - prior) < tol:
             return new, it
         prior = new
-    return prior, max_iter
+    return prior, max(max_iter, 1)
 
 
 def em_prior_of(posteriors: Any, train_prior: float, **kw) -> tuple[float, int]:

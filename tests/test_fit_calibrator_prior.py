@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from calibration.base import CalibratorFileError
 from calibration.contract import ClaimInputs
-from calibration.prior import em_prior_of, logit_shift, shift_probabilities
+from calibration.prior import MIX_RULE, em_prior_of, logit_shift, shift_probabilities
 from calibration.three_condition import ThreeConditionCalibrator
 from franq.cli import main
 from franq.fit.prior import scored_inputs
@@ -240,7 +240,27 @@ def test_fit_prior_moves_the_shipped_fast_calibrator_by_em_from_fast_output(tmp_
     assert res.exit_code == 0, res.output
     moved = json.loads((tmp_path / "moved.json").read_text())["prior"]
     assert moved["fitted"] == pytest.approx(1961 / 2109) and 0.01 < moved["deployment"] < moved["fitted"] - 0.1
-    assert "estimated by EM from 180 unlabelled claims" in res.output and "moved as P(true): logit + logit_shift" in res.output
+    # rebuilt by its recipe with implied_prior (2026-11-29): its P(true) moves as a whole, from the fit's mean output
+    assert moved["implied"] == pytest.approx(moved["fitted"], abs=1e-3)  # an isotonic map keeps the mean it was fitted on
+    assert "estimated by EM from 180 unlabelled claims" in res.output and f"moved as {MIX_RULE}" in res.output
+
+
+def test_em_that_slows_down_short_of_a_bound_goes_on_to_it_and_stops_at_a_real_fixed_point():
+    """A mean that stays below every share, by less the smaller the share (here q - q^2),
+    makes EM's steps shrink below its tolerance short of the bound (as the probe calibrator on
+    the embedded model's own answers did: 1.01e-4 after 822 steps). EM reads the mean a logit
+    unit further on, sees it still moving, and goes on to the bound. A real fixed point, where
+    the mean moves back past it, is kept where EM stopped."""
+    from calibration.prior import EM_BOUNDS, _em_steps, at_bound, em_prior
+
+    slow = lambda q: np.array([q - q * q])
+    plain, _ = _em_steps(slow, 0.5, 1e-6, 1000)
+    assert not at_bound(plain) and plain < 0.01  # where plain EM would stop: no fixed point there
+    estimate, steps = em_prior(slow, 0.5)
+    assert estimate == EM_BOUNDS[0] and at_bound(estimate) and steps <= 1000
+    flat_near = lambda q: np.array([0.2 + 0.99 * (q - 0.2)])  # a fixed point at .2, slowly reached
+    estimate, _ = em_prior(flat_near, 0.6)
+    assert not at_bound(estimate) and abs(estimate - 0.2) < 0.01
 
 
 def test_em_that_runs_to_a_bound_estimates_nothing_and_fit_prior_refuses_it(tmp_path, monkeypatch):
