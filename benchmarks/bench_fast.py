@@ -87,7 +87,7 @@ def prior_rows(parts: dict) -> list[str]:
     from calibration.franq import FranqCalibrator
     from calibration.metrics import brier_score, ece_floor, expected_calibration_error
     from franq.evaluation.common import auroc
-    from franq.fit.prior import estimate_prior
+    from franq.fit.prior import EM_BOUND_NOTE, estimate_prior
 
     lines = ["### Moved to each set's base rate, estimated from its unlabelled claims", "",
              ("`franq fit prior CALIBRATOR --from-records FAST.jsonl` on each set's own `--fast` output (EM, Saerens "
@@ -114,7 +114,7 @@ def prior_rows(parts: dict) -> list[str]:
                          f"{floor[0]:.3f} ({floor[1]:.3f}) | {brier_score(q, y):.3f} -> {brier_score(moved, y):.3f} | "
                          f"{y.var():.3f} | {auroc(moved, y) if 0 < y.mean() < 1 else float('nan'):.3f} | "
                          f"{oracle:.3f} |")
-    return lines
+    return [*lines, "", EM_BOUND_NOTE]
 
 
 def main(argv=None) -> None:

@@ -112,7 +112,7 @@ def prior(calibrator_path, output, prior, records):
     P(true) is moved on the logit scale by log(P'/(1-P')) - log(P/(1-P)), P the mean P(true)
     the calibrator gave its fit claims (its `implied_prior`), P' the deployment's share of
     true claims (--prior, or estimated from --from-records by EM). A file without
-    `implied_prior` (fitted before it, as most shipped files were) moves each map's output
+    `implied_prior` (fitted before 2026-11-29; the shipped files all record it) moves each map's output
     (T_s, T_c, T_n; the UQ maps of a binary one) before mixing, P its fit claims' share true.
     Valid when only how often claims are true changes, not what a true or a false claim looks
     like (label shift). Measured: benchmarks/results/prior-shift.md.

@@ -116,7 +116,7 @@ def adjust_prior(path: str | Path, output: str | Path, *, prior: float | None = 
 
 EM_NOTICE = ("note: EM assumes that only the share of true claims changed; where the scores of a true (or a false) "
              "claim change with the deployment too, its estimate can be far off (nq-open's split claims under "
-             "--fast: .976 for .087; benchmarks/results/fast.md). Check it against what you know, or give --prior.")
+             "--fast: .974 for .087; benchmarks/results/fast.md). Check it against what you know, or give --prior.")
 """What ``franq fit prior --from-records`` prints under its result."""
 EM_BOUND_NOTE = ("An EM estimate of 0.000 or 1.000 ran to its bound (calibration.prior.at_bound): no share inside (0, 1) "
                  "fits those claims, and `franq fit prior --from-records` refuses it.")
