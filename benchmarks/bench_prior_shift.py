@@ -14,6 +14,8 @@ Deployments: ExpertQA rand_test as it is, with its contradicted copies, and resa
 and 30% true (its true claims subsampled, seed 0); nq-open test answers (clean / corrupted
 lists); and ExpertQA -> nq-open, a long-form calibrator on the short preset's UQ values (a
 stack mismatch franq would refuse: the scorers differ; kept as a stress test of the method).
+Then the share from a few labels (`franq fit prior --from-labelled`): n claims of the
+deployment drawn and labelled, the calibrator moved to their share, ECE on the claims not drawn.
 """
 from __future__ import annotations
 
@@ -59,6 +61,43 @@ def row(name: str, cal, s: dict) -> str:
     return (f"| {name} | {len(y)} | {base:.3f} | {cal.prior_anchor:.3f} | {y.mean():.3f} | {est:.3f} ({it}) | "
             f"{before.mean():.3f} | "
             f"{ece(before, y):.3f} | {ece(oracle, y):.3f} | {ece(em, y):.3f} |")
+
+
+LABELS = (10, 20, 50, 100, 200)
+DRAWS = 200
+
+
+def labels_row(name: str, cal, s: dict, seed: int = 0) -> str:
+    """The calibrator moved to the share of the claims of answers drawn until ``n`` claims are
+    labelled (as ``--from-labelled`` reads it: :func:`franq.fit.prior.share_of_labels`), ECE on
+    the claims not drawn: median (90th percentile) over draws and the share of draws at or below
+    .05, per n."""
+    from calibration.metrics import expected_calibration_error as ece
+    from franq.fit import natural as nat
+    from franq.fit.prior import share_of_labels
+
+    X, y = nat.inputs(s), np.asarray(s["is_true"], dtype=float)
+    cal.prior = None
+    raw = cal.predict(X)
+    cal.prior = float(np.clip(y.mean(), 1e-3, 1 - 1e-3))
+    oracle = ece(cal.predict(X), y)
+    from types import SimpleNamespace
+
+    from bench_calibration_labels import draw
+
+    rng = np.random.default_rng(seed)
+    answers = SimpleNamespace(groups=np.unique(np.asarray(s["answer"]), return_inverse=True)[1])
+    cells = []
+    for n in LABELS:
+        eces = []
+        for _ in range(DRAWS):  # whole answers, as people label them, until n claims are labelled
+            drawn = draw(answers, n, rng)
+            cal.prior = share_of_labels(y[drawn])["share"]
+            eces.append(ece(cal.predict(X)[~drawn], y[~drawn]))
+        e = np.array(eces)
+        cells.append(f"{np.median(e):.3f} ({np.quantile(e, 0.9):.3f}) {np.mean(e <= 0.05):.0%}")
+    cal.prior = None
+    return f"| {name} | {len(y)} | {y.mean():.3f} | {ece(raw, y):.3f} | {oracle:.3f} | " + " | ".join(cells) + " |"
 
 
 def main() -> int:
@@ -125,7 +164,25 @@ def main() -> int:
         lines += [row("nq-open train, clean lists -> nq-open test, corrupted lists", clean, variant(nq_test, "corrupted")),
                   row("nq-open train, corrupted lists -> nq-open test, clean lists", corrupted, variant(nq_test, "clean"))]
     lines += [row("ExpertQA train, soft -> nq-open test, all (stack mismatch: stress test)", eqa_soft, nq_test), "",
-              EM_BOUND_NOTE, "",
+              EM_BOUND_NOTE, "", "## The share from a few labels", "",
+              (f"`franq fit prior CAL --from-labelled LABELLED.jsonl`: answers of the deployment drawn at random and "
+               f"labelled whole until n claims are, the calibrator moved to their share ((true + 1/2) / (n + 1), franq.fit.prior.share_of_labels), "
+               f"ECE on the claims not drawn: median (90th percentile) and the share of {DRAWS} draws at or below .05."),
+              "", "| fitted on -> deployed on | claims | share true | ECE unadjusted | ECE oracle prior | "
+              + " | ".join(f"n = {n}" for n in LABELS) + " |", "|---|---|---|---|---|" + "---|" * len(LABELS)]
+    if args.verifier is None:
+        lines.append(labels_row("shipped long calibrator -> ExpertQA rand_test (natural)", shipped, test))
+        if contra is not None:
+            lines.append(labels_row(f"shipped long calibrator -> {copies}", shipped, both))
+    lines += [labels_row("ExpertQA train, soft variant -> ExpertQA rand_test (natural)", eqa_soft, test),
+              labels_row(f"ExpertQA train, soft variant -> {copies}, resampled to 30% true", eqa_soft,
+                         resample_to(both, 0.3))]
+    if nq_train is not None:
+        lines += [labels_row("nq-open train, clean lists -> nq-open test, corrupted lists", clean,
+                             variant(nq_test, "corrupted")),
+                  labels_row("nq-open train, corrupted lists -> nq-open test, clean lists", corrupted,
+                             variant(nq_test, "clean"))]
+    lines += ["",
               f"({time.perf_counter() - t0:.0f} s)"]
     text = "\n".join(lines)
     print(text)

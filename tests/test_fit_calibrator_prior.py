@@ -136,7 +136,47 @@ def test_fit_prior_command_moves_a_calibrator_by_a_given_or_estimated_prior(tmp_
     assert "EM assumes" not in CliRunner().invoke(main, ["fit", "prior", str(tmp_path / "cal.json"), "-o",
                                                          str(tmp_path / "q.json"), "--prior", "0.4"]).output
     res = CliRunner().invoke(main, ["fit", "prior", str(tmp_path / "cal.json"), "-o", str(tmp_path / "x.json")])
-    assert res.exit_code != 0 and "give one of --prior P and --from-records" in res.output
+    assert res.exit_code != 0 and "give one of --prior P, --from-labelled LABELLED.jsonl and --from-records" in res.output
+
+
+def test_the_share_of_a_few_labels_stays_inside_zero_and_one_with_its_interval():
+    from franq.errors import InputError
+    from franq.fit.prior import share_of_labels
+
+    read = share_of_labels([1] * 47 + [0] * 3)
+    assert read["share"] == pytest.approx(47.5 / 51) and read["n"] == 50 and read["true"] == 47
+    low, high = read["interval"]
+    assert low < 47 / 50 < high and 0.8 < low and high < 1.0
+    every = share_of_labels([1] * 10)  # all true: a share a calibrator can still move to
+    assert 0.9 < every["share"] < 1.0 and every["interval"][1] == 1.0
+    assert share_of_labels([0, 1])["interval"][0] < 0.1  # two labels say little
+    with pytest.raises(InputError, match="no labelled claims"):
+        share_of_labels([])
+
+
+def test_fit_prior_from_labelled_claims_moves_to_their_share_and_says_how_sure(tmp_path):
+    """A few labelled claims of the deployment (`franq score` output with `is_true`, what `franq
+    fit calibrator` reads): the calibrator moves to their share, the output gives n, the
+    interval and how many labels the benchmark needed; unlabelled claims are left out."""
+    _fitted(tmp_path)
+    dep = scored_records(tmp_path / "dep.jsonl", n_answers=20, seed=5, shares=(0.2, 0.5, 0.3))
+    lines = [json.loads(x) for x in dep.read_text().splitlines()]
+    for line in lines[10:]:  # half the answers unlabelled
+        for c in line["claims"]:
+            del c["is_true"]
+    dep.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+    labels = [c["is_true"] for line in lines[:10] for c in line["claims"]]
+    res = CliRunner().invoke(main, ["fit", "prior", str(tmp_path / "cal.json"), "-o", str(tmp_path / "l.json"),
+                                    "--from-labelled", str(dep)])
+    assert res.exit_code == 0, res.output
+    moved = json.loads((tmp_path / "l.json").read_text())["prior"]
+    assert moved["deployment"] == pytest.approx((sum(labels) + 0.5) / (len(labels) + 1), abs=1e-4)
+    assert f"the share of {len(labels)} labelled claims of {dep}, {sum(labels)} true" in res.output
+    assert "95% interval" in res.output and "Label more where the interval is wide" in res.output
+    assert "EM assumes" not in res.output
+    res = CliRunner().invoke(main, ["fit", "prior", str(tmp_path / "cal.json"), "-o", str(tmp_path / "m.json"),
+                                    "--from-labelled", str(dep), "--prior", "0.3"])
+    assert res.exit_code != 0 and "give one of --prior P, --from-labelled" in res.output
 
 
 def test_a_new_base_rate_drops_the_source_files_evaluation(tmp_path):

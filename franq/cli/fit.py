@@ -103,15 +103,19 @@ def calibrator(input_path, output, variant, calibrate_faithfulness, xgb_features
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="Adjusted calibrator JSON to write.")
 @click.option("--prior", type=click.FloatRange(0.0, 1.0, min_open=True, max_open=True), default=None,
               help="The share of true claims where the calibrator will be used.")
+@click.option("--from-labelled", "labelled", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="`franq score` output of the deployment with some claims labelled `is_true` (what `franq fit "
+                   "calibrator` reads): their share of true claims, with its interval.")
 @click.option("--from-records", "records", type=click.Path(exists=True, dir_okay=False), default=None,
               help="`franq score` output of the deployment (no labels needed): estimate that share by EM "
                    "(Saerens, Latinne & Decaestecker 2002).")
-def prior(calibrator_path, output, prior, records):
-    """Move a calibrator to a new base rate, without new labels.
+def prior(calibrator_path, output, prior, labelled, records):
+    """Move a calibrator to a new base rate, with a few labels or none.
 
     P(true) is moved on the logit scale by log(P'/(1-P')) - log(P/(1-P)), P the mean P(true)
     the calibrator gave its fit claims (its `implied_prior`), P' the deployment's share of
-    true claims (--prior, or estimated from --from-records by EM). A file without
+    true claims (--prior; the share of a few labelled claims, --from-labelled; or estimated from
+    --from-records by EM, which assumes that only that share changed). A file without
     `implied_prior` (fitted before 2026-11-29; the shipped files all record it) moves each map's output
     (T_s, T_c, T_n; the UQ maps of a binary one) before mixing, P its fit claims' share true.
     Valid when only how often claims are true changes, not what a true or a false claim looks
@@ -120,8 +124,9 @@ def prior(calibrator_path, output, prior, records):
     from franq.fit.prior import adjust_prior, format_prior
 
     try:
-        check_outputs({"-o": output}, {"CALIBRATOR": calibrator_path, "--from-records": records})
-        out = adjust_prior(calibrator_path, output, prior=prior, records=records)
+        check_outputs({"-o": output}, {"CALIBRATOR": calibrator_path, "--from-records": records,
+                                       "--from-labelled": labelled})
+        out = adjust_prior(calibrator_path, output, prior=prior, records=records, labelled=labelled)
     except (FranqError, ValueError) as exc:
         raise fail(exc) from None
     click.echo(format_prior(out, output), err=True)
