@@ -54,6 +54,27 @@ def test_single_example_from_flags_prints_a_table_and_json(tiny_lm_path):
     assert record["claims"][0]["p_true_calibrated"] is None and record["calibrator"] is None
 
 
+def test_a_single_example_with_o_writes_its_record_as_a_batch_would_and_never_over_a_file(tiny_lm_path, tmp_path):
+    """`-o` was read only in batch mode: a single example's record was printed and the file
+    never written. It is now written as one JSON line (what `franq fit calibrator` and `franq
+    fit prior --from-labelled` read back), beside the table; an existing file is not replaced."""
+    from franq.results import read_results
+
+    out = tmp_path / "one.jsonl"
+    args = ["score", "-q", GOOD["question"], "-p", GOOD["passages"][0], "-a", GOOD["answer"],
+            "--model", str(tiny_lm_path)]
+    proc = run_franq(*args, "-o", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert "P(true)" in proc.stdout and f"wrote {out}" in proc.stderr
+    (line,) = read_results(out, with_input=True)
+    assert line.result.question == GOOD["question"] and len(line.result.claims) == 2
+    again = run_franq(*args, "-o", str(out))
+    assert again.returncode != 0 and "the file exists" in again.stderr and "-o" in again.stderr
+    assert len(out.read_text().splitlines()) == 1
+    to_stdout = run_franq(*args, "-o", "-")
+    assert to_stdout.returncode == 0 and json.loads(to_stdout.stdout)["mode"] == "long"
+
+
 def test_missing_input_and_missing_model_give_clear_errors(tmp_path):
     proc = run_franq("score", "-q", "only a question")
     assert proc.returncode != 0 and "give --question, at least one --passage and --answer" in proc.stderr

@@ -66,7 +66,8 @@ HTML_OPTION = click.option(
 @click.command()
 @click.argument("input_path", required=False, type=click.Path(dir_okay=False, allow_dash=True))
 @click.option("-o", "--output", type=click.Path(dir_okay=False, allow_dash=True),
-              help="Output JSONL (batch mode). Default: standard output.")
+              help="Output JSONL (batch mode). Default: standard output. A single example's record is "
+                   "written there as one JSON line too, beside the --format view.")
 @click.option("--errors", "errors_path", type=click.Path(dir_okay=False),
               help="Where bad records go (batch mode). Default: OUTPUT.errors.jsonl, or stderr.")
 @click.option("-q", "--question", help="The question (with --passage and --answer).")
@@ -122,6 +123,9 @@ def score(input_path, output, errors_path, question, passages, answer, example, 
             if html_path:
                 write_html_report(html_path, output)
             return
+        if output not in (None, "-") and os.path.exists(output) and os.path.getsize(output) > 0:
+            raise InputError(f"-o {output}: the file exists; a single example's record goes to a new file (a batch, "
+                             "FILE.jsonl -o OUT, resumes an existing OUT)")
         ex = single_example(input_path, question, passages, answer, example, limits=cfg.limits,
                             strict=cfg.batch.strict)
         check_named_files(cfg)
@@ -133,15 +137,22 @@ def score(input_path, output, errors_path, question, passages, answer, example, 
             result = pipeline.score_many([ex])[0]
     except (FranqError, MissingDependencyError) as exc:
         raise fail(exc) from None
-    print_result(ResultLine("", ex.id, result, ex), fmt, html_path, raw_csv=raw_csv, threshold=cfg.calibration.threshold)
+    print_result(ResultLine("", ex.id, result, ex), fmt, html_path, raw_csv=raw_csv, threshold=cfg.calibration.threshold,
+                 output=output)
 
 
 def print_result(line: ResultLine, fmt: str, html_path: str | None, *, raw_csv: bool = False,
-                 threshold: float | None = None) -> None:
+                 threshold: float | None = None, output: str | None = None) -> None:
     """One scored answer (with the example it scored) on stdout as a table, a JSON line or CSV
     rows (escaped against formula injection unless ``raw_csv``); ``html_path``: also a report;
-    ``threshold``: the --threshold its verdicts were given at."""
+    ``threshold``: the --threshold its verdicts were given at; ``output`` (-o): also its record,
+    one JSON line as a batch writes it (standard output: the record replaces the table)."""
     record = result_record(line.id, line.result, line.example)
+    if output == "-":
+        fmt = "json" if fmt == "table" else fmt
+    elif output is not None:
+        atomic_write(output, json.dumps(record, ensure_ascii=False) + "\n")
+        click.echo(f"wrote {output}", err=True)
     if fmt == "csv" or html_path:  # the views show what the JSON line holds (secrets redacted)
         line = next(read_results(record, with_input=True))
     if fmt == "json":
