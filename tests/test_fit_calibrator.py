@@ -179,6 +179,13 @@ def test_target_precision_is_stored_in_the_calibrator_and_used_as_its_threshold(
     active, _ = resolve_calibrator(str(tmp_path / "cal.json"), STACK)
     assert active.threshold == chosen["threshold"]
     assert "stored in the calibrator file" in res.output
+    assert ("misses its target by" in res.output) == (chosen["held_out_max_gap"] > 0.05)
+    few = scored_records(tmp_path / "few.jsonl", n_answers=25, seed=3)  # 75 claims: too few false ones to hold it
+    res, report = fit(tmp_path, "--target-precision", "0.7", src=few)
+    assert res.exit_code == 0, res.output
+    gap = report["cv"]["chosen"]["held_out_max_gap"]
+    assert gap > 0.05 and f"warning: the threshold misses its target by {gap:g} on a held-out fold" in res.output
+    assert "label more false claims" in res.output
     res, _ = fit(tmp_path, "--target-precision", "0.7", "--target-false-alarm", "0.1")
     assert res.exit_code != 0 and "not both" in res.output
     with pytest.raises(InputError, match="no threshold gives a precision of at least 0.9"):

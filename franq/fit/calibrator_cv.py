@@ -252,4 +252,10 @@ def format_cv(report: dict) -> list[str]:
                      f"{pick['precision']}, caught {pick['caught']}, flagged {pick['flagged']}); picked on the other "
                      f"folds, it gives {metric.replace('_', '-')} {pick['held_out_mean']} on average on each held-out "
                      f"fold (largest gap to the target {pick['held_out_max_gap']}); stored in the calibrator file")
+        gap = pick["held_out_max_gap"]
+        if gap is not None and gap > 0.05:
+            lines.append(f"warning: the threshold misses its target by {gap:g} on a held-out fold: "
+                         f"{cv['n_claims'] - cv['n_true']:g} false claims are too few to hold a {metric.replace('_', '-')} "
+                         "within .05 (benchmarks/results/calibration-labels.md: with 200 ExpertQA claims, about 13 "
+                         "false, 27% of draws did at precision .1); label more false claims")
     return lines
