@@ -285,6 +285,29 @@ def test_fit_prior_moves_the_shipped_fast_calibrator_by_em_from_fast_output(tmp_
     assert "estimated by EM from 180 unlabelled claims" in res.output and f"moved as {MIX_RULE}" in res.output
 
 
+def test_the_share_of_labels_is_read_from_unscored_examples_too(tmp_path):
+    """Claims labelled in franq's input form need no scoring first; a short answer's own
+    `is_true` counts where it lists no claims; a file without a label, or with a bad record,
+    is refused naming the line."""
+    from franq.errors import InputError
+    from franq.fit.prior import labelled_share
+
+    rows = [{"question": "q1", "passages": ["p"], "answer": "a. b.",
+             "claims": [{"text": "a.", "is_true": True}, {"text": "b.", "is_true": False}, {"text": "c."}]},
+            {"question": "q2", "passages": ["p"], "answer": "Paris", "is_true": True},
+            {"question": "q3", "passages": ["p"], "answer": "x", "claims": [{"text": "x.", "is_true": True}]}]
+    src = tmp_path / "examples.jsonl"
+    src.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    read = labelled_share(src)
+    assert read["n"] == 4 and read["true"] == 3 and read["share"] == pytest.approx(3.5 / 5)
+    src.write_text(json.dumps({"question": "q", "passages": ["p"], "answer": "a"}) + "\n", encoding="utf-8")
+    with pytest.raises(InputError, match="no claims labelled 'is_true'"):
+        labelled_share(src)
+    src.write_text(json.dumps(rows[0]) + "\n" + json.dumps({"question": "q"}) + "\n", encoding="utf-8")
+    with pytest.raises(InputError, match="line 2.*missing field 'passages'"):
+        labelled_share(src)
+
+
 def test_em_that_slows_down_short_of_a_bound_goes_on_to_it_and_stops_at_a_real_fixed_point():
     """A mean that stays below every share, by less the smaller the share (here q - q^2),
     makes EM's steps shrink below its tolerance short of the bound (as the probe calibrator on

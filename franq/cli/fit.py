@@ -104,8 +104,8 @@ def calibrator(input_path, output, variant, calibrate_faithfulness, xgb_features
 @click.option("--prior", type=click.FloatRange(0.0, 1.0, min_open=True, max_open=True), default=None,
               help="The share of true claims where the calibrator will be used.")
 @click.option("--from-labelled", "labelled", type=click.Path(exists=True, dir_okay=False), default=None,
-              help="`franq score` output of the deployment with some claims labelled `is_true` (what `franq fit "
-                   "calibrator` reads): their share of true claims, with its interval.")
+              help="Claims of the deployment labelled `is_true`: `franq score` output (what `franq fit calibrator` "
+                   "reads) or unscored examples with labelled claims. Their share of true claims, with its interval.")
 @click.option("--from-records", "records", type=click.Path(exists=True, dir_okay=False), default=None,
               help="`franq score` output of the deployment (no labels needed): estimate that share by EM "
                    "(Saerens, Latinne & Decaestecker 2002).")

@@ -91,11 +91,27 @@ def share_of_labels(is_true) -> dict:
 
 
 def labelled_share(path: str | Path) -> dict:
-    """:func:`share_of_labels` of the scored claims labelled ``is_true`` in ``path`` (``franq
-    score`` output with labels: what ``franq fit calibrator`` reads; any stack)."""
-    from franq.fit.training_claims import read_scored, training_claims
+    """:func:`share_of_labels` of the claims labelled ``is_true`` in ``path``: ``franq score``
+    output with labels (what ``franq fit calibrator`` reads; any stack), or examples as franq
+    reads them, unscored (``{"question", "passages", "answer", "claims": [{"text", "is_true"}]}``;
+    a short answer's own ``is_true`` where it lists no claims)."""
+    from franq.files import read_jsonl
+    from franq.fit.training_claims import is_scored_record, read_scored, training_claims
+    from franq.io import parse_example
 
-    return share_of_labels(training_claims(read_scored(path)).is_true)
+    lines = read_jsonl(str(path), what="labelled file")
+    first = next(lines, None)
+    if first is not None and isinstance(first[1], dict) and is_scored_record(first[1]):
+        return share_of_labels(training_claims(read_scored(path)).is_true)
+    labels = []
+    for n, obj in ([first] if first else []) + list(lines):
+        ex = parse_example(obj, f"{path} line {n}")
+        given = [c["is_true"] for c in ex.claim_labels or () if c.get("is_true") is not None]
+        whole = (ex.labels or {}).get("is_true")
+        labels += given or ([whole] if whole is not None and not ex.claim_labels else [])
+    if not labels:
+        raise InputError(f"{path}: no claims labelled 'is_true' (label claims with \"is_true\": true/false)")
+    return share_of_labels(labels)
 
 
 def adjust_prior(path: str | Path, output: str | Path, *, prior: float | None = None,
