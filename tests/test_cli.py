@@ -71,8 +71,10 @@ def test_a_single_example_with_o_writes_its_record_as_a_batch_would_and_never_ov
     again = run_franq(*args, "-o", str(out))
     assert again.returncode != 0 and "the file exists" in again.stderr and "-o" in again.stderr
     assert len(out.read_text().splitlines()) == 1
-    to_stdout = run_franq(*args, "-o", "-")
+    to_stdout = run_franq(*args, "-o", "-", "--errors", str(tmp_path / "bad.jsonl"))
     assert to_stdout.returncode == 0 and json.loads(to_stdout.stdout)["mode"] == "long"
+    assert "--errors" in to_stdout.stderr and "only a batch" in to_stdout.stderr  # not silently ignored
+    assert not (tmp_path / "bad.jsonl").exists()
 
 
 def test_missing_input_and_missing_model_give_clear_errors(tmp_path):

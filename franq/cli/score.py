@@ -123,6 +123,9 @@ def score(input_path, output, errors_path, question, passages, answer, example, 
             if html_path:
                 write_html_report(html_path, output)
             return
+        if errors_path:
+            click.echo(f"warning: --errors {errors_path}: only a batch (a .jsonl input) writes bad records there; a "
+                       "single example's error is printed here and the file is not written", err=True)
         if output not in (None, "-") and os.path.exists(output) and os.path.getsize(output) > 0:
             raise InputError(f"-o {output}: the file exists; a single example's record goes to a new file (a batch, "
                              "FILE.jsonl -o OUT, resumes an existing OUT)")
