@@ -14,6 +14,7 @@ picked automatically when one matches the running stack and skipped silently oth
 from __future__ import annotations
 
 import logging
+import os
 from importlib import resources
 from pathlib import Path
 
@@ -98,6 +99,20 @@ def shipped_calibrators() -> list[Path]:
     root = resources.files("franq").joinpath("data")
     return sorted(Path(str(p)) for p in root.iterdir()
                   if p.name.startswith(DEFAULT_PREFIX) and p.name.endswith(".json"))
+
+
+def calibrator_file(name: str) -> Path:
+    """A calibrator file named by path, or a shipped one by its name as ``franq score`` prints
+    it (``calibrator-....json`` or ``franq/data/calibrator-....json``) from any directory."""
+    path = Path(name)
+    if path.is_file():
+        return path
+    if str(path.parent) in (".", "franq/data", os.path.join("franq", "data")):
+        shipped = {p.name: p for p in shipped_calibrators()}
+        if path.name in shipped:
+            return shipped[path.name]
+    raise InputError(f"calibrator {name}: no such file, nor a shipped calibrator's name (`franq fit shipped --list` "
+                     "names them)")
 
 
 def default_calibrator_path(stack: dict[str, str]) -> Path | None:

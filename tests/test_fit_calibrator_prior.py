@@ -308,6 +308,22 @@ def test_the_share_of_labels_is_read_from_unscored_examples_too(tmp_path):
         labelled_share(src)
 
 
+def test_fit_prior_takes_a_shipped_calibrator_by_the_name_franq_score_prints(tmp_path, monkeypatch):
+    """From any directory: `franq score` names the shipped file `franq/data/calibrator-....json`,
+    which is not a path outside a checkout; a name that is neither is refused in one line."""
+    from franq.fit.shipped_verifier import LONG_NAME
+
+    monkeypatch.chdir(tmp_path)
+    for name in (f"franq/data/{LONG_NAME}", LONG_NAME):
+        res = CliRunner().invoke(main, ["fit", "prior", name, "-o", "moved.json", "--prior", "0.9"])
+        assert res.exit_code == 0, res.output
+        assert json.loads((tmp_path / "moved.json").read_text())["prior"]["deployment"] == 0.9
+        (tmp_path / "moved.json").unlink()
+    res = CliRunner().invoke(main, ["fit", "prior", "calibrator-nope.json", "-o", "x.json", "--prior", "0.9"])
+    assert res.exit_code != 0 and "no such file, nor a shipped calibrator's name" in res.output
+    assert not (tmp_path / "x.json").exists()
+
+
 def test_em_that_slows_down_short_of_a_bound_goes_on_to_it_and_stops_at_a_real_fixed_point():
     """A mean that stays below every share, by less the smaller the share (here q - q^2),
     makes EM's steps shrink below its tolerance short of the bound (as the probe calibrator on

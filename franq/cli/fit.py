@@ -99,7 +99,7 @@ def calibrator(input_path, output, variant, calibrate_faithfulness, xgb_features
 
 
 @fit.command("prior")
-@click.argument("calibrator_path", metavar="CALIBRATOR", type=click.Path(exists=True, dir_okay=False))
+@click.argument("calibrator_path", metavar="CALIBRATOR", type=click.Path(dir_okay=False))
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="Adjusted calibrator JSON to write.")
 @click.option("--prior", type=click.FloatRange(0.0, 1.0, min_open=True, max_open=True), default=None,
               help="The share of true claims where the calibrator will be used.")
@@ -119,11 +119,14 @@ def prior(calibrator_path, output, prior, labelled, records):
     `implied_prior` (fitted before 2026-11-29; the shipped files all record it) moves each map's output
     (T_s, T_c, T_n; the UQ maps of a binary one) before mixing, P its fit claims' share true.
     Valid when only how often claims are true changes, not what a true or a false claim looks
-    like (label shift). Measured: benchmarks/results/prior-shift.md.
+    like (label shift). Measured: benchmarks/results/prior-shift.md. CALIBRATOR: a file, or a
+    shipped calibrator by the name `franq score` prints (franq/data/calibrator-....json).
     """
+    from franq.calibrate import calibrator_file
     from franq.fit.prior import adjust_prior, format_prior
 
     try:
+        calibrator_path = str(calibrator_file(calibrator_path))
         check_outputs({"-o": output}, {"CALIBRATOR": calibrator_path, "--from-records": records,
                                        "--from-labelled": labelled})
         out = adjust_prior(calibrator_path, output, prior=prior, records=records, labelled=labelled)
