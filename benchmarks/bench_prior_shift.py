@@ -14,8 +14,9 @@ Deployments: ExpertQA rand_test as it is, with its contradicted copies, and resa
 and 30% true (its true claims subsampled, seed 0); nq-open test answers (clean / corrupted
 lists); and ExpertQA -> nq-open, a long-form calibrator on the short preset's UQ values (a
 stack mismatch franq would refuse: the scorers differ; kept as a stress test of the method).
-Then the share from a few labels (`franq fit prior --from-labelled`): n claims of the
-deployment drawn and labelled, the calibrator moved to their share, ECE on the claims not drawn.
+Then the share from a few labels (`franq fit prior --from-labelled`): whole answers of the
+deployment drawn until n claims are labelled, the calibrator moved to their share, ECE on the
+claims not drawn.
 """
 from __future__ import annotations
 
@@ -72,6 +73,10 @@ def labels_row(name: str, cal, s: dict, seed: int = 0) -> str:
     labelled (as ``--from-labelled`` reads it: :func:`franq.fit.prior.share_of_labels`), ECE on
     the claims not drawn: median (90th percentile) over draws and the share of draws at or below
     .05, per n."""
+    from types import SimpleNamespace
+
+    from bench_calibration_labels import draw
+
     from calibration.metrics import expected_calibration_error as ece
     from franq.fit import natural as nat
     from franq.fit.prior import share_of_labels
@@ -81,10 +86,6 @@ def labels_row(name: str, cal, s: dict, seed: int = 0) -> str:
     raw = cal.predict(X)
     cal.prior = float(np.clip(y.mean(), 1e-3, 1 - 1e-3))
     oracle = ece(cal.predict(X), y)
-    from types import SimpleNamespace
-
-    from bench_calibration_labels import draw
-
     rng = np.random.default_rng(seed)
     answers = SimpleNamespace(groups=np.unique(np.asarray(s["answer"]), return_inverse=True)[1])
     cells = []
@@ -165,9 +166,9 @@ def main() -> int:
                   row("nq-open train, corrupted lists -> nq-open test, clean lists", corrupted, variant(nq_test, "clean"))]
     lines += [row("ExpertQA train, soft -> nq-open test, all (stack mismatch: stress test)", eqa_soft, nq_test), "",
               EM_BOUND_NOTE, "", "## The share from a few labels", "",
-              (f"`franq fit prior CAL --from-labelled LABELLED.jsonl`: answers of the deployment drawn at random and "
-               f"labelled whole until n claims are, the calibrator moved to their share ((true + 1/2) / (n + 1), franq.fit.prior.share_of_labels), "
-               f"ECE on the claims not drawn: median (90th percentile) and the share of {DRAWS} draws at or below .05."),
+              ("`franq fit prior CAL --from-labelled LABELLED.jsonl`: answers of the deployment drawn at random and "
+               "labelled whole until n claims are, the calibrator moved to their share ((true + 1/2) / (n + 1), "
+               f"franq.fit.prior.share_of_labels), ECE on the claims not drawn: median (90th percentile) and the share of {DRAWS} draws at or below .05."),
               "", "| fitted on -> deployed on | claims | share true | ECE unadjusted | ECE oracle prior | "
               + " | ".join(f"n = {n}" for n in LABELS) + " |", "|---|---|---|---|---|" + "---|" * len(LABELS)]
     if args.verifier is None:
