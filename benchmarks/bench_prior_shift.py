@@ -43,6 +43,17 @@ def resample_to(s: dict, share: float, seed: int = 0) -> dict:
     return nat.subset(s, keep)
 
 
+def unmoved_and_told(cal, X, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``cal``'s P(true) of ``X`` unmoved, and moved to the labels' own share (a user who knows
+    it: ``--prior``); ``cal`` is left unmoved."""
+    cal.prior = None
+    before = cal.predict(X)
+    cal.prior = float(np.clip(y.mean(), 1e-3, 1 - 1e-3))
+    told = cal.predict(X)
+    cal.prior = None
+    return before, told
+
+
 def row(name: str, cal, s: dict) -> str:
     from calibration.metrics import expected_calibration_error as ece
     from franq.fit import natural as nat
@@ -50,11 +61,7 @@ def row(name: str, cal, s: dict) -> str:
 
     X, y = nat.inputs(s), np.asarray(s["is_true"], dtype=float)
     base = cal.base_rate
-    cal.prior = None
-    before = cal.predict(X)
-    cal.prior = float(np.clip(y.mean(), 1e-3, 1 - 1e-3))
-    oracle = cal.predict(X)
-    cal.prior = None
+    before, oracle = unmoved_and_told(cal, X, y)
     est, it = estimate_prior(cal, X)
     cal.prior = est
     em = cal.predict(X)
@@ -82,10 +89,8 @@ def labels_row(name: str, cal, s: dict, seed: int = 0) -> str:
     from franq.fit.prior import share_of_labels
 
     X, y = nat.inputs(s), np.asarray(s["is_true"], dtype=float)
-    cal.prior = None
-    raw = cal.predict(X)
-    cal.prior = float(np.clip(y.mean(), 1e-3, 1 - 1e-3))
-    oracle = ece(cal.predict(X), y)
+    raw, told = unmoved_and_told(cal, X, y)
+    oracle = ece(told, y)
     rng = np.random.default_rng(seed)
     answers = SimpleNamespace(groups=np.unique(np.asarray(s["answer"]), return_inverse=True)[1])
     cells = []
