@@ -49,7 +49,7 @@ from calibration.isotonic import IsotonicCalibrator
 from calibration.knowledge_check import NOT_MADE, check_record, fit_check, read_check
 from calibration.metrics import expected_calibration_error
 from calibration.mix import franq_mix
-from calibration.prior import (MIX_RULE, check_prior, fitted_share, implied_prior_of, prior_record, prior_shift_of,
+from calibration.prior import (MIX_RULE, MovesWithPrior, check_prior, fitted_share, implied_prior_of, prior_record,
                               read_implied_prior, read_prior, shift_knowledge,
                                shift_probabilities)
 
@@ -103,7 +103,7 @@ def stack_mismatches(fitted_for: dict[str, str], stack: dict[str, str]) -> list[
             for key in sorted(set(fitted_for) | set(stack)) if fitted_for.get(key) != stack.get(key)]
 
 
-class FranqCalibrator:
+class FranqCalibrator(MovesWithPrior):
     """Scikit-learn-style calibrator for FRANQ's three components.
 
     >>> cal = FranqCalibrator(variant="condition", fitted_for={"model": "...", ...})
@@ -258,17 +258,6 @@ class FranqCalibrator:
         for variant ``none``, of the two conditions' fits otherwise."""
         c = getattr(self, "counts_", {}) or {}
         return fitted_share([c.get("faithful")] if self.variant == "none" else [c.get("faithful"), c.get("unfaithful")])
-
-    @property
-    def prior_anchor(self) -> float | None:
-        """The prior a new one moves from (:mod:`calibration.prior`): :attr:`implied_prior_`, the
-        mean P(true) on the fit claims, or, for files written before it, :attr:`base_rate`."""
-        implied = getattr(self, "implied_prior_", None)
-        return self.base_rate if implied is None else implied
-
-    def prior_shift(self) -> float:
-        """What :attr:`prior` adds to the logit of P(true) and of each UQ map (0 when no prior is set)."""
-        return prior_shift_of(self.prior_anchor, self.prior)
 
     @property
     def prior_rule(self) -> str:

@@ -112,12 +112,12 @@ def _mean(p: Any, clip: bool = True) -> float:
 
 def _em_steps(predict_at: Callable[[float], np.ndarray], prior: float, tol: float, max_iter: int) -> tuple[float, int]:
     """EM's plain iteration from ``prior``: until a step is below ``tol`` or ``max_iter`` steps."""
-    for it in range(1, max(max_iter, 1) + 1):
+    for it in range(1, max_iter + 1):
         new = _mean(predict_at(prior))
         if abs(new - prior) < tol:
             return new, it
         prior = new
-    return prior, max(max_iter, 1)
+    return prior, max_iter
 
 
 def em_prior_of(posteriors: Any, train_prior: float, **kw) -> tuple[float, int]:
@@ -155,6 +155,24 @@ def prior_record(base_rate: float | None, prior: float, rule: str, implied: floa
     deployment's, the shift (from ``implied``, the fit's mean P(true), where recorded) and the rule."""
     return {"fitted": base_rate, **({} if implied is None else {"implied": implied}), "deployment": prior,
             "logit_shift": prior_shift_of(base_rate if implied is None else implied, prior), "rule": rule}
+
+
+class MovesWithPrior:
+    """What both calibrator families (:class:`~calibration.franq.FranqCalibrator`,
+    :class:`~calibration.three_condition.ThreeConditionCalibrator`) share under a new base
+    rate: the prior they move from and the logit shift to :attr:`prior`. Needs ``prior``,
+    ``base_rate`` and (from a fit or a file) ``implied_prior_``."""
+
+    @property
+    def prior_anchor(self) -> float | None:
+        """The prior a new one moves from: :attr:`implied_prior_`, the mean P(true) on the fit
+        claims, or, for files written before it, :attr:`base_rate`."""
+        implied = getattr(self, "implied_prior_", None)
+        return self.base_rate if implied is None else implied
+
+    def prior_shift(self) -> float:
+        """What :attr:`prior` adds to the logit of P(true) and of each map (0 when no prior is set)."""
+        return prior_shift_of(self.prior_anchor, self.prior)
 
 
 def implied_prior_of(p_true: Any, weights: Any) -> float:

@@ -45,7 +45,7 @@ from calibration.isotonic import PRIOR_STRENGTH, IsotonicCalibrator
 from calibration.knowledge_check import NOT_MADE, check_record, fit_check, read_check
 from calibration.metrics import expected_calibration_error
 from calibration.mix import franq_mix3
-from calibration.prior import (MIX_RULE, check_prior, fitted_share, implied_prior_of, prior_record, prior_shift_of,
+from calibration.prior import (MIX_RULE, MovesWithPrior, check_prior, fitted_share, implied_prior_of, prior_record,
                               read_implied_prior, read_prior, shift_knowledge,
                                shift_probabilities)
 
@@ -87,7 +87,7 @@ def as_condition_labels(values: Any, n: int) -> list[str | None]:
     return out
 
 
-class ThreeConditionCalibrator:
+class ThreeConditionCalibrator(MovesWithPrior):
     """Scikit-learn-style calibrator of three-condition FRANQ.
 
     >>> X = ClaimInputs(p_s, uq_faith, uq_unfaith, p_contradicted=p_c, p_not_mentioned=p_n)
@@ -216,17 +216,6 @@ class ThreeConditionCalibrator:
         claims over the weighted claims of the three conditions' fits (None when unknown)."""
         c = getattr(self, "counts_", {}) or {}
         return fitted_share([c.get(name) for name in CONDITIONS])
-
-    @property
-    def prior_anchor(self) -> float | None:
-        """The prior a new one moves from (:mod:`calibration.prior`): :attr:`implied_prior_`, the
-        mean P(true) on the fit claims, or, for files written before it, :attr:`base_rate`."""
-        implied = getattr(self, "implied_prior_", None)
-        return self.base_rate if implied is None else implied
-
-    def prior_shift(self) -> float:
-        """What :attr:`prior` adds to the logit of P(true) and of each map (0 when no prior is set)."""
-        return prior_shift_of(self.prior_anchor, self.prior)
 
     @property
     def prior_rule(self) -> str:
