@@ -21,6 +21,7 @@ from pathlib import Path
 from calibration.base import CalibratorFileError, read_json
 from calibration.contract import CalibratedClaims, ClaimInputs
 from calibration.franq import FranqCalibrator, stack_mismatches
+from calibration.prior import check_prior
 from calibration.three_condition import FORMAT as THREE_CONDITION_FORMAT
 from calibration.three_condition import ThreeConditionCalibrator
 from franq.config_checks import CALIBRATOR_MISMATCH
@@ -54,13 +55,16 @@ class ActiveCalibrator:
     (:class:`~calibration.contract.CalibratedClaims`); :attr:`info` says which file it is.
     Any calibrator of the contract (:class:`~calibration.contract.Calibrator`) will do."""
 
-    def __init__(self, calibrator, *, path: str, source: str):
+    def __init__(self, calibrator, *, path: str, source: str, prior: float | None = None):
+        if prior is not None:
+            move_to_prior(calibrator, prior, path)
         self.calibrator = calibrator
         self.name = calibrator.name
         self.needs_conditions: bool = calibrator.needs_conditions
         """Whether it reads P_contradicted and P_not_mentioned (a three-condition calibrator)."""
         self.info = CalibratorInfo(path=str(path), source=source, variant=self.name,
-                                   fitted_for=dict(calibrator.fitted_for or {}))
+                                   fitted_for=dict(calibrator.fitted_for or {}),
+                                   prior=getattr(calibrator, "prior", None))
         self.threshold: float | None = getattr(calibrator, "threshold", None)
         """The verdict threshold stored in the file (``franq fit calibrator --target-precision``):
         the pipeline's ``calibration.threshold`` unless the config sets one."""
@@ -80,6 +84,28 @@ class ActiveCalibrator:
             return self.calibrator.predict_components(inputs)
         except ValueError as exc:  # e.g. an XGBoost model's feature this stack does not compute
             raise InputError(f"calibrator {self.info.path}: {exc}") from None
+
+
+def check_movable(calibrator, path: str | Path) -> None:
+    """Refuse, naming the file, a calibrator that cannot be moved to a new share of true claims:
+    an XGBoost baseline, or a FRANQ file whose fitted share is unknown."""
+    if not isinstance(calibrator, (ThreeConditionCalibrator, FranqCalibrator)):
+        raise InputError(f"calibrator {path}: a new base rate moves the maps of a FRANQ calibrator (three-condition "
+                         f"or binary); this one is {calibrator.name!r}")
+    if calibrator.base_rate is None or not 0.0 < calibrator.base_rate < 1.0:
+        raise InputError(f"calibrator {path}: the share of true claims it was fitted on is unknown "
+                         f"({calibrator.base_rate!r})")
+
+
+def move_to_prior(calibrator, prior: float, path: str | Path, field: str = "calibration.prior") -> None:
+    """Move ``calibrator`` (in place) to a deployment where a share ``prior`` of claims is true
+    (:mod:`calibration.prior`; what ``franq fit prior`` writes to a file); a share it was moved to
+    before is replaced. Refused in one line naming ``field`` or the file."""
+    check_movable(calibrator, path)
+    try:
+        calibrator.prior = check_prior(prior, field)
+    except ValueError as exc:
+        raise InputError(str(exc)) from None
 
 
 def load_calibrator(path: str | Path):
@@ -149,24 +175,25 @@ def load_user_calibrator(path: str):
         raise InputError(text if text.startswith("calibrator") else f"calibrator {path}: {text}") from None
 
 
-def _shipped(stack: dict[str, str]) -> ActiveCalibrator | None:
+def _shipped(stack: dict[str, str], prior: float | None) -> ActiveCalibrator | None:
     path = default_calibrator_path(stack)
     if path is None:
         log.info("no shipped calibrator for this stack %s", stack)
         return None
     log.info("using the shipped calibrator %s", path.name)
-    return ActiveCalibrator(load_calibrator(path), path=f"franq/data/{path.name}", source="shipped")
+    return ActiveCalibrator(load_calibrator(path), path=f"franq/data/{path.name}", source="shipped", prior=prior)
 
 
-def resolve_calibrator(setting: str | None, stack: dict[str, str], *, on_mismatch: str = "warn"
-                       ) -> tuple[ActiveCalibrator | None, tuple[str, ...]]:
+def resolve_calibrator(setting: str | None, stack: dict[str, str], *, on_mismatch: str = "warn",
+                       prior: float | None = None) -> tuple[ActiveCalibrator | None, tuple[str, ...]]:
     """The calibrator to apply and any warnings for the results. ``setting``: ``None`` or
     ``"none"`` = no calibration; ``"default"`` = the shipped one matching ``stack``, if
     any; else a path to a calibrator file, or several entries separated by commas: the
     first fitted for ``stack`` applies (``mine.json,default``: the user's file where it
     fits, the shipped one elsewhere, e.g. for the short answers of ``--mode auto`` or the
     ``fast_short`` preset of ``--fast``). ``on_mismatch`` applies when none fits; ``force``
-    needs one file to force."""
+    needs one file to force. ``prior`` (``calibration.prior``): the share of true claims the
+    one applied is moved to (:func:`move_to_prior`)."""
     if on_mismatch not in CALIBRATOR_MISMATCH:
         raise InputError(f"'calibration.on_mismatch': expected one of {list(CALIBRATOR_MISMATCH)}, "
                          f"got {on_mismatch!r}")
@@ -178,14 +205,14 @@ def resolve_calibrator(setting: str | None, stack: dict[str, str], *, on_mismatc
     users = []  # (file, calibrator, why it does not fit) of each user file that does not fit
     for entry in entries:
         if entry == "default":
-            active = _shipped(stack)
+            active = _shipped(stack, prior)
             if active is not None:
                 return active, active.warnings
             continue
         cal = load_user_calibrator(entry)
         diffs = stack_mismatches(cal.fitted_for or {}, stack)
         if not diffs:
-            active = ActiveCalibrator(cal, path=str(Path(entry).resolve()), source="user")
+            active = ActiveCalibrator(cal, path=str(Path(entry).resolve()), source="user", prior=prior)
             return active, active.warnings
         users.append((entry, cal, "; ".join(diffs)))
     if not users:  # only "default", and nothing shipped for this stack: uncalibrated, as before
@@ -204,7 +231,7 @@ def resolve_calibrator(setting: str | None, stack: dict[str, str], *, on_mismatc
                              f"for this stack ({detail}): name the one to force")
         msg = f"calibrator {name} applied although it was fitted for another stack ({users[0][2]})"
         log.warning(msg)
-        active = ActiveCalibrator(users[0][1], path=str(Path(name).resolve()), source="user")
+        active = ActiveCalibrator(users[0][1], path=str(Path(name).resolve()), source="user", prior=prior)
         return active, (msg, *active.warnings)
     msg = (f"calibrator {name} NOT applied: it was fitted for another stack ({users[0][2]}); scores are uncalibrated"
            if len(users) == 1 else f"calibrators {detail}: NOT applied, none was fitted for this stack; "

@@ -167,6 +167,9 @@ class CalibrationConfig:
     several separated by commas (``mine.json,default``): each preset uses the first fitted for its stack."""
     on_mismatch: str = "warn"
     """A calibrator fitted for another stack: ``warn`` (and do not apply), ``error``, or ``force``."""
+    prior: float | None = None
+    """The share of true claims where franq is used (strictly between 0 and 1): each calibrator applied moves
+    its P(true) there, as ``franq fit prior --prior`` moves a file (label shift), and the results record it."""
     threshold: float | None = None
     """When set, each scored claim gets a ``verdict`` and its reason: ``uncertain`` when the passages do not
     mention it and its knowledge term carries no usable signal, else ``likely_true`` if P(true)

@@ -122,6 +122,10 @@ def check_values(c) -> None:
     if cal.threshold is not None and (isinstance(cal.threshold, bool) or not isinstance(cal.threshold, (int, float))
                                       or not 0.0 <= cal.threshold <= 1.0):
         raise InputError(f"config 'calibration.threshold': expected a probability in [0, 1], got {cal.threshold!r}")
+    if cal.prior is not None and (isinstance(cal.prior, bool) or not isinstance(cal.prior, (int, float))
+                                  or not 0.0 < cal.prior < 1.0):
+        raise InputError(f"config 'calibration.prior': expected a share of true claims strictly between 0 and 1, "
+                         f"got {cal.prior!r}")
     if isinstance(cal.uncertain_margin, bool) or not isinstance(cal.uncertain_margin, (int, float)) \
             or not 0.0 <= cal.uncertain_margin <= 1.0:
         raise InputError(f"config 'calibration.uncertain_margin': expected a number in [0, 1], "

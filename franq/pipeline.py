@@ -129,6 +129,8 @@ class Franq:
                 "faithfulness": (p.faithfulness or self.faithfulness).name,
                 "mix": "p_f * uq_faith + (1 - p_f) * uq_unfaith" if p.preset.uq else "p_f",
                 "calibrator": p.calibrator.info.path if p.calibrator else "none"}
+            if p.calibrator is not None and p.calibrator.info.prior is not None:  # calibration.prior, or a moved file
+                out[name]["calibrator_prior"] = f"{p.calibrator.info.prior:g}"
         return out
 
     # ------------------------------------------------------------------ public API

@@ -5,7 +5,7 @@ into ``AnswerScore`` objects, validating every field ("line 12: 'claims[0].statu
 Every line says its output schema (``"schema": 2``, :data:`SCHEMA`). Lines of the previous schema (franq 0.1: no
 ``schema`` field) are read too, their renamed fields mapped onto today's (:func:`upgrade_previous`); CHANGELOG.md
 lists every change. Fields added within schema 2 (``verdict_reason``, ``knowledge`` and its ``check_*``;
-``p_all_true`` and ``weakest_claim``, recomputed on reading) may be absent."""
+``p_all_true`` and ``weakest_claim``, recomputed on reading; ``calibrator.prior``) may be absent."""
 from __future__ import annotations
 
 import dataclasses
@@ -262,7 +262,7 @@ def _calibrator(c: _Fields | None) -> CalibratorInfo | None:
         return None
     fitted = c.nested("fitted_for", required=True)
     return CalibratorInfo(path=c.text("path"), source=c.choice("source", SOURCES), variant=c.text("variant"),
-                          fitted_for={k: fitted.text(k, empty=True) for k in fitted.obj})
+                          fitted_for={k: fitted.text(k, empty=True) for k in fitted.obj}, prior=c.probability("prior"))
 
 
 def _decision(d: _Fields | None) -> Decision | None:

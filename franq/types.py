@@ -235,12 +235,19 @@ class ClaimScore:
 @dataclass(frozen=True)
 class CalibratorInfo:
     """Which calibrator produced the calibrated values: its file, whether it is the one
-    shipped with franq or the user's, its variant and the stack it was fitted for."""
+    shipped with franq or the user's, its variant and the stack it was fitted for; ``prior``,
+    the share of true claims it was moved to (``calibration.prior`` / ``--prior``, or a file
+    from ``franq fit prior``), None when it gives P(true) as fitted."""
 
     path: str
     source: Source
     variant: str
     fitted_for: dict[str, str]
+    prior: float | None = None
+
+    def named(self) -> str:
+        """Its file, and the share of true claims it was moved to where it was (the CSV's column)."""
+        return self.path if self.prior is None else f"{self.path} moved to prior {self.prior:g}"
 
 
 @dataclass(frozen=True)

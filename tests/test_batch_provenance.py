@@ -82,3 +82,31 @@ def test_the_command_refuses_to_resume_a_long_output_with_fast(tmp_path, tiny_lm
                                       "--faithfulness", "lexical"])
     assert again.exit_code != 0 and "holds results of preset(s) ['long']" in again.output
     assert len(out.read_text().splitlines()) == 1
+
+
+def moved(ident: str, prior) -> str:
+    """A result line of today's schema: its calibrator records the share it was moved to (None: as fitted)."""
+    obj = json.loads(result(ident))
+    obj["calibrator"]["prior"] = prior
+    return json.dumps(obj)
+
+
+@pytest.mark.parametrize("held, new, refused", [
+    (moved("r0", 0.8), moved("r1", 0.9), "calibrator moved to prior: 0.8 -> 0.9"),
+    (moved("r0", None), moved("r1", 0.9), "calibrator moved to prior: None -> 0.9"),
+    (moved("r0", 0.9), moved("r1", 0.9), None),
+    (result("r0"), moved("r1", 0.9), None),  # written before results recorded a prior: not known to differ
+])
+def test_the_same_calibrator_at_another_prior_is_another_stack(tmp_path, held, new, refused):
+    src, out = files(tmp_path, [held])
+    before = out.read_text()
+
+    def run():
+        return run_jsonl(lambda: FakeRunner([new]), str(src), str(out), progress=False, presets=["long"], mode="long")
+
+    if refused is None:
+        assert run().scored == 1 and len(out.read_text().splitlines()) == 2
+        return
+    with pytest.raises(InputError, match="Nothing of this run was written") as err:
+        run()
+    assert refused in str(err.value) and out.read_text() == before

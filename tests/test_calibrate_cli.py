@@ -101,6 +101,67 @@ def test_score_with_calibrator_applies_it_and_keeps_raw_values(fitted, tiny_lm_p
                                                                                [r["uq_unfaith"]]))[0])
 
 
+def test_a_prior_at_score_time_moves_p_true_as_fit_prior_does_and_the_results_say_so(fitted, tiny_lm_path, tmp_path):
+    """`franq score --prior P` (calibration.prior) gives the calibrated values of the file `franq
+    fit prior --prior P` writes, leaves the raw values alone, and the record, the table and a
+    read-back result name the share; a shipped file's name or a user's file alike."""
+    _, out, _ = fitted
+    res = CliRunner().invoke(main, ["fit", "prior", str(out), "--prior", "0.95", "-o", str(tmp_path / "moved.json")])
+    assert res.exit_code == 0, res.output
+    args = ["score", "-q", FACTS[3][0], "-p", PASSAGE, "-a", FACTS[3][1], "--model", str(tiny_lm_path),
+            "--faithfulness", "combined"]
+    plain, told, moved = (json.loads(CliRunner().invoke(main, [*args, "--format", "json", *more]).output) for more in
+                          (["--calibrator", str(out)], ["--calibrator", str(out), "--prior", "0.95"],
+                           ["--calibrator", str(tmp_path / "moved.json")]))
+    assert plain["calibrator"]["prior"] is None and told["calibrator"]["prior"] == moved["calibrator"]["prior"] == 0.95
+    assert told["calibrator"]["path"] == str(out.resolve())
+    scored = [i for i, c in enumerate(plain["claims"]) if c["status"] == "scored"]
+    assert scored
+    for i in scored:
+        p, t, m = plain["claims"][i], told["claims"][i], moved["claims"][i]
+        assert t["p_true_calibrated"] == pytest.approx(m["p_true_calibrated"]) and t["p_true_raw"] == p["p_true_raw"]
+        assert t["p_true_calibrated"] > p["p_true_calibrated"]  # told more claims are true than it was fitted on
+    line = tmp_path / "told.jsonl"
+    line.write_text(json.dumps(told) + "\n", encoding="utf-8")
+    assert next(read_results(line)).calibrator.prior == 0.95
+    report = CliRunner().invoke(main, ["report", str(line), "-o", str(tmp_path / "told.html")])
+    assert report.exit_code == 0 and "moved to prior 0.95" in (tmp_path / "told.html").read_text(encoding="utf-8")
+    legacy = {**told, "calibrator": {k: v for k, v in told["calibrator"].items() if k != "prior"}}
+    line.write_text(json.dumps(legacy) + "\n", encoding="utf-8")  # written before results recorded a prior
+    assert next(read_results(line)).calibrator.prior is None
+    table = CliRunner().invoke(main, [*args, "--calibrator", str(out), "--prior", "0.95"])
+    assert table.exit_code == 0 and "moved to a share of true claims of 0.95" in table.output
+    csv = CliRunner().invoke(main, [*args, "--calibrator", str(out), "--prior", "0.95", "--format", "csv"])
+    assert csv.exit_code == 0 and f"{out.resolve()} moved to prior 0.95" in csv.output  # its `calibrator` column
+    pipeline = franq.Franq.from_config(franq.FranqConfig.from_dict({
+        "model": {"path": str(tiny_lm_path)}, "faithfulness": {"name": "combined"},
+        "calibration": {"calibrator": str(out), "prior": 0.95}}))
+    assert pipeline.components["long"]["calibrator_prior"] == "0.95"  # what /health shows beside the file
+    assert pipeline.score(FACTS[3][0], [PASSAGE], FACTS[3][1]).calibrator.prior == 0.95
+
+
+def test_a_prior_franq_cannot_apply_is_refused_in_one_line(fitted, tiny_lm_path):
+    from franq.calibrate import move_to_prior
+    from franq.config import FranqConfig
+
+    for bad in (0, 1, 1.5, True, "0.9"):
+        with pytest.raises(InputError, match="config 'calibration.prior': expected a (share of true claims|number)"):
+            FranqConfig.from_dict({"calibration": {"prior": bad}})
+    res = CliRunner().invoke(main, ["score", "--example", "--prior", "1"])
+    assert res.exit_code == 2 and "--prior" in res.output and "expected a finite number in (0, 1)" in res.output
+
+    class Boosted:
+        name = "xgboost"
+
+    with pytest.raises(InputError, match=r"calibrator x\.json: a new base rate moves the maps of a FRANQ calibrator"):
+        move_to_prior(Boosted(), 0.9, "x.json")
+    _, out, _ = fitted
+    cal = FranqCalibrator.from_json(out)
+    move_to_prior(cal, 0.9, out)
+    move_to_prior(cal, 0.7, out)  # a share given again replaces the one before
+    assert cal.prior == 0.7
+
+
 def test_mismatched_calibrator_warns_and_is_not_applied_or_refuses(fitted, tiny_lm_path, tmp_path):
     _, out, _ = fitted
     obj = json.loads(out.read_text())

@@ -44,7 +44,7 @@ def test_config_show_names_a_source_for_every_key_of_the_config():
 def test_config_show_says_which_values_the_file_the_flags_and_the_environment_set(tmp_path):
     path = tmp_path / "my.toml"
     path.write_text(CONFIG, encoding="utf-8")
-    got = show("--config", str(path), "--threshold", "0.4", "--dtype", "bfloat16", "--limit", "claims=9",
+    got = show("--config", str(path), "--threshold", "0.4", "--prior", "0.9", "--dtype", "bfloat16", "--limit", "claims=9",
                "--decomposer-base-url", "http://localhost:8000/v1", "--decomposer-model", "m",
                env={"OMP_NUM_THREADS": "3", "FRANQ_HOME": str(tmp_path / "home")})
     assert got["mode"] == {"value": "auto", "source": f"file {path}"}
@@ -53,6 +53,7 @@ def test_config_show_says_which_values_the_file_the_flags_and_the_environment_se
     assert got["limits.passages"] == {"value": 2000, "source": f"file {path}"}
     assert got["limits.claims"] == {"value": 9, "source": "flag --limit claims=9"}
     assert got["calibration.threshold"] == {"value": 0.4, "source": "flag --threshold"}
+    assert got["calibration.prior"] == {"value": 0.9, "source": "flag --prior"}
     assert got["model.dtype"] == {"value": "bfloat16", "source": "flag --dtype"}
     assert got["decomposer.backend"] == {"value": "openai", "source": "flag --decomposer-base-url"}
     assert got["model.threads"] == {"value": 3, "source": "env OMP_NUM_THREADS"}

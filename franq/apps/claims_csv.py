@@ -45,7 +45,7 @@ def csv_rows(results: Iterable, *, threshold: float | None = None) -> tuple[list
         r = line.result if threshold is None else with_verdicts(line.result, threshold)
         weakest = r.weakest_claim
         scored_by = dict(zip(SCORED_BY, (r.stack.uq_faith, r.stack.uq_unfaith, r.stack.faithfulness,
-                                         r.calibrator.path if r.calibrator else "uncalibrated")))
+                                         r.calibrator.named() if r.calibrator else "uncalibrated")))
         example = line.example
         labels = () if example is None else example.claim_labels or ()
         fields = {} if example is None or not example.meta else example.meta

@@ -236,7 +236,8 @@ def legend_html() -> str:
 
 def _stack_line(result: franq.AnswerScore) -> str:
     cal = result.calibrator
-    calib = f"calibrated ({cal.variant}, {cal.source})" if cal is not None else "raw (no calibrator)"
+    moved = "" if cal is None or cal.prior is None else f", moved to prior {cal.prior:g}"
+    calib = f"calibrated ({cal.variant}, {cal.source}{moved})" if cal is not None else "raw (no calibrator)"
     stack = result.stack
     return f"model {_e(stack.model)} · faithfulness {_e(stack.faithfulness)} · P(true) {_e(calib)}"
 

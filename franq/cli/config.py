@@ -19,7 +19,7 @@ import click
 
 from franq import files
 from franq.cli.options import (
-    CALIBRATOR_MISMATCH_OPTION, DECOMPOSER_OPTIONS, FAST_OPTION, FLAG_KEYS, THRESHOLD_OPTION, StackFlags,
+    CALIBRATOR_MISMATCH_OPTION, DECOMPOSER_OPTIONS, FAST_OPTION, FLAG_KEYS, PRIOR_OPTION, THRESHOLD_OPTION, StackFlags,
     decomposer_flags, fail, fast_mode, options, printable, stack,
 )
 from franq.config import SECTIONS, FranqConfig
@@ -130,14 +130,15 @@ def config() -> None:
 @options(DECOMPOSER_OPTIONS)
 @THRESHOLD_OPTION
 @CALIBRATOR_MISMATCH_OPTION
+@PRIOR_OPTION
 @click.option("--json", "as_json", is_flag=True, help="Print {key: {value, source}} as JSON.")
 @FAST_OPTION
 @stack
-def show(decomposer, decomposer_model, decomposer_base_url, threshold, calibrator_mismatch, as_json, fast,
+def show(decomposer, decomposer_model, decomposer_base_url, threshold, calibrator_mismatch, prior, as_json, fast,
          stack: StackFlags):
     """Print every effective config value and where it came from: # default, # file PATH,
     # flag --x or # env NAME. Takes the stack flags of `franq score`."""
-    more = {"calibrator_mismatch": calibrator_mismatch, "threshold": threshold,
+    more = {"calibrator_mismatch": calibrator_mismatch, "threshold": threshold, "prior": prior,
             **decomposer_flags(decomposer, decomposer_model, decomposer_base_url)}
     given = {**{k: v for k, v in vars(stack).items() if k not in ("config_path", "limits")}, **more}
     flags = {FLAG_KEYS[k]: f"--{k.replace('_', '-')}" for k, v in given.items() if v is not None}

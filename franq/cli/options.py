@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import functools
 import logging
-import math
 import re
 import sys
 import time
@@ -20,6 +19,7 @@ from dataclasses import dataclass
 
 import click
 
+from franq.cli.numbers import AMOUNT, COUNT, COUNT_OR_ZERO, PROBABILITY, Number  # noqa: F401 (re-exported)
 from franq.config import FranqConfig
 from franq.config_checks import MODES
 from franq.errors import redact
@@ -140,48 +140,14 @@ def decomposer_flags(decomposer=None, decomposer_model=None, decomposer_base_url
             "decomposer_backend": "openai" if decomposer_base_url else None}
 
 
-class Number(click.ParamType):
-    """A finite number (a whole one with ``integer``) in ``[low, high]`` (``low_open`` /
-    ``high_open``: the bound itself excluded): every numeric option of every command takes
-    its values through this, so ``nan``, ``inf``, ``1e999`` and ``-3`` where a count is meant
-    end in one line naming the option (click's own ranges let ``nan`` through)."""
-
-    def __init__(self, low: float = -math.inf, high: float = math.inf, *, integer: bool = False,
-                 low_open: bool = False, high_open: bool = False):
-        self.low, self.high, self.integer, self.low_open, self.high_open = low, high, integer, low_open, high_open
-        self.name = "integer" if integer else "number"
-
-    def describe(self) -> str:
-        kind = "a whole number" if self.integer else "a finite number"
-        if self.high == math.inf:
-            return kind if self.low == -math.inf else f"{kind} {'>' if self.low_open else '>='} {self.low:g}"
-        return f"{kind} in {'(' if self.low_open else '['}{self.low:g}, {self.high:g}{')' if self.high_open else ']'}"
-
-    def convert(self, value, param, ctx):
-        try:
-            number = float(value) if not isinstance(value, (int, float)) or isinstance(value, bool) else value
-            if self.integer:
-                number = int(str(value).strip().replace("_", "")) if not isinstance(value, int) else value
-        except (TypeError, ValueError):
-            self.fail(f"expected {self.describe()}, got {value!r}", param, ctx)
-        if not math.isfinite(number) or number < self.low or number > self.high or (
-                self.low_open and number == self.low) or (self.high_open and number == self.high):
-            self.fail(f"expected {self.describe()}, got {value!r}", param, ctx)
-        return number
-
-
-PROBABILITY = Number(0.0, 1.0)
-"""A probability option (``--threshold``): a finite number in [0, 1]."""
-COUNT = Number(1, integer=True)
-"""A count option (``--n``, ``--limit``, ``--chunk-tokens``): a whole number >= 1."""
-COUNT_OR_ZERO = Number(0, integer=True)
-"""A count where 0 means none or all, as the option's help says."""
-AMOUNT = Number(0.0)
-"""A finite number >= 0 (seconds, CPUs per worker)."""
-
 THRESHOLD_OPTION = click.option(
     "--threshold", type=PROBABILITY, default=None,
     help="Add a verdict to each scored claim: likely_true if P(true) >= T, else likely_false.")
+
+PRIOR_OPTION = click.option(
+    "--prior", type=Number(0.0, 1.0, low_open=True, high_open=True), default=None,
+    help="The share of true claims where you use franq, if you know it: the calibrator's P(true) is moved "
+         "there (label shift), as `franq fit prior --prior` moves a file, and the results record it.")
 
 RAW_CSV_OPTION = click.option(
     "--raw-csv", is_flag=True,
@@ -194,6 +160,7 @@ FLAG_KEYS = {
     "calibrator_mismatch": "calibration.on_mismatch", "mode": "mode", "decomposer": "decomposer.name",
     "decomposer_model": "decomposer.model", "decomposer_base_url": "decomposer.base_url",
     "decomposer_backend": "decomposer.backend", "threshold": "calibration.threshold", "prompts": "prompts.style",
+    "prior": "calibration.prior",
 }
 """Command-line flag -> the config key it sets."""
 

@@ -12,7 +12,7 @@ import click
 
 from calibration.base import MissingDependencyError
 from franq.cli.options import (
-    AMOUNT, CALIBRATOR_MISMATCH_OPTION, DECOMPOSER_OPTIONS, FAST_OPTION, PROGRESS_OPTION, RAW_CSV_OPTION,
+    AMOUNT, CALIBRATOR_MISMATCH_OPTION, DECOMPOSER_OPTIONS, FAST_OPTION, PRIOR_OPTION, PROGRESS_OPTION, RAW_CSV_OPTION,
     THRESHOLD_OPTION, StackFlags, StageProgress, decomposer_flags, fail, fast_mode, grouped, interactive,
     load_pipeline, options, printable, stack,
     stack_files,
@@ -80,6 +80,7 @@ HTML_OPTION = click.option(
 @THRESHOLD_OPTION
 @options(DECOMPOSER_OPTIONS)
 @CALIBRATOR_MISMATCH_OPTION
+@PRIOR_OPTION
 @click.option("--quiet", is_flag=True,
               help="No progress bar (one answer: shown on a terminal only, or with --progress).")
 @PROGRESS_OPTION
@@ -89,7 +90,7 @@ HTML_OPTION = click.option(
 @grouped("batch", BATCH_OPTIONS, BatchOptions)
 @stack
 def score(input_path, output, errors_path, question, passages, answer, example, fmt, raw_csv, html_path, threshold,
-          decomposer, decomposer_model, decomposer_base_url, calibrator_mismatch, quiet, progress_lines, strict,
+          decomposer, decomposer_model, decomposer_base_url, calibrator_mismatch, prior, quiet, progress_lines, strict,
           fast, batch: BatchOptions, stack: StackFlags):
     """Score one example (flags, --example or a .json file) or a JSONL file of examples.
 
@@ -104,7 +105,7 @@ def score(input_path, output, errors_path, question, passages, answer, example, 
         default_errors = output + ".errors.jsonl" if batch_input and output not in (None, "-") else None
         outputs = {"output": output, "error file": errors_path or default_errors, "--html": html_path}
         check_outputs(outputs, {"input": input_path, **stack_files(stack)})  # the batch runner's names
-        cfg = stack.config(calibrator_mismatch=calibrator_mismatch, threshold=threshold,
+        cfg = stack.config(calibrator_mismatch=calibrator_mismatch, threshold=threshold, prior=prior,
                            mode=fast_mode(fast, stack.mode),
                            **decomposer_flags(decomposer, decomposer_model, decomposer_base_url))
         check_outputs(outputs, {"input": input_path, **stack_files(stack, cfg)})

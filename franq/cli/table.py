@@ -27,7 +27,10 @@ def preset_name(result: AnswerScore) -> str:
 def calibrator_text(result: AnswerScore) -> str:
     """Which calibrator produced the calibrated values: its variant and file, or "uncalibrated"."""
     cal = result.calibrator
-    return f"{cal.variant}, {cal.source} file {cal.path}" if cal else "uncalibrated"
+    if cal is None:
+        return "uncalibrated"
+    moved = "" if cal.prior is None else f", moved to a share of true claims of {cal.prior:g}"
+    return f"{cal.variant}, {cal.source} file {cal.path}{moved}"
 
 
 def provenance(result: AnswerScore) -> str:
@@ -50,8 +53,7 @@ def format_table(result: AnswerScore, width: int = 100, *, threshold: float | No
     """Per claim: calibrated P(true) (when a calibrator ran), then the raw values, the
     verdict when a threshold was given (``threshold``: the one it was given at, to name);
     a footer says what produced the numbers."""
-    cal = result.calibrator
-    source = f"{cal.variant}, {cal.source} file {cal.path}" if cal else "none (raw values only)"
+    source = calibrator_text(result) if result.calibrator else "none (raw values only)"
     s = result.stack
     verdicts = threshold is not None or any(c.verdict is not None for c in result.claims)
     vhead = (f"  {'verdict':<12}", f"  {'':<12}") if verdicts else ("", "")

@@ -15,7 +15,7 @@ import numpy as np
 
 from calibration.contract import ClaimInputs
 from calibration.franq import FranqCalibrator
-from calibration.prior import at_bound, check_prior, em_prior
+from calibration.prior import at_bound, em_prior
 from calibration.three_condition import ThreeConditionCalibrator
 from franq.errors import InputError
 
@@ -119,16 +119,12 @@ def adjust_prior(path: str | Path, output: str | Path, *, prior: float | None = 
     """Write ``path``'s calibrator moved to base rate ``prior`` (or the share of the labelled
     claims in ``labelled``, or the EM estimate from the unlabelled ``records``) to ``output``;
     returns what was done."""
-    from franq.calibrate import load_calibrator
+    from franq.calibrate import check_movable, load_calibrator, move_to_prior
 
     if sum(x is not None for x in (prior, records, labelled)) != 1:
         raise InputError("give one of --prior P, --from-labelled LABELLED.jsonl and --from-records SCORED.jsonl")
     cal = load_calibrator(path)
-    if not isinstance(cal, (ThreeConditionCalibrator, FranqCalibrator)):
-        raise InputError(f"calibrator {path}: a new base rate moves the maps of a FRANQ calibrator (three-condition "
-                         f"or binary); this one is {cal.name!r}")
-    if cal.base_rate is None or not 0.0 < cal.base_rate < 1.0:
-        raise InputError(f"calibrator {path}: the share of true claims it was fitted on is unknown ({cal.base_rate!r})")
+    check_movable(cal, path)
     out = {"fitted": round(cal.base_rate, 4), "was": cal.prior}
     if getattr(cal, "implied_prior_", None) is not None:
         out["implied"] = round(cal.implied_prior_, 4)
@@ -147,10 +143,7 @@ def adjust_prior(path: str | Path, output: str | Path, *, prior: float | None = 
         read = labelled_share(labelled)
         prior = read["share"]
         out.update(labelled_from=str(labelled), n_labelled=read["n"], n_true=read["true"], interval=read["interval"])
-    try:
-        cal.prior = check_prior(prior, "--prior")
-    except ValueError as exc:
-        raise InputError(str(exc)) from None
+    move_to_prior(cal, prior, path, "--prior")
     out.update(deployment=round(cal.prior, 4), logit_shift=round(cal.prior_shift(), 4),
                moves=cal.prior_rule, evaluation_dropped=cal.evaluation is not None)
     cal.evaluation = None  # measured at the fitted base rate: it no longer describes the moved maps

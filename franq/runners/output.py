@@ -40,8 +40,13 @@ def provenance(obj: Any) -> tuple[str, dict] | None:
     stack = obj.get("stack") if isinstance(obj, dict) else None
     if not isinstance(stack, dict):
         return None
-    cal = obj.get("calibrator")
-    return str(stack.get("mode")), {"stack": stack, "calibrator": cal.get("path") if isinstance(cal, dict) else None}
+    cal = obj.get("calibrator") if isinstance(obj.get("calibrator"), dict) else {}
+    return str(stack.get("mode")), {"stack": stack, "calibrator": cal.get("path"),
+                                    "prior": cal.get("prior", UNRECORDED)}
+
+
+UNRECORDED = "unrecorded"
+"""The ``prior`` provenance of a line written before results recorded one: it matches any."""
 
 
 class Provenance:
@@ -72,6 +77,10 @@ class Provenance:
                        for k in sorted(set(old["stack"]) | set(new["stack"])) if old["stack"].get(k) != new["stack"].get(k)]
             if old["calibrator"] != new["calibrator"]:
                 changed.append(f"calibrator: {old['calibrator']!r} -> {new['calibrator']!r}")
+            if UNRECORDED not in (old["prior"], new["prior"]) and old["prior"] != new["prior"]:
+                changed.append(f"calibrator moved to prior: {old['prior']!r} -> {new['prior']!r}")
+            if not changed:  # the same stack; only the older lines did not record a prior
+                return
             raise InputError(f"output {self.path}: its {preset} results were scored with another stack "
                              f"({'; '.join(changed)}); resuming would mix them in one file: write to another "
                              f"output file (or delete it to start over). Nothing of this run was written")

@@ -85,7 +85,7 @@ def build_preset(config, lm, preset: Preset, *, faithfulness, equivalence=None, 
 def _calibrator(c, preset: Preset, stack: Stack, faithfulness) -> tuple[ActiveCalibrator | None, tuple[str, ...]]:
     """The calibrator the config names for ``stack`` and the results' notes about it."""
     calibrator, warnings = resolve_calibrator(c.calibration.calibrator, stack.to_dict(),
-                                              on_mismatch=c.calibration.on_mismatch)
+                                              on_mismatch=c.calibration.on_mismatch, prior=c.calibration.prior)
     if calibrator is not None and calibrator.needs_conditions and not has_conditions(faithfulness):
         raise InputError(f"calibrator {calibrator.info.path} is a three-condition calibrator; the faithfulness "
                          f"backend {faithfulness.name!r} gives no P_contradicted (use 'verifier')")
