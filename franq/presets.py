@@ -130,7 +130,8 @@ def short_preset(config, *, generated: bool) -> str:
 def preset_notes(config, preset: Preset, *, calibrated: bool) -> tuple[str, ...]:
     """What a result of ``preset`` says about how it was scored, beyond its stack: which
     short-form scorer pair ran when it is not the paper's, and that verdicts read the raw
-    mix when no calibrator applies (they are marked, not refused: ``verdict_basis``)."""
+    mix when no calibrator applies (they are marked, not refused: ``verdict_basis``), as is a
+    share of true claims (``calibration.prior``) that has none to move."""
     notes = []
     s = scorer_names(config, preset)
     if preset.name in ("observer", "probe"):
@@ -144,6 +145,9 @@ def preset_notes(config, preset: Preset, *, calibrated: bool) -> tuple[str, ...]
         notes.append(f"calibration.threshold: no calibrator applies to this stack, so each verdict is taken from "
                      f"the uncalibrated mix (verdict_basis 'uncalibrated'): a ranking cut at "
                      f"{config.calibration.threshold:g}, not a probability; fit one with `franq fit calibrator`")
+    if config.calibration.prior is not None and not calibrated:
+        notes.append(f"calibration.prior {config.calibration.prior:g} not applied: no calibrator applies to this "
+                     f"stack, and the share moves a calibrator's P(true)")
     return tuple(notes)
 
 

@@ -149,6 +149,11 @@ def test_a_prior_franq_cannot_apply_is_refused_in_one_line(fitted, tiny_lm_path)
             FranqConfig.from_dict({"calibration": {"prior": bad}})
     res = CliRunner().invoke(main, ["score", "--example", "--prior", "1"])
     assert res.exit_code == 2 and "--prior" in res.output and "expected a finite number in (0, 1)" in res.output
+    rec = json.loads(CliRunner().invoke(main, [
+        "score", "-q", FACTS[0][0], "-p", PASSAGE, "-a", FACTS[0][1], "--model", str(tiny_lm_path), "--faithfulness",
+        "combined", "--format", "json", "--calibrator", "none", "--prior", "0.9"]).output)
+    assert rec["calibrator"] is None  # nothing to move: said, not silently dropped
+    assert any(w.startswith("calibration.prior 0.9 not applied: no calibrator applies") for w in rec["warnings"])
 
     class Boosted:
         name = "xgboost"
