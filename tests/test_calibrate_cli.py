@@ -103,8 +103,8 @@ def test_score_with_calibrator_applies_it_and_keeps_raw_values(fitted, tiny_lm_p
 
 def test_a_prior_at_score_time_moves_p_true_as_fit_prior_does_and_the_results_say_so(fitted, tiny_lm_path, tmp_path):
     """`franq score --prior P` (calibration.prior) gives the calibrated values of the file `franq
-    fit prior --prior P` writes, leaves the raw values alone, and the record, the table and a
-    read-back result name the share; a shipped file's name or a user's file alike."""
+    fit prior --prior P` writes, leaves the raw values alone, and the record, the table, the CSV,
+    the report, a read-back result and the pipeline's components name the share."""
     _, out, _ = fitted
     res = CliRunner().invoke(main, ["fit", "prior", str(out), "--prior", "0.95", "-o", str(tmp_path / "moved.json")])
     assert res.exit_code == 0, res.output
