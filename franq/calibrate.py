@@ -21,7 +21,7 @@ from pathlib import Path
 from calibration.base import CalibratorFileError, read_json
 from calibration.contract import CalibratedClaims, ClaimInputs
 from calibration.franq import FranqCalibrator, stack_mismatches
-from calibration.prior import check_prior
+from calibration.prior import MovesWithPrior, check_prior
 from calibration.three_condition import FORMAT as THREE_CONDITION_FORMAT
 from calibration.three_condition import ThreeConditionCalibrator
 from franq.config_checks import CALIBRATOR_MISMATCH
@@ -89,7 +89,7 @@ class ActiveCalibrator:
 def check_movable(calibrator, path: str | Path) -> None:
     """Refuse, naming the file, a calibrator that cannot be moved to a new share of true claims:
     an XGBoost baseline, or a FRANQ file whose fitted share is unknown."""
-    if not isinstance(calibrator, (ThreeConditionCalibrator, FranqCalibrator)):
+    if not isinstance(calibrator, MovesWithPrior):
         raise InputError(f"calibrator {path}: a new base rate moves the maps of a FRANQ calibrator (three-condition "
                          f"or binary); this one is {calibrator.name!r}")
     if calibrator.base_rate is None or not 0.0 < calibrator.base_rate < 1.0:
